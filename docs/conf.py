@@ -1,0 +1,48 @@
+"""Sphinx configuration of the sphinx-jaxhlo documentation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+project = "sphinx-jaxhlo"
+author = "the sphinx-jaxhlo developers"
+copyright = "2026, the sphinx-jaxhlo developers"
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.autodoc",
+    "sphinx_jaxhlo",
+    "jaxhlo_docs",
+]
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "examples/README.md"]
+
+intersphinx_mapping = {
+    "jax": ("https://docs.jax.dev/en/latest/", None),
+    "sphinx": ("https://www.sphinx-doc.org/en/master/", None),
+}
+# The build machines are offline: inventories that cannot be fetched are skipped
+# (with a warning we do not want to fail -W builds on), and links to them fall
+# back to plain text.  Pages that need a target link it explicitly.
+intersphinx_timeout = 5
+suppress_warnings = ["intersphinx.external"]
+
+# Every example compiles for the host CPU, an NVIDIA H100 and a TPU v5e.
+jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
+
+# sphinx-book-theme: JAX's own documentation uses it, so readers who arrive from
+# the jax.jit docs find the same navigation, search box and light/dark switch.
+html_theme = "sphinx_book_theme"
+html_title = "sphinx-jaxhlo"
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+}
+nitpicky = True

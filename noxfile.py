@@ -1,0 +1,37 @@
+"""Developer sessions: ``nox -s tests``, ``nox -s docs``, ``nox -s lint``, ``nox -s bench``."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["lint", "tests", "docs"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (GPU and TPU compiles included: the extras install their compilers)."""
+    session.install("-e", ".[test,all]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with warnings as errors."""
+    session.install("-e", ".[docs]")
+    session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "docs", "docs/_build/html", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and mypy."""
+    session.install("-e", ".[lint,test]")
+    session.run("ruff", "check", "sphinx_jaxhlo", "tests")
+    session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: ratios measured side by side in one run (see docs/performance.md)."""
+    session.install("-e", ".[docs]")
+    session.run("python", "benchmarks/bench.py", *session.posargs)

@@ -1,0 +1,69 @@
+"""Every ``jaxhlo_*`` setting: its type, default and help, in one place.
+
+:func:`sphinx_jaxhlo.extension.setup` registers these, the config handler
+validates them (a bad value warns ``jaxhlo.config`` and falls back to the
+default), and the docs' configuration reference is generated from
+:data:`SETTINGS`, so the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    types: tuple[type, ...]
+    help: str
+    #: Sphinx's "rebuild" value: which environments a change invalidates.
+    rebuild: str = "env"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("jaxhlo_targets", None, (list, tuple, str, type(None)),
+            "Targets every example compiles for, unless it says ``:targets:``. A list such as "
+            "``['cpu', 'gpu:h100', 'tpu:v5e']`` or a comma string. ``None`` (the default) means "
+            "``cpu, gpu:h100, tpu:v5e``, keeping those whose compiler is installed."),
+    Setting("jaxhlo_show", ["source", "summary", "memory", "hlo"], (list, tuple, str),
+            "Parts each example shows unless it says ``:show:``: any of ``source, summary, memory, cost, "
+            "hlo, stablehlo, jaxpr``."),
+    Setting("jaxhlo_hlo_collapsed", True, (bool,),
+            "Whether the optimized HLO starts collapsed in HTML.", rebuild="html"),
+    Setting("jaxhlo_timeout", 120.0, (int, float),
+            "Seconds one compile may take before its worker is stopped (``jaxhlo.timeout``). "
+            "An example's ``:timeout:`` overrides it."),
+    Setting("jaxhlo_cache", True, (bool,),
+            "Whether reports are cached between builds."),
+    Setting("jaxhlo_cache_dir", None, (str, type(None)),
+            "Folder of the report cache. ``None``: ``jaxhlo-cache`` in the build folder, beside "
+            "the doctrees. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
+            "to share compile work between builds and machines.", rebuild=""),
+    Setting("jaxhlo_xla_flags", {}, (dict,),
+            "XLA options passed to ``compile()`` for every example, before the example's own "
+            "``:xla-flags:``, e.g. ``{'xla_cpu_experimental_ynn_fusion_type': ''}``."),
+)
+
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def validate(name: str, value: Any) -> str | None:
+    """Return why ``value`` is not acceptable for setting ``name``, or ``None``."""
+    setting = BY_NAME[name]
+    if not isinstance(value, setting.types) or (isinstance(value, bool) and bool not in setting.types):
+        names = " or ".join(t.__name__ if t is not type(None) else "None" for t in setting.types)
+        return f"{name} must be {names}, not {type(value).__name__}"
+    if name == "jaxhlo_timeout" and value <= 0:
+        return f"{name} must be positive"
+    return None
+
+
+def as_list(value: Any) -> list[str]:
+    """A comma string or a sequence of strings, as a clean list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v).strip() for v in value if str(v).strip()]

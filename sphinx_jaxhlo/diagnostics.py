@@ -1,0 +1,34 @@
+"""Every warning the extension emits: type ``jaxhlo``, one subtype per cause.
+
+Each is reported at the document and line of the example (for errors inside
+the example, its own line mapped into the document), and the page shows an
+error box or a mark in place of the missing result.  Silence one with
+``suppress_warnings = ["jaxhlo.<subtype>"]``; the docs' warnings reference is
+generated from :data:`SUBTYPES`.
+"""
+
+from __future__ import annotations
+
+SUBTYPES: dict[str, str] = {
+    "args": "The ``:args:`` value is malformed (unknown dtype, bad dimension, bad syntax), or the function "
+            "cannot be called with those arguments (wrong count, unknown keyword).",
+    "option": "Another option is malformed: an expectation value such as ``lots`` for a size, ``:static:`` "
+              "that is not a Python literal, an unknown ``:show:`` part, a bad ``:timeout:``.",
+    "file": "The file argument cannot be read: missing, not UTF-8, or outside the source directory.",
+    "empty": "The example has no code (empty, or only comments).",
+    "syntax": "The example is not valid Python.",
+    "example": "Running the example's module raised an exception (an import that fails, a NameError...).",
+    "function": "The function to compile is not defined, is not callable, or the example defines none.",
+    "trace": "Tracing the function with the argument specs raised an exception (a shape mismatch...).",
+    "compile": "XLA refused to compile the function for a target and the example did not expect it "
+               "(``:expect-error:`` turns an expected failure into the rendered result).",
+    "expectation": "A stated expectation (``:expect-max-temp:``, ``:expect-reduction:``...) does not hold "
+                   "for a target: the guide's claim and the compiler disagree.",
+    "timeout": "Compiling took longer than ``:timeout:`` / ``jaxhlo_timeout``; the worker was stopped.",
+    "crash": "The compile worker died (a crash inside XLA, or an example that ended its own process); "
+             "the message names the signal.",
+    "target": "An unknown target name, or (once per build) a target whose compiler is not installed, "
+              "naming the extra that installs it.",
+    "config": "A ``jaxhlo_*`` setting has a bad value; its default is used instead.",
+    "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
+}

@@ -1,0 +1,207 @@
+"""The ``jax-hlo`` directive: parse its options into an example node; never compile.
+
+Usage (reStructuredText; in MyST the same options go on ``:name: value`` lines)::
+
+    .. jax-hlo:: [optional/path/to/example.py]
+       :args: f32[100000,3], f32[50000,3]
+       :function: with_dot
+       :targets: cpu, gpu:h100, tpu:v5e
+       :expect-max-temp: gpu:h100=25GB, tpu:v5e=64MiB
+
+       import jax, jax.numpy as jnp
+
+       def with_dot(pos, hkl):
+           return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)
+
+Options:
+
+``:args:``         positional and keyword argument specs, ``f32[100000,3], scale=f32[]``
+``:function:``     the function(s) to compile, comma separated; default: the last ``def``
+``:static:``       static arguments as Python literals, ``chunk=1000, axis=0``
+``:targets:``      targets to compile for; default: the ``jaxhlo_targets`` setting
+``:show:``         parts to render: ``source, summary, memory, cost, hlo, stablehlo, jaxpr``
+``:xla-flags:``    compiler options, ``xla_cpu_experimental_ynn_fusion_type=`` (comma separated)
+``:timeout:``      seconds before a stuck compile is stopped
+``:expect-max-temp:`` / ``:expect-min-temp:``  bounds on temp memory (``64MiB``, ``10GB``)
+``:expect-reduction:``  ``fused`` or ``unfused``
+``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
+``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
+``:caption:``, ``:name:``, ``:class:``  as for other Sphinx blocks
+
+Every expectation takes a bare value (all targets) or ``target=value`` pairs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.typing import OptionSpec
+
+from . import expectations as exp
+from .config import as_list
+from .render.nodes import jaxhlo_block
+from .request import SHOW_PARTS
+from .specs import SpecError, parse_args
+
+logger = logging.getLogger(__name__)
+
+
+class jaxhlo_example(nodes.General, nodes.Element):
+    """Placeholder for one example; replaced by its rendering when the document is read."""
+
+
+def error_box(title: str, detail: str = "") -> nodes.Element:
+    """An admonition that shows a failure in the page, in every builder."""
+    box = nodes.error(classes=["jaxhlo-error"])
+    box += nodes.paragraph(text=title)
+    if detail:
+        box += nodes.literal_block(detail, detail, language="text")
+    return box
+
+
+def _split_assignments(text: str, option: str) -> list[tuple[str, str]]:
+    """``a=1, b=(1, 2)`` -> ``[("a", "1"), ("b", "(1, 2)")]``; commas inside brackets are kept."""
+    out: list[tuple[str, str]] = []
+    depth, current = 0, ""
+    parts: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    for part in parts:
+        if not part.strip():
+            continue
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise ValueError(f":{option}: {part.strip()!r} is not name=value")
+        out.append((key, value.strip()))
+    return out
+
+
+class JaxHloDirective(SphinxDirective):
+    """Compile an embedded JAX example and show what XLA made of it."""
+
+    has_content = True
+    required_arguments = 0
+    optional_arguments = 1
+    final_argument_whitespace = False
+    option_spec: ClassVar[OptionSpec] = {
+        "args": directives.unchanged,
+        "function": directives.unchanged_required,
+        "static": directives.unchanged,
+        "targets": directives.unchanged_required,
+        "show": directives.unchanged,
+        "xla-flags": directives.unchanged,
+        "timeout": directives.unchanged_required,
+        "expect-max-temp": directives.unchanged_required,
+        "expect-min-temp": directives.unchanged_required,
+        "expect-reduction": directives.unchanged_required,
+        "expect-materialized": directives.unchanged_required,
+        "expect-error": directives.unchanged_required,
+        "caption": directives.unchanged_required,
+        "name": directives.unchanged,
+        "class": directives.class_option,
+    }
+
+    def fail(self, subtype: str, message: str, line: int | None = None, detail: str = "") -> list[nodes.Node]:
+        logger.warning("jax-hlo: %s", message, location=(self.env.docname, line or self.lineno),
+                       type="jaxhlo", subtype=subtype)
+        return [error_box(f"jax-hlo example could not be built: {message}", detail)]
+
+    def run(self) -> list[nodes.Node]:
+        source, source_name, first_line, file_path = self._source()
+        if source is None:
+            return self.fail("file", source_name)
+        try:
+            specs = parse_args(self.options.get("args", "") or "")
+        except SpecError as exc:
+            return self.fail("args", f":args: {exc}")
+        try:
+            expectations = exp.parse_expectations({k: v for k, v in self.options.items() if k.startswith("expect-")})
+        except exp.ExpectationSyntaxError as exc:
+            return self.fail("option", str(exc))
+        try:
+            static = _split_assignments(self.options.get("static", ""), "static")
+            for key, value in static:
+                try:
+                    ast.literal_eval(value)
+                except (ValueError, SyntaxError):
+                    raise ValueError(f":static: {key}={value} is not a Python literal") from None
+            xla_flags = _split_assignments(self.options.get("xla-flags", ""), "xla-flags")
+        except ValueError as exc:
+            return self.fail("option", str(exc))
+        show = as_list(self.options["show"]) if "show" in self.options else None
+        unknown = [p for p in show or [] if p not in SHOW_PARTS]
+        if unknown:
+            return self.fail("option", f":show: unknown part {', '.join(map(repr, unknown))} "
+                             f"(known: {', '.join(SHOW_PARTS)})")
+        timeout = None
+        if "timeout" in self.options:
+            try:
+                timeout = float(self.options["timeout"])
+                if timeout <= 0:
+                    raise ValueError
+            except ValueError:
+                return self.fail("option", f":timeout: {self.options['timeout']!r} is not a positive number of seconds")
+        functions = as_list(self.options.get("function")) or [""]
+
+        node = jaxhlo_example()
+        node.source, node.line = self.get_source_info()
+        node["source_text"] = source
+        node["source_name"] = source_name
+        node["first_line"] = first_line
+        node["file_path"] = file_path
+        node["functions"] = functions
+        node["specs"] = specs.to_json()
+        node["args_text"] = str(specs)
+        node["static"] = static
+        node["xla_flags"] = xla_flags
+        node["targets"] = as_list(self.options["targets"]) if "targets" in self.options else None
+        node["show"] = show
+        node["timeout"] = timeout
+        node["expectations"] = [(e.kind, e.target, e.value) for e in expectations.items]
+        node["caption"] = self.options.get("caption", "")
+        node["docname"] = self.env.docname
+        node["lineno"] = self.lineno
+        block = jaxhlo_block(classes=list(self.options.get("class", [])))
+        block.source, block.line = node.source, node.line
+        if node["caption"]:
+            block += nodes.caption(node["caption"], node["caption"])
+        block += node
+        self.add_name(block)
+        return [block]
+
+    def _source(self) -> tuple[str | None, str, int, str]:
+        """(source, name to compile it under, document line of its first line, file path or "")."""
+        if self.arguments:
+            rel, path = self.env.relfn2path(self.arguments[0], self.env.docname)
+            srcdir = Path(self.env.srcdir).resolve()
+            resolved = Path(path).resolve()
+            if not resolved.is_relative_to(srcdir):
+                return None, f"{self.arguments[0]!r} is outside the source directory; refusing to read it", 0, ""
+            try:
+                text = resolved.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return None, f"{rel}: not UTF-8 ({exc.reason} at byte {exc.start})", 0, ""
+            except OSError as exc:
+                return None, f"cannot read {rel}: {exc.strerror}", 0, ""
+            self.env.note_dependency(rel)
+            if self.content:
+                logger.warning("jax-hlo: both a file argument and content given; the content is ignored",
+                               location=(self.env.docname, self.lineno), type="jaxhlo", subtype="option")
+            return text, resolved.name, 0, rel
+        return "\n".join(self.content), "example.py", self.content_offset + 1, ""

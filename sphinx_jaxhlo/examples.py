@@ -1,0 +1,248 @@
+"""Compile the examples of one document, check their expectations, render them.
+
+Runs when a document has been read (``doctree-read``), in whichever process
+reads it, so ``-j N`` builds compile in parallel.  Each (function, target) is
+looked up in the cache first; only misses reach the compile worker.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+from sphinx.util import logging
+
+from . import expectations as exp
+from . import targets as targets_mod
+from .cache import ReportCache
+from .compiler import Failure, get_worker
+from .config import as_list
+from .directive import jaxhlo_example
+from .render.example import ExampleView, Result, render_example
+from .report import Report
+from .request import DEFAULT_SHOW, CompileRequest
+from .specs import ArgSpecs
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Record:
+    """One (function, target) of one example, for the build report and summary."""
+
+    docname: str
+    line: int
+    function: str
+    target: str
+    status: str  # "ok", "expected error", "failed expectation", or a warning subtype
+    cached: bool
+    seconds: float
+    temp_bytes: int | None
+    message: str = ""
+
+    def to_tuple(self) -> tuple[Any, ...]:
+        return (self.docname, self.line, self.function, self.target, self.status, self.cached,
+                self.seconds, self.temp_bytes, self.message)
+
+
+_versions: tuple[tuple[str, str], ...] | None = None
+
+
+def installed_versions() -> tuple[tuple[str, str], ...]:
+    global _versions
+    if _versions is None:
+        _versions = tuple(sorted(targets_mod.package_versions().items()))
+    return _versions
+
+
+def cache_for(app: Sphinx) -> ReportCache | None:
+    if not app.config.jaxhlo_cache:
+        return None
+    folder = app.config.jaxhlo_cache_dir
+    if folder:
+        path = Path(folder)
+        if not path.is_absolute():
+            path = Path(app.confdir) / path
+    else:
+        path = Path(app.doctreedir).parent / "jaxhlo-cache"
+    return ReportCache(path)
+
+
+def configured_targets(app: Sphinx) -> list[str]:
+    value = app.config.jaxhlo_targets
+    return as_list(value) if value else targets_mod.default_targets()
+
+
+def target_title(target: targets_mod.Target) -> str:
+    """The short name pages use for a target: ``CPU``, ``H100``, ``TPU v5e``."""
+    title = getattr(target, "title", None)
+    return str(title) if title else target.name
+
+
+def warn(message: str, subtype: str, location: tuple[str, int]) -> None:
+    logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
+
+
+def process_document(app: Sphinx, doctree: nodes.document) -> None:
+    """``doctree-read``: compile and render every example of the document."""
+    for node in list(doctree.findall(jaxhlo_example)):
+        try:
+            node.replace_self(process_example(app, node) or nodes.paragraph())
+        except Exception as exc:  # never the reason a build crashes
+            logger.warning("jax-hlo: internal error while building this example: %r", exc,
+                           location=(node["docname"], node["lineno"]), type="jaxhlo", subtype="internal")
+            from .directive import error_box
+
+            node.replace_self(error_box(f"jax-hlo example could not be built: internal error {exc!r}"))
+
+
+def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
+    env = app.env
+    docname, lineno = node["docname"], node["lineno"]
+    location = (docname, lineno)
+    names = node["targets"] if node["targets"] is not None else configured_targets(app)
+    targets: list[targets_mod.Target] = []
+    for name in names:
+        try:
+            target = targets_mod.get_target(name)
+        except targets_mod.UnknownTargetError as exc:
+            warn(str(exc), "target", location)
+            continue
+        if target not in targets:
+            targets.append(target)
+    if not targets:
+        from .directive import error_box
+
+        return [error_box("jax-hlo example has no target to compile for")]
+    expectations = exp.Expectations([exp.Expectation(k, t, v) for k, t, v in node["expectations"]])
+    for named in sorted(expectations.targets_named() - {t.name for t in targets}):
+        if named not in targets_mod.TARGETS:
+            warn(f"expectation names unknown target {named!r}", "option", location)
+    show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
+    extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
+    xla_flags = {**{str(k): str(v) for k, v in app.config.jaxhlo_xla_flags.items()}, **dict(node["xla_flags"])}
+    timeout = node["timeout"] or float(app.config.jaxhlo_timeout)
+    cache = cache_for(app)
+    specs = ArgSpecs.from_json(node["specs"])
+    records: list[Record] = env.jaxhlo_records.setdefault(docname, [])  # type: ignore[attr-defined]
+
+    results: list[Result] = []
+    functions: list[str] = []
+    for fn in node["functions"]:
+        for target in targets:
+            result = Result(function=fn, target=target.name, target_title=target_title(target))
+            if not target.available():
+                result.missing = target.missing_message()
+                env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
+                results.append(result)
+                continue
+            request = CompileRequest(
+                source=node["source_text"], function=fn, specs=specs, target=target.name,
+                static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
+                source_name=node["source_name"], target_fingerprint=target.fingerprint(),
+                versions=installed_versions())
+            key = request.cache_key()
+            report = cache.get(key) if cache else None
+            if report is not None:
+                result.report, result.cached = report, True
+            else:
+                start = time.perf_counter()
+                logger.info("compiling jax-hlo example %s:%s %s for %s... ", docname, lineno,
+                            fn or "(default function)", target.name, nonl=True)
+                outcome = get_worker().compile(request, timeout)
+                result.seconds = time.perf_counter() - start
+                logger.info("%s (%.2f s)", "done" if outcome.report else "failed", result.seconds)
+                result.report, result.failure = outcome.report, outcome.failure
+                if outcome.report is not None and cache is not None:
+                    cache.put(key, outcome.report)
+            if result.report is not None:
+                result.function = result.report.function
+            results.append(result)
+        # the default function's real name comes back with its report
+        resolved = next((r.function for r in results[-len(targets):] if r.function), fn)
+        for r in results[-len(targets):]:
+            r.function = resolved or "(default function)"
+        functions.append(resolved or "(default function)")
+
+    warned: set[tuple[str, str, str]] = set()
+    for result in results:
+        status, message = "ok", ""
+        if result.missing:
+            status = "target missing"
+        elif result.failure:
+            f = result.failure
+            once = (result.function, f.kind, f.message)
+            if f.kind in ("timeout", "crash") or once not in warned:
+                warned.add(once)
+                status, message = _report_failure(node, f, result.target)
+            else:
+                status, message = f.kind, f.message
+        else:
+            assert result.report is not None
+            err = result.report.error
+            if err is not None and not expectations.expects_error(result.target):
+                message = f"{result.function} failed to compile for {result.target_title}: {err.status}: " \
+                          f"{err.message.splitlines()[0] if err.message else ''}"
+                warn(message, "compile", location)
+                status = "compile error"
+            result.outcomes = exp.check_all(expectations, [result.report])
+            failed = [o for o in result.outcomes if not o.passed]
+            for o in failed:
+                warn(o.message, "expectation", location)
+            if failed:
+                status, message = "failed expectation", "; ".join(o.message for o in failed)
+            elif err is not None and status == "ok":
+                status = "expected error"
+        temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
+        records.append(Record(docname, lineno, result.function, result.target, status, result.cached,
+                              result.seconds, temp, message))
+
+    view = ExampleView(
+        source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
+        hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
+        file_path=node["file_path"], key=f"{docname}:{lineno}")
+    return render_example(view, functions, [(t.name, target_title(t)) for t in targets], results)
+
+
+def _has_hlo_lexer() -> bool:
+    try:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+    except ImportError:  # pragma: no cover
+        return False
+    try:
+        get_lexer_by_name("hlo")
+    except ClassNotFound:
+        return False
+    return True
+
+
+def _report_failure(node: jaxhlo_example, failure: Failure, target: str) -> tuple[str, str]:
+    docname, lineno = node["docname"], node["lineno"]
+    line = lineno
+    where = ""
+    if failure.line:
+        if node["file_path"]:
+            where = f" ({node['file_path']}, line {failure.line})"
+        else:
+            line = node["first_line"] + failure.line - 1
+            where = f" (example line {failure.line})"
+    message = failure.message + where
+    if failure.kind in ("timeout", "crash"):
+        message += f" [target {target}]"
+    warn(message, failure.kind, (docname, line))
+    return failure.kind, message
+
+
+def report_records(env: BuildEnvironment) -> list[Record]:
+    records: dict[str, list[Record]] = env.jaxhlo_records  # type: ignore[attr-defined]
+    return [r for doc in sorted(records) for r in records[doc]]
+
+

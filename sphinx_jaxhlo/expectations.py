@@ -1,0 +1,203 @@
+"""Expectations an example states about its compile, and checking them.
+
+Each expectation option takes a bare value, applying to every target, or a
+comma list of ``target=value`` pairs (``cpu=25GB, gpu:h100=64MiB``); both may be
+mixed, a bare value then applying to the targets not named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .report import Report
+from .sizes import format_bytes, format_exact, parse_size
+from .specs import SpecError, parse_shape
+
+#: Option name -> attribute of :class:`Expectations`.
+OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-reduction", "expect-materialized", "expect-error")
+
+
+class ExpectationSyntaxError(ValueError):
+    """A malformed expectation option."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One expected property, for one target (``None``: every target)."""
+
+    kind: str  # one of OPTIONS, without "expect-"
+    target: str | None
+    value: str  # as the author wrote it
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of checking one expectation against one report."""
+
+    expectation: Expectation
+    target: str
+    function: str
+    passed: bool
+    #: What was found, in words: ``temp 20.0 GB (20,000,000,000 bytes)``.
+    actual: str
+
+    @property
+    def message(self) -> str:
+        e = self.expectation
+        verdict = "holds" if self.passed else "FAILED"
+        return f"{self.function} on {self.target}: expected {e.kind.replace('-', ' ')} {e.value}, found {self.actual} [{verdict}]"
+
+
+@dataclass
+class Expectations:
+    items: list[Expectation] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def for_target(self, target: str) -> list[Expectation]:
+        """The expectations that apply to ``target``: its own, else the bare ones."""
+        out: list[Expectation] = []
+        for kind in {e.kind for e in self.items}:
+            own = [e for e in self.items if e.kind == kind and e.target == target]
+            out += own or [e for e in self.items if e.kind == kind and e.target is None]
+        return sorted(out, key=lambda e: OPTIONS.index("expect-" + e.kind))
+
+    def expects_error(self, target: str) -> bool:
+        return any(e.kind == "error" and e.value.lower() != "none" for e in self.for_target(target))
+
+    def targets_named(self) -> set[str]:
+        return {e.target for e in self.items if e.target is not None}
+
+
+def _split_pairs(text: str) -> list[tuple[str | None, str]]:
+    pairs: list[tuple[str | None, str]] = []
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth <= 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    for part in parts:
+        part = part.strip()
+        if not part:
+            raise ExpectationSyntaxError(f"empty item in {text!r}")
+        if "=" in part:
+            target, _, value = part.partition("=")
+            target, value = target.strip().lower(), value.strip()
+            if not target or not value:
+                raise ExpectationSyntaxError(f"{part!r}: write target=value")
+            pairs.append((target, value))
+        else:
+            pairs.append((None, part))
+    return pairs
+
+
+def _validate(kind: str, value: str) -> None:
+    if kind in ("max-temp", "min-temp"):
+        parse_size(value)  # raises ValueError
+    elif kind == "reduction":
+        if value.lower() not in ("fused", "unfused"):
+            raise ExpectationSyntaxError(f"expected 'fused' or 'unfused', not {value!r}")
+    elif kind == "materialized":
+        if value.lower() != "none":
+            try:
+                parse_shape(value)
+            except SpecError as exc:
+                raise ExpectationSyntaxError(f"{value!r} is neither a shape such as f32[50000,100000] nor 'none': {exc}") from exc
+    elif kind == "error":
+        if not value.strip():
+            raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
+
+
+def parse_expectations(options: dict[str, str]) -> Expectations:
+    """Parse the ``expect-*`` options of a directive.
+
+    :param options: option name (``expect-max-temp``) -> raw text.
+    :raises ExpectationSyntaxError: naming the option and the bad value.
+    """
+    items: list[Expectation] = []
+    for option in OPTIONS:
+        if option not in options:
+            continue
+        kind = option.removeprefix("expect-")
+        text = options[option] or ""
+        try:
+            pairs = _split_pairs(text)
+            seen: set[str | None] = set()
+            for target, value in pairs:
+                if target in seen:
+                    raise ExpectationSyntaxError(f"{'a bare value' if target is None else target} given twice")
+                seen.add(target)
+                _validate(kind, value)
+                items.append(Expectation(kind, target, value))
+        except ValueError as exc:
+            raise ExpectationSyntaxError(f":{option}: {exc}") from exc
+    return Expectations(items)
+
+
+def check(expectation: Expectation, report: Report) -> Outcome:
+    """Check one expectation against one report."""
+    kind, value = expectation.kind, expectation.value
+
+    def outcome(passed: bool, actual: str) -> Outcome:
+        return Outcome(expectation, report.target, report.function, passed, actual)
+
+    err = report.error
+    if kind == "error":
+        if value.lower() == "none":
+            return outcome(err is None, "no error" if err is None else f"{err.status}: {err.message[:200]}")
+        if err is None:
+            return outcome(False, "compilation succeeded")
+        hit = value.upper() == err.status.upper() or value.lower() in err.message.lower()
+        return outcome(hit, f"{err.status}")
+    if err is not None:
+        return outcome(False, f"compilation failed with {err.status}")
+    if kind in ("max-temp", "min-temp"):
+        temp = report.memory.temp_bytes
+        if temp is None:
+            return outcome(False, "temp memory not reported")
+        limit = parse_size(value)
+        passed = temp <= limit if kind == "max-temp" else temp >= limit
+        return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)})")
+    if kind == "reduction":
+        if not report.reductions:
+            return outcome(False, "no reduction")
+        fused = [r for r in report.reductions if r.fused]
+        unfused = [r for r in report.reductions if not r.fused]
+        want_fused = value.lower() == "fused"
+        passed = not unfused if want_fused else not fused
+        parts = []
+        if fused:
+            parts.append(f"{len(fused)} fused ({', '.join(r.name for r in fused[:3])})")
+        if unfused:
+            parts.append("{} unfused ({})".format(
+                len(unfused), ", ".join(f"{r.name} reads {r.input_materialized}" for r in unfused[:3])))
+        return outcome(passed, "; ".join(parts))
+    if kind == "materialized":
+        shapes = [m.shape for m in report.materialized]
+        if value.lower() == "none":
+            biggest = report.largest_materialized
+            return outcome(not shapes, "none" if biggest is None else
+                           f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})")
+        want = str(parse_shape(value))
+        canonical = {_canonical_shape(s) for s in shapes}
+        listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
+        return outcome(_canonical_shape(want) in canonical, f"materialized: {listing}")
+    raise AssertionError(f"unknown expectation kind {kind}")  # pragma: no cover
+
+
+def _canonical_shape(shape: str) -> str:
+    """``s32[3]`` and ``i32[3]`` are the same; HLO writes ``s32`` and ``pred``."""
+    aliases = {"i64": "s64", "i32": "s32", "i16": "s16", "i8": "s8", "bool": "pred"}
+    dtype, _, rest = shape.partition("[")
+    return aliases.get(dtype, dtype) + "[" + rest.replace(" ", "")
+
+
+def check_all(expectations: Expectations, reports: list[Report]) -> list[Outcome]:
+    """Check every expectation that applies to each report's target."""
+    return [check(e, r) for r in reports for e in expectations.for_target(r.target)]

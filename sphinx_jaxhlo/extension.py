@@ -1,0 +1,182 @@
+"""Sphinx wiring only: settings, directives, nodes, transforms and events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from . import __version__
+from .config import BY_NAME, SETTINGS, validate
+from .directive import JaxHloDirective, jaxhlo_example
+from .render import nodes as rnodes
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+    from sphinx.environment import BuildEnvironment
+    from sphinx.util.typing import ExtensionMetadata
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the data stored in the environment changes shape.
+ENV_VERSION = 1
+STATIC = Path(__file__).parent / "static"
+
+
+class ExampleCollector(EnvironmentCollector):
+    """Keeps per-document build records and missing targets; merges ``-j`` readers."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        _init_env(env)
+        env.jaxhlo_records.pop(docname, None)  # type: ignore[attr-defined]
+        for docs in env.jaxhlo_missing.values():  # type: ignore[attr-defined]
+            docs.discard(docname)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
+        _init_env(env)
+        _init_env(other)
+        for docname in docnames:
+            if docname in other.jaxhlo_records:  # type: ignore[attr-defined]
+                env.jaxhlo_records[docname] = other.jaxhlo_records[docname]  # type: ignore[attr-defined]
+        for target, docs in other.jaxhlo_missing.items():  # type: ignore[attr-defined]
+            env.jaxhlo_missing.setdefault(target, set()).update(docs & docnames)  # type: ignore[attr-defined]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        from .examples import process_document
+
+        _init_env(app.env)
+        process_document(app, doctree)
+
+
+def _init_env(env: BuildEnvironment) -> None:
+    if not hasattr(env, "jaxhlo_records"):
+        env.jaxhlo_records = {}  # type: ignore[attr-defined]
+    if not hasattr(env, "jaxhlo_missing"):
+        env.jaxhlo_missing = {}  # type: ignore[attr-defined]
+
+
+def check_config(app: Sphinx, config: Config) -> None:
+    """A bad setting warns ``jaxhlo.config`` and falls back to its default."""
+    for setting in SETTINGS:
+        problem = validate(setting.name, config[setting.name])
+        if problem:
+            logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
+                           type="jaxhlo", subtype="config")
+            config[setting.name] = setting.default
+    from . import targets as targets_mod
+    from .config import as_list
+
+    for name in as_list(config.jaxhlo_targets):
+        if name.lower() not in targets_mod.TARGETS:
+            logger.warning("jax-hlo: jaxhlo_targets: unknown target %r (known: %s)", name,
+                           ", ".join(targets_mod.TARGETS), type="jaxhlo", subtype="config")
+
+
+def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
+    """One ``jaxhlo.target`` warning per missing compiler per build, not one per example."""
+    from . import targets as targets_mod
+
+    _init_env(env)
+    for name, docs in sorted(env.jaxhlo_missing.items()):  # type: ignore[attr-defined]
+        if docs:
+            target = targets_mod.get_target(name)
+            logger.warning("jax-hlo: %s; %d document(s) show it as missing (%s)", target.missing_message(),
+                           len(docs), ", ".join(sorted(docs)[:5]) + (" ..." if len(docs) > 5 else ""),
+                           type="jaxhlo", subtype="target")
+
+
+def build_finished(app: Sphinx, exc: Exception | None) -> None:
+    from .compiler import shutdown_worker
+
+    shutdown_worker()
+    if exc is not None or not hasattr(app.env, "jaxhlo_records"):
+        return
+    from .examples import report_records
+
+    records = report_records(app.env)
+    if not records:
+        return
+    compiled = [r for r in records if not r.cached and r.status not in ("target missing",)]
+    cached = [r for r in records if r.cached]
+    bad = [r for r in records if r.status not in ("ok", "expected error", "target missing")]
+    slowest = max(compiled, key=lambda r: r.seconds, default=None)
+    line = f"jax-hlo: {len(compiled)} compiled, {len(cached)} from cache, {len(bad)} failed"
+    if slowest is not None and slowest.seconds > 0:
+        line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
+    logger.info(line)
+    for r in bad:
+        logger.info("  %s:%s %s on %s: %s %s", app.env.doc2path(r.docname), r.line, r.function, r.target,
+                    r.status, r.message)
+
+
+def copy_static(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.config.html_static_path.append(str(STATIC))  # type: ignore[attr-defined]
+
+
+class jaxhlo_report(nodes.General, nodes.Element):
+    """Placeholder for the build report table."""
+
+
+class JaxHloReportDirective(SphinxDirective):
+    """``.. jax-hlo-report::``: a table of every example of the build."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        return [jaxhlo_report()]
+
+
+def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    from .examples import report_records
+    from .render.example import table
+    from .sizes import format_bytes
+
+    for node in list(doctree.findall(jaxhlo_report)):
+        records = report_records(app.env)
+        rows = [[r.docname, str(r.line), r.function, r.target,
+                 f"{r.seconds:.2f} s" if not r.cached else "—",
+                 format_bytes(r.temp_bytes) if r.temp_bytes is not None else "—",
+                 "cached" if r.cached else "compiled", r.status] for r in records]
+        node.replace_self(table(["document", "line", "function", "target", "compile time", "temp",
+                                 "cache", "status"], rows, ["jaxhlo-report"]) if rows
+                          else nodes.paragraph(text="No jax-hlo examples in this build."))
+
+
+def setup(app: Sphinx) -> ExtensionMetadata:
+    for setting in SETTINGS:
+        app.add_config_value(setting.name, setting.default, setting.rebuild,  # type: ignore[arg-type]
+                             types=frozenset(setting.types))
+    app.add_directive("jax-hlo", JaxHloDirective)
+    app.add_directive("jax-hlo-report", JaxHloReportDirective)
+    app.add_node(jaxhlo_example)
+    app.add_node(jaxhlo_report)
+    app.add_enumerable_node(rnodes.jaxhlo_block, "jax-hlo", html=rnodes.HTML_VISITORS[rnodes.jaxhlo_block])
+    for node_class in (rnodes.jaxhlo_details, rnodes.jaxhlo_tabs, rnodes.jaxhlo_tab, rnodes.jaxhlo_bars):
+        app.add_node(node_class, html=rnodes.HTML_VISITORS[node_class])
+    app.add_post_transform(rnodes.PlainFallback)
+    app.add_env_collector(ExampleCollector)
+    app.connect("config-inited", check_config)
+    app.connect("env-updated", warn_missing_targets)
+    app.connect("doctree-resolved", fill_reports)
+    app.connect("build-finished", build_finished)
+    app.connect("builder-inited", copy_static)
+    app.add_css_file("jaxhlo.css")
+    app.add_js_file("jaxhlo.js", defer="defer")
+    try:
+        from .lexer import HloLexer, StableHloLexer
+    except ImportError:  # the lexer module is optional at import time
+        pass
+    else:
+        app.add_lexer("hlo", HloLexer)
+        app.add_lexer("stablehlo", StableHloLexer)
+    return {"version": __version__, "env_version": ENV_VERSION,
+            "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+__all__ = ["BY_NAME", "setup"]

@@ -1,0 +1,395 @@
+"""Reports -> docutils nodes for one example.
+
+Pure node building: no Sphinx application, no jax.  Every text from the
+example or the compiler goes into text nodes, so each writer escapes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from docutils import nodes
+
+from ..compiler import Failure
+from ..expectations import Outcome
+from ..report import Report
+from ..sizes import format_bytes, format_exact
+from .nodes import jaxhlo_bars, jaxhlo_details, jaxhlo_tab, jaxhlo_tabs
+
+
+@dataclass
+class Result:
+    """One (function, target) of an example, compiled or not."""
+
+    function: str
+    target: str
+    target_title: str
+    report: Report | None = None
+    failure: Failure | None = None
+    cached: bool = False
+    seconds: float = 0.0
+    outcomes: list[Outcome] = field(default_factory=list)
+    #: The compiler for this target is not installed.
+    missing: str | None = None
+
+    @property
+    def failed_expectations(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.passed]
+
+
+@dataclass
+class ExampleView:
+    """What the renderer needs to know about the example itself."""
+
+    source: str
+    show: Sequence[str]
+    hlo_collapsed: bool = True
+    hlo_language: str = "hlo"
+    file_path: str = ""
+    key: str = ""
+
+
+# -- small builders ---------------------------------------------------------
+
+def para(*parts: str | nodes.Node, classes: Sequence[str] = ()) -> nodes.paragraph:
+    p = nodes.paragraph(classes=list(classes))
+    for part in parts:
+        p += nodes.Text(part) if isinstance(part, str) else part
+    return p
+
+
+def code(text: str) -> nodes.literal:
+    return nodes.literal(text, text)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], classes: Sequence[str] = (),
+          title: str = "") -> nodes.Element:
+    tab = nodes.table(classes=["jaxhlo-table", *classes])
+    group = nodes.tgroup(cols=len(header))
+    tab += group
+    for _ in header:
+        group += nodes.colspec(colwidth=10)
+    thead = nodes.thead()
+    group += thead
+    row = nodes.row()
+    for h in header:
+        row += nodes.entry("", nodes.paragraph(text=h))
+    thead += row
+    tbody = nodes.tbody()
+    group += tbody
+    for cells in rows:
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            if isinstance(cell, nodes.paragraph):
+                entry += cell
+            elif isinstance(cell, nodes.Node):
+                entry += nodes.paragraph("", "", cell)
+            else:
+                entry += nodes.paragraph(text=cell)
+            row += entry
+        tbody += row
+    if title:
+        return nodes.container("", nodes.rubric(text=title), tab, classes=["jaxhlo-table-box"])
+    return tab
+
+
+def lines_text(lines: Sequence[int]) -> str:
+    if not lines:
+        return ""
+    return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+
+
+def literal_block(text: str, language: str, linenos: bool = False) -> nodes.literal_block:
+    block = nodes.literal_block(text, text, language=language)
+    if linenos:
+        block["linenos"] = True
+    return block
+
+
+# -- verdicts ----------------------------------------------------------------
+
+def reduction_verdict(report: Report) -> str:
+    if report.error:
+        return "—"
+    fused = report.all_reductions_fused
+    if fused is None:
+        return "no reduction"
+    n = len(report.reductions)
+    unfused = sum(not r.fused for r in report.reductions)
+    if fused:
+        return "fused" if n == 1 else f"all {n} fused"
+    return "unfused" if n == 1 else f"{unfused} of {n} unfused"
+
+
+def error_title(result: Result) -> str:
+    report = result.report
+    assert report is not None and report.error is not None
+    err = report.error
+    if err.status == "RESOURCE_EXHAUSTED":
+        if err.needed_bytes and err.available_bytes:
+            return (f"does not fit on {result.target_title}: needs {format_bytes(err.needed_bytes)} "
+                    f"of temporaries, {format_bytes(err.available_bytes)} available")
+        return f"does not fit on {result.target_title}: compilation ran out of memory"
+    return f"compilation failed on {result.target_title}: {err.status}"
+
+
+def short_status(result: Result) -> str:
+    if result.missing:
+        return "compiler not installed"
+    if result.failure:
+        return f"failed ({result.failure.kind})"
+    assert result.report is not None
+    if result.report.error:
+        return "does not fit" if result.report.error.status == "RESOURCE_EXHAUSTED" else result.report.error.status
+    return format_bytes(result.report.memory.temp_bytes)
+
+
+def callouts(report: Report) -> list[nodes.Node]:
+    """The findings in words a reader understands."""
+    out: list[nodes.Node] = []
+    by_name = {m.name: m for m in report.materialized}
+    for red in report.reductions:
+        if red.fused:
+            continue
+        buf = by_name.get(red.input_materialized or "")
+        what = f"the {format_bytes(red.input_bytes)} {red.input_shape}"
+        origin = ""
+        if buf is not None:
+            what = f"the {format_bytes(buf.bytes)} result"
+            if buf.producer_op:
+                origin = f" of {buf.producer_op}"
+            if buf.source_lines:
+                origin += f" on {lines_text(buf.source_lines)}"
+        else:
+            origin = f" ({red.input_materialized})"
+        red_where = f" on {lines_text(red.source_lines)}" if red.source_lines else ""
+        out.append(para(nodes.strong(text="Unfused reduction: "),
+                        f"{what}{origin} is stored in memory before the reduction{red_where} "
+                        f"({red.name}, in {red.fusion}) reads it.", classes=["jaxhlo-callout", "jaxhlo-bad"]))
+    fused = [r for r in report.reductions if r.fused]
+    if fused and len(fused) == len(report.reductions):
+        names = ", ".join(sorted({r.fusion for r in fused}))
+        out.append(para(nodes.strong(text="Fused: "),
+                        f"every reduction computes its data inside its fusion ({names}); "
+                        "the values it reduces never go to memory.", classes=["jaxhlo-callout", "jaxhlo-good"]))
+    biggest = report.largest_materialized
+    if biggest is not None and not any(not r.fused for r in report.reductions):
+        origin = f" ({biggest.producer_op})" if biggest.producer_op else ""
+        out.append(para(f"Largest materialized buffer: {biggest.shape}, {format_bytes(biggest.bytes)}, "
+                        f"made by {biggest.producer}{origin}.", classes=["jaxhlo-callout"]))
+    elif biggest is None and not report.error:
+        out.append(para("No buffer is materialized between instructions: the computation is one kernel "
+                        "from the arguments to the result.", classes=["jaxhlo-callout"]))
+    return out
+
+
+# -- parts -------------------------------------------------------------------
+
+def summary_nodes(report: Report) -> list[nodes.Node]:
+    out: list[nodes.Node] = list(callouts(report))
+    if report.analysis_error:
+        out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
+    if report.fusions:
+        rows = [[code(f.name), f.kind + (f" ({f.custom_kind})" if f.custom_kind else ""),
+                 " + ".join(f.ops) or "—", code(f.shape), format_bytes(f.bytes), lines_text(f.source_lines)]
+                for f in report.fusions]
+        out.append(table(["fusion", "kind", "ops", "shape", "size", "source"], rows, ["jaxhlo-fusions"],
+                         title="Fusions"))
+    if report.materialized:
+        rows = [[code(m.name), code(m.shape), format_bytes(m.bytes),
+                 m.producer + (f" ({m.producer_op})" if m.producer_op else ""), ", ".join(m.consumers),
+                 lines_text(m.source_lines)] for m in report.materialized]
+        out.append(table(["buffer", "shape", "size", "producer", "consumers", "source"], rows,
+                         ["jaxhlo-materialized"], title="Materialized buffers"))
+    if report.reductions:
+        rows = [[code(r.name), code(r.fusion), " + ".join(r.fused_with) or "—",
+                 (f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
+                  else "computed in the fusion"),
+                 "fused" if r.fused else "unfused", lines_text(r.source_lines)] for r in report.reductions]
+        out.append(table(["reduction", "in", "fused with", "reads", "verdict", "source"], rows,
+                         ["jaxhlo-reductions"], title="Reductions"))
+    return out
+
+
+def memory_nodes(report: Report) -> list[nodes.Node]:
+    m = report.memory
+    peak_label = "peak (estimate: arguments + output + temp − alias)" if m.peak_is_estimate else "peak"
+    rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
+        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
+        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))]
+    return [table(["memory", "size", "exact"], rows, ["jaxhlo-memory"], title="Memory")]
+
+
+def cost_nodes(report: Report) -> list[nodes.Node]:
+    c = report.cost
+
+    def fmt(v: float | None) -> str:
+        return "not reported" if v is None else f"{v:,.0f}"
+
+    rows = [["flops", fmt(c.flops)], ["transcendentals", fmt(c.transcendentals)],
+            ["bytes accessed", fmt(c.bytes_accessed)]]
+    return [table(["cost", "value"], rows, ["jaxhlo-cost"], title="Cost")]
+
+
+def text_nodes(title: str, text: str, language: str, opened: bool) -> list[nodes.Node]:
+    details = jaxhlo_details(title=f"{title} ({len(text.splitlines())} lines)", open=opened)
+    details += literal_block(text, language)
+    return [details]
+
+
+def result_nodes(view: ExampleView, result: Result) -> list[nodes.Node]:
+    """Everything shown for one (function, target)."""
+    out: list[nodes.Node] = []
+    if result.missing:
+        return [para(f"Not compiled for {result.target_title}: {result.missing}", classes=["jaxhlo-missing"])]
+    if result.failure:
+        return [para(f"Not compiled for {result.target_title}: {result.failure.message}", classes=["jaxhlo-bad"])]
+    report = result.report
+    assert report is not None
+    if report.error:
+        out.append(para(nodes.strong(text=error_title(result)), classes=["jaxhlo-callout", "jaxhlo-oom"]))
+        out.append(literal_block(report.error.message, "text"))
+        return out
+    show = view.show
+    if "summary" in show:
+        out += summary_nodes(report)
+    if "memory" in show:
+        out += memory_nodes(report)
+    if "cost" in show:
+        out += cost_nodes(report)
+    if "hlo" in show:
+        out += text_nodes("Optimized HLO", report.hlo, view.hlo_language, not view.hlo_collapsed)
+    if "stablehlo" in show and report.stablehlo:
+        out += text_nodes("StableHLO", report.stablehlo, "text", False)
+    if "jaxpr" in show and report.jaxpr:
+        out += text_nodes("jaxpr", report.jaxpr, "text", False)
+    return out
+
+
+def comparison_table(results: Sequence[Result]) -> nodes.Element:
+    """One column per target; rows for the figures that differ between backends."""
+    header = ["", *[r.target_title for r in results]]
+
+    def row(label: str, fn: object) -> list[str]:
+        cells = [label]
+        for r in results:
+            if r.report is None or r.report.error:
+                cells.append(short_status(r))
+            else:
+                cells.append(fn(r.report))  # type: ignore[operator]
+        return cells
+
+    def largest(rep: Report) -> str:
+        b = rep.largest_materialized
+        return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
+
+    rows = [row("temp memory", lambda rep: format_bytes(rep.memory.temp_bytes)),
+            row("peak" , lambda rep: format_bytes(rep.memory.peak_bytes)
+                + (" (est.)" if rep.memory.peak_is_estimate else "")),
+            row("largest materialized", largest),
+            row("reductions", reduction_verdict),
+            row("fusions", lambda rep: str(sum(1 for f in rep.fusions if f.kind in ("Loop", "Input", "Output", "Custom"))))]
+    return table(header, rows, ["jaxhlo-compare"], title="Side by side")
+
+
+def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                   results: dict[tuple[str, str], Result]) -> nodes.Element:
+    header = ["function", *[title for _, title in targets]]
+    rows: list[list[str | nodes.Node]] = []
+    for fn in functions:
+        cells: list[str | nodes.Node] = [code(fn)]
+        for target, _ in targets:
+            r = results.get((fn, target))
+            if r is None:
+                cells.append("—")
+            elif r.report is None or r.report.error:
+                cells.append(short_status(r))
+            else:
+                cells.append(f"{format_bytes(r.report.memory.temp_bytes)}, {reduction_verdict(r.report)}")
+        rows.append(cells)
+    return table(header, rows, ["jaxhlo-variants"], title="Temp memory and reductions, by variant and target")
+
+
+def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
+    outcomes = [o for r in results for o in r.outcomes]
+    if not outcomes:
+        return []
+    items = nodes.bullet_list(classes=["jaxhlo-expectations"])
+    for o in outcomes:
+        mark = "✔ " if o.passed else "✘ "
+        item = nodes.list_item(classes=["jaxhlo-pass" if o.passed else "jaxhlo-fail"])
+        item += para(nodes.strong(text=mark), o.message)
+        items += item
+    failed = sum(not o.passed for o in outcomes)
+    head = para(nodes.strong(text=f"{failed} expectation(s) failed" if failed else "Checked expectations"),
+                classes=["jaxhlo-fail" if failed else "jaxhlo-pass"])
+    box: nodes.Element = nodes.container(classes=["jaxhlo-checks", "jaxhlo-checks-failed" if failed else "jaxhlo-checks-ok"])
+    box += head
+    box += items
+    return [box]
+
+
+def footer(results: Sequence[Result]) -> nodes.paragraph:
+    versions: dict[str, str] = {}
+    targets: list[str] = []
+    for r in results:
+        if r.report:
+            versions.update(r.report.versions)
+        if r.target_title not in targets:
+            targets.append(r.target_title)
+    text = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+    return para(f"Compiled for {', '.join(targets)}" + (f" with {text}" if text else "") + ".",
+                classes=["jaxhlo-footer"])
+
+
+def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                   results: Sequence[Result]) -> list[nodes.Node]:
+    """The full rendering of one example (the content of its :class:`jaxhlo_block`).
+
+    :param functions: the compiled functions, in order.
+    :param targets: (name, title) of each target, in order.
+    :param results: one per (function, target).
+    """
+    block: list[nodes.Node] = []
+    if "source" in view.show:
+        if view.file_path:
+            block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
+        block.append(literal_block(view.source, "python", linenos=True))
+    block += expectation_nodes(results)
+    by_key = {(r.function, r.target): r for r in results}
+    tabset = hashlib.sha1(view.key.encode()).hexdigest()[:10]
+    if len(functions) > 1:
+        block.append(variants_table(functions, targets, by_key))
+        for target, title in targets:
+            bars = [(fn, float(r.report.memory.temp_bytes or 0), short_status(r)) for fn in functions
+                    if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
+            if bars:
+                block.append(jaxhlo_bars(title=f"Temp memory on {title}", bars=bars))
+    elif len(targets) > 1:
+        block.append(comparison_table([by_key[(functions[0], t)] for t, _ in targets if (functions[0], t) in by_key]))
+    if len(targets) > 1:
+        tabs = jaxhlo_tabs(group="target", tabset_id=f"jaxhlo-{tabset}")
+        for target, title in targets:
+            tab = jaxhlo_tab(title=title, key=target)
+            for fn in functions:
+                r = by_key.get((fn, target))
+                if r is None:
+                    continue
+                if len(functions) > 1:
+                    tab += nodes.rubric(text=f"{fn} on {title}")
+                tab += result_nodes(view, r)
+            tabs += tab
+        block.append(tabs)
+    else:
+        for fn in functions:
+            r = by_key.get((fn, targets[0][0]))
+            if r is None:
+                continue
+            if len(functions) > 1:
+                block.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
+            block += result_nodes(view, r)
+    block.append(footer(results))
+    return block

@@ -1,0 +1,202 @@
+"""The report: what one compile of one function for one target produced.
+
+The report is plain data.  It is written by the compiler worker, stored by the
+cache as JSON, read by the renderers, the expectations and the Python API.  Its
+JSON form is documented in ``docs/reference/report.md`` and versioned by
+:data:`SCHEMA_VERSION`; bump it whenever a field changes meaning or shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Version of the JSON form.  Part of every cache key.
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Memory:
+    """Figures from ``compiled.memory_analysis()``, in bytes.
+
+    ``None`` means the backend did not report the figure.
+    """
+
+    argument_bytes: int | None = None
+    output_bytes: int | None = None
+    alias_bytes: int | None = None
+    temp_bytes: int | None = None
+    generated_code_bytes: int | None = None
+    #: ``peak_memory_in_bytes`` when the installed jaxlib reports it, else
+    #: ``argument + output + temp - alias`` (then :attr:`peak_is_estimate`).
+    peak_bytes: int | None = None
+    peak_is_estimate: bool = False
+
+
+@dataclass
+class Cost:
+    """Figures from ``compiled.cost_analysis()``."""
+
+    flops: float | None = None
+    transcendentals: float | None = None
+    bytes_accessed: float | None = None
+
+
+@dataclass
+class Fusion:
+    """One top-level fusion or significant instruction of the entry computation
+    (or of a loop body)."""
+
+    name: str
+    #: Fusion kind without the ``k`` prefix (``Loop``, ``Input``, ``Output``,
+    #: ``Custom``) or, for an instruction that is not a fusion, its opcode.
+    kind: str
+    #: The custom fusion kind from ``backend_config`` (``__triton_nested_gemm_fusion``,
+    #: ``__ynn_fusion``, a cuBLAS custom-call target...), or ``None``.
+    custom_kind: str | None
+    #: The opcodes it holds, in program order, without parameters and constants,
+    #: e.g. ``["dot", "cosine", "reduce"]``.
+    ops: list[str]
+    #: Result shape as HLO writes it, without layout: ``f32[50000,100000]``.
+    shape: str
+    bytes: int
+    #: Lines of the example this instruction was traced from (1-based).
+    source_lines: list[int] = field(default_factory=list)
+    #: The computation this instruction sits in (the entry, or a loop body).
+    computation: str = ""
+
+
+@dataclass
+class Materialized:
+    """A value produced by one top-level instruction and read by another: it
+    lives in memory between the two."""
+
+    name: str
+    shape: str
+    bytes: int
+    producer: str
+    consumers: list[str]
+    #: Source lines of the producer.
+    source_lines: list[int] = field(default_factory=list)
+    computation: str = ""
+    #: The JAX operation that produced it (``dot_general``, ``cos``...) from
+    #: the metadata's ``op_name``, when known.
+    producer_op: str | None = None
+
+
+@dataclass
+class Reduction:
+    """One ``reduce`` instruction and whether the data it reduces went through memory."""
+
+    #: The reduce instruction's name.
+    name: str
+    #: The top-level instruction (usually a fusion) that holds the reduce.
+    fusion: str
+    #: The ops computed inside the same fusion that feed the reduce.
+    fused_with: list[str]
+    #: Name of the materialized buffer the reduce reads its data from, or ``None``
+    #: when the reduced data is computed inside the fusion from smaller inputs.
+    input_materialized: str | None
+    #: Size of the reduce's data operand, in bytes.
+    input_bytes: int
+    input_shape: str = ""
+    source_lines: list[int] = field(default_factory=list)
+    computation: str = ""
+
+    @property
+    def fused(self) -> bool:
+        """True when the reduced data never went to memory."""
+        return self.input_materialized is None
+
+
+@dataclass
+class CompileError:
+    """A failed compile, kept as a result."""
+
+    #: The status, e.g. ``RESOURCE_EXHAUSTED``, ``INVALID_ARGUMENT``.
+    status: str
+    message: str
+    #: For an out-of-memory at compile time, the bytes needed and available
+    #: when the message says so.
+    needed_bytes: int | None = None
+    available_bytes: int | None = None
+
+
+@dataclass
+class Report:
+    """Everything one compile produced for one (function, target)."""
+
+    function: str
+    target: str
+    #: Human name of the target, e.g. ``NVIDIA H100 SXM (deviceless)``.
+    target_description: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    memory: Memory = field(default_factory=Memory)
+    cost: Cost = field(default_factory=Cost)
+    fusions: list[Fusion] = field(default_factory=list)
+    materialized: list[Materialized] = field(default_factory=list)
+    reductions: list[Reduction] = field(default_factory=list)
+    error: CompileError | None = None
+    #: Optimized HLO text (``compiled.as_text()``).
+    hlo: str = ""
+    #: Lowered StableHLO text, when asked for.
+    stablehlo: str = ""
+    #: The jaxpr, when asked for.
+    jaxpr: str = ""
+    #: The example's source, to map source lines back.
+    source: str = ""
+    compile_seconds: float = 0.0
+    #: Why the fusion analysis could not be made (the HLO did not parse), or ``None``.
+    analysis_error: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    # -- JSON ---------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """Build a report from its JSON form; raises ``ValueError`` on a
+        malformed document or a different schema version."""
+        try:
+            if data.get("schema_version") != SCHEMA_VERSION:
+                raise ValueError(f"report schema {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+            d = dict(data)
+            d["memory"] = Memory(**d.get("memory") or {})
+            d["cost"] = Cost(**d.get("cost") or {})
+            d["fusions"] = [Fusion(**f) for f in d.get("fusions") or []]
+            d["materialized"] = [Materialized(**m) for m in d.get("materialized") or []]
+            d["reductions"] = [Reduction(**r) for r in d.get("reductions") or []]
+            d["error"] = CompileError(**d["error"]) if d.get("error") else None
+            return cls(**d)
+        except (TypeError, AttributeError, KeyError) as exc:
+            raise ValueError(f"malformed report: {exc}") from exc
+
+    @classmethod
+    def from_json(cls, text: str) -> Report:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"malformed report JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError("malformed report JSON: not an object")
+        return cls.from_dict(data)
+
+    # -- derived ------------------------------------------------------------
+
+    @property
+    def largest_materialized(self) -> Materialized | None:
+        return max(self.materialized, key=lambda m: m.bytes, default=None)
+
+    @property
+    def all_reductions_fused(self) -> bool | None:
+        """True/False when there are reductions, ``None`` when there are none."""
+        if not self.reductions:
+            return None
+        return all(r.fused for r in self.reductions)

@@ -1,0 +1,77 @@
+"""A compile request: everything that determines one report, and its cache key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import __version__
+from .report import SCHEMA_VERSION
+from .specs import ArgSpecs
+
+#: Parts a directive can show, in display order.
+SHOW_PARTS = ("source", "summary", "memory", "cost", "hlo", "stablehlo", "jaxpr")
+DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """Compile ``function`` of the module ``source`` for one target.
+
+    ``source_name`` is the file name the example is compiled under; the HLO
+    metadata refers to it, which is how source lines are mapped back.
+    """
+
+    source: str
+    function: str
+    specs: ArgSpecs
+    target: str
+    #: Static arguments: name -> Python literal, as text (``chunk=1000``).
+    static: tuple[tuple[str, str], ...] = ()
+    xla_flags: tuple[tuple[str, str], ...] = ()
+    #: Extra texts to produce: "stablehlo", "jaxpr".
+    extras: tuple[str, ...] = ()
+    source_name: str = "example.py"
+    #: :meth:`Target.fingerprint` of the target, part of the key.
+    target_fingerprint: str = ""
+    #: Installed versions of jax, jaxlib and the compiler plugins.
+    versions: tuple[tuple[str, str], ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "function": self.function,
+            "specs": self.specs.to_json(),
+            "target": self.target,
+            "static": [list(p) for p in self.static],
+            "xla_flags": [list(p) for p in self.xla_flags],
+            "extras": list(self.extras),
+            "source_name": self.source_name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CompileRequest:
+        return cls(
+            source=data["source"],
+            function=data["function"],
+            specs=ArgSpecs.from_json(data["specs"]),
+            target=data["target"],
+            static=tuple((k, v) for k, v in data["static"]),
+            xla_flags=tuple((k, v) for k, v in data["xla_flags"]),
+            extras=tuple(data["extras"]),
+            source_name=data["source_name"],
+        )
+
+    def cache_key(self) -> str:
+        """A hash of everything that determines the report, and nothing else."""
+        payload = {
+            "request": self.to_json(),
+            "target_fingerprint": self.target_fingerprint,
+            "versions": sorted(self.versions),
+            "extension": __version__,
+            "schema": SCHEMA_VERSION,
+        }
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()

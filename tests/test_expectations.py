@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.expectations import ExpectationSyntaxError, check_all, parse_expectations
+from sphinx_jaxhlo.report import CompileError, Materialized, Memory, Reduction, Report
+from sphinx_jaxhlo.sizes import format_bytes, parse_size
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("64MiB", 64 * 2**20), ("10GB", 10**10), ("0", 0), ("1.5 gb", 1_500_000_000), ("512", 512), ("2KiB", 2048)])
+def test_sizes_in_decimal_and_binary_units(text: str, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+def test_bad_size_names_the_units() -> None:
+    with pytest.raises(ValueError, match="MiB"):
+        parse_size("lots")
+
+
+def test_format_bytes() -> None:
+    assert format_bytes(20_000_000_000) == "20.0 GB"
+    assert format_bytes(None) == "not reported"
+
+
+def seed_report(target: str = "cpu", temp: int = 20_000_000_000, fused: bool = False) -> Report:
+    return Report(
+        function="with_dot", target=target, memory=Memory(temp_bytes=temp),
+        materialized=[] if fused else [Materialized("fusion.1", "f32[50000,100000]", 20_000_000_000, "fusion.1", ["r"])],
+        reductions=[Reduction("reduce.1", "r", ["cosine"], None if fused else "fusion.1", 20_000_000_000)])
+
+
+def test_per_target_values_override_the_bare_one() -> None:
+    e = parse_expectations({"expect-max-temp": "25GB, tpu:v5e=0"})
+    outcomes = check_all(e, [seed_report("cpu"), seed_report("tpu:v5e", temp=0, fused=True)])
+    assert [(o.target, o.expectation.value, o.passed) for o in outcomes] == [("cpu", "25GB", True), ("tpu:v5e", "0", True)]
+
+
+def test_failed_expectations_say_what_was_found() -> None:
+    e = parse_expectations({"expect-max-temp": "64MiB", "expect-reduction": "fused", "expect-materialized": "none"})
+    outcomes = check_all(e, [seed_report()])
+    assert not any(o.passed for o in outcomes)
+    text = " | ".join(o.message for o in outcomes)
+    assert "temp 20.0 GB (20,000,000,000 bytes)" in text
+    assert "reduce.1 reads fusion.1" in text
+    assert "f32[50000,100000]" in text
+
+
+def test_materialized_shape_matches_hlo_spelling() -> None:
+    e = parse_expectations({"expect-materialized": "f32[50000, 100000]"})
+    assert check_all(e, [seed_report()])[0].passed
+
+
+def test_expected_error_is_a_result() -> None:
+    e = parse_expectations({"expect-error": "tpu:v5e=RESOURCE_EXHAUSTED"})
+    rep = Report(function="f", target="tpu:v5e", error=CompileError("RESOURCE_EXHAUSTED", "Used 18.65G of 15.75G hbm"))
+    assert e.expects_error("tpu:v5e") and not e.expects_error("cpu")
+    assert check_all(e, [rep])[0].passed
+    assert not check_all(e, [seed_report("tpu:v5e")])[0].passed
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"expect-max-temp": "lots"}, "not a size"),
+    ({"expect-reduction": "sometimes"}, "fused"),
+    ({"expect-materialized": "f32[3"}, "neither a shape"),
+    ({"expect-max-temp": "cpu=1GB, cpu=2GB"}, "given twice"),
+    ({"expect-max-temp": "cpu="}, "target=value"),
+])
+def test_malformed_expectations(options: dict[str, str], message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError, match=message):
+        parse_expectations(options)

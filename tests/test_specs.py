@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.specs import ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape
+
+
+def test_positional_and_keyword_specs() -> None:
+    specs = parse_args("f32[100000,3], f32[50000,3], scale=bf16[], n=i32[4]")
+    assert specs.args == (ArraySpec("f32", (100000, 3)), ArraySpec("f32", (50000, 3)))
+    assert dict(specs.kwargs) == {"scale": ArraySpec("bf16", ()), "n": ArraySpec("i32", (4,))}
+    assert str(specs) == "f32[100000,3], f32[50000,3], scale=bf16[], n=i32[4]"
+
+
+@pytest.mark.parametrize("dtype", ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u32", "u8",
+                                   "bool", "c64", "c128"])
+def test_every_documented_dtype(dtype: str) -> None:
+    assert parse_args(f"{dtype}[2,3]").args == (ArraySpec(dtype, (2, 3)),)
+
+
+def test_byte_size() -> None:
+    assert parse_shape("f32[50000,100000]").bytes == 20_000_000_000
+    assert parse_shape("c128[2]").bytes == 32
+
+
+def test_pytree_specs_round_trip_through_json() -> None:
+    specs = parse_args("(f32[3], {a: i32[]}), [u8[2], u8[2]]")
+    assert specs.args[0] == (ArraySpec("f32", (3,)), {"a": ArraySpec("i32", ())})
+    assert ArgSpecs.from_json(specs.to_json()) == specs
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("f33[3]", "unknown dtype 'f33'"),
+    ("f32[3,", "unexpected end of input"),
+    ("f32[-1]", "not a non-negative integer"),
+    ("f32[1e12,1e12]", "'1e12'"),
+    ("f32[3] f32[4]", "expected ','"),
+    ("x=f32[1], f32[2]", "positional spec after keyword"),
+    ("x=f32[1], x=f32[2]", "given twice"),
+    ("f32[4294967296,4294967296]", "more than 2**53"),
+])
+def test_malformed_specs_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message.replace("*", r"\*").replace("[", r"\[")):
+        parse_args(text)
+
+
+def test_empty_args_means_no_arguments() -> None:
+    assert parse_args("  ") == ArgSpecs()

@@ -59,6 +59,9 @@ class CompileWorker:
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
         env.setdefault("PYTHONHASHSEED", "0")
+        # libtpu takes a machine-wide lock file unless told that several
+        # processes may load it: -j readers and concurrent builds each have a worker.
+        env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
         proc = subprocess.Popen(
             [sys.executable, "-m", "sphinx_jaxhlo.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -126,6 +126,8 @@ class JaxHloDirective(SphinxDirective):
         source, source_name, first_line, file_path = self._source()
         if source is None:
             return self.fail("file", source_name)
+        if all(not ln.strip() or ln.lstrip().startswith("#") for ln in source.splitlines()):
+            return self.fail("empty", "the example has no code" + (f" ({file_path})" if file_path else ""))
         try:
             specs = parse_args(self.options.get("args", "") or "")
         except SpecError as exc:
@@ -204,4 +206,11 @@ class JaxHloDirective(SphinxDirective):
                 logger.warning("jax-hlo: both a file argument and content given; the content is ignored",
                                location=(self.env.docname, self.lineno), type="jaxhlo", subtype="option")
             return text, resolved.name, 0, rel
-        return "\n".join(self.content), "example.py", self.content_offset + 1, ""
+        return "\n".join(self.content), "example.py", self._first_content_line(), ""
+
+    def _first_content_line(self) -> int:
+        """The document line (1-based) of the content's first line."""
+        if type(self.state).__module__.startswith("myst_parser"):
+            # MyST counts content_offset from the line after the opening fence.
+            return self.lineno + 1 + self.content_offset
+        return self.content_offset + 1

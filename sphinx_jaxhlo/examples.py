@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from sphinx.util import logging
+from sphinx.util.console import bold
 
 from . import expectations as exp
 from . import targets as targets_mod
@@ -80,6 +81,61 @@ def configured_targets(app: Sphinx) -> list[str]:
     return as_list(value) if value else targets_mod.default_targets()
 
 
+class Progress:
+    """``compiling jax-hlo examples... [ 40%] guide/fusion``, shared by ``-j`` readers.
+
+    The total is counted from the sources before reading; the count of examples
+    done lives in shared memory created before Sphinx forks its readers.
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done: Any = None
+
+    def start(self, total: int) -> None:
+        import multiprocessing
+
+        self.total = total
+        self.done = multiprocessing.get_context("fork").Value("i", 0) if total else None
+
+    def step(self, docname: str, compiled: bool) -> None:
+        if self.done is None:
+            return
+        with self.done.get_lock():
+            self.done.value += 1
+            count = self.done.value
+        if compiled:
+            pct = min(100, round(100 * count / max(self.total, 1)))
+            logger.info(bold("compiling jax-hlo examples... ") + f"[{pct:3d}%] {docname}")
+
+
+PROGRESS = Progress()
+
+
+def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """``env-before-read-docs``: count the examples about to be read, for the progress line."""
+    import re
+
+    pattern = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~]{3,}\s*\{jax-hlo\})", re.MULTILINE)
+    total = 0
+    for docname in docnames:
+        try:
+            total += len(pattern.findall(Path(env.doc2path(docname)).read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    PROGRESS.start(total)
+
+
+#: Compile failures that say something about the program, not about the moment.
+DETERMINISTIC_ERRORS = frozenset({"RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "UNIMPLEMENTED", "FAILED_PRECONDITION",
+                                  "OUT_OF_RANGE"})
+
+
+def is_deterministic(report: Report) -> bool:
+    """Whether a report may be cached: a success, or a failure the same input always gives."""
+    return report.error is None or report.error.status in DETERMINISTIC_ERRORS
+
+
 def target_title(target: targets_mod.Target) -> str:
     """The short name pages use for a target: ``CPU``, ``H100``, ``TPU v5e``."""
     title = getattr(target, "title", None)
@@ -135,9 +191,15 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
 
     results: list[Result] = []
     functions: list[str] = []
+    compiled_any = False
     for fn in node["functions"]:
+        example_failure: Failure | None = None  # the example's own error is the same on every target
         for target in targets:
             result = Result(function=fn, target=target.name, target_title=target_title(target))
+            if example_failure is not None:
+                result.failure = example_failure
+                results.append(result)
+                continue
             if not target.available():
                 result.missing = target.missing_message()
                 env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
@@ -154,13 +216,13 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
                 result.report, result.cached = report, True
             else:
                 start = time.perf_counter()
-                logger.info("compiling jax-hlo example %s:%s %s for %s... ", docname, lineno,
-                            fn or "(default function)", target.name, nonl=True)
                 outcome = get_worker().compile(request, timeout)
                 result.seconds = time.perf_counter() - start
-                logger.info("%s (%.2f s)", "done" if outcome.report else "failed", result.seconds)
+                compiled_any = True
                 result.report, result.failure = outcome.report, outcome.failure
-                if outcome.report is not None and cache is not None:
+                if outcome.failure is not None and outcome.failure.kind not in ("timeout", "crash"):
+                    example_failure = outcome.failure
+                if outcome.report is not None and cache is not None and is_deterministic(outcome.report):
                     cache.put(key, outcome.report)
             if result.report is not None:
                 result.function = result.report.function
@@ -204,6 +266,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         records.append(Record(docname, lineno, result.function, result.target, status, result.cached,
                               result.seconds, temp, message))
 
+    PROGRESS.step(docname, compiled_any)
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",

@@ -60,6 +60,12 @@ def _init_env(env: BuildEnvironment) -> None:
         env.jaxhlo_missing = {}  # type: ignore[attr-defined]
 
 
+def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    from .examples import count_examples
+
+    count_examples(app, env, docnames)
+
+
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` and falls back to its default."""
     for setting in SETTINGS:
@@ -68,6 +74,7 @@ def check_config(app: Sphinx, config: Config) -> None:
             logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
                            type="jaxhlo", subtype="config")
             config[setting.name] = setting.default
+    config.numfig_format.setdefault("jax-hlo", "Example %s")
     from . import targets as targets_mod
     from .config import as_list
 
@@ -162,6 +169,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_post_transform(rnodes.PlainFallback)
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", check_config)
+    app.connect("env-before-read-docs", _count_examples)
     app.connect("env-updated", warn_missing_targets)
     app.connect("doctree-resolved", fill_reports)
     app.connect("build-finished", build_finished)

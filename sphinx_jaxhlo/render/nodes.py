@@ -130,7 +130,8 @@ class PlainFallback(SphinxPostTransform):
     default_priority = 200
 
     def run(self, **kwargs: Any) -> None:
-        if self.app.builder.format == "html":
+        builder = getattr(self.env, "_builder_cls", None) or self.app.builder
+        if builder.format == "html":
             return
         for node in list(self.document.findall(jaxhlo_bars)):
             node.parent.remove(node)

@@ -1,2 +1,3 @@
 extensions = ["sphinx_jaxhlo"]
 jaxhlo_targets = ["cpu"]
+numfig = True

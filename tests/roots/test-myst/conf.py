@@ -1,0 +1,2 @@
+extensions = ["myst_parser", "sphinx_jaxhlo"]
+jaxhlo_targets = ["cpu"]

@@ -1,0 +1,145 @@
+"""The jax-hlo directive end to end, through Sphinx test roots (CPU target)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+
+
+def build(app: Any) -> tuple[BeautifulSoup, str]:
+    app.build()
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    return BeautifulSoup(html, "html.parser"), app.warning.getvalue()
+
+
+def records(app: Any) -> list[Any]:
+    from sphinx_jaxhlo.examples import report_records
+
+    return report_records(app.env)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> str:
+    return str(tmp_path / "cache")
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_seed_example_on_cpu(app: Any) -> None:
+    soup, warnings = build(app)
+    assert "jaxhlo" not in warnings, warnings
+    block = soup.select("div.jaxhlo")[0]
+    text = block.get_text(" ")
+    # the materialized 20 GB intermediate heads the list, with its producer
+    rows = block.select("div.jaxhlo-table-box table.jaxhlo-materialized tbody tr")
+    first = [td.get_text(" ", strip=True) for td in rows[0].find_all("td")]
+    assert first[1] == "f32[50000,100000]" and first[2] == "20.0 GB"
+    assert re.search(r"dot_general|cos", first[3])
+    # the reduction reads it, and the page says so in words
+    red = [td.get_text(" ", strip=True) for td in block.select("table.jaxhlo-reductions tbody tr")[0].find_all("td")]
+    assert red[4] == "unfused" and "20.0 GB" in red[3]
+    assert "Unfused reduction" in text and "is stored in memory before the reduction on line 4" in text
+    # memory figures with units and exact bytes
+    mem = {tr.find_all("td")[0].get_text(strip=True): tr.find_all("td")[2].get_text(strip=True)
+           for tr in block.select("table.jaxhlo-memory tbody tr")}
+    assert mem["temp"] == "20,000,000,000 bytes"
+    assert mem["arguments"] == "1,800,000 bytes"
+    # source with line numbers, cost, collapsed highlighted HLO, footer with versions
+    assert block.select_one("div.highlight-python") is not None
+    assert "flops" in block.select_one("table.jaxhlo-cost").get_text()
+    details = block.select_one("details.jaxhlo-details")
+    assert details is not None and not details.has_attr("open")
+    assert "ENTRY" in details.get_text() and "HloModule" in details.get_text()
+    assert "Compiled for" in block.select_one("p.jaxhlo-footer").get_text() and "jax 0." in text
+    # expectations are listed as holding
+    assert len(block.select("li.jaxhlo-pass")) == 3
+    # :name: and :caption: give a label that :ref: and :numref: resolve
+    assert block.get("id") == "seed-dot"
+    links = soup.select('a[href="#seed-dot"]')
+    assert [a.get_text() for a in links] == ["The seed, with jnp.dot", "Example 1"]
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_keyword_and_static_arguments(app: Any) -> None:
+    soup, _ = build(app)
+    second = soup.select("div.jaxhlo")[1]
+    assert "scaled" in second.get_text() and "HloModule jit_scaled" in second.get_text()
+    recs = [r for r in records(app) if r.function == "scaled"]
+    assert recs and recs[0].status == "ok"
+
+
+@pytest.mark.sphinx("html", testroot="myst")
+def test_myst_directive_and_located_errors(app: Any) -> None:
+    soup, warnings = build(app)
+    assert soup.select("div.jaxhlo")[0].get("id") == "myst-seed"
+    # expectation failure: a warning at the directive's line and a mark on the page
+    assert re.search(r"index\.md:3: WARNING: jax-hlo: phase_sum on cpu: expected max temp 1MiB, "
+                     r"found temp 20\.0 GB .*\[jaxhlo\.expectation\]", warnings), warnings
+    assert soup.select("div.jaxhlo-checks-failed li.jaxhlo-fail")
+    # an exception inside the example is located at its own line in the document
+    assert re.search(r"index\.md:21: WARNING: jax-hlo: while tracing broken: NameError", warnings), warnings
+    assert soup.select("div.jaxhlo")[1].select_one(".jaxhlo-bad")
+    assert "Between." in soup.get_text()
+
+
+@pytest.mark.sphinx("html", testroot="basic", freshenv=True)
+def test_warning_fails_build_with_W(app: Any, tmp_path: Path) -> None:
+    from sphinx.application import Sphinx
+
+    src = Path(app.srcdir)
+    (src / "index.rst").write_text(".. jax-hlo::\n   :args: f32[3]\n   :expect-max-temp: 0\n\n"
+                                   "   def f(x):\n       return x @ x.T + x\n", encoding="utf-8")
+    strict = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
+                    warningiserror=True, status=None, warning=None)
+    strict.build()
+    assert strict.statuscode == 1
+
+
+ERROR_CASES = {
+    # case: (warning subtype, example line the warning points at, or None for the directive's line)
+    "empty": ("empty", None),
+    "comments": ("empty", None),
+    "syntax": ("syntax", 1),
+    "import": ("example", 1),
+    "nameerror": ("example", 1),
+    "trace": ("trace", 4),
+    "notfound": ("function", None),
+    "badargs": ("args", None),
+    "wrongcount": ("args", None),
+    "badsize": ("option", None),
+    "compile": ("compile", None),
+}
+
+
+def case_lines(source: str) -> dict[str, tuple[int, int]]:
+    """case -> (line of its directive, document line of its first content line)."""
+    lines = source.splitlines()
+    out: dict[str, tuple[int, int]] = {}
+    for i, line in enumerate(lines):
+        if line.startswith("Case "):
+            name = line.split()[1]
+            directive = next(j for j in range(i, len(lines)) if lines[j].startswith(".. jax-hlo::"))
+            content = next(j for j in range(directive + 1, len(lines)) if not lines[j].startswith("   :"))
+            out[name] = (directive + 1, content + 2)
+    return out
+
+
+@pytest.mark.sphinx("html", testroot="errors")
+def test_each_error_is_located_boxed_and_the_rest_renders(app: Any) -> None:
+    soup, warnings = build(app)
+    lines = case_lines((Path(app.srcdir) / "index.rst").read_text(encoding="utf-8"))
+    for case, (subtype, example_line) in ERROR_CASES.items():
+        directive_line, first = lines[case]
+        line = directive_line if example_line is None else first + example_line - 1
+        pattern = rf"index\.rst:{line}: WARNING: jax-hlo: [^\n]*\[jaxhlo\.{subtype}\]"
+        assert re.search(pattern, warnings), f"{case}: no {pattern!r} in\n{warnings}"
+        section = soup.find("section", id=f"case-{case}")
+        assert section is not None
+        assert section.select_one(".jaxhlo-error, .jaxhlo-bad, .jaxhlo-oom"), f"{case}: no error shown in the page"
+        assert f"After {case}." in section.get_text()
+    assert warnings.count("[jaxhlo.") == len(ERROR_CASES), warnings
+    good = soup.find("section", id="good")
+    assert "HloModule jit_good" in good.get_text() and good.select("li.jaxhlo-pass")

@@ -33,7 +33,7 @@ class ReportCache:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             log.debug("jax-hlo cache: cannot read %s: %s", path, exc)
             return None
         try:

@@ -14,7 +14,9 @@ import os
 import select
 import signal
 import subprocess
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ class CompileWorker:
         self._pid = os.getpid()
         self._buffer = b""
         self._lock = threading.Lock()
+        self._workdir: str | None = None
         self.started = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -62,6 +65,8 @@ class CompileWorker:
         # libtpu takes a machine-wide lock file unless told that several
         # processes may load it: -j readers and concurrent builds each have a worker.
         env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
+        self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
+        env["JAXHLO_WORKDIR"] = self._workdir
         proc = subprocess.Popen(
             [sys.executable, "-m", "sphinx_jaxhlo.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -87,6 +92,12 @@ class CompileWorker:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
             proc.wait()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -99,6 +110,7 @@ class CompileWorker:
         except (OSError, subprocess.TimeoutExpired):
             self._proc = proc
             self.kill()
+        self._cleanup()
 
     def compile(self, request: CompileRequest, timeout: float) -> Outcome:
         """Send one request and wait at most ``timeout`` seconds for its answer."""
@@ -142,6 +154,7 @@ class CompileWorker:
             self.kill()
             code = -9
         self._proc = None
+        self._cleanup()
         if code < 0:
             try:
                 name = signal.Signals(-code).name

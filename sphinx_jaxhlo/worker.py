@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -265,7 +266,7 @@ def main() -> None:
     # The protocol keeps the original stdin/stdout; everything else goes to a log.
     proto_in = io.open(os.dup(0), "r", encoding="utf-8", newline="\n")
     proto_out = io.open(os.dup(1), "w", encoding="utf-8", newline="\n")
-    workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
+    workdir = os.environ.get("JAXHLO_WORKDIR") or tempfile.mkdtemp(prefix="jaxhlo-worker-")
     log_path = os.path.join(workdir, "output.log")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -302,9 +303,11 @@ def main() -> None:
                                   "line": _example_line(exc.__traceback__, "example.py")}}
         finally:
             os.chdir(workdir)
+            shutil.rmtree(rundir, ignore_errors=True)
         answer["log_tail"] = _log_tail(log_path)
         proto_out.write(json.dumps(answer) + "\n")
         proto_out.flush()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,136 @@
+"""The report cache: hits, misses, invalidation, corruption, concurrency, and no jax in cached builds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sphinx_jaxhlo.cache import ReportCache
+from sphinx_jaxhlo.report import Memory, Report
+from sphinx_jaxhlo.request import CompileRequest
+from sphinx_jaxhlo.specs import parse_args
+
+ROOT = Path(__file__).parent / "roots" / "test-cache"
+
+BUILD = """
+import json, sys
+from sphinx.cmd.build import build_main
+rc = build_main(sys.argv[1:])
+from sphinx_jaxhlo.examples import report_records  # noqa
+import sphinx_jaxhlo.extension  # noqa
+print("JAXHLO-RESULT " + json.dumps({"rc": rc, "jax_imported": "jax" in sys.modules}))
+"""
+
+
+def sphinx_build(src: Path, out: Path, cache: Path, *extra: str) -> tuple[dict[str, object], str]:
+    """Build in a fresh process; returns whether jax was imported there and the log."""
+    cmd = [sys.executable, "-c", BUILD, "-b", "html", "-E", "-D", f"jaxhlo_cache_dir={cache}", *extra, str(src), str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("JAXHLO-RESULT "))
+    return json.loads(line.removeprefix("JAXHLO-RESULT ")), proc.stdout + proc.stderr
+
+
+def summary(log: str) -> tuple[int, int]:
+    import re
+
+    m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache", log)
+    assert m, log
+    return int(m.group(1)), int(m.group(2))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src)
+    return src
+
+
+def test_cached_rebuild_compiles_nothing_and_never_imports_jax(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    result, log = sphinx_build(project, tmp_path / "out1", cache)
+    assert result["rc"] == 0 and summary(log) == (3, 0), log
+    # a fresh environment (-E) with a warm cache: everything from the cache, and jax never imported
+    result, log = sphinx_build(project, tmp_path / "out2", cache)
+    assert summary(log) == (0, 3), log
+    assert result["jax_imported"] is False
+    # prose edits recompile nothing; editing one example recompiles that one alone
+    index = project / "index.rst"
+    index.write_text(index.read_text().replace("Prose that can change.", "Prose that changed."))
+    _, log = sphinx_build(project, tmp_path / "out3", cache)
+    assert summary(log) == (0, 3), log
+    second = project / "examples" / "second.py"
+    second.write_text(second.read_text().replace("jnp.max", "jnp.min"))
+    _, log = sphinx_build(project, tmp_path / "out4", cache)
+    assert summary(log) == (1, 2), log
+
+
+def test_corrupt_entries_are_recompiled(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    sphinx_build(project, tmp_path / "out1", cache)
+    entries = sorted(cache.rglob("*.json"))
+    assert len(entries) == 3
+    entries[0].write_text('{"schema_version": 1, "function": "tr')  # truncated
+    entries[1].write_bytes(b"\x00\xff garbage")
+    result, log = sphinx_build(project, tmp_path / "out2", cache)
+    assert result["rc"] == 0 and summary(log) == (2, 1), log
+    assert "Traceback" not in log
+    assert all(Report.from_json(p.read_text()) for p in cache.rglob("*.json"))
+
+
+def test_two_builds_at_once_share_one_cache(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cmds = [[sys.executable, "-c", BUILD, "-b", "html", "-D", f"jaxhlo_cache_dir={cache}", str(project),
+             str(tmp_path / f"out{i}"), "-d", str(tmp_path / f"doctrees{i}")] for i in range(2)]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in cmds]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    pages = [(tmp_path / f"out{i}" / "index.html").read_text() for i in range(2)]
+    assert pages[0] == pages[1]
+    assert not list(cache.rglob(".tmp-*"))
+
+
+def test_file_argument_is_a_dependency(project: Path, tmp_path: Path) -> None:
+    from sphinx.application import Sphinx
+
+    app = Sphinx(str(project), str(project), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
+                 confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")}, status=None, warning=None)
+    app.build()
+    assert "examples/second.py" in {str(Path(p).relative_to(project)) if Path(p).is_absolute() else str(p)
+                                    for p in app.env.dependencies["index"]}
+
+
+def request(**changes: object) -> CompileRequest:
+    base = CompileRequest(source="def f(x):\n    return x\n", function="f", specs=parse_args("f32[3]"),
+                          target="cpu", static=(("n", "1"),), xla_flags=(("xla_flag", "1"),),
+                          target_fingerprint="cpu-x86", versions=(("jax", "0.10.2"), ("jaxlib", "0.10.2")))
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("change", [
+    {"source": "def f(x):\n    return x + 1\n"}, {"function": "g"}, {"specs": parse_args("f32[4]")},
+    {"static": (("n", "2"),)}, {"target": "gpu:h100"}, {"target_fingerprint": "other"},
+    {"xla_flags": ()}, {"versions": (("jax", "0.10.3"), ("jaxlib", "0.10.2"))},
+    {"extras": ("stablehlo",)},
+])
+def test_every_key_part_invalidates(change: dict[str, object]) -> None:
+    assert request(**change).cache_key() != request().cache_key()
+
+
+def test_key_ignores_nothing_else() -> None:
+    assert request().cache_key() == request().cache_key()
+
+
+def test_round_trip_and_atomic_write(tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path)
+    rep = Report(function="f", target="cpu", memory=Memory(temp_bytes=12))
+    cache.put("ab" * 32, rep)
+    assert cache.get("ab" * 32) == rep
+    assert cache.get("cd" * 32) is None
+    # nothing but the entry is left behind: no temporary files
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["ab", "ab" * 32 + ".json"]

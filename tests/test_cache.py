@@ -134,3 +134,26 @@ def test_round_trip_and_atomic_write(tmp_path: Path) -> None:
     assert cache.get("cd" * 32) is None
     # nothing but the entry is left behind: no temporary files
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["ab", "ab" * 32 + ".json"]
+
+
+def many_pages(src: Path, count: int) -> None:
+    src.mkdir(parents=True)
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["cpu"]\n')
+    names = [f"page{i}" for i in range(count)]
+    (src / "index.rst").write_text("Pages\n=====\n\n.. toctree::\n\n" + "".join(f"   {n}\n" for n in names))
+    for i, name in enumerate(names):
+        (src / f"{name}.rst").write_text(
+            f"Page {i}\n=======\n\n.. jax-hlo::\n   :args: f32[{64 + i},8]\n\n   import jax.numpy as jnp\n\n"
+            f"   def f{i}(x):\n       return jnp.sum(jnp.cos(x) * {i + 1})\n")
+
+
+def test_parallel_build_gives_the_same_html(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    many_pages(src, 8)
+    outs = {}
+    for jobs in ("1", "2"):
+        result, log = sphinx_build(src, tmp_path / f"out{jobs}", tmp_path / f"cache{jobs}", "-j", jobs)
+        assert result["rc"] == 0, log
+        assert summary(log) == (8, 0), log
+        outs[jobs] = {p.name: p.read_text() for p in (tmp_path / f"out{jobs}").glob("page*.html")}
+    assert outs["1"] == outs["2"] and len(outs["1"]) == 8

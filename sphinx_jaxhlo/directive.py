@@ -175,7 +175,7 @@ class JaxHloDirective(SphinxDirective):
         node["targets"] = as_list(self.options["targets"]) if "targets" in self.options else None
         node["show"] = show
         node["timeout"] = timeout
-        node["expectations"] = [(e.kind, e.target, e.value) for e in expectations.items]
+        node["expectations"] = [(e.kind, e.target, e.value, e.function) for e in expectations.items]
         node["caption"] = self.options.get("caption", "")
         node["docname"] = self.env.docname
         node["lineno"] = self.lineno

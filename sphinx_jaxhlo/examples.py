@@ -177,10 +177,13 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         from .directive import error_box
 
         return [error_box("jax-hlo example has no target to compile for")]
-    expectations = exp.Expectations([exp.Expectation(k, t, v) for k, t, v in node["expectations"]])
+    expectations = exp.Expectations([exp.Expectation(k, t, v, f) for k, t, v, f in node["expectations"]])
     for named in sorted(expectations.targets_named() - {t.name for t in targets}):
         if named not in targets_mod.TARGETS:
-            warn(f"expectation names unknown target {named!r}", "option", location)
+            warn(f"an expectation names unknown target {named!r}", "option", location)
+    listed = set(node["functions"]) - {""}
+    for named in sorted(expectations.functions_named() - listed):
+        warn(f"an expectation names function {named!r}, which :function: does not list", "option", location)
     show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
     xla_flags = {**{str(k): str(v) for k, v in app.config.jaxhlo_xla_flags.items()}, **dict(node["xla_flags"])}
@@ -249,7 +252,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         else:
             assert result.report is not None
             err = result.report.error
-            if err is not None and not expectations.expects_error(result.target):
+            if err is not None and not expectations.expects_error(result.target, result.function):
                 message = f"{result.function} failed to compile for {result.target_title}: {err.status}: " \
                           f"{err.message.splitlines()[0] if err.message else ''}"
                 warn(message, "compile", location)

@@ -2,7 +2,9 @@
 
 Each expectation option takes a bare value, applying to every target, or a
 comma list of ``target=value`` pairs (``cpu=25GB, gpu:h100=64MiB``); both may be
-mixed, a bare value then applying to the targets not named.
+mixed, a bare value then applying to the targets not named.  With several
+functions, ``function@target=value`` (or ``function@*=value`` for every target)
+narrows an item to one function; the most specific item applies.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ class Expectation:
     kind: str  # one of OPTIONS, without "expect-"
     target: str | None
     value: str  # as the author wrote it
+    #: The function it is about, or ``None`` for every function.
+    function: str | None = None
+
+    @property
+    def scope(self) -> str:
+        if self.function is None:
+            return self.target or ""
+        return f"{self.function}@{self.target or '*'}"
 
 
 @dataclass(frozen=True)
@@ -55,23 +65,30 @@ class Expectations:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def for_target(self, target: str) -> list[Expectation]:
-        """The expectations that apply to ``target``: its own, else the bare ones."""
+    def for_target(self, target: str, function: str | None = None) -> list[Expectation]:
+        """The expectations that apply to ``function`` on ``target``: for each
+        kind, the most specific of function@target, function@*, target, bare."""
         out: list[Expectation] = []
-        for kind in {e.kind for e in self.items}:
-            own = [e for e in self.items if e.kind == kind and e.target == target]
-            out += own or [e for e in self.items if e.kind == kind and e.target is None]
-        return sorted(out, key=lambda e: OPTIONS.index("expect-" + e.kind))
+        for kind in sorted({e.kind for e in self.items}, key=lambda k: OPTIONS.index("expect-" + k)):
+            for fn, tg in ((function, target), (function, None), (None, target), (None, None)):
+                hit = [e for e in self.items if e.kind == kind and e.function == fn and e.target == tg]
+                if hit:
+                    out += hit
+                    break
+        return out
 
-    def expects_error(self, target: str) -> bool:
-        return any(e.kind == "error" and e.value.lower() != "none" for e in self.for_target(target))
+    def expects_error(self, target: str, function: str | None = None) -> bool:
+        return any(e.kind == "error" and e.value.lower() != "none" for e in self.for_target(target, function))
 
     def targets_named(self) -> set[str]:
         return {e.target for e in self.items if e.target is not None}
 
+    def functions_named(self) -> set[str]:
+        return {e.function for e in self.items if e.function is not None}
 
-def _split_pairs(text: str) -> list[tuple[str | None, str]]:
-    pairs: list[tuple[str | None, str]] = []
+
+def _split_pairs(text: str) -> list[tuple[str | None, str | None, str]]:
+    pairs: list[tuple[str | None, str | None, str]] = []
     parts, depth, current = [], 0, ""
     for ch in text:
         depth += ch in "([{"
@@ -87,13 +104,21 @@ def _split_pairs(text: str) -> list[tuple[str | None, str]]:
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")
         if "=" in part:
-            target, _, value = part.partition("=")
-            target, value = target.strip().lower(), value.strip()
-            if not target or not value:
-                raise ExpectationSyntaxError(f"{part!r}: write target=value")
-            pairs.append((target, value))
+            scope, _, value = part.partition("=")
+            scope, value = scope.strip(), value.strip()
+            function: str | None = None
+            if "@" in scope:
+                function, _, scope = scope.partition("@")
+                function = function.strip()
+                if not function.isidentifier():
+                    raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
+                scope = scope.strip()
+            target: str | None = scope.lower() if scope not in ("*", "") or function is None else None
+            if (function is None and not target) or not value:
+                raise ExpectationSyntaxError(f"{part!r}: write target=value or function@target=value")
+            pairs.append((function, target, value))
         else:
-            pairs.append((None, part))
+            pairs.append((None, None, part))
     return pairs
 
 
@@ -128,13 +153,14 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
         text = options[option] or ""
         try:
             pairs = _split_pairs(text)
-            seen: set[str | None] = set()
-            for target, value in pairs:
-                if target in seen:
-                    raise ExpectationSyntaxError(f"{'a bare value' if target is None else target} given twice")
-                seen.add(target)
+            seen: set[tuple[str | None, str | None]] = set()
+            for function, target, value in pairs:
+                if (function, target) in seen:
+                    what = Expectation(kind, target, value, function).scope or "a bare value"
+                    raise ExpectationSyntaxError(f"{what} given twice")
+                seen.add((function, target))
                 _validate(kind, value)
-                items.append(Expectation(kind, target, value))
+                items.append(Expectation(kind, target, value, function))
         except ValueError as exc:
             raise ExpectationSyntaxError(f":{option}: {exc}") from exc
     return Expectations(items)
@@ -200,4 +226,4 @@ def _canonical_shape(shape: str) -> str:
 
 def check_all(expectations: Expectations, reports: list[Report]) -> list[Outcome]:
     """Check every expectation that applies to each report's target."""
-    return [check(e, r) for r in reports for e in expectations.for_target(r.target)]
+    return [check(e, r) for r in reports for e in expectations.for_target(r.target, r.function)]

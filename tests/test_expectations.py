@@ -69,3 +69,13 @@ def test_expected_error_is_a_result() -> None:
 def test_malformed_expectations(options: dict[str, str], message: str) -> None:
     with pytest.raises(ExpectationSyntaxError, match=message):
         parse_expectations(options)
+
+
+def test_function_scoped_items_are_the_most_specific() -> None:
+    e = parse_expectations({"expect-max-temp": "25GB, explicit@gpu:h100=100MB, with_dot@*=30GB"})
+    assert [x.value for x in e.for_target("gpu:h100", "explicit")] == ["100MB"]
+    assert [x.value for x in e.for_target("gpu:h100", "with_dot")] == ["30GB"]
+    assert [x.value for x in e.for_target("cpu", "explicit")] == ["25GB"]
+    assert e.functions_named() == {"explicit", "with_dot"}
+    with pytest.raises(ExpectationSyntaxError, match="not a function name"):
+        parse_expectations({"expect-max-temp": "a b@cpu=1GB"})

@@ -476,6 +476,7 @@ class _Analyzer:
         for operand in data:
             self.walk(where.name, operand, chain, fused_with, inputs)
         materialized = None
+        partial_of = None
         best = -1
         for operand, as_is in inputs:
             name, producer, index = self.resolve(comp, operand)
@@ -487,7 +488,8 @@ class _Analyzer:
             if size < in_shape.elements or size <= best:
                 continue
             if as_is and self.made_by_reduce(producer, index):
-                continue  # partial results of a split reduction
+                partial_of = name  # partial results of a split reduction
+                continue
             materialized, best = name, size
         flat = self.flatten(top) if top.opcode == "fusion" else []
         ops = [i.opcode for c, i in flat if (c, i.name) in fused_with and i.opcode not in _TRIVIAL]
@@ -501,6 +503,7 @@ class _Analyzer:
                 input_shape=str(in_shape),
                 source_lines=self.lines([reduce]),
                 computation=comp.name,
+                partial_of=partial_of if materialized is None else None,
             )
         ]
 

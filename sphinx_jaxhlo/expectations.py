@@ -191,10 +191,11 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         passed = temp <= limit if kind == "max-temp" else temp >= limit
         return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)})")
     if kind == "reduction":
-        if not report.reductions:
+        reductions = report.verdict_reductions
+        if not reductions:
             return outcome(False, "no reduction")
-        fused = [r for r in report.reductions if r.fused]
-        unfused = [r for r in report.reductions if not r.fused]
+        fused = [r for r in reductions if r.fused]
+        unfused = [r for r in reductions if not r.fused]
         want_fused = value.lower() == "fused"
         passed = not unfused if want_fused else not fused
         parts = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -104,6 +104,10 @@ class Reduction:
     input_shape: str = ""
     source_lines: list[int] = field(default_factory=list)
     computation: str = ""
+    #: For the second stage of a split reduction (it reads, as is, the partial
+    #: results another reduction wrote), the buffer of those partial results.
+    #: Such a stage inherits the verdict of the first and is left out of verdicts.
+    partial_of: str | None = None
 
     @property
     def fused(self) -> bool:
@@ -195,8 +199,14 @@ class Report:
         return max(self.materialized, key=lambda m: m.bytes, default=None)
 
     @property
+    def verdict_reductions(self) -> list[Reduction]:
+        """The reductions that verdicts are about: all but second stages of split reductions."""
+        return [r for r in self.reductions if r.partial_of is None]
+
+    @property
     def all_reductions_fused(self) -> bool | None:
         """True/False when there are reductions, ``None`` when there are none."""
-        if not self.reductions:
+        reductions = self.verdict_reductions
+        if not reductions:
             return None
-        return all(r.fused for r in self.reductions)
+        return all(r.fused for r in reductions)

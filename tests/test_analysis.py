@@ -729,3 +729,13 @@ def test_producer_op(op_name: str | None, expected: str | None) -> None:
 def test_bad_text_raises_parse_error() -> None:
     with pytest.raises(HloParseError):
         analyze_module("HloModule m\nENTRY %e {\n")
+
+
+def test_second_stage_is_left_out_of_verdicts() -> None:
+    analysis = analyze_fixture("gpu_h100__with_dot.txt")
+    stages = [r for r in analysis.reductions if r.partial_of]
+    main = [r for r in analysis.reductions if not r.partial_of]
+    report = Report(function="with_dot", target="gpu:h100", reductions=analysis.reductions)
+    assert main and all(not r.fused for r in main)
+    assert report.all_reductions_fused is False
+    assert all(s.partial_of for s in stages)

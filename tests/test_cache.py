@@ -96,13 +96,17 @@ def test_two_builds_at_once_share_one_cache(project: Path, tmp_path: Path) -> No
 
 
 def test_file_argument_is_a_dependency(project: Path, tmp_path: Path) -> None:
-    from sphinx.application import Sphinx
+    from sphinx.testing.util import SphinxTestApp
 
-    app = Sphinx(str(project), str(project), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
-                 confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")}, status=None, warning=None)
-    app.build()
-    assert "examples/second.py" in {str(Path(p).relative_to(project)) if Path(p).is_absolute() else str(p)
-                                    for p in app.env.dependencies["index"]}
+    app = SphinxTestApp("html", srcdir=project, builddir=tmp_path / "build",
+                        confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")})
+    try:
+        app.build()
+        deps = {str(Path(p).relative_to(project)) if Path(p).is_absolute() else str(p)
+                for p in app.env.dependencies["index"]}
+    finally:
+        app.cleanup()
+    assert "examples/second.py" in deps
 
 
 def request(**changes: object) -> CompileRequest:

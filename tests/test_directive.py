@@ -87,15 +87,18 @@ def test_myst_directive_and_located_errors(app: Any) -> None:
 
 @pytest.mark.sphinx("html", testroot="basic", freshenv=True)
 def test_warning_fails_build_with_W(app: Any, tmp_path: Path) -> None:
-    from sphinx.application import Sphinx
+    from sphinx.testing.util import SphinxTestApp
 
     src = Path(app.srcdir)
     (src / "index.rst").write_text(".. jax-hlo::\n   :args: f32[3]\n   :expect-max-temp: 0\n\n"
                                    "   def f(x):\n       return x @ x.T + x\n", encoding="utf-8")
-    strict = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
-                    warningiserror=True, status=None, warning=None)
-    strict.build()
-    assert strict.statuscode == 1
+    strict = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build", warningiserror=True,
+                           confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")})
+    try:
+        strict.build()
+        assert strict.statuscode == 1
+    finally:
+        strict.cleanup()
 
 
 ERROR_CASES = {

@@ -117,8 +117,8 @@ def reduction_verdict(report: Report) -> str:
     fused = report.all_reductions_fused
     if fused is None:
         return "no reduction"
-    n = len(report.reductions)
-    unfused = sum(not r.fused for r in report.reductions)
+    n = len(report.verdict_reductions)
+    unfused = sum(not r.fused for r in report.verdict_reductions)
     if fused:
         return "fused" if n == 1 else f"all {n} fused"
     return "unfused" if n == 1 else f"{unfused} of {n} unfused"
@@ -169,8 +169,8 @@ def callouts(report: Report) -> list[nodes.Node]:
         out.append(para(nodes.strong(text="Unfused reduction: "),
                         f"{what}{origin} is stored in memory before the reduction{red_where} "
                         f"({red.name}, in {red.fusion}) reads it.", classes=["jaxhlo-callout", "jaxhlo-bad"]))
-    fused = [r for r in report.reductions if r.fused]
-    if fused and len(fused) == len(report.reductions):
+    fused = [r for r in report.verdict_reductions if r.fused]
+    if fused and len(fused) == len(report.verdict_reductions):
         names = ", ".join(sorted({r.fusion for r in fused}))
         out.append(para(nodes.strong(text="Fused: "),
                         f"every reduction computes its data inside its fusion ({names}); "
@@ -207,8 +207,9 @@ def summary_nodes(report: Report) -> list[nodes.Node]:
     if report.reductions:
         rows = [[code(r.name), code(r.fusion), " + ".join(r.fused_with) or "—",
                  (f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
-                  else "computed in the fusion"),
-                 "fused" if r.fused else "unfused", lines_text(r.source_lines)] for r in report.reductions]
+                  else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion"),
+                 ("second stage" if r.partial_of else "fused" if r.fused else "unfused"),
+                 lines_text(r.source_lines)] for r in report.reductions]
         out.append(table(["reduction", "in", "fused with", "reads", "verdict", "source"], rows,
                          ["jaxhlo-reductions"], title="Reductions"))
     return out

@@ -7,6 +7,7 @@ looked up in the cache first; only misses reach the compile worker.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,11 @@ _versions: tuple[tuple[str, str], ...] | None = None
 def installed_versions() -> tuple[tuple[str, str], ...]:
     global _versions
     if _versions is None:
-        _versions = tuple(sorted(targets_mod.package_versions().items()))
+        versions = targets_mod.package_versions()
+        # The user's own XLA_FLAGS reach the worker and can change what XLA does.
+        if os.environ.get("XLA_FLAGS"):
+            versions["XLA_FLAGS"] = os.environ["XLA_FLAGS"]
+        _versions = tuple(sorted(versions.items()))
     return _versions
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives

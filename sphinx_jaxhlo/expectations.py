@@ -55,7 +55,8 @@ class Outcome:
     def message(self) -> str:
         e = self.expectation
         verdict = "holds" if self.passed else "FAILED"
-        return f"{self.function} on {self.target}: expected {e.kind.replace('-', ' ')} {e.value}, found {self.actual} [{verdict}]"
+        what = e.kind.replace("-", " ")
+        return f"{self.function} on {self.target}: expected {what} {e.value}, found {self.actual} [{verdict}]"
 
 
 @dataclass
@@ -133,10 +134,10 @@ def _validate(kind: str, value: str) -> None:
             try:
                 parse_shape(value)
             except SpecError as exc:
-                raise ExpectationSyntaxError(f"{value!r} is neither a shape such as f32[50000,100000] nor 'none': {exc}") from exc
-    elif kind == "error":
-        if not value.strip():
-            raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
+                raise ExpectationSyntaxError(
+                    f"{value!r} is neither a shape such as f32[50000,100000] nor 'none': {exc}") from exc
+    elif kind == "error" and not value.strip():
+        raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
 
 
 def parse_expectations(options: dict[str, str]) -> Expectations:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from docutils import nodes
 from sphinx.environment.collectors import EnvironmentCollector
@@ -37,7 +38,8 @@ class ExampleCollector(EnvironmentCollector):
         for docs in env.jaxhlo_missing.values():  # type: ignore[attr-defined]
             docs.discard(docname)
 
-    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str],
+                    other: BuildEnvironment) -> None:
         _init_env(env)
         _init_env(other)
         for docname in docnames:

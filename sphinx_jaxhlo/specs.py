@@ -77,7 +77,8 @@ class ArraySpec:
 
 
 #: A spec or a pytree (tuple, list, dict) of specs.
-SpecTree = Union[ArraySpec, tuple["SpecTree", ...], list["SpecTree"], dict[str, "SpecTree"]]
+# (a recursive alias needs Union with string forward references)
+SpecTree = Union[ArraySpec, tuple["SpecTree", ...], list["SpecTree"], dict[str, "SpecTree"]]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,8 @@ def tree_from_json(data: Any) -> SpecTree:
     return {k: tree_from_json(v) for k, v in data["dict"].items()}
 
 
-_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[\[\](){},=:])|(?P<bad>\S))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[\[\](){},=:])|(?P<bad>\S))")
 
 
 class _Parser:

@@ -214,7 +214,8 @@ def _memory(compiled: Any) -> Memory:
     if peak:
         mem.peak_bytes = peak
     elif None not in (mem.argument_bytes, mem.output_bytes, mem.temp_bytes):
-        mem.peak_bytes = (mem.argument_bytes or 0) + (mem.output_bytes or 0) + (mem.temp_bytes or 0) - (mem.alias_bytes or 0)
+        mem.peak_bytes = ((mem.argument_bytes or 0) + (mem.output_bytes or 0) + (mem.temp_bytes or 0)
+                          - (mem.alias_bytes or 0))
         mem.peak_is_estimate = True
     return mem
 
@@ -264,8 +265,9 @@ def main() -> None:
 
     targets_mod.prepare_environment(os.environ)
     # The protocol keeps the original stdin/stdout; everything else goes to a log.
-    proto_in = io.open(os.dup(0), "r", encoding="utf-8", newline="\n")
-    proto_out = io.open(os.dup(1), "w", encoding="utf-8", newline="\n")
+    # These stay open for the worker's whole life.
+    proto_in = open(os.dup(0), encoding="utf-8", newline="\n")  # noqa: SIM115
+    proto_out = open(os.dup(1), "w", encoding="utf-8", newline="\n")  # noqa: SIM115
     workdir = os.environ.get("JAXHLO_WORKDIR") or tempfile.mkdtemp(prefix="jaxhlo-worker-")
     log_path = os.path.join(workdir, "output.log")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -273,7 +275,7 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    sys.stdin = open(os.devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
     import jax  # noqa: F401  (once, before the first request)

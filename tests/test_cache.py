@@ -30,7 +30,8 @@ print("JAXHLO-RESULT " + json.dumps({"rc": rc, "jax_imported": "jax" in sys.modu
 
 def sphinx_build(src: Path, out: Path, cache: Path, *extra: str) -> tuple[dict[str, object], str]:
     """Build in a fresh process; returns whether jax was imported there and the log."""
-    cmd = [sys.executable, "-c", BUILD, "-b", "html", "-E", "-D", f"jaxhlo_cache_dir={cache}", *extra, str(src), str(out)]
+    cmd = [sys.executable, "-c", BUILD, "-b", "html", "-E", "-D", f"jaxhlo_cache_dir={cache}", *extra,
+           str(src), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("JAXHLO-RESULT "))
     return json.loads(line.removeprefix("JAXHLO-RESULT ")), proc.stdout + proc.stderr

@@ -26,14 +26,16 @@ def test_format_bytes() -> None:
 def seed_report(target: str = "cpu", temp: int = 20_000_000_000, fused: bool = False) -> Report:
     return Report(
         function="with_dot", target=target, memory=Memory(temp_bytes=temp),
-        materialized=[] if fused else [Materialized("fusion.1", "f32[50000,100000]", 20_000_000_000, "fusion.1", ["r"])],
+        materialized=[] if fused else [
+            Materialized("fusion.1", "f32[50000,100000]", 20_000_000_000, "fusion.1", ["r"])],
         reductions=[Reduction("reduce.1", "r", ["cosine"], None if fused else "fusion.1", 20_000_000_000)])
 
 
 def test_per_target_values_override_the_bare_one() -> None:
     e = parse_expectations({"expect-max-temp": "25GB, tpu:v5e=0"})
     outcomes = check_all(e, [seed_report("cpu"), seed_report("tpu:v5e", temp=0, fused=True)])
-    assert [(o.target, o.expectation.value, o.passed) for o in outcomes] == [("cpu", "25GB", True), ("tpu:v5e", "0", True)]
+    assert [(o.target, o.expectation.value, o.passed) for o in outcomes] == [
+        ("cpu", "25GB", True), ("tpu:v5e", "0", True)]
 
 
 def test_failed_expectations_say_what_was_found() -> None:

@@ -35,7 +35,8 @@ ENTRIES = [
 def main() -> None:
     header = "# Sphinx inventory version 2\n# Project: JAX\n# Version: 0.10\n" \
              "# The remainder of this file is compressed using zlib.\n"
-    body = "".join(f"{name} {role} {1 if role != 'std:doc' else -1} {uri} {disp}\n" for name, role, uri, disp in ENTRIES)
+    body = "".join(f"{name} {role} {1 if role != 'std:doc' else -1} {uri} {disp}\n"
+                   for name, role, uri, disp in ENTRIES)
     (Path(__file__).parent / "jax.inv").write_bytes(header.encode() + zlib.compress(body.encode()))
 
 

@@ -55,7 +55,7 @@ def validate(name: str, value: Any) -> str | None:
     if not isinstance(value, setting.types) or (isinstance(value, bool) and bool not in setting.types):
         names = " or ".join(t.__name__ if t is not type(None) else "None" for t in setting.types)
         return f"{name} must be {names}, not {type(value).__name__}"
-    if name == "jaxhlo_timeout" and float(value) <= 0:
+    if name == "jaxhlo_timeout" and isinstance(value, (int, float)) and value <= 0:
         return f"{name} must be positive"
     return None
 

@@ -17,9 +17,20 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the documentation site with warnings as errors."""
+    """Build the documentation site with warnings as errors (a broken claim in the guide fails it)."""
     session.install("-e", ".[docs]")
     session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "docs", "docs/_build/html", *session.posargs)
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """Open the built site in headless Chromium: tabs, collapsible HLO, console errors, screenshots.
+
+    Run ``nox -s docs`` first; needs Debian's ``chromium``.
+    """
+    session.install("-e", ".[docs,test]")
+    session.run("pytest", "tests/test_browser.py", "-v",
+                env={"JAXHLO_DOCS_HTML": "docs/_build/html", "JAXHLO_SCREENSHOTS": "docs/_build/screenshots"})
 
 
 @nox.session

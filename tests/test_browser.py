@@ -1,0 +1,108 @@
+"""The rendered pages in a real browser (headless Chromium through Playwright).
+
+Skipped when Chromium or Playwright is missing; CI installs both.  Set
+``JAXHLO_DOCS_HTML`` to a built docs folder to check the guide pages too
+(``nox -s docs`` does).  Screenshots go to ``JAXHLO_SCREENSHOTS`` (default: a
+temporary folder) so a person can look at them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, list[str]]:
+    page = browser.new_page(color_scheme=scheme, viewport={"width": 1280, "height": 1600})
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return page, errors
+
+
+def check_example_page(browser: Any, html: Path, name: str) -> None:
+    for scheme in ("light", "dark"):
+        page, errors = open_page(browser, html.as_uri(), scheme)
+        # the HLO is collapsed, and opens when its summary is clicked
+        details = page.locator("details.jaxhlo-details").first
+        assert details.get_attribute("open") is None
+        details.locator("summary").click()
+        assert details.get_attribute("open") is not None
+        assert details.locator("pre").first.is_visible()
+        tabsets = page.locator(".jaxhlo-tabs")
+        if tabsets.count():
+            first = tabsets.first
+            tabs = first.locator("[role=tab]")
+            assert tabs.count() >= 2
+            panels = first.locator("[role=tabpanel]")
+            assert panels.nth(0).is_visible() and not panels.nth(1).is_visible()
+            tabs.nth(1).click()
+            assert tabs.nth(1).get_attribute("aria-selected") == "true"
+            assert panels.nth(1).is_visible() and not panels.nth(0).is_visible()
+            # keyboard: arrow keys move between tabs
+            tabs.nth(1).press("ArrowLeft")
+            assert tabs.nth(0).get_attribute("aria-selected") == "true"
+            tabs.nth(1).click()
+            key = tabs.nth(1).get_attribute("data-key")
+            # the choice sticks across the examples of the page, and across a reload
+            for i in range(tabsets.count()):
+                selected = tabsets.nth(i).locator(f'[role=tab][data-key="{key}"]')
+                if selected.count():
+                    assert selected.get_attribute("aria-selected") == "true"
+            page.reload()
+            page.wait_for_load_state("load")
+            again = page.locator(".jaxhlo-tabs").first.locator(f'[role=tab][data-key="{key}"]')
+            assert again.get_attribute("aria-selected") == "true"
+        page.screenshot(path=str(SHOTS / f"{name}-{scheme}.png"), full_page=True)
+        assert not errors, errors
+        page.close()
+
+
+def test_example_page_in_chromium(browser: Any, tmp_path: Path) -> None:
+    from sphinx.testing.util import SphinxTestApp
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-browser", src)
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build")
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    check_example_page(browser, Path(app.outdir) / "index.html", "test-browser")
+
+
+@pytest.mark.skipif(not os.environ.get("JAXHLO_DOCS_HTML"), reason="set JAXHLO_DOCS_HTML to a built docs folder")
+def test_guide_pages_in_chromium(browser: Any) -> None:
+    root = Path(os.environ["JAXHLO_DOCS_HTML"])
+    pages = [root / "index.html", *sorted((root / "guide").glob("*.html"))]
+    checked = 0
+    for html in pages:
+        page, _ = open_page(browser, html.as_uri())
+        has_examples = page.locator("details.jaxhlo-details").count() > 0
+        page.close()
+        if has_examples:
+            check_example_page(browser, html, html.relative_to(root).as_posix().replace("/", "-").removesuffix(".html"))
+            checked += 1
+    assert checked >= 2

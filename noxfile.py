@@ -23,13 +23,14 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session
-def browser(session: nox.Session) -> None:
-    """Open the built site in headless Chromium: tabs, collapsible HLO, console errors, screenshots.
+def site(session: nox.Session) -> None:
+    """Check the built site: its labels through intersphinx, and the pages in headless Chromium
+    (tabs, collapsible HLO, console errors, light and dark screenshots in docs/_build/screenshots).
 
-    Run ``nox -s docs`` first; needs Debian's ``chromium``.
+    Run ``nox -s docs`` first; the browser checks need Debian's ``chromium``.
     """
     session.install("-e", ".[docs,test]")
-    session.run("pytest", "tests/test_browser.py", "-v",
+    session.run("pytest", "tests/test_site.py", "tests/test_browser.py", "-v",
                 env={"JAXHLO_DOCS_HTML": "docs/_build/html", "JAXHLO_SCREENSHOTS": "docs/_build/screenshots"})
 
 

@@ -1,0 +1,68 @@
+"""The built documentation site: its inventory carries the guide's stable labels,
+and another project links to them through intersphinx.
+
+Runs against ``JAXHLO_DOCS_HTML`` (set by ``nox -s site`` after ``nox -s docs``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = os.environ.get("JAXHLO_DOCS_HTML")
+pytestmark = pytest.mark.skipif(not DOCS, reason="set JAXHLO_DOCS_HTML to a built docs folder (nox -s docs)")
+
+#: Labels other projects may link to; renaming one breaks their links.
+STABLE_LABELS = [
+    "jaxhlo-home", "jaxhlo-quickstart", "jaxhlo-guide", "jaxhlo-hlo-primer", "jaxhlo-linking",
+    "jaxhlo-directive", "jaxhlo-config", "jaxhlo-warnings", "jaxhlo-targets", "jaxhlo-security",
+]
+
+
+def inventory() -> dict[str, dict[str, object]]:
+    from sphinx.util.inventory import InventoryFile
+
+    path = Path(DOCS or "") / "objects.inv"
+    with path.open("rb") as f:
+        inv = InventoryFile.load(f, "https://example.invalid/jaxhlo/", lambda base, uri: base + uri)
+    data = inv.data if hasattr(inv, "data") else inv
+    return {kind: dict(items) for kind, items in data.items()}
+
+
+def test_inventory_carries_the_stable_labels() -> None:
+    labels = inventory()["std:label"]
+    missing = [label for label in STABLE_LABELS if label not in labels]
+    assert not missing, f"labels missing from objects.inv: {missing}"
+    guide = [label for label in labels if label.startswith("jaxhlo-guide-")]
+    assert len(guide) >= 4, guide
+
+
+def test_a_project_links_to_the_guide_through_intersphinx(tmp_path: Path) -> None:
+    from sphinx.testing.util import SphinxTestApp
+
+    src = tmp_path / "src"
+    src.mkdir()
+    inv = Path(DOCS or "") / "objects.inv"
+    (src / "conf.py").write_text(
+        'extensions = ["sphinx.ext.intersphinx"]\n'
+        f'intersphinx_mapping = {{"jaxhlo": ("https://sphinx-jaxhlo.example/en/latest/", {str(inv)!r})}}\n')
+    # The "See also" snippet that docs/linking.md offers for the jax.jit docstring.
+    (src / "index.rst").write_text(
+        "jit\n===\n\n.. seealso::\n\n"
+        "   :ref:`jaxhlo:jaxhlo-guide` explains when XLA fuses a reduction with the operation\n"
+        "   that produces its input, and how to check it for your own function.\n\n"
+        "And a section: :ref:`jaxhlo:jaxhlo-guide-decision-table`.\n")
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build")
+    try:
+        app.build()
+        warnings = app.warning.getvalue()
+    finally:
+        app.cleanup()
+    assert "undefined label" not in warnings, warnings
+    html = (Path(app.outdir) / "index.html").read_text()
+    hrefs = re.findall(r'href="(https://sphinx-jaxhlo\.example/en/latest/[^"]+)"', html)
+    assert any("guide" in h for h in hrefs), hrefs
+    assert len(hrefs) == 2

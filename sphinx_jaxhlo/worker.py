@@ -76,7 +76,8 @@ def parse_oom(message: str) -> tuple[int | None, int | None]:
     m = re.search(r"[Uu]sed " + num + r" of " + num, message)
     if m:
         return size(m.group(1), m.group(2)), size(m.group(3), m.group(4))
-    needed = re.search(num + r" of (?:temporar|memory)", message) or re.search(r"needs? " + num, message)
+    needed = (re.search(r"temporaries\s*\(" + num + r"\)", message)
+              or re.search(num + r" of (?:temporar|memory)", message) or re.search(r"needs? " + num, message))
     avail = re.search(r"available (?:HBM|memory)?\s*\(?" + num, message) or re.search(
         r"exceeds? (?:the )?available \w* ?\(" + num, message)
     return (size(needed.group(1), needed.group(2)) if needed else None,

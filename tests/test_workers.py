@@ -33,3 +33,13 @@ def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
     assert not list(Path(app.srcdir).rglob("written-by-example.txt"))
     assert "After all." in soup.get_text()
     assert warnings.count("[jaxhlo.") == 2, warnings
+
+
+def test_compile_time_out_of_memory_message_is_parsed() -> None:
+    from sphinx_jaxhlo.worker import parse_oom
+
+    text = (Path(__file__).parent / "data" / "hlo" / "tpu_v5e__broadcast.error.txt").read_text()
+    needed, available = parse_oom(text)
+    assert needed is not None and available is not None
+    assert (round(needed / 2**30, 2), round(available / 2**30, 2)) == (18.65, 15.75)
+    assert parse_oom("RESOURCE_EXHAUSTED: Used 3.5G of 2G hbm") == (round(3.5 * 2**30), 2 * 2**30)

@@ -1,0 +1,96 @@
+"""The seed on CPU, an H100 and a TPU v5e, compiled on this CPU-only machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+
+from sphinx_jaxhlo import targets
+from sphinx_jaxhlo.report import Report
+
+pytestmark = pytest.mark.skipif(
+    not (targets.get_target("gpu:h100").available() and targets.get_target("tpu:v5e").available()),
+    reason="needs the gpu and tpu extras (CI installs them): pip install 'sphinx-jaxhlo[gpu,tpu]'")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[BeautifulSoup, str, dict[tuple[str, str], Report]]:
+    import shutil
+
+    from sphinx.testing.util import SphinxTestApp
+
+    tmp = tmp_path_factory.mktemp("targets")
+    src = tmp / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-targets", src)
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp / "build")
+    try:
+        app.build()
+        warnings = app.warning.getvalue()
+    finally:
+        app.cleanup()
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    # the reports as the cache holds them, by (function, target)
+    reports = {}
+    for path in (Path(app.outdir).parent / "jaxhlo-cache").rglob("*.json"):
+        rep = Report.from_json(path.read_text())
+        reports[(rep.function, rep.target)] = rep
+    return BeautifulSoup(html, "html.parser"), warnings, reports
+
+
+def test_gpu_explicit_form_fuses_the_reduction(built: Any) -> None:
+    _, warnings, reports = built
+    rep = reports[("explicit", "gpu:h100")]
+    assert rep.memory.temp_bytes is not None and rep.memory.temp_bytes < 100_000_000
+    holder = [f for f in rep.fusions if f.kind == "Input" and "reduce" in f.ops]
+    assert holder and {"multiply", "cosine"} <= set(holder[0].ops)
+    assert rep.all_reductions_fused is True
+    assert "[jaxhlo." not in warnings, warnings
+
+
+def test_gpu_dot_form_materializes_the_gemm_output(built: Any) -> None:
+    _, _, reports = built
+    rep = reports[("with_dot", "gpu:h100")]
+    top = rep.materialized[0]
+    assert (top.shape, top.bytes) == ("f32[50000,100000]", 20_000_000_000)
+    producer = next(f for f in rep.fusions if f.name == top.producer)
+    assert producer.kind == "Custom" and "gemm" in (producer.custom_kind or "")
+    assert rep.all_reductions_fused is False
+    assert rep.memory.temp_bytes is not None and rep.memory.temp_bytes > 20_000_000_000
+
+
+def test_tpu_dot_form_is_one_fusion_with_no_temp(built: Any) -> None:
+    _, _, reports = built
+    rep = reports[("with_dot", "tpu:v5e")]
+    assert rep.memory.temp_bytes == 0
+    holder = [f for f in rep.fusions if "reduce" in f.ops]
+    assert len(holder) == 1 and {"cosine", "reduce"} <= set(holder[0].ops)
+    assert rep.all_reductions_fused is True
+
+
+def test_tpu_out_of_memory_is_a_rendered_result(built: Any) -> None:
+    soup, warnings, reports = built
+    rep = reports[("broadcast", "tpu:v5e")]
+    assert rep.error is not None and rep.error.status == "RESOURCE_EXHAUSTED"
+    text = soup.get_text(" ")
+    assert "does not fit on TPU v5e: needs 18.65 GiB of temporaries, 15.75 GiB available" in text
+    assert "RESOURCE_EXHAUSTED" not in warnings
+
+
+def test_side_by_side_table_and_tabs(built: Any) -> None:
+    soup, _, _ = built
+    table = soup.select_one("table.jaxhlo-variants")
+    header = [th.get_text(strip=True) for th in table.select("thead th")]
+    assert header == ["function", "CPU", "H100", "TPU v5e"]
+    rows = {tr.find("td").get_text(strip=True): [td.get_text(" ", strip=True) for td in tr.find_all("td")[1:]]
+            for tr in table.select("tbody tr")}
+    assert rows["explicit"][1].endswith("fused") and "unfused" not in rows["explicit"][1]
+    assert rows["with_dot"][1].startswith("20.") and rows["with_dot"][1].endswith("unfused")
+    assert rows["with_dot"][2] == "0 B, fused"
+    assert rows["broadcast"][2] == "does not fit"
+    tabs = [b.get_text() for b in soup.select("div.jaxhlo-tabs [role=tab]")]
+    assert tabs == ["CPU", "H100", "TPU v5e"]
+    assert len(soup.select("figure.jaxhlo-bars")) == 3
+

@@ -23,6 +23,7 @@ Options:
 ``:xla-flags:``    compiler options, ``xla_cpu_experimental_ynn_fusion_type=`` (comma separated)
 ``:timeout:``      seconds before a stuck compile is stopped
 ``:expect-max-temp:`` / ``:expect-min-temp:``  bounds on temp memory (``64MiB``, ``10GB``)
+``:expect-max-peak:``  a bound on peak memory (arguments, output and temporaries)
 ``:expect-reduction:``  ``fused`` or ``unfused``
 ``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
@@ -109,6 +110,7 @@ class JaxHloDirective(SphinxDirective):
         "timeout": directives.unchanged_required,
         "expect-max-temp": directives.unchanged_required,
         "expect-min-temp": directives.unchanged_required,
+        "expect-max-peak": directives.unchanged_required,
         "expect-reduction": directives.unchanged_required,
         "expect-materialized": directives.unchanged_required,
         "expect-error": directives.unchanged_required,

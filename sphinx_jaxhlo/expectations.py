@@ -16,7 +16,8 @@ from .sizes import format_bytes, format_exact, parse_size
 from .specs import SpecError, parse_shape
 
 #: Option name -> attribute of :class:`Expectations`.
-OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-reduction", "expect-materialized", "expect-error")
+OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",
+           "expect-error")
 
 
 class ExpectationSyntaxError(ValueError):
@@ -124,7 +125,7 @@ def _split_pairs(text: str) -> list[tuple[str | None, str | None, str]]:
 
 
 def _validate(kind: str, value: str) -> None:
-    if kind in ("max-temp", "min-temp"):
+    if kind in ("max-temp", "min-temp", "max-peak"):
         parse_size(value)  # raises ValueError
     elif kind == "reduction":
         if value.lower() not in ("fused", "unfused"):
@@ -184,6 +185,12 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         return outcome(hit, f"{err.status}")
     if err is not None:
         return outcome(False, f"compilation failed with {err.status}")
+    if kind == "max-peak":
+        peak = report.memory.peak_bytes
+        if peak is None:
+            return outcome(False, "peak memory not reported")
+        estimate = " (estimate)" if report.memory.peak_is_estimate else ""
+        return outcome(peak <= parse_size(value), f"peak {format_bytes(peak)} ({format_exact(peak)}){estimate}")
     if kind in ("max-temp", "min-temp"):
         temp = report.memory.temp_bytes
         if temp is None:

@@ -65,6 +65,7 @@ def _init_env(env: BuildEnvironment) -> None:
 def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     from .examples import count_examples
 
+    env.jaxhlo_read = set(docnames)  # type: ignore[attr-defined]  # this build's documents, for the summary
     count_examples(app, env, docnames)
 
 
@@ -107,7 +108,8 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
         return
     from .examples import report_records
 
-    records = report_records(app.env)
+    read = getattr(app.env, "jaxhlo_read", set())
+    records = [r for r in report_records(app.env) if r.docname in read]
     if not records:
         return
     compiled = [r for r in records if not r.cached and r.status not in ("target missing",)]
@@ -168,6 +170,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_enumerable_node(rnodes.jaxhlo_block, "jax-hlo", html=rnodes.HTML_VISITORS[rnodes.jaxhlo_block])
     for node_class in (rnodes.jaxhlo_details, rnodes.jaxhlo_tabs, rnodes.jaxhlo_tab, rnodes.jaxhlo_bars):
         app.add_node(node_class, html=rnodes.HTML_VISITORS[node_class])
+    rnodes.register_source_nodes(app)
     app.add_post_transform(rnodes.PlainFallback)
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", check_config)

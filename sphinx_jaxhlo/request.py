@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -12,8 +14,26 @@ from .report import SCHEMA_VERSION
 from .specs import ArgSpecs
 
 #: Parts a directive can show, in display order.
-SHOW_PARTS = ("source", "summary", "memory", "cost", "hlo", "stablehlo", "jaxpr")
+SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
 DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
+
+
+#: The modules whose code decides what a report holds.
+_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py")
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A digest of the code that makes reports, so that a fix to the analysis
+    invalidates reports cached before it, even without a version bump."""
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _REPORT_CODE:
+        digest.update(name.encode())
+        digest.update((here / name).read_bytes())
+    for gpu in sorted((here / "gpu_targets").glob("*")):
+        digest.update(gpu.read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,7 @@ class CompileRequest:
             "versions": sorted(self.versions),
             "extension": __version__,
             "schema": SCHEMA_VERSION,
+            "code": code_fingerprint(),
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()

@@ -212,7 +212,9 @@ def _memory(compiled: Any) -> Memory:
                  alias_bytes=get("alias_size_in_bytes"), temp_bytes=get("temp_size_in_bytes"),
                  generated_code_bytes=get("generated_code_size_in_bytes"))
     peak = get("peak_memory_in_bytes")
-    if peak:
+    # Some backends (this CPU compiler) leave temp out of their peak; trust the
+    # reported figure only when it covers the temporaries.
+    if peak and peak >= (mem.temp_bytes or 0):
         mem.peak_bytes = peak
     elif None not in (mem.argument_bytes, mem.output_bytes, mem.temp_bytes):
         mem.peak_bytes = ((mem.argument_bytes or 0) + (mem.output_bytes or 0) + (mem.temp_bytes or 0)

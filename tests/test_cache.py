@@ -162,3 +162,16 @@ def test_parallel_build_gives_the_same_html(tmp_path: Path) -> None:
         assert summary(log) == (8, 0), log
         outs[jobs] = {p.name: p.read_text() for p in (tmp_path / f"out{jobs}").glob("page*.html")}
     assert outs["1"] == outs["2"] and len(outs["1"]) == 8
+
+
+def test_summary_counts_only_this_builds_documents(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-c", BUILD, "-b", "html", "-D", f"jaxhlo_cache_dir={cache}", str(project),
+            str(tmp_path / "out")]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=600).stdout
+    assert summary(first) == (3, 0)
+    (project / "other.rst").write_text((project / "other.rst").read_text() + "\nMore prose.\n")
+    second = subprocess.run(args, capture_output=True, text=True, timeout=600).stdout
+    assert summary(second) == (0, 1), second  # only other.rst was read again
+    third = subprocess.run(args, capture_output=True, text=True, timeout=600).stdout
+    assert "jax-hlo:" not in third, third

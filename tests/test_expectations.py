@@ -81,3 +81,12 @@ def test_function_scoped_items_are_the_most_specific() -> None:
     assert e.functions_named() == {"explicit", "with_dot"}
     with pytest.raises(ExpectationSyntaxError, match="not a function name"):
         parse_expectations({"expect-max-temp": "a b@cpu=1GB"})
+
+
+def test_max_peak() -> None:
+    e = parse_expectations({"expect-max-peak": "50MB"})
+    rep = Report(function="f", target="tpu:v5e", memory=Memory(temp_bytes=0, peak_bytes=45_500_000))
+    assert check_all(e, [rep])[0].passed
+    rep.memory.peak_bytes = 60_000_000
+    outcome = check_all(e, [rep])[0]
+    assert not outcome.passed and "peak 60.0 MB" in outcome.message

@@ -497,6 +497,49 @@ def test_arbitrary_text_never_errors(text: str) -> None:
         assert not any(ttype in Error for _, ttype, _ in tokens)
 
 
+def _reference_tokens(text: str) -> list[tuple[int, _TokenType, str]]:
+    """What `RegexLexer` itself makes of `HloLexer.tokens`, the rule table."""
+    return list(RegexLexer.get_tokens_unprocessed(HloLexer(), text))
+
+
+@pytest.mark.parametrize("text", [*(p.read_text(encoding="utf-8") for p in FIXTURES), *INLINE_HLO.values()])
+def test_hlo_scanner_matches_rule_table(text: str) -> None:
+    """`HloLexer`'s fast path gives exactly the tokens its rule table specifies."""
+    assert list(HloLexer().get_tokens_unprocessed(text)) == _reference_tokens(text)
+
+
+# Pieces of HLO that exercise every rule and the edges between them.
+# fmt: off
+_HLO_PIECES = [
+    "HloModule", "HloModule m", "ENTRY", "ENTRY %main", "ROOT", "FileNames", "StackFrames", "%", "%x.1",
+    "f32[8,3]", "{1,0:T(8,128)}", "pred[]", "bf16[", "f8e4m3fn[2]", "calls=", "to_apply=%r", "branch_computations={",
+    "inf", "-inf", "nan", "0x1F", "3x3", "1_2", "-1_-1", "0_1x0_1", "1.5e3", "1e5", ".5", "...", "->", "==", "=",
+    "!=", "<=", '"', "\\", '\\"', '"a"', '"k":', "\n", " ", "\t", ":", ": ", "(", ")", "{", "}", "[", "]", ",",
+    "kInput", "EQ", "EQ.x", "é", "٣", "/*", "*/", "//", "#sdy", "#", "true", "null", "param_0.1", "-", ".", "x",
+    "_", "a-b", "get-tuple-element(", "fusion(", "metadata=", "a.b", "Abc", "k", "$", "'", "?", "`", "\r", "0", "12",
+]
+# fmt: on
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_HLO_PIECES), max_size=40).map("".join) | st.text())
+def test_hlo_scanner_matches_rule_table_on_any_text(text: str) -> None:
+    assert list(HloLexer().get_tokens_unprocessed(text)) == _reference_tokens(text)
+
+
+def test_hlo_lexer_other_start_state() -> None:
+    """A caller's own `stack` goes through the rule table."""
+    toks = list(HloLexer().get_tokens_unprocessed('a\\"b" x', stack=("root", "string")))
+    assert toks == [
+        (0, String.Double, "a"),
+        (1, String.Escape, '\\"'),
+        (3, String.Double, "b"),
+        (4, String.Double, '"'),
+        (5, Text.Whitespace, " "),
+        (6, Name, "x"),
+    ]
+
+
 def test_lexer_metadata() -> None:
     assert HloLexer.name == "HLO"
     assert list(HloLexer.aliases) == ["hlo"]

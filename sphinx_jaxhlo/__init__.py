@@ -7,7 +7,7 @@ imports jax.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -21,3 +21,19 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     from .extension import setup as _setup
 
     return _setup(app)
+
+
+#: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
+_API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["sphinx.testing.fixtures"]
+
+# Tests that initialise jax in this process (the API's export path) and compile
+# workers may load libtpu at the same time; without this it takes a machine-wide lock.
+os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
 ROOTS = Path(__file__).parent / "roots"
 HLO_DIR = Path(__file__).parent / "data" / "hlo"

@@ -1,0 +1,377 @@
+"""The command line: ``python -m sphinx_jaxhlo FILE.py:FUNCTION --args ...`` (or ``jaxhlo``).
+
+Compiles a function of a file for each target, from argument shapes, in the
+compile worker (exactly as the directive compiles an example), prints the
+summary per target or the JSON reports, and checks expectations.  Exit codes:
+0 when everything compiled and every expectation held, 1 when an expectation
+failed (or a target gave no report, or a compile failed unexpectedly), 2 on
+bad input.  See ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from . import expectations as exp
+from . import targets as targets_mod
+from .request import SHOW_PARTS
+from .specs import SpecError, parse_args
+
+#: Failure kinds that mean the input was wrong (exit 2), not the compile.
+BAD_INPUT_KINDS = frozenset({"function", "syntax", "empty", "args", "option", "example"})
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+DESCRIPTION = """\
+Compile a JAX function for the CPU, NVIDIA GPUs and TPUs from argument shapes,
+without running it and without the hardware, and show what XLA made of it:
+temp and peak memory, the fusions, the buffers materialized between them and
+whether each reduction was fused with the computation of its data.
+
+The file is run in a separate compile worker, as the jax-hlo directive runs an
+example; the function is compiled, never called."""
+
+EPILOG = """\
+examples:
+  %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]"
+      summary table for the default targets (cpu, gpu:h100, tpu:v5e: those installed)
+  %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" --targets gpu:h100 --show summary,memory,hlo
+      one target, with the memory table and the optimized HLO
+  %(prog)s kernels.py:chunked --args "f32[100000,3], f32[50000,3]" --static chunk=1000
+      a static argument (a Python literal), passed by name
+  %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" \\
+          --expect-reduction fused --expect-max-temp "cpu=1GB, gpu:h100=64MiB"
+      exit 1 when XLA did not fuse the reduction or temp memory is larger
+  %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" --json > reports.json
+      the reports as JSON (sphinx_jaxhlo.Reports.from_json reads it back)
+  %(prog)s --hlo-file module_0001.jit_f.cpu_after_optimizations.txt
+      analyse a saved optimized HLO module (no memory figures: they need the compiler)
+
+argument specs (--args):
+  DTYPE[DIM,...] per argument, comma separated: f32[100000,3], bf16[8,128], i32[], bool[4];
+  keyword arguments as name=spec after the positional ones: scale=f32[];
+  pytrees as (spec, spec), [spec, spec] or {key: spec}.
+  dtypes: f64 f32 f16 bf16 i64 i32 i16 i8 (or s64...) u64 u32 u16 u8 bool c64 c128
+
+expectations (--expect-*):
+  each takes a value for every target, or target=value pairs: "cpu=25GB, gpu:h100=64MiB".
+  sizes: a number with B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB.
+  --expect-materialized takes a shape (f32[50000,100000]) that must be materialized, or none;
+  --expect-error a status (RESOURCE_EXHAUSTED) the compile must fail with, or none.
+
+exit status:
+  0  every target compiled and every expectation held
+  1  an expectation failed, a target produced no report (timeout, crash, an error while
+     tracing), or a compile failed without --expect-error
+  2  bad input: unreadable file, syntax error, unknown function, bad spec or option,
+     unknown target or one whose compiler is not installed
+
+cache:
+  reports are cached by everything that decides them (source, function, specs, options,
+  target, compiler versions) in $XDG_CACHE_HOME/sphinx-jaxhlo (default
+  ~/.cache/sphinx-jaxhlo); --cache-dir changes the folder, --no-cache turns it off.
+"""
+
+
+#: Metavar and help of each ``--expect-*`` option (one per :data:`expectations.OPTIONS`).
+EXPECTATION_HELP = {
+    "expect-max-temp": ("SIZE", "temp memory at most SIZE (64MiB, 10GB)"),
+    "expect-min-temp": ("SIZE", "temp memory at least SIZE"),
+    "expect-max-peak": ("SIZE", "peak memory (arguments, output and temporaries at once) at most SIZE"),
+    "expect-reduction": ("fused|unfused", "every reduction is fused / unfused"),
+    "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
+    "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "
+                                    "must not fail"),
+}
+
+
+class _UsageError(Exception):
+    """Bad input: exit 2 with this message."""
+
+
+def _prog(argv0: str) -> str:
+    name = os.path.basename(argv0 or "")
+    if name in ("__main__.py", "") or name.endswith(".py"):
+        return "python -m sphinx_jaxhlo"
+    return name
+
+
+def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options] FILE.py[:FUNCTION] --args SPECS\n"
+              "       %(prog)s [options] --hlo-file DUMP.txt [FILE.py]",
+    )
+    parser.add_argument("example", nargs="?", metavar="FILE.py[:FUNCTION]",
+                        help="the file and the function to compile; default function: the file's last "
+                             "top-level def. With --hlo-file: the source file the module was traced from "
+                             "(its lines are mapped), optional.")
+    what = parser.add_argument_group("what to compile")
+    what.add_argument("--args", default="", metavar="SPECS",
+                      help='argument shapes, e.g. "f32[100000,3], f32[50000,3]" (see below)')
+    what.add_argument("--targets", metavar="LIST",
+                      help=f"comma-separated targets (known: {', '.join(targets_mod.TARGETS)}); default: "
+                           f"{', '.join(targets_mod.DEFAULT_TARGETS)}, those whose compiler is installed")
+    what.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
+                      help="a static argument as a Python literal, e.g. chunk=1000; repeat it or give a "
+                           "comma list")
+    what.add_argument("--xla-flags", action="append", default=[], metavar="NAME=VALUE",
+                      help="an XLA compiler option for compile(), e.g. xla_cpu_experimental_ynn_fusion_type=; "
+                           "repeat it or give a comma list")
+    what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                      help="seconds one compile may take before the worker is stopped (default 120)")
+    what.add_argument("--hlo-file", metavar="DUMP.txt",
+                      help="analyse this saved optimized HLO module instead of compiling ('-': standard "
+                           "input); --targets may name one target to label it")
+    out = parser.add_argument_group("output")
+    out.add_argument("--show", default="summary", metavar="PARTS",
+                     help=f"parts printed per target, comma separated, among {', '.join(SHOW_PARTS)} "
+                          "(default: summary)")
+    out.add_argument("--json", action="store_true",
+                     help="print the reports (and the checked expectations) as JSON instead")
+    out.add_argument("--html", metavar="FILE.html",
+                     help="also write the directive's rendering as a self-contained HTML page")
+    checks = parser.add_argument_group("expectations (exit 1 when one fails)")
+    for option in exp.OPTIONS:
+        metavar, text = EXPECTATION_HELP.get(option, ("VALUE", f"as the directive's :{option}:"))
+        checks.add_argument(f"--{option}", metavar=metavar, help=text)
+    cache = parser.add_argument_group("cache")
+    cache.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/sphinx-jaxhlo "
+                                                          "or ~/.cache/sphinx-jaxhlo)")
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write cached reports")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def _split_example(text: str) -> tuple[str, str]:
+    """``path.py:function`` -> ``(path, function)``; a colon that starts no
+    function name (``C:\\x.py``) is part of the path."""
+    head, sep, tail = text.rpartition(":")
+    if sep and head and tail and all(p.strip().isidentifier() for p in tail.split(",")):
+        return head, tail.strip()
+    return text, ""
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _UsageError(f"{what} {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise _UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def _top_level_names(tree: ast.Module) -> set[str] | None:
+    """Names a module binds at its top level; ``None`` when it cannot be known
+    (a star import)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+    return names
+
+
+def _assignments(values: Sequence[str], what: str) -> list[tuple[str, str]]:
+    from .api import split_assignments
+
+    pairs: list[tuple[str, str]] = []
+    for value in values:
+        try:
+            pairs += split_assignments(value, what)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from None
+    return pairs
+
+
+def _expect_options(ns: argparse.Namespace) -> dict[str, str]:
+    options = {}
+    for option in exp.OPTIONS:
+        value = getattr(ns, option.replace("-", "_"))
+        if value is not None:
+            options[option] = value
+    return options
+
+
+def _check_expectations(options: dict[str, str]) -> None:
+    try:
+        expectations = exp.parse_expectations(options)
+    except exp.ExpectationSyntaxError as exc:
+        raise _UsageError(str(exc).replace(":expect-", "--expect-").replace(": ", " ", 1)) from None
+    unknown = sorted(t for t in expectations.targets_named() if t not in targets_mod.TARGETS)
+    if unknown:
+        raise _UsageError(f"an expectation names unknown target {', '.join(map(repr, unknown))} "
+                          f"(known: {', '.join(targets_mod.TARGETS)})")
+
+
+def _error(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    prog = _prog(sys.argv[0])
+    parser = build_parser(prog)
+    ns = parser.parse_args(argv)
+    try:
+        return _run(ns, parser, prog)
+    except _UsageError as exc:
+        return _error(prog, str(exc))
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
+    from .api import _compile_source, _show, default_cache_dir
+
+    try:
+        show = _show(ns.show)
+    except ValueError as exc:
+        raise _UsageError(f"--show: {str(exc).removeprefix('show: ')}") from None
+    if ns.timeout is not None and not ns.timeout > 0:
+        raise _UsageError(f"--timeout: {ns.timeout:g} is not a positive number of seconds")
+    expect = _expect_options(ns)
+    _check_expectations(expect)
+
+    if ns.hlo_file is not None:
+        reports = _hlo_file(ns, show)
+    else:
+        if not ns.example:
+            parser.print_usage(sys.stderr)
+            raise _UsageError("give FILE.py[:FUNCTION] to compile, or --hlo-file DUMP.txt to analyse")
+        path, function = _split_example(ns.example)
+        if "," in function:
+            raise _UsageError(f"{ns.example}: name one function")
+        source = _read(path, "file")
+        try:
+            tree = ast.parse(source, filename=path)
+        except SyntaxError as exc:
+            raise _UsageError(f"{path}, line {exc.lineno}: SyntaxError: {exc.msg}") from None
+        names = _top_level_names(tree)
+        if function and names is not None and function not in names:
+            defs = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            raise _UsageError(f"{path} defines no {function!r}"
+                              + (f" (its functions: {', '.join(defs)})" if defs else " (it defines no function)"))
+        if not function and not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in tree.body):
+            raise _UsageError(f"{path} has no top-level def: name the function, FILE.py:FUNCTION")
+        try:
+            specs = parse_args(ns.args)
+        except SpecError as exc:
+            raise _UsageError(f"--args: {exc}") from None
+        static = _assignments(ns.static, "--static")
+        for key, value in static:
+            try:
+                ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                raise _UsageError(f"--static: {key}={value} is not a Python literal") from None
+        flags = _assignments(ns.xla_flags, "--xla-flags")
+        from .api import resolve_targets
+
+        try:
+            targets = resolve_targets(ns.targets)
+        except ValueError as exc:
+            raise _UsageError(f"--targets: {exc}" if ns.targets is not None else str(exc)) from None
+        cache_dir = None if ns.no_cache else (ns.cache_dir or default_cache_dir())
+        progress = (lambda line: print(line, file=sys.stderr)) if sys.stderr.isatty() and not ns.json else None
+        folder = os.path.dirname(os.path.abspath(path))
+        reports = _compile_source(
+            source, function or None, specs, targets=[t.name for t in targets],
+            static=", ".join(f"{k}={v}" for k, v in static) or None,
+            xla_flags=dict(flags), timeout=ns.timeout or 120.0, source_name=os.path.basename(path), show=show,
+            cache_dir=cache_dir, pythonpath=[folder], progress=progress)
+
+    bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
+    try:
+        outcomes, problems = reports.evaluate_options(expect)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    if ns.html:
+        try:
+            Path(ns.html).write_text(reports.to_html(full_page=True), encoding="utf-8")
+        except OSError as exc:
+            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    if ns.json:
+        doc: dict[str, Any] = reports.to_dict()
+        doc["checks"] = [{"target": o.target, "function": o.function, "expectation": o.expectation.kind,
+                          "expected": o.expectation.value, "found": o.actual, "passed": o.passed,
+                          "message": o.message} for o in outcomes]
+        doc["problems"] = problems
+        import json
+
+        print(json.dumps(doc, indent=1, sort_keys=True))
+    else:
+        sys.stdout.write(reports.to_text(show))
+        if outcomes:
+            print("\nExpectations")
+            for o in outcomes:
+                print(f"  {o.message}")
+    if bad:
+        for f in bad:
+            print(f"{prog}: error: {f.describe().replace(':args:', '--args')}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if problems:
+        for p in problems:
+            print(f"{prog}: FAILED: {p}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
+    from .api import Reports, analyze_hlo
+
+    for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags)):
+        if value:
+            raise _UsageError(f"{option} is not used with --hlo-file (the module is already compiled)")
+    labels = [t.strip() for t in (ns.targets or "").split(",") if t.strip()]
+    if len(labels) > 1:
+        raise _UsageError("--targets: name at most one target to label a saved module")
+    label = labels[0] if labels else "hlo"
+    if labels:
+        try:
+            label = targets_mod.get_target(label).name
+        except targets_mod.UnknownTargetError as exc:
+            raise _UsageError(f"--targets: {exc}") from None
+    text = _read(ns.hlo_file, "HLO file")
+    source_file = source = None
+    if ns.example:
+        source_path, _ = _split_example(ns.example)
+        source = _read(source_path, "source file")
+        source_file = os.path.basename(source_path)
+    try:
+        report = analyze_hlo(text, source_file, target=label)
+    except ValueError as exc:
+        raise _UsageError(f"{ns.hlo_file}: {exc}") from None
+    if source is not None:
+        report.source = source
+    name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
+    return Reports([report], show=show, notes=[
+        f"Analysed from {name}: memory and cost figures need the compiler (not reported)."])
+
+
+def run() -> NoReturn:
+    """Entry point of ``python -m sphinx_jaxhlo`` and the ``jaxhlo`` script."""
+    raise SystemExit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

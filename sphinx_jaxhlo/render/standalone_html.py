@@ -1,0 +1,234 @@
+"""Reports -> a self-contained HTML fragment, for Jupyter and MyST-NB outputs.
+
+The nodes are the directive's own (:func:`sphinx_jaxhlo.render.example.render_example`),
+translated by docutils' HTML5 writer extended with the extension's visitors
+(:data:`sphinx_jaxhlo.render.nodes.HTML_VISITORS`), so a notebook shows what a
+page shows.  Code is highlighted with Pygments; the extension's stylesheet,
+the Pygments colours and a small script for the target tabs and the
+source-line highlighting are inlined, all scoped to the fragment, so it needs nothing from the page it lands in.
+Without the script (a sanitizing viewer) every target's panel shows, titled,
+as in the directive's no-JavaScript fallback.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import importlib.resources
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from docutils import frontend, nodes
+from docutils.utils import new_document
+from docutils.writers import html5_polyglot
+
+from .. import targets as targets_mod
+from ..compiler import Failure
+from ..report import Report
+from .example import ExampleView, Result, code, para, render_example
+from .nodes import HTML_VISITORS, jaxhlo_block
+
+#: Code longer than this is shown without highlighting (Pygments on a
+#: megabyte-sized HLO module takes seconds).
+HIGHLIGHT_LIMIT = 1_000_000
+
+#: Extra rules for outside Sphinx: a page theme normally styles these.
+_BASE_CSS = """
+.jaxhlo { font-size: 0.95em; line-height: 1.4; }
+.jaxhlo table.jaxhlo-table { border-collapse: collapse; }
+.jaxhlo table.jaxhlo-table th, .jaxhlo table.jaxhlo-table td {
+  border: 1px solid var(--jaxhlo-border); padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
+.jaxhlo table.jaxhlo-table th { background: var(--jaxhlo-muted); }
+.jaxhlo table.jaxhlo-table p { margin: 0; }
+.jaxhlo p.rubric { font-weight: 600; margin: 0.9rem 0 0.2rem; }
+.jaxhlo .highlight pre, .jaxhlo pre { overflow: auto; padding: 0.4rem 0.6rem; margin: 0.3rem 0; }
+.jaxhlo .highlight { background: var(--jaxhlo-muted); border-radius: 4px; }
+.jaxhlo .highlight .linenos { opacity: 0.6; user-select: none; }
+.jaxhlo code, .jaxhlo .docutils.literal { font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; }
+.jaxhlo .jaxhlo-notes { font-size: 0.8em; opacity: 0.8; }
+[data-jp-theme-light="false"] .jaxhlo { --jaxhlo-good: #3fb950; --jaxhlo-bad: #f85149; --jaxhlo-bar: #60a5fa; }
+"""
+
+#: Target tabs and source-line highlighting for this fragment only, as the
+#: extension's ``jaxhlo.js`` does on a page (which may also run, in a Sphinx
+#: page made from a notebook: both are idempotent).
+_SCRIPT = """
+(function () {
+  var root = document.getElementById("@ROOT@");
+  if (!root) { return; }
+  root.querySelectorAll(".jaxhlo-tabs").forEach(function (tabset) {
+    if (tabset.classList.contains("jaxhlo-js")) { return; }
+    tabset.classList.add("jaxhlo-js");
+    var tabs = Array.prototype.slice.call(tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab"));
+    var panels = tabset.querySelectorAll(":scope > .jaxhlo-panel");
+    function select(key, focus) {
+      tabs.forEach(function (t) {
+        var on = t.dataset.key === key;
+        t.setAttribute("aria-selected", on ? "true" : "false");
+        t.tabIndex = on ? 0 : -1;
+        if (on && focus) { t.focus(); }
+      });
+      panels.forEach(function (p) { p.hidden = p.dataset.key !== key; });
+    }
+    if (tabs.length) { select(tabs[0].dataset.key, false); }
+    tabs.forEach(function (tab, i) {
+      tab.addEventListener("click", function () { select(tab.dataset.key, false); });
+      tab.addEventListener("keydown", function (ev) {
+        var next = null;
+        if (ev.key === "ArrowRight") { next = tabs[(i + 1) % tabs.length]; }
+        else if (ev.key === "ArrowLeft") { next = tabs[(i - 1 + tabs.length) % tabs.length]; }
+        else if (ev.key === "Home") { next = tabs[0]; }
+        else if (ev.key === "End") { next = tabs[tabs.length - 1]; }
+        if (next) { ev.preventDefault(); select(next.dataset.key, true); }
+      });
+    });
+  });
+  root.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(function (el) {
+    if (el.hasAttribute("data-jaxhlo-watched")) { return; }
+    el.setAttribute("data-jaxhlo-watched", "");
+    var src = el.getAttribute("data-jaxhlo-src");
+    var lines = el.getAttribute("data-jaxhlo-lines").split(/\\s+/).map(function (n) {
+      return n ? document.getElementById(src + n) : null;
+    }).filter(function (line) { return line; });
+    var on = { hover: false, focus: false };
+    function set(kind, value) {
+      on[kind] = value;
+      lines.forEach(function (line) { line.classList.toggle("jaxhlo-hl", on.hover || on.focus); });
+    }
+    el.addEventListener("mouseenter", function () { set("hover", true); });
+    el.addEventListener("mouseleave", function () { set("hover", false); });
+    el.addEventListener("focusin", function () { set("focus", true); });
+    el.addEventListener("focusout", function (ev) {
+      if (!ev.relatedTarget || !el.contains(ev.relatedTarget)) { set("focus", false); }
+    });
+    if (el.tagName === "TR") {
+      el.addEventListener("keydown", function (ev) {
+        if (ev.key !== "Enter" || ev.target !== el) { return; }
+        var link = el.querySelector("a.jaxhlo-line-link");
+        if (link) { ev.preventDefault(); link.click(); }
+      });
+    }
+  });
+})();
+"""
+
+
+@functools.cache
+def _lexer(language: str) -> Any:
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(language)
+    except ClassNotFound:
+        return TextLexer()
+
+
+@functools.cache
+def stylesheet() -> str:
+    """The extension's CSS, the extra rules for outside Sphinx and the Pygments colours."""
+    from pygments.formatters import HtmlFormatter
+
+    own = importlib.resources.files("sphinx_jaxhlo").joinpath("static", "jaxhlo.css").read_text(encoding="utf-8")
+    pygments_css = HtmlFormatter(style="default").get_style_defs(".jaxhlo .highlight")
+    return own + _BASE_CSS + pygments_css
+
+
+class _Translator(html5_polyglot.HTMLTranslator):
+    """docutils' HTML5 translator plus the extension's nodes and highlighted code."""
+
+    def visit_literal_block(self, node: nodes.literal_block) -> None:
+        text = node.astext()
+        language = str(node.get("language") or "text")
+        linenos = bool(node.get("linenos"))
+        if len(text) > HIGHLIGHT_LIMIT:
+            self.body.append(f'<div class="highlight"><pre>{html.escape(text)}</pre></div>\n')
+            raise nodes.SkipNode
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+
+        formatter = HtmlFormatter(linenos="inline" if linenos else False)
+        try:
+            highlighted = highlight(text, _lexer(language), formatter)
+        except Exception:  # a lexer bug must not cost the output
+            highlighted = f'<div class="highlight"><pre>{html.escape(text)}</pre></div>'
+        self.body.append(f'<div class="highlight-{html.escape(language, quote=True)} notranslate">'
+                         + highlighted + "</div>\n")
+        raise nodes.SkipNode
+
+
+def _no_depart(self: Any, node: nodes.Element) -> None:
+    pass
+
+
+for _cls, (_visit, _depart) in HTML_VISITORS.items():
+    setattr(_Translator, f"visit_{_cls.__name__}", _visit)
+    setattr(_Translator, f"depart_{_cls.__name__}", _depart or _no_depart)
+
+
+def nodes_to_html(children: Sequence[nodes.Node]) -> str:
+    """Translate docutils nodes (the extension's included) to an HTML fragment."""
+    settings = frontend.get_default_settings(html5_polyglot.Writer)
+    settings.report_level = 5  # never print system messages
+    document = new_document("<jax-hlo>", settings)
+    document.extend(list(children))
+    translator = _Translator(document)
+    document.walkabout(translator)
+    return "".join(translator.body)
+
+
+def target_title(name: str) -> str:
+    """The tab title of a target (as :func:`sphinx_jaxhlo.examples.target_title`)."""
+    target = targets_mod.TARGETS.get(name)
+    title = getattr(target, "title", None) if target is not None else None
+    return str(title) if title else name
+
+
+def render_html(reports: Sequence[Report], failed: Sequence[tuple[str, str, str, int | None]] = (),
+                show: Sequence[str] = ("summary", "memory", "hlo"), function: str = "", args: str = "",
+                notes: Sequence[str] = (), order: Sequence[str] | None = None, script: bool = True,
+                full_page: bool = False) -> str:
+    """The directive's rendering of one function's reports, self-contained.
+
+    :param failed: ``(target, kind, message, line)`` of targets that produced no report.
+    :param show: parts as the directive's ``:show:``.
+    :param script: include the script for the tabs and the source-line
+        highlighting (without it every panel shows, titled, and the line links
+        still jump).
+    :param full_page: a whole HTML document instead of a fragment.
+    """
+    fn = function or next((r.function for r in reports), "") or "(function)"
+    results: dict[str, Result] = {}
+    for r in reports:
+        results[r.target] = Result(function=fn, target=r.target, target_title=target_title(r.target), report=r)
+    for target, kind, message, line in failed:
+        results[target] = Result(function=fn, target=target, target_title=target_title(target),
+                                 failure=Failure(kind, message, line))
+    targets = [t for t in (order or results) if t in results]
+    root = "jaxhlo-" + uuid.uuid4().hex[:12]
+    source = next((r.source for r in reports if r.source), "")
+    view = ExampleView(source=source, show=list(show), hlo_collapsed=True, hlo_language="hlo", key=root)
+    block = jaxhlo_block()
+    block += para(code(f"{fn}({args})" if args else fn), classes=["jaxhlo-file"])
+    if targets:
+        block.extend(render_example(view, [fn], [(t, results[t].target_title) for t in targets],
+                                    [results[t] for t in targets]))
+    else:
+        block += para("No report.", classes=["jaxhlo-missing"])
+    if notes:
+        block += para(" ".join(notes), classes=["jaxhlo-notes"])
+    body = nodes_to_html([block])
+    parts = [f'<div class="jaxhlo-root" id="{root}">', f"<style>{stylesheet()}</style>", body]
+    if script and ("jaxhlo-tablist" in body or "data-jaxhlo-lines" in body):
+        parts.append(f"<script>{_SCRIPT.replace('@ROOT@', root)}</script>")
+    parts.append("</div>")
+    fragment = "\n".join(parts)
+    if not full_page:
+        return fragment
+    title = html.escape(f"jax-hlo: {fn}")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<style>body {{ font-family: system-ui, sans-serif; max-width: 70rem; margin: 1rem auto; '
+            f'padding: 0 1rem; }}</style>\n</head>\n<body>\n'
+            f"{fragment}\n</body>\n</html>\n")

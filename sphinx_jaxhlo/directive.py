@@ -19,7 +19,7 @@ Options:
 ``:function:``     the function(s) to compile, comma separated; default: the last ``def``
 ``:static:``       static arguments as Python literals, ``chunk=1000, axis=0``
 ``:targets:``      targets to compile for; default: the ``jaxhlo_targets`` setting
-``:show:``         parts to render: ``source, summary, memory, cost, hlo, stablehlo, jaxpr``
+``:show:``         parts to render: ``source, summary, graph, memory, cost, hlo, stablehlo, jaxpr``
 ``:xla-flags:``    compiler options, ``xla_cpu_experimental_ynn_fusion_type=`` (comma separated)
 ``:timeout:``      seconds before a stuck compile is stopped
 ``:expect-max-temp:`` / ``:expect-min-temp:``  bounds on temp memory (``64MiB``, ``10GB``)

@@ -108,7 +108,7 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
         return
     from .examples import report_records
 
-    read = getattr(app.env, "jaxhlo_read", set())
+    read: set[str] = getattr(app.env, "jaxhlo_read", set())
     records = [r for r in report_records(app.env) if r.docname in read]
     if not records:
         return

@@ -16,7 +16,17 @@ from ..compiler import Failure
 from ..expectations import Outcome
 from ..report import Report
 from ..sizes import format_bytes, format_exact
-from .nodes import jaxhlo_bars, jaxhlo_details, jaxhlo_tab, jaxhlo_tabs
+from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
+from .nodes import (
+    jaxhlo_bars,
+    jaxhlo_details,
+    jaxhlo_graph,
+    jaxhlo_lines,
+    jaxhlo_row,
+    jaxhlo_source,
+    jaxhlo_tab,
+    jaxhlo_tabs,
+)
 
 
 @dataclass
@@ -51,6 +61,33 @@ class ExampleView:
     key: str = ""
 
 
+@dataclass(frozen=True)
+class SourceLinks:
+    """Where the example's lines are on the page: ids ``<prefix>1`` to ``<prefix><count>``."""
+
+    prefix: str
+    count: int
+
+    def covers(self, lines: Sequence[int]) -> bool:
+        return bool(lines) and all(1 <= n <= self.count for n in lines)
+
+
+def example_id(view: ExampleView) -> str:
+    """A page-unique id base for one example, from its key."""
+    return "jaxhlo-" + hashlib.sha1(view.key.encode()).hexdigest()[:10]
+
+
+def _source_text(source: str) -> str:
+    return source[:-1] if source.endswith("\n") else source
+
+
+def source_links(view: ExampleView) -> SourceLinks | None:
+    """The line anchors of the example's source block, when the page shows it."""
+    if "source" not in view.show or not view.source.strip():
+        return None
+    return SourceLinks(f"{example_id(view)}-L", len(_source_text(view.source).split("\n")))
+
+
 # -- small builders ---------------------------------------------------------
 
 def para(*parts: str | nodes.Node, classes: Sequence[str] = ()) -> nodes.paragraph:
@@ -65,7 +102,10 @@ def code(text: str) -> nodes.literal:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], classes: Sequence[str] = (),
-          title: str = "") -> nodes.Element:
+          title: str = "", row_lines: Sequence[Sequence[int]] | None = None,
+          links: SourceLinks | None = None) -> nodes.Element:
+    """A table; with ``row_lines`` (the source lines of each row) and ``links``,
+    the rows traced from shown lines highlight them."""
     tab = nodes.table(classes=["jaxhlo-table", *classes])
     group = nodes.tgroup(cols=len(header))
     tab += group
@@ -79,8 +119,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], cla
     thead += row
     tbody = nodes.tbody()
     group += tbody
-    for cells in rows:
-        row = nodes.row()
+    for i, cells in enumerate(rows):
+        lines = row_lines[i] if row_lines is not None and i < len(row_lines) else ()
+        if links is not None and links.covers(lines):
+            row = jaxhlo_row(lines=list(lines), prefix=links.prefix)
+        else:
+            row = nodes.row()
         for cell in cells:
             entry = nodes.entry()
             if isinstance(cell, nodes.paragraph):
@@ -100,6 +144,14 @@ def lines_text(lines: Sequence[int]) -> str:
     if not lines:
         return ""
     return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+
+
+def source_cell(lines: Sequence[int], links: SourceLinks | None) -> str | nodes.Node:
+    """``line 4``: links to the source block's lines when it is on the page."""
+    text = lines_text(lines)
+    if links is None or not links.covers(lines):
+        return text
+    return jaxhlo_lines(text, text, lines=list(lines), prefix=links.prefix)
 
 
 def literal_block(text: str, language: str, linenos: bool = False) -> nodes.literal_block:
@@ -130,8 +182,9 @@ def error_title(result: Result) -> str:
     err = report.error
     if err.status == "RESOURCE_EXHAUSTED":
         if err.needed_bytes and err.available_bytes:
-            return (f"does not fit on {result.target_title}: needs {format_bytes(err.needed_bytes)} "
-                    f"of temporaries, {format_bytes(err.available_bytes)} available")
+            # XLA writes these sizes in binary units ("18.65G"); so do we, so they match its message.
+            return (f"does not fit on {result.target_title}: needs {err.needed_bytes / 2**30:.2f} GiB "
+                    f"of temporaries, {err.available_bytes / 2**30:.2f} GiB available")
         return f"does not fit on {result.target_title}: compilation ran out of memory"
     return f"compilation failed on {result.target_title}: {err.status}"
 
@@ -188,31 +241,68 @@ def callouts(report: Report) -> list[nodes.Node]:
 
 # -- parts -------------------------------------------------------------------
 
-def summary_nodes(report: Report) -> list[nodes.Node]:
+def summary_nodes(report: Report, links: SourceLinks | None = None) -> list[nodes.Node]:
     out: list[nodes.Node] = list(callouts(report))
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
     if report.fusions:
         rows = [[code(f.name), f.kind + (f" ({f.custom_kind})" if f.custom_kind else ""),
-                 " + ".join(f.ops) or "—", code(f.shape), format_bytes(f.bytes), lines_text(f.source_lines)]
+                 " + ".join(f.ops) or "—", code(f.shape), format_bytes(f.bytes), source_cell(f.source_lines, links)]
                 for f in report.fusions]
         out.append(table(["fusion", "kind", "ops", "shape", "size", "source"], rows, ["jaxhlo-fusions"],
-                         title="Fusions"))
+                         title="Fusions", row_lines=[f.source_lines for f in report.fusions], links=links))
     if report.materialized:
         rows = [[code(m.name), code(m.shape), format_bytes(m.bytes),
                  m.producer + (f" ({m.producer_op})" if m.producer_op else ""), ", ".join(m.consumers),
-                 lines_text(m.source_lines)] for m in report.materialized]
+                 source_cell(m.source_lines, links)] for m in report.materialized]
         out.append(table(["buffer", "shape", "size", "producer", "consumers", "source"], rows,
-                         ["jaxhlo-materialized"], title="Materialized buffers"))
+                         ["jaxhlo-materialized"], title="Materialized buffers",
+                         row_lines=[m.source_lines for m in report.materialized], links=links))
     if report.reductions:
         rows = [[code(r.name), code(r.fusion), " + ".join(r.fused_with) or "—",
                  (f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
                   else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion"),
                  ("second stage" if r.partial_of else "fused" if r.fused else "unfused"),
-                 lines_text(r.source_lines)] for r in report.reductions]
+                 source_cell(r.source_lines, links)] for r in report.reductions]
         out.append(table(["reduction", "in", "fused with", "reads", "verdict", "source"], rows,
-                         ["jaxhlo-reductions"], title="Reductions"))
+                         ["jaxhlo-reductions"], title="Reductions",
+                         row_lines=[r.source_lines for r in report.reductions], links=links))
     return out
+
+
+def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> list[nodes.Node]:
+    """The computation graph: SVG in HTML, the same as text everywhere (collapsed in HTML)."""
+    try:
+        graph = build_graph(report)
+    except GraphError as exc:
+        return [para(f"No graph: {exc}.", classes=["jaxhlo-missing"])]
+    subs = graph.subgraphs
+    if not subs:
+        return [para("No graph: the module has no entry computation.", classes=["jaxhlo-missing"])]
+    title = f"Graph of the entry computation {subs[0].computation}"
+    if len(subs) > 1:
+        title += " and of the computations it runs"
+    legend = ("Boxes are the top-level fusions and instructions, from the arguments (top) to the result "
+              "(bottom); arrows are the values they read, with shape and size.")
+    heavy = [e for e in graph.edges if e.heavy]
+    if heavy:
+        big = max(e.bytes for e in heavy)
+        legend += (" Thick red: materialized buffers of 1 GB or more." if big >= HEAVY_BYTES
+                   else " Thick red: the largest materialized buffer.")
+    if any(e.materialized and not e.heavy for e in graph.edges):
+        legend += " Solid: other materialized buffers."
+    if links is not None and any(links.covers(n.source_lines) for n in graph.nodes):
+        legend += " A box links to its source lines."
+    if graph.omitted:
+        legend += f" {graph.omitted} more instructions are not drawn (see the fusions table)."
+    svg = graph_svg(graph, uid, links.prefix if links else "", links.count if links else 0, title=title)
+    text_legend = ("Each computation lists its nodes (parameters, top-level fusions and instructions, result) "
+                   "and its edges: the values read, with shape and size; materialized buffers are marked.")
+    node = jaxhlo_graph(svg=svg, title=title, legend=legend, text_legend=text_legend)
+    details = jaxhlo_details(title="The graph as text", open=False)
+    details += literal_block(graph_text(graph), "text")
+    node += details
+    return [node]
 
 
 def memory_nodes(report: Report) -> list[nodes.Node]:
@@ -255,8 +345,12 @@ def result_nodes(view: ExampleView, result: Result) -> list[nodes.Node]:
         out.append(literal_block(report.error.message, "text"))
         return out
     show = view.show
+    links = source_links(view)
     if "summary" in show:
-        out += summary_nodes(report)
+        out += summary_nodes(report, links)
+    if "graph" in show:
+        uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
+        out += graph_nodes(report, uid, links)
     if "memory" in show:
         out += memory_nodes(report)
     if "cost" in show:
@@ -292,7 +386,8 @@ def comparison_table(results: Sequence[Result]) -> nodes.Element:
                 + (" (est.)" if rep.memory.peak_is_estimate else "")),
             row("largest materialized", largest),
             row("reductions", reduction_verdict),
-            row("fusions", lambda rep: str(sum(1 for f in rep.fusions if f.kind in ("Loop", "Input", "Output", "Custom"))))]
+            row("fusions", lambda rep: str(sum(1 for f in rep.fusions
+                                               if f.kind in ("Loop", "Input", "Output", "Custom"))))]
     return table(header, rows, ["jaxhlo-compare"], title="Side by side")
 
 
@@ -327,7 +422,8 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
     failed = sum(not o.passed for o in outcomes)
     head = para(nodes.strong(text=f"{failed} expectation(s) failed" if failed else "Checked expectations"),
                 classes=["jaxhlo-fail" if failed else "jaxhlo-pass"])
-    box: nodes.Element = nodes.container(classes=["jaxhlo-checks", "jaxhlo-checks-failed" if failed else "jaxhlo-checks-ok"])
+    box: nodes.Element = nodes.container(
+        classes=["jaxhlo-checks", "jaxhlo-checks-failed" if failed else "jaxhlo-checks-ok"])
     box += head
     box += items
     return [box]
@@ -358,10 +454,13 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
     if "source" in view.show:
         if view.file_path:
             block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-        block.append(literal_block(view.source, "python", linenos=True))
+        links = source_links(view)
+        source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
+        source += literal_block(view.source, "python", linenos=True)
+        block.append(source)
     block += expectation_nodes(results)
     by_key = {(r.function, r.target): r for r in results}
-    tabset = hashlib.sha1(view.key.encode()).hexdigest()[:10]
+    tabset = example_id(view).removeprefix("jaxhlo-")
     if len(functions) > 1:
         block.append(variants_table(functions, targets, by_key))
         for target, title in targets:

@@ -35,6 +35,31 @@ class jaxhlo_bars(nodes.General, nodes.Element):
     """A bar chart: ``bars`` is a list of (label, value in bytes, text); log scale."""
 
 
+class jaxhlo_source(nodes.General, nodes.Element):
+    """The example's source with an anchor on each line.
+
+    Holds one ``literal_block`` (what other builders show); ``prefix`` makes
+    the ids of the lines in HTML (``<prefix>4``).
+    """
+
+
+class jaxhlo_lines(nodes.Inline, nodes.TextElement):
+    """``line 4`` / ``lines 4, 6``: links to the source lines in HTML (``lines``,
+    ``prefix`` attributes), the text elsewhere."""
+
+
+class jaxhlo_row(nodes.row):
+    """A table row traced from source lines (``lines``, ``prefix``): in HTML it
+    is focusable and hovering or focusing it highlights those lines."""
+
+
+class jaxhlo_graph(nodes.General, nodes.Element):
+    """A computation graph: ``svg`` (markup made and escaped by
+    :func:`sphinx_jaxhlo.render.graph.graph_svg`), ``title``, ``legend`` (of
+    the picture), ``text_legend`` (of the text form); its children (the graph
+    as text) follow the picture in HTML and replace it elsewhere."""
+
+
 def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
@@ -111,6 +136,80 @@ def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
     raise nodes.SkipNode
 
 
+def _source_lines_html(text: str, language: str, prefix: str) -> str:
+    """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
+    with its number, the way Sphinx shows line numbers (``span.linenos``)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(language, stripnl=False, ensurenl=True)
+    except ClassNotFound:
+        lexer = TextLexer(stripnl=False, ensurenl=True)
+    if text.endswith("\n"):
+        text = text[:-1]
+    lines = text.split("\n")
+    try:
+        # nowrap: one output line per input line, every span closed at its end
+        body = highlight(text, lexer, HtmlFormatter(nowrap=True)).split("\n")
+    except Exception:  # a lexer bug must not cost the page
+        body = [html.escape(line) for line in lines]
+    if len(body) > len(lines) and body[-1] == "":
+        body.pop()
+    if len(body) != len(lines):
+        body = [html.escape(line) for line in lines]
+    width = len(str(len(lines)))
+    out = []
+    for number, line in enumerate(body, 1):
+        out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
+                   f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>')
+    return "\n".join(out) + "\n"
+
+
+def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
+    block = node.next_node(nodes.literal_block)
+    text = block.astext() if block is not None else ""
+    language = str(node.get("language") or (block.get("language") if block is not None else "") or "text")
+    self.body.append(f'<div class="highlight-{_attr(language)} notranslate jaxhlo-source" '
+                     f'data-jaxhlo-src="{_attr(node["prefix"])}"><div class="highlight"><pre><span></span>'
+                     + _source_lines_html(text, language, node["prefix"]) + "</pre></div>\n</div>\n")
+    raise nodes.SkipNode
+
+
+def visit_lines_html(self: HTML5Translator, node: jaxhlo_lines) -> None:
+    lines: list[int] = node["lines"]
+    prefix = _attr(node["prefix"])
+    links = ", ".join(f'<a class="jaxhlo-line-link" href="#{prefix}{n}">{n}</a>' for n in lines)
+    self.body.append(f'<span class="jaxhlo-lines">{"line" if len(lines) == 1 else "lines"} {links}</span>')
+    raise nodes.SkipNode
+
+
+def visit_row_html(self: HTML5Translator, node: jaxhlo_row) -> None:
+    self.visit_row(node)
+    tag = self.body[-1]
+    if tag.startswith("<tr"):
+        lines = " ".join(map(str, node["lines"]))
+        self.body[-1] = (f'<tr tabindex="0" data-jaxhlo-lines="{_attr(lines)}" '
+                         f'data-jaxhlo-src="{_attr(node["prefix"])}"' + tag[3:])
+
+
+def depart_row_html(self: HTML5Translator, node: jaxhlo_row) -> None:
+    self.depart_row(node)
+
+
+def visit_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
+    self.body.append(f'<figure class="jaxhlo-graph"><figcaption>{html.escape(node["title"])}</figcaption>'
+                     f'<div class="jaxhlo-graph-scroll">{node["svg"]}</div>')
+    if node.get("legend"):
+        self.body.append(f'<p class="jaxhlo-graph-legend">{html.escape(node["legend"])}</p>')
+
+
+def depart_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
+    self.body.append("</figure>\n")
+
+
 def _skip(self: Any, node: nodes.Element) -> None:
     raise nodes.SkipNode
 
@@ -121,7 +220,21 @@ HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_tabs: (visit_tabs_html, depart_tabs_html),
     jaxhlo_tab: (visit_tab_html, depart_tab_html),
     jaxhlo_bars: (visit_bars_html, None),
+    jaxhlo_source: (visit_source_html, None),
+    jaxhlo_lines: (visit_lines_html, None),
+    jaxhlo_row: (visit_row_html, depart_row_html),
+    jaxhlo_graph: (visit_graph_html, depart_graph_html),
 }
+
+#: The nodes of source links and graphs (registered by :func:`register_source_nodes`).
+SOURCE_NODES = (jaxhlo_source, jaxhlo_lines, jaxhlo_row, jaxhlo_graph)
+
+
+def register_source_nodes(app: Any) -> None:
+    """Register :data:`SOURCE_NODES` with their HTML visitors; :class:`PlainFallback`
+    replaces them for the other builders."""
+    for node_class in SOURCE_NODES:
+        app.add_node(node_class, html=HTML_VISITORS[node_class])
 
 
 class PlainFallback(SphinxPostTransform):
@@ -135,6 +248,22 @@ class PlainFallback(SphinxPostTransform):
             return
         for node in list(self.document.findall(jaxhlo_bars)):
             node.parent.remove(node)
+        for source in list(self.document.findall(jaxhlo_source)):
+            source.replace_self(source.children[:] or [nodes.Text("")])
+        for lines in list(self.document.findall(jaxhlo_lines)):
+            lines.replace_self(nodes.Text(lines.astext()))
+        for row in list(self.document.findall(jaxhlo_row)):
+            plain = nodes.row("", *row.children, classes=row.get("classes", []))
+            row.replace_self(plain)
+        for graph in list(self.document.findall(jaxhlo_graph)):
+            box = nodes.container(classes=["jaxhlo-section", "jaxhlo-graph"])
+            box += nodes.rubric(text=graph["title"])
+            if graph.get("text_legend"):
+                box += nodes.paragraph(text=graph["text_legend"])
+            for child in graph.children[:]:
+                # the picture is gone: its text form shows as is, not collapsed
+                box.extend(child.children[:] if isinstance(child, jaxhlo_details) else [child])
+            graph.replace_self(box)
         for node in list(self.document.findall(lambda n: isinstance(n, (jaxhlo_details, jaxhlo_tab)))):
             assert isinstance(node, nodes.Element)
             box = nodes.container(classes=["jaxhlo-section"])

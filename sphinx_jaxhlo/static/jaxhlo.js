@@ -52,3 +52,65 @@
 
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();
+
+// sphinx-jaxhlo: source lines. A table row or graph box traced from lines of
+// the example carries data-jaxhlo-lines="4 6" and data-jaxhlo-src="<prefix>";
+// hovering or focusing it highlights the lines <prefix>4 and <prefix>6 of the
+// example's source.  Enter on a focused row jumps to its first line.  Without
+// JavaScript the links in the rows still jump to the lines (:target).
+(function () {
+  "use strict";
+  var HL = "jaxhlo-hl";
+
+  function lines(el) {
+    var src = el.getAttribute("data-jaxhlo-src") || "";
+    var out = [];
+    (el.getAttribute("data-jaxhlo-lines") || "").split(/\s+/).forEach(function (n) {
+      var line = n ? document.getElementById(src + n) : null;
+      if (line) { out.push(line); }
+    });
+    return out;
+  }
+
+  function mark(el, on) {
+    lines(el).forEach(function (line) {
+      var count = (parseInt(line.getAttribute("data-jaxhlo-hl") || "0", 10) || 0) + (on ? 1 : -1);
+      if (count > 0) {
+        line.setAttribute("data-jaxhlo-hl", String(count));
+        line.classList.add(HL);
+      } else {
+        line.removeAttribute("data-jaxhlo-hl");
+        line.classList.remove(HL);
+      }
+    });
+  }
+
+  function watch(el) {
+    var state = { hover: false, focus: false };
+    function set(kind, value) {
+      var before = state.hover || state.focus;
+      state[kind] = value;
+      var after = state.hover || state.focus;
+      if (before !== after) { mark(el, after); }
+    }
+    el.addEventListener("mouseenter", function () { set("hover", true); });
+    el.addEventListener("mouseleave", function () { set("hover", false); });
+    el.addEventListener("focusin", function () { set("focus", true); });
+    el.addEventListener("focusout", function (ev) {
+      if (!ev.relatedTarget || !el.contains(ev.relatedTarget)) { set("focus", false); }
+    });
+    if (el.tagName === "TR") {
+      el.addEventListener("keydown", function (ev) {
+        if (ev.key !== "Enter" || ev.target !== el) { return; }
+        var link = el.querySelector("a.jaxhlo-line-link");
+        if (link) { ev.preventDefault(); link.click(); }
+      });
+    }
+  }
+
+  function init() {
+    document.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(watch);
+  }
+
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
+})();

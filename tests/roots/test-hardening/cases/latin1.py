@@ -1,0 +1,3 @@
+# café
+def f(x):
+    return x + 1

@@ -258,8 +258,10 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             assert result.report is not None
             err = result.report.error
             if err is not None and not expectations.expects_error(result.target, result.function):
-                message = f"{result.function} failed to compile for {result.target_title}: {err.status}: " \
-                          f"{err.message.splitlines()[0] if err.message else ''}"
+                first = err.message.splitlines()[0] if err.message else ""
+                while first.startswith(f"{err.status}: "):  # XLA often repeats its status
+                    first = first[len(err.status) + 2:]
+                message = f"{result.function} failed to compile for {result.target_title}: {err.status}: {first}"
                 warn(message, "compile", location)
                 status = "compile error"
             result.outcomes = exp.check_all(expectations, [result.report])

@@ -144,7 +144,7 @@ def compile_request(data: dict[str, Any]) -> Report:
         raise ExampleFailure("function", f"function {function!r} is not defined by the example"
                              + (f" (it defines: {', '.join(defined)})" if defined else ""))
     if not callable(fn):
-        raise ExampleFailure("function", f"{function!r} is a {type(fn).__name__}, not a function")
+        raise ExampleFailure("function", f"{function!r} is not callable (its type is {type(fn).__name__})")
 
     static: dict[str, Any] = {}
     for key, text in req.static:
@@ -263,6 +263,41 @@ def _hide_own_frames() -> None:
             source_info_util.register_exclusion(path)
 
 
+def _exit_with_parent(workdir: str) -> None:
+    """End this worker, and remove its folder, when the build that started it is gone.
+
+    The worker runs in a session of its own (so a Ctrl-C meant for the build
+    does not kill a compile half-way), which also means nothing else stops it
+    if the build dies: on Linux the kernel sends SIGTERM when the parent dies,
+    and a watcher thread checks the parent for the other systems.
+    """
+    import signal
+    import threading
+
+    parent = os.getppid()
+
+    def leave(*_: object) -> None:
+        shutil.rmtree(workdir, ignore_errors=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above
+        leave()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                leave()
+
+    threading.Thread(target=watch, name="jaxhlo-parent-watch", daemon=True).start()
+
+
 def main() -> None:
     from . import targets as targets_mod
 
@@ -272,6 +307,8 @@ def main() -> None:
     proto_in = open(os.dup(0), encoding="utf-8", newline="\n")  # noqa: SIM115
     proto_out = open(os.dup(1), "w", encoding="utf-8", newline="\n")  # noqa: SIM115
     workdir = os.environ.get("JAXHLO_WORKDIR") or tempfile.mkdtemp(prefix="jaxhlo-worker-")
+    os.makedirs(workdir, exist_ok=True)
+    _exit_with_parent(workdir)
     log_path = os.path.join(workdir, "output.log")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -310,9 +347,13 @@ def main() -> None:
             os.chdir(workdir)
             shutil.rmtree(rundir, ignore_errors=True)
         answer["log_tail"] = _log_tail(log_path)
-        proto_out.write(json.dumps(answer) + "\n")
-        proto_out.flush()
+        try:
+            proto_out.write(json.dumps(answer) + "\n")
+            proto_out.flush()
+        except OSError:  # the build went away: nobody to answer
+            break
     shutil.rmtree(workdir, ignore_errors=True)
+    os._exit(0)  # skip interpreter teardown (and its writes to a closed pipe)
 
 
 if __name__ == "__main__":

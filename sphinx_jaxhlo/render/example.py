@@ -420,10 +420,17 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
         item += para(nodes.strong(text=mark), o.message)
         items += item
     failed = sum(not o.passed for o in outcomes)
-    head = para(nodes.strong(text=f"{failed} expectation(s) failed" if failed else "Checked expectations"),
-                classes=["jaxhlo-fail" if failed else "jaxhlo-pass"])
-    box: nodes.Element = nodes.container(
-        classes=["jaxhlo-checks", "jaxhlo-checks-failed" if failed else "jaxhlo-checks-ok"])
+    if not failed:
+        # All hold: one line, the list folded away.
+        details = jaxhlo_details(title=f"✔ All {len(outcomes)} stated expectations hold", open=False,
+                                 classes=["jaxhlo-checks", "jaxhlo-checks-ok"])
+        details += items
+        return [details]
+    # Failures first, open, marked.
+    items.children.sort(key=lambda item: "jaxhlo-pass" in item["classes"])
+    head = para(nodes.strong(text=f"✘ {failed} of {len(outcomes)} stated expectations failed"),
+                classes=["jaxhlo-fail"])
+    box: nodes.Element = nodes.container(classes=["jaxhlo-checks", "jaxhlo-checks-failed"])
     box += head
     box += items
     return [box]
@@ -458,18 +465,18 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
         source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
         source += literal_block(view.source, "python", linenos=True)
         block.append(source)
-    block += expectation_nodes(results)
     by_key = {(r.function, r.target): r for r in results}
     tabset = example_id(view).removeprefix("jaxhlo-")
     if len(functions) > 1:
         block.append(variants_table(functions, targets, by_key))
-        for target, title in targets:
-            bars = [(fn, float(r.report.memory.temp_bytes or 0), short_status(r)) for fn in functions
-                    if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
-            if bars:
-                block.append(jaxhlo_bars(title=f"Temp memory on {title}", bars=bars))
+        bars = [(f"{fn} · {title}", float(r.report.memory.temp_bytes or 0), short_status(r))
+                for fn in functions for target, title in targets
+                if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
+        if any(value > 0 for _, value, _ in bars):
+            block.append(jaxhlo_bars(title="Temp memory by variant and target", bars=bars))
     elif len(targets) > 1:
         block.append(comparison_table([by_key[(functions[0], t)] for t, _ in targets if (functions[0], t) in by_key]))
+    block += expectation_nodes(results)
     if len(targets) > 1:
         tabs = jaxhlo_tabs(group="target", tabset_id=f"jaxhlo-{tabset}")
         for target, title in targets:

@@ -117,22 +117,34 @@ def depart_tab_html(self: HTML5Translator, node: jaxhlo_tab) -> None:
     self.body.append("</div>\n")
 
 
+#: The left end of the bar chart's log scale: 1 kB (smaller values draw no bar).
+BAR_FLOOR = 1e3
+
+
 def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
-    bars: list[tuple[str, float, str]] = node["bars"]
-    top = max((v for _, v, _ in bars), default=1.0)
+    """One bar per (label, bytes, text), on a shared log scale with a tick per decade,
+    so 50 MB and 20 GB read as three decades apart, not as 75 % and 100 %."""
     import math
 
-    span = math.log10(max(top, 10.0))
-    self.body.append(f'<figure class="jaxhlo-bars"><figcaption>{html.escape(node["title"])}</figcaption>'
-                     '<div class="jaxhlo-bars-grid">')
+    bars: list[tuple[str, float, str]] = node["bars"]
+    top = max((v for _, v, _ in bars), default=0.0)
+    decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
+    units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
+    ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i] if i < len(units) else ""}</span>'
+                    for i in range(decades + 1))
+    self.body.append(
+        f'<figure class="jaxhlo-bars" style="--jaxhlo-decade:{100 / decades:.4f}%">'
+        f'<figcaption>{html.escape(node["title"])}</figcaption><div class="jaxhlo-bars-grid">'
+        f'<div></div><div class="jaxhlo-bar-axis" aria-hidden="true">{ticks}</div><div></div>')
     for label, value, text in bars:
-        width = 0.0 if value <= 1 else max(1.0, 100.0 * math.log10(value) / span)
+        width = 0.0 if value < BAR_FLOOR else min(100.0, 100.0 * math.log10(value / BAR_FLOOR) / decades)
         self.body.append(
             f'<div class="jaxhlo-bar-label">{html.escape(label)}</div>'
             f'<div class="jaxhlo-bar-track" role="img" aria-label="{_attr(label)}: {_attr(text)}">'
             f'<div class="jaxhlo-bar" style="width:{width:.1f}%"></div></div>'
             f'<div class="jaxhlo-bar-value">{html.escape(text)}</div>')
-    self.body.append('</div><p class="jaxhlo-bars-note">Logarithmic scale.</p></figure>\n')
+    self.body.append('</div><p class="jaxhlo-bars-note">Logarithmic scale, one tick per factor of ten; '
+                     'values under 1 kB draw no bar.</p></figure>\n')
     raise nodes.SkipNode
 
 
@@ -237,6 +249,10 @@ def register_source_nodes(app: Any) -> None:
         app.add_node(node_class, html=HTML_VISITORS[node_class])
 
 
+#: Marks that only HTML output keeps.
+MARKS = ("✔", "✘")
+
+
 class PlainFallback(SphinxPostTransform):
     """Replace the HTML-only nodes with plain sections for non-HTML builders."""
 
@@ -273,6 +289,21 @@ class PlainFallback(SphinxPostTransform):
         for node in list(self.document.findall(jaxhlo_tabs)):
             node.replace_self(nodes.container("", *node.children, classes=["jaxhlo-tabs"]))
         for node in list(self.document.findall(jaxhlo_block)):
-            box = nodes.container("", *node.children, classes=["jaxhlo", *node.get("classes", [])])
+            children = []
+            for child in node.children:
+                if isinstance(child, nodes.caption):
+                    # outside a float (LaTeX) a caption is an error; as a paragraph it reads the same
+                    child = nodes.paragraph("", "", nodes.strong("", "", *child.children),
+                                            classes=["jaxhlo-caption"])
+                children.append(child)
+            box = nodes.container("", *children, classes=["jaxhlo", *node.get("classes", [])])
             box["ids"] = node["ids"]
             node.replace_self(box)
+        # The ✔/✘ marks are for the eye in HTML; the words [holds]/[FAILED] say the same
+        # everywhere, and pdflatex cannot typeset every mark.
+        for text in list(self.document.findall(nodes.Text)):
+            if any(mark in text for mark in MARKS):
+                plain = str(text)
+                for mark in MARKS:
+                    plain = plain.replace(mark + " ", "").replace(mark, "")
+                text.parent.replace(text, nodes.Text(plain))

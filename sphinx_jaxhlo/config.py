@@ -38,8 +38,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("jaxhlo_cache", True, (bool,),
             "Whether reports are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
-            "Folder of the report cache. ``None``: ``jaxhlo-cache`` in the build folder, beside "
-            "the doctrees. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
+            "Folder of the report cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
+            "with ``sphinx-build -M``), or inside them when they sit in the output folder (``-b``), so it is "
+            "never published. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
             "to share compile work between builds and machines.", rebuild=""),
     Setting("jaxhlo_xla_flags", {}, (dict,),
             "XLA options passed to ``compile()`` for every example, before the example's own "

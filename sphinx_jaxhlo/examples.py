@@ -77,7 +77,12 @@ def cache_for(app: Sphinx) -> ReportCache | None:
         if not path.is_absolute():
             path = Path(app.confdir) / path
     else:
-        path = Path(app.doctreedir).parent / "jaxhlo-cache"
+        doctrees = Path(app.doctreedir)
+        path = doctrees.parent / "jaxhlo-cache"
+        if doctrees.parent.resolve() == Path(app.outdir).resolve():
+            # `sphinx-build -b` keeps the doctrees inside the output folder; keep
+            # the cache out of what gets published, inside the doctrees.
+            path = doctrees / "jaxhlo-cache"
     return ReportCache(path)
 
 

@@ -307,7 +307,7 @@ def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> l
 
 def memory_nodes(report: Report) -> list[nodes.Node]:
     m = report.memory
-    peak_label = "peak (estimate: arguments + output + temp − alias)" if m.peak_is_estimate else "peak"
+    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
     rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
         ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
         ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))]

@@ -146,3 +146,14 @@ def test_each_error_is_located_boxed_and_the_rest_renders(app: Any) -> None:
     assert warnings.count("[jaxhlo.") == len(ERROR_CASES), warnings
     good = soup.find("section", id="good")
     assert "HloModule jit_good" in good.get_text() and good.select("li.jaxhlo-pass")
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_build_report_tables_every_example(app: Any) -> None:
+    soup, _ = build(app)
+    table = soup.select_one("table.jaxhlo-report")
+    header = [th.get_text(strip=True) for th in table.select("thead th")]
+    assert header == ["document", "line", "function", "target", "compile time", "temp", "cache", "status"]
+    rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.select("tbody tr")]
+    assert [(r[0], r[2], r[3], r[7]) for r in rows] == [("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]
+    assert rows[0][5] == "20.0 GB"

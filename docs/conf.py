@@ -36,6 +36,8 @@ jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
 # sphinx-book-theme: JAX's own documentation uses it, so readers who arrive from
 # the jax.jit docs find the same navigation, search box and light/dark switch.
 html_theme = "sphinx_book_theme"
+# Follow the reader's light/dark preference (the theme's template needs it said).
+html_context = {"default_mode": "auto"}
 html_title = "sphinx-jaxhlo"
 html_theme_options = {
     "show_toc_level": 2,

@@ -54,6 +54,7 @@ from . import expectations as exp
 from . import targets as targets_mod
 from .cache import ReportCache
 from .compiler import CompileWorker
+from .options import parse_assignments
 from .report import SCHEMA_VERSION, Report
 from .request import SHOW_PARTS, CompileRequest
 from .specs import DTYPES, ArgSpecs, ArraySpec, SpecTree, parse_args
@@ -500,40 +501,12 @@ def resolve_targets(targets: str | Sequence[str] | None) -> list[targets_mod.Tar
     return out
 
 
-def split_assignments(text: str, what: str) -> list[tuple[str, str]]:
-    """``"a=1, b=(1, 2)"`` -> ``[("a", "1"), ("b", "(1, 2)")]``; commas inside brackets stay.
-
-    :raises ValueError: an item that is not ``name=value``.
-    """
-    parts: list[str] = []
-    depth, current = 0, ""
-    for ch in text:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    parts.append(current)
-    out: list[tuple[str, str]] = []
-    for part in parts:
-        if not part.strip():
-            continue
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise ValueError(f"{what}: {part.strip()!r} is not name=value")
-        out.append((key, value.strip()))
-    return out
-
-
 def _static_pairs(static: str | Mapping[str, Any] | None) -> tuple[tuple[tuple[str, str], ...] | None, dict[str, Any]]:
     """``(pairs as literal text or None when a value is no literal, values)``."""
     if static is None:
         return (), {}
     if isinstance(static, str):
-        pairs = split_assignments(static, "static")
+        pairs = parse_assignments(static, "static")
         values: dict[str, Any] = {}
         for key, text in pairs:
             try:
@@ -562,7 +535,7 @@ def _xla_flags(flags: str | Mapping[str, Any] | None) -> tuple[tuple[str, str], 
     if flags is None:
         return ()
     if isinstance(flags, str):
-        pairs = split_assignments(flags, "xla_flags")
+        pairs = parse_assignments(flags, "xla_flags")
     else:
         pairs = [(str(k), ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in flags.items()]
     return tuple(sorted(dict(pairs).items()))

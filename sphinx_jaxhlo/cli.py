@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from . import __version__
 from . import expectations as exp
 from . import targets as targets_mod
+from .options import parse_assignments
 from .request import SHOW_PARTS
 from .specs import SpecError, parse_args
 
@@ -191,12 +192,10 @@ def _top_level_names(tree: ast.Module) -> set[str] | None:
 
 
 def _assignments(values: Sequence[str], what: str) -> list[tuple[str, str]]:
-    from .api import split_assignments
-
     pairs: list[tuple[str, str]] = []
     for value in values:
         try:
-            pairs += split_assignments(value, what)
+            pairs += parse_assignments(value, what)
         except ValueError as exc:
             raise _UsageError(str(exc)) from None
     return pairs

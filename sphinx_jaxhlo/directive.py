@@ -46,6 +46,7 @@ from sphinx.util.typing import OptionSpec
 
 from . import expectations as exp
 from .config import as_list
+from .options import parse_assignments
 from .render.nodes import jaxhlo_block
 from .request import SHOW_PARTS
 from .specs import SpecError, parse_args
@@ -64,33 +65,6 @@ def error_box(title: str, detail: str = "") -> nodes.Element:
     if detail:
         box += nodes.literal_block(detail, detail, language="text")
     return box
-
-
-def _split_assignments(text: str, option: str) -> list[tuple[str, str]]:
-    """``a=1, b=(1, 2)`` -> ``[("a", "1"), ("b", "(1, 2)")]``; commas inside brackets are kept."""
-    out: list[tuple[str, str]] = []
-    depth, current = 0, ""
-    parts: list[str] = []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    parts.append(current)
-    for part in parts:
-        if not part.strip():
-            continue
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise ValueError(f":{option}: {part.strip()!r} is not name=value")
-        out.append((key, value.strip()))
-    return out
 
 
 class JaxHloDirective(SphinxDirective):
@@ -139,13 +113,13 @@ class JaxHloDirective(SphinxDirective):
         except exp.ExpectationSyntaxError as exc:
             return self.fail("option", str(exc))
         try:
-            static = _split_assignments(self.options.get("static", ""), "static")
+            static = parse_assignments(self.options.get("static", ""), ":static")
             for key, value in static:
                 try:
                     ast.literal_eval(value)
                 except (ValueError, SyntaxError):
                     raise ValueError(f":static: {key}={value} is not a Python literal") from None
-            xla_flags = _split_assignments(self.options.get("xla-flags", ""), "xla-flags")
+            xla_flags = parse_assignments(self.options.get("xla-flags", ""), ":xla-flags")
         except ValueError as exc:
             return self.fail("option", str(exc))
         show = as_list(self.options["show"]) if "show" in self.options else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .options import split_top_level
 from .report import Report
 from .sizes import format_bytes, format_exact, parse_size
 from .specs import SpecError, parse_shape
@@ -91,17 +92,7 @@ class Expectations:
 
 def _split_pairs(text: str) -> list[tuple[str | None, str | None, str]]:
     pairs: list[tuple[str | None, str | None, str]] = []
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth <= 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    parts.append(current)
-    for part in parts:
+    for part in split_top_level(text):
         part = part.strip()
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")

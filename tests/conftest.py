@@ -15,6 +15,8 @@ os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
 ROOTS = Path(__file__).parent / "roots"
 HLO_DIR = Path(__file__).parent / "data" / "hlo"
+#: A module of example functions that the API and command-line tests import from a copy.
+API_EXAMPLE = Path(__file__).parent / "data" / "api_example.py"
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from types import ModuleType
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import API_EXAMPLE, HLO_DIR
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo import api
@@ -30,24 +31,7 @@ from sphinx_jaxhlo.targets import TARGETS
 # file and keep later tests' subprocesses from loading it.
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
-HLO_DIR = Path(__file__).parent / "data" / "hlo"
-
-EXAMPLE = '''\
-import jax
-import jax.numpy as jnp
-
-
-def fused(x):
-    return jnp.max(jnp.exp(x) + 1.0, axis=-1)
-
-
-def with_dot(pos, hkl):
-    return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)
-
-
-def chunked(x, scale, chunk):
-    return jnp.sum(x.reshape(-1, chunk) * scale, axis=1)
-'''
+EXAMPLE = API_EXAMPLE.read_text(encoding="utf-8")
 
 needs_gpu = pytest.mark.skipif(not TARGETS["gpu:h100"].available(), reason="the CUDA compiler plugin is not installed")
 
@@ -350,6 +334,8 @@ def test_source_and_graph_parts(example: ModuleType) -> None:
     assert "data-jaxhlo-lines" in html and 'class="jaxhlo-line-link"' in html  # rows link to the source
     assert "<svg" in html and "Graph of the entry computation" in html
     assert "<script>" in html  # line highlighting, scoped to the fragment
+    root = html.split('id="', 1)[1].split('"', 1)[0]
+    assert f'window.jaxhloInit(document.getElementById("{root}"))' in html  # the extension's jaxhlo.js
     text = reports.to_text(["graph"])
     assert "ynn_fusion.1 -> wrapped_cosine" in text and "[materialized]" in text
 

@@ -22,6 +22,29 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
 
 
+class Server:
+    """Serves a folder on 127.0.0.1, as a reader's browser would get the pages."""
+
+    def __init__(self, root: Path) -> None:
+        import functools
+        import http.server
+        import threading
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+        handler.log_message = lambda *args: None  # type: ignore[method-assign]
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.root = root
+
+    def url(self, path: Path) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/{path.relative_to(self.root).as_posix()}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 @pytest.fixture(scope="module")
 def browser() -> Any:
     with playwright.sync_playwright() as p:
@@ -35,22 +58,32 @@ def browser() -> Any:
 def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, list[str]]:
     page = browser.new_page(color_scheme=scheme, viewport={"width": 1280, "height": 1600})
     errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    # a failed request is named by its response (the console only says "404");
+    # the browser's own favicon probe is not the page's doing
+    page.on("console", lambda msg: errors.append(msg.text)
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(url)
     page.wait_for_load_state("load")
     return page, errors
 
 
-def check_example_page(browser: Any, html: Path, name: str) -> None:
+def check_example_page(browser: Any, url: str, name: str) -> None:
     for scheme in ("light", "dark"):
-        page, errors = open_page(browser, html.as_uri(), scheme)
-        # the HLO is collapsed, and opens when its summary is clicked
-        details = page.locator("details.jaxhlo-details").first
-        assert details.get_attribute("open") is None
-        details.locator("summary").click()
-        assert details.get_attribute("open") is not None
-        assert details.locator("pre").first.is_visible()
+        page, errors = open_page(browser, url, scheme)
+        # collapsed blocks (the HLO, the checked expectations) open when their summary is clicked
+        every = page.locator("details.jaxhlo-details")
+        visible = [every.nth(i) for i in range(every.count())
+                   if every.nth(i).is_visible() and every.nth(i).get_attribute("open") is None]
+        assert visible, "no collapsed block to open"
+        for details in (visible[0], *[d for d in visible[1:] if "Optimized HLO" in d.inner_text()][:1]):
+            body = details.locator(":scope > :not(summary)").first
+            assert not body.is_visible()
+            details.locator(":scope > summary").click()
+            assert details.get_attribute("open") is not None
+            assert body.is_visible()
         tabsets = page.locator(".jaxhlo-tabs")
         if tabsets.count():
             first = tabsets.first
@@ -90,19 +123,28 @@ def test_example_page_in_chromium(browser: Any, tmp_path: Path) -> None:
         app.build()
     finally:
         app.cleanup()
-    check_example_page(browser, Path(app.outdir) / "index.html", "test-browser")
+    server = Server(Path(app.outdir))
+    try:
+        check_example_page(browser, server.url(Path(app.outdir) / "index.html"), "test-browser")
+    finally:
+        server.close()
 
 
 @pytest.mark.skipif(not os.environ.get("JAXHLO_DOCS_HTML"), reason="set JAXHLO_DOCS_HTML to a built docs folder")
 def test_guide_pages_in_chromium(browser: Any) -> None:
-    root = Path(os.environ["JAXHLO_DOCS_HTML"])
+    root = Path(os.environ["JAXHLO_DOCS_HTML"]).resolve()
     pages = [root / "index.html", *sorted((root / "guide").glob("*.html"))]
+    server = Server(root)
     checked = 0
-    for html in pages:
-        page, _ = open_page(browser, html.as_uri())
-        has_examples = page.locator("details.jaxhlo-details").count() > 0
-        page.close()
-        if has_examples:
-            check_example_page(browser, html, html.relative_to(root).as_posix().replace("/", "-").removesuffix(".html"))
-            checked += 1
+    try:
+        for html in pages:
+            page, _ = open_page(browser, server.url(html))
+            has_examples = page.locator("details.jaxhlo-details").count() > 0
+            page.close()
+            if has_examples:
+                name = html.relative_to(root).as_posix().replace("/", "-").removesuffix(".html")
+                check_example_page(browser, server.url(html), name)
+                checked += 1
+    finally:
+        server.close()
     assert checked >= 2

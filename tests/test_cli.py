@@ -11,24 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import API_EXAMPLE, HLO_DIR
 
 from sphinx_jaxhlo.api import Reports, analyze
 from sphinx_jaxhlo.targets import TARGETS
 
-HLO_DIR = Path(__file__).parent / "data" / "hlo"
-
-EXAMPLE = '''\
-import jax
-import jax.numpy as jnp
-
-
-def fused(x):
-    return jnp.max(jnp.exp(x) + 1.0, axis=-1)
-
-
-def with_dot(pos, hkl):
-    return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)
-'''
+EXAMPLE = API_EXAMPLE.read_text(encoding="utf-8")
 
 SEED_ARGS = "f32[100000,3], f32[50000,3]"
 
@@ -97,7 +85,7 @@ def test_a_function_that_fails_to_trace_exits_1(example: Path, cache: Path) -> N
     (["{example}:fused", "--args", "f33[3]"], "--args: unknown dtype 'f33' at column 1"),
     (["{example}:fused", "--args", "f32[3"], "--args: "),
     (["{missing}:fused", "--args", "f32[3]"], "cannot read file"),
-    (["{example}:nope", "--args", "f32[3]"], "defines no 'nope' (its functions: fused, with_dot)"),
+    (["{example}:nope", "--args", "f32[3]"], "defines no 'nope' (its functions: chunked, fused, with_dot)"),
     (["{example}:fused", "--args", "f32[3]", "--targets", "gpu:h10"], "unknown target 'gpu:h10'"),
     (["{example}:fused", "--args", "f32[3]", "--expect-max-temp", "lots"], "'lots' is not a size"),
     (["{example}:fused", "--args", "f32[3]", "--expect-reduction", "maybe"], "expected 'fused' or 'unfused'"),

@@ -50,8 +50,8 @@ def test_seed_example_on_cpu(app: Any) -> None:
     # source with line numbers, cost, collapsed highlighted HLO, footer with versions
     assert block.select_one("div.highlight-python") is not None
     assert "flops" in block.select_one("table.jaxhlo-cost").get_text()
-    details = block.select_one("details.jaxhlo-details")
-    assert details is not None and not details.has_attr("open")
+    details = next(d for d in block.select("details.jaxhlo-details") if "Optimized HLO" in d.summary.get_text())
+    assert not details.has_attr("open")
     assert "ENTRY" in details.get_text() and "HloModule" in details.get_text()
     assert "Compiled for" in block.select_one("p.jaxhlo-footer").get_text() and "jax 0." in text
     # expectations are listed as holding
@@ -155,5 +155,6 @@ def test_build_report_tables_every_example(app: Any) -> None:
     header = [th.get_text(strip=True) for th in table.select("thead th")]
     assert header == ["document", "line", "function", "target", "compile time", "temp", "cache", "status"]
     rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.select("tbody tr")]
-    assert [(r[0], r[2], r[3], r[7]) for r in rows] == [("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]
+    assert [(r[0], r[2], r[3], r[7]) for r in rows] == [
+        ("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]
     assert rows[0][5] == "20.0 GB"

@@ -45,7 +45,7 @@ def test_a_project_links_to_the_guide_through_intersphinx(tmp_path: Path) -> Non
 
     src = tmp_path / "src"
     src.mkdir()
-    inv = Path(DOCS or "") / "objects.inv"
+    inv = (Path(DOCS or "") / "objects.inv").resolve()
     (src / "conf.py").write_text(
         'extensions = ["sphinx.ext.intersphinx"]\n'
         f'intersphinx_mapping = {{"jaxhlo": ("https://sphinx-jaxhlo.example/en/latest/", {str(inv)!r})}}\n')

@@ -130,8 +130,9 @@ def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
     top = max((v for _, v, _ in bars), default=0.0)
     decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
     units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
-    ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i] if i < len(units) else ""}</span>'
-                    for i in range(decades + 1))
+    # a gridline every decade, a label every thousand (kB, MB, GB...), so labels never crowd
+    ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i]}</span>'
+                    for i in range(0, decades + 1, 3) if i < len(units))
     self.body.append(
         f'<figure class="jaxhlo-bars" style="--jaxhlo-decade:{100 / decades:.4f}%">'
         f'<figcaption>{html.escape(node["title"])}</figcaption><div class="jaxhlo-bars-grid">'

@@ -4,8 +4,9 @@ The nodes are the directive's own (:func:`sphinx_jaxhlo.render.example.render_ex
 translated by docutils' HTML5 writer extended with the extension's visitors
 (:data:`sphinx_jaxhlo.render.nodes.HTML_VISITORS`), so a notebook shows what a
 page shows.  Code is highlighted with Pygments; the extension's stylesheet,
-the Pygments colours and a small script for the target tabs and the
-source-line highlighting are inlined, all scoped to the fragment, so it needs nothing from the page it lands in.
+the Pygments colours and the extension's script for the target tabs and the
+source-line highlighting (``jaxhlo.js``, set up for the fragment only) are
+inlined, so it needs nothing from the page it lands in.
 Without the script (a sanitizing viewer) every target's panel shows, titled,
 as in the directive's no-JavaScript fallback.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import html
 import importlib.resources
+import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -50,70 +52,6 @@ _BASE_CSS = """
 [data-jp-theme-light="false"] .jaxhlo { --jaxhlo-good: #3fb950; --jaxhlo-bad: #f85149; --jaxhlo-bar: #60a5fa; }
 """
 
-#: Target tabs and source-line highlighting for this fragment only, as the
-#: extension's ``jaxhlo.js`` does on a page (which may also run, in a Sphinx
-#: page made from a notebook: both are idempotent).
-_SCRIPT = """
-(function () {
-  var root = document.getElementById("@ROOT@");
-  if (!root) { return; }
-  root.querySelectorAll(".jaxhlo-tabs").forEach(function (tabset) {
-    if (tabset.classList.contains("jaxhlo-js")) { return; }
-    tabset.classList.add("jaxhlo-js");
-    var tabs = Array.prototype.slice.call(tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab"));
-    var panels = tabset.querySelectorAll(":scope > .jaxhlo-panel");
-    function select(key, focus) {
-      tabs.forEach(function (t) {
-        var on = t.dataset.key === key;
-        t.setAttribute("aria-selected", on ? "true" : "false");
-        t.tabIndex = on ? 0 : -1;
-        if (on && focus) { t.focus(); }
-      });
-      panels.forEach(function (p) { p.hidden = p.dataset.key !== key; });
-    }
-    if (tabs.length) { select(tabs[0].dataset.key, false); }
-    tabs.forEach(function (tab, i) {
-      tab.addEventListener("click", function () { select(tab.dataset.key, false); });
-      tab.addEventListener("keydown", function (ev) {
-        var next = null;
-        if (ev.key === "ArrowRight") { next = tabs[(i + 1) % tabs.length]; }
-        else if (ev.key === "ArrowLeft") { next = tabs[(i - 1 + tabs.length) % tabs.length]; }
-        else if (ev.key === "Home") { next = tabs[0]; }
-        else if (ev.key === "End") { next = tabs[tabs.length - 1]; }
-        if (next) { ev.preventDefault(); select(next.dataset.key, true); }
-      });
-    });
-  });
-  root.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(function (el) {
-    if (el.hasAttribute("data-jaxhlo-watched")) { return; }
-    el.setAttribute("data-jaxhlo-watched", "");
-    var src = el.getAttribute("data-jaxhlo-src");
-    var lines = el.getAttribute("data-jaxhlo-lines").split(/\\s+/).map(function (n) {
-      return n ? document.getElementById(src + n) : null;
-    }).filter(function (line) { return line; });
-    var on = { hover: false, focus: false };
-    function set(kind, value) {
-      on[kind] = value;
-      lines.forEach(function (line) { line.classList.toggle("jaxhlo-hl", on.hover || on.focus); });
-    }
-    el.addEventListener("mouseenter", function () { set("hover", true); });
-    el.addEventListener("mouseleave", function () { set("hover", false); });
-    el.addEventListener("focusin", function () { set("focus", true); });
-    el.addEventListener("focusout", function (ev) {
-      if (!ev.relatedTarget || !el.contains(ev.relatedTarget)) { set("focus", false); }
-    });
-    if (el.tagName === "TR") {
-      el.addEventListener("keydown", function (ev) {
-        if (ev.key !== "Enter" || ev.target !== el) { return; }
-        var link = el.querySelector("a.jaxhlo-line-link");
-        if (link) { ev.preventDefault(); link.click(); }
-      });
-    }
-  });
-})();
-"""
-
-
 @functools.cache
 def _lexer(language: str) -> Any:
     from pygments.lexers import TextLexer, get_lexer_by_name
@@ -133,6 +71,25 @@ def stylesheet() -> str:
     own = importlib.resources.files("sphinx_jaxhlo").joinpath("static", "jaxhlo.css").read_text(encoding="utf-8")
     pygments_css = HtmlFormatter(style="default").get_style_defs(".jaxhlo .highlight")
     return own + _BASE_CSS + pygments_css
+
+
+@functools.cache
+def _page_script() -> str:
+    """The extension's ``jaxhlo.js``, which defines ``window.jaxhloInit(root)``."""
+    js = importlib.resources.files("sphinx_jaxhlo").joinpath("static", "jaxhlo.js").read_text(encoding="utf-8")
+    if "</" in js:  # would end the inline <script> early
+        raise ValueError("jaxhlo.js cannot be inlined: it contains '</'")
+    return js
+
+
+def _script(root: str) -> str:
+    """Target tabs and source-line highlighting for the element ``root`` only.
+
+    The extension's ``jaxhlo.js``, then its set-up scoped to that element (a
+    Sphinx page made from a notebook may also load the file: setting up is
+    idempotent).
+    """
+    return f"{_page_script()}\nwindow.jaxhloInit(document.getElementById({json.dumps(root)}));\n"
 
 
 class _Translator(html5_polyglot.HTMLTranslator):
@@ -221,7 +178,7 @@ def render_html(reports: Sequence[Report], failed: Sequence[tuple[str, str, str,
     body = nodes_to_html([block])
     parts = [f'<div class="jaxhlo-root" id="{root}">', f"<style>{stylesheet()}</style>", body]
     if script and ("jaxhlo-tablist" in body or "data-jaxhlo-lines" in body):
-        parts.append(f"<script>{_SCRIPT.replace('@ROOT@', root)}</script>")
+        parts.append(f"<script>{_script(root)}</script>")
     parts.append("</div>")
     fragment = "\n".join(parts)
     if not full_page:

@@ -1,9 +1,25 @@
-// sphinx-jaxhlo: target tabs. Without JavaScript every panel shows, titled.
-// With it: ARIA tabs, arrow/Home/End keys, and the chosen target sticks
-// across every example on the page and across pages (sessionStorage).
+// sphinx-jaxhlo: target tabs and source lines, set up by window.jaxhloInit(root)
+// for the examples under root (a document or an element).  Loaded as a file
+// (a Sphinx page) it sets up the whole page; inlined in a notebook output
+// (sphinx_jaxhlo.render.standalone_html) it leaves that to the call after it,
+// scoped to the output.  Setting up an element twice does nothing: a tab set
+// is marked jaxhlo-js, a traced row or box jaxhlo-watched.
+//
+// Target tabs.  Without JavaScript every panel shows, titled.  With it: ARIA
+// tabs, arrow/Home/End keys, and the chosen target sticks across every example
+// on the page and across pages (sessionStorage).
+//
+// Source lines.  A table row or graph box traced from lines of the example
+// carries data-jaxhlo-lines="4 6" and data-jaxhlo-src="<prefix>"; hovering or
+// focusing it highlights the lines <prefix>4 and <prefix>6 of the example's
+// source.  Enter on a focused row jumps to its first line.  Without JavaScript
+// the links in the rows still jump to the lines (:target).
 (function () {
   "use strict";
   var STORE = "jaxhlo-tab-";
+  var TABS_DONE = "jaxhlo-js";
+  var HL = "jaxhlo-hl";
+  var WATCHED = "jaxhlo-watched";
 
   function select(tabset, key, focus) {
     var tabs = tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab");
@@ -22,45 +38,32 @@
   }
 
   function selectEverywhere(group, key, origin) {
-    document.querySelectorAll('.jaxhlo-tabs[data-group="' + group + '"]').forEach(function (ts) {
+    document.querySelectorAll('.jaxhlo-tabs.' + TABS_DONE + '[data-group="' + group + '"]').forEach(function (ts) {
       select(ts, key, ts === origin);
     });
     try { sessionStorage.setItem(STORE + group, key); } catch (e) { /* storage may be off */ }
   }
 
-  function init() {
-    document.querySelectorAll(".jaxhlo-tabs").forEach(function (tabset) {
-      tabset.classList.add("jaxhlo-js");
-      var group = tabset.dataset.group;
-      var tabs = Array.prototype.slice.call(tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab"));
-      var saved = null;
-      try { saved = sessionStorage.getItem(STORE + group); } catch (e) { saved = null; }
-      if (!(saved && select(tabset, saved, false)) && tabs.length) { select(tabset, tabs[0].dataset.key, false); }
-      tabs.forEach(function (tab, i) {
-        tab.addEventListener("click", function () { selectEverywhere(group, tab.dataset.key, tabset); });
-        tab.addEventListener("keydown", function (ev) {
-          var next = null;
-          if (ev.key === "ArrowRight") { next = tabs[(i + 1) % tabs.length]; }
-          else if (ev.key === "ArrowLeft") { next = tabs[(i - 1 + tabs.length) % tabs.length]; }
-          else if (ev.key === "Home") { next = tabs[0]; }
-          else if (ev.key === "End") { next = tabs[tabs.length - 1]; }
-          if (next) { ev.preventDefault(); selectEverywhere(group, next.dataset.key, tabset); }
-        });
+  function initTabs(tabset) {
+    if (tabset.classList.contains(TABS_DONE)) { return; }
+    tabset.classList.add(TABS_DONE);
+    var group = tabset.dataset.group;
+    var tabs = Array.prototype.slice.call(tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab"));
+    var saved = null;
+    try { saved = sessionStorage.getItem(STORE + group); } catch (e) { saved = null; }
+    if (!(saved && select(tabset, saved, false)) && tabs.length) { select(tabset, tabs[0].dataset.key, false); }
+    tabs.forEach(function (tab, i) {
+      tab.addEventListener("click", function () { selectEverywhere(group, tab.dataset.key, tabset); });
+      tab.addEventListener("keydown", function (ev) {
+        var next = null;
+        if (ev.key === "ArrowRight") { next = tabs[(i + 1) % tabs.length]; }
+        else if (ev.key === "ArrowLeft") { next = tabs[(i - 1 + tabs.length) % tabs.length]; }
+        else if (ev.key === "Home") { next = tabs[0]; }
+        else if (ev.key === "End") { next = tabs[tabs.length - 1]; }
+        if (next) { ev.preventDefault(); selectEverywhere(group, next.dataset.key, tabset); }
       });
     });
   }
-
-  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
-})();
-
-// sphinx-jaxhlo: source lines. A table row or graph box traced from lines of
-// the example carries data-jaxhlo-lines="4 6" and data-jaxhlo-src="<prefix>";
-// hovering or focusing it highlights the lines <prefix>4 and <prefix>6 of the
-// example's source.  Enter on a focused row jumps to its first line.  Without
-// JavaScript the links in the rows still jump to the lines (:target).
-(function () {
-  "use strict";
-  var HL = "jaxhlo-hl";
 
   function lines(el) {
     var src = el.getAttribute("data-jaxhlo-src") || "";
@@ -86,6 +89,8 @@
   }
 
   function watch(el) {
+    if (el.classList.contains(WATCHED)) { return; }
+    el.classList.add(WATCHED);
     var state = { hover: false, focus: false };
     function set(kind, value) {
       var before = state.hover || state.focus;
@@ -108,9 +113,14 @@
     }
   }
 
-  function init() {
-    document.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(watch);
-  }
+  window.jaxhloInit = function (root) {
+    if (!root) { return; }
+    root.querySelectorAll(".jaxhlo-tabs").forEach(initTabs);
+    root.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(watch);
+  };
 
-  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
+  var own = document.currentScript;
+  if (own && !own.src) { return; }  // inlined: the caller picks the root
+  function initPage() { window.jaxhloInit(document); }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", initPage); } else { initPage(); }
 })();

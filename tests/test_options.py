@@ -1,0 +1,31 @@
+"""The option-value parsing shared by the directive, the API and the command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.options import parse_assignments, split_top_level
+
+
+def test_split_top_level_keeps_commas_inside_brackets() -> None:
+    assert split_top_level("a=1, b=(1, 2), c=[3, {4: 5}]") == ["a=1", " b=(1, 2)", " c=[3, {4: 5}]"]
+
+
+def test_split_top_level_edges() -> None:
+    assert split_top_level("") == [""]
+    assert split_top_level("a,,b,") == ["a", "", "b", ""]
+    # An unmatched closing bracket leaves the rest of the text in one part.
+    assert split_top_level("a), b") == ["a), b"]
+
+
+def test_parse_assignments() -> None:
+    assert parse_assignments(" a = 1 , b=(1, 2),, c= ", "static") == [("a", "1"), ("b", "(1, 2)"), ("c", "")]
+    assert parse_assignments("", "static") == []
+    assert parse_assignments("x=a=b", "static") == [("x", "a=b")]
+
+
+@pytest.mark.parametrize("text", ["a", " 1x=2 ", "=3", "a b=1"])
+def test_parse_assignments_rejects_non_assignments(text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_assignments(f"ok=1, {text}", ":static")
+    assert str(info.value) == f":static: {text.strip()!r} is not name=value"

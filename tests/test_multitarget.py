@@ -92,5 +92,12 @@ def test_side_by_side_table_and_tabs(built: Any) -> None:
     assert rows["broadcast"][2] == "does not fit"
     tabs = [b.get_text() for b in soup.select("div.jaxhlo-tabs [role=tab]")]
     assert tabs == ["CPU", "H100", "TPU v5e"]
-    assert len(soup.select("figure.jaxhlo-bars")) == 3
+    (chart,) = soup.select("figure.jaxhlo-bars")
+    labels = [d.get_text() for d in chart.select(".jaxhlo-bar-label")]
+    assert len(labels) == 8 and "broadcast · TPU v5e" not in labels  # the failed compile draws no bar
+    widths = {label: float(bar["style"].removeprefix("width:").removesuffix("%"))
+              for label, bar in zip(labels, chart.select(".jaxhlo-bar"), strict=True)}
+    assert widths["with_dot · TPU v5e"] == 0.0
+    # log scale: 20 GB is seven decades above 1 kB, 50 MB under five
+    assert widths["with_dot · H100"] > widths["explicit · H100"] > 0
 

@@ -48,10 +48,10 @@ class ReportCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             try:
+                # No fsync: the rename alone keeps readers from ever seeing half a
+                # file; after a power cut an empty entry just reads as a miss.
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(report.to_json())
-                    f.flush()
-                    os.fsync(f.fileno())
                 os.replace(tmp, path)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

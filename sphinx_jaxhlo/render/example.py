@@ -499,4 +499,9 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
                 block.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
             block += result_nodes(view, r)
     block.append(footer(results))
+    # What the compiler printed (tables, HLO, graph) stays out of the search
+    # index: readers search for prose and code, not for fusion names.
+    for node in block:
+        if isinstance(node, nodes.Element) and not isinstance(node, jaxhlo_source):
+            node["classes"].append("no-search")
     return block

@@ -7,6 +7,7 @@ text, man, texinfo and epub builds never meet a node they do not know.
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -149,10 +150,10 @@ def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
     raise nodes.SkipNode
 
 
-def _source_lines_html(text: str, language: str, prefix: str) -> str:
-    """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
-    with its number, the way Sphinx shows line numbers (``span.linenos``)."""
-    from pygments import highlight
+@functools.cache
+def _highlighter(language: str) -> tuple[Any, Any]:
+    """A lexer and a formatter, made once per language (a formatter computes its
+    style table when made, which costs more than highlighting a short example)."""
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import TextLexer, get_lexer_by_name
     from pygments.util import ClassNotFound
@@ -161,12 +162,21 @@ def _source_lines_html(text: str, language: str, prefix: str) -> str:
         lexer = get_lexer_by_name(language, stripnl=False, ensurenl=True)
     except ClassNotFound:
         lexer = TextLexer(stripnl=False, ensurenl=True)
+    return lexer, HtmlFormatter(nowrap=True)
+
+
+def _source_lines_html(text: str, language: str, prefix: str) -> str:
+    """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
+    with its number, the way Sphinx shows line numbers (``span.linenos``)."""
+    from pygments import highlight
+
+    lexer, formatter = _highlighter(language)
     if text.endswith("\n"):
         text = text[:-1]
     lines = text.split("\n")
     try:
         # nowrap: one output line per input line, every span closed at its end
-        body = highlight(text, lexer, HtmlFormatter(nowrap=True)).split("\n")
+        body = highlight(text, lexer, formatter).split("\n")
     except Exception:  # a lexer bug must not cost the page
         body = [html.escape(line) for line in lines]
     if len(body) > len(lines) and body[-1] == "":

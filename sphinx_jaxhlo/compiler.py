@@ -167,7 +167,62 @@ class CompileWorker:
                        time.perf_counter() - start)
 
 
+class WorkerPool:
+    """Up to ``size`` workers of this process, for compiling several requests at once
+    (the targets of one example: a TPU compile need not wait for the GPU one)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self.workers: list[CompileWorker] = []
+        self._pid = os.getpid()
+
+    def _worker(self, index: int) -> CompileWorker:
+        while len(self.workers) <= index:
+            self.workers.append(CompileWorker())
+        return self.workers[index]
+
+    def compile_all(self, jobs: list[tuple[CompileRequest, float]]) -> list[Outcome]:
+        """Compile each (request, timeout); the outcomes come back in the same order."""
+        if len(jobs) <= 1 or self.size == 1:
+            return [self._worker(0).compile(request, timeout) for request, timeout in jobs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        outcomes: list[Outcome | None] = [None] * len(jobs)
+        pending = list(enumerate(jobs))
+        lock = threading.Lock()
+
+        def drain(worker: CompileWorker) -> None:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    index, (request, timeout) = pending.pop(0)
+                outcomes[index] = worker.compile(request, timeout)
+
+        lanes = min(self.size, len(jobs))
+        workers = [self._worker(i) for i in range(lanes)]
+        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="jaxhlo-compile") as pool:
+            for future in [pool.submit(drain, w) for w in workers]:
+                future.result()
+        return [o for o in outcomes if o is not None]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+        self.workers = []
+
+
 _worker: CompileWorker | None = None
+_pool: WorkerPool | None = None
+
+
+def get_pool(size: int) -> WorkerPool:
+    """The worker pool of this process (a forked process gets its own)."""
+    global _pool
+    if _pool is None or _pool._pid != os.getpid():
+        _pool = WorkerPool(size)
+    _pool.size = max(1, size)
+    return _pool
 
 
 def get_worker() -> CompileWorker:
@@ -179,7 +234,10 @@ def get_worker() -> CompileWorker:
 
 
 def shutdown_worker() -> None:
-    global _worker
+    global _worker, _pool
     if _worker is not None:
         _worker.close()
         _worker = None
+    if _pool is not None and _pool._pid == os.getpid():
+        _pool.close()
+    _pool = None

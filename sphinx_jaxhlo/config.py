@@ -35,6 +35,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("jaxhlo_timeout", 120.0, (int, float),
             "Seconds one compile may take before its worker is stopped (``jaxhlo.timeout``). "
             "An example's ``:timeout:`` overrides it."),
+    Setting("jaxhlo_workers", None, (int, type(None)),
+            "Compile workers per process of the build; the targets of an example compile at once. "
+            "``None``: 2 on a machine with two cores or more, 1 when Sphinx reads in parallel (``-j``). "
+            "Each worker holds its compiler in memory (0.4 to 1.3 GB).", rebuild=""),
     Setting("jaxhlo_cache", True, (bool,),
             "Whether reports are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
@@ -56,7 +60,7 @@ def validate(name: str, value: Any) -> str | None:
     if not isinstance(value, setting.types) or (isinstance(value, bool) and bool not in setting.types):
         names = " or ".join(t.__name__ if t is not type(None) else "None" for t in setting.types)
         return f"{name} must be {names}, not {type(value).__name__}"
-    if name == "jaxhlo_timeout" and isinstance(value, (int, float)) and value <= 0:
+    if name in ("jaxhlo_timeout", "jaxhlo_workers") and isinstance(value, (int, float)) and value <= 0:
         return f"{name} must be positive"
     return None
 

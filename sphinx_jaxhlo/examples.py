@@ -20,7 +20,7 @@ from sphinx.util.console import bold
 from . import expectations as exp
 from . import targets as targets_mod
 from .cache import ReportCache
-from .compiler import Failure, get_worker
+from .compiler import Failure, get_pool
 from .config import as_list
 from .directive import jaxhlo_example
 from .render.example import ExampleView, Result, render_example
@@ -146,6 +146,17 @@ def is_deterministic(report: Report) -> bool:
     return report.error is None or report.error.status in DETERMINISTIC_ERRORS
 
 
+def worker_count(app: Sphinx) -> int:
+    """``jaxhlo_workers``, or by default: 2 on a machine with two cores or more, 1
+    when Sphinx already reads in parallel (``-j``: each reader has its own)."""
+    configured = app.config.jaxhlo_workers
+    if configured:
+        return int(configured)
+    if getattr(app, "parallel", 0) > 1:
+        return 1
+    return min(2, os.cpu_count() or 1)
+
+
 def target_title(target: targets_mod.Target) -> str:
     """The short name pages use for a target: ``CPU``, ``H100``, ``TPU v5e``."""
     title = getattr(target, "title", None)
@@ -204,19 +215,19 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
 
     results: list[Result] = []
     functions: list[str] = []
-    compiled_any = False
+    # Cache lookups first; then, per function, one compile alone (an error in the
+    # example itself is the same on every target: no need to meet it three times);
+    # then every other miss at once, over the process's workers.
+    misses: list[tuple[Result, CompileRequest, str]] = []
+    by_function: list[list[Result]] = []
     for fn in node["functions"]:
-        example_failure: Failure | None = None  # the example's own error is the same on every target
+        group: list[Result] = []
         for target in targets:
             result = Result(function=fn, target=target.name, target_title=target_title(target))
-            if example_failure is not None:
-                result.failure = example_failure
-                results.append(result)
-                continue
+            group.append(result)
             if not target.available():
                 result.missing = target.missing_message()
                 env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
-                results.append(result)
                 continue
             request = CompileRequest(
                 source=node["source_text"], function=fn, specs=specs, target=target.name,
@@ -228,23 +239,41 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             if report is not None:
                 result.report, result.cached = report, True
             else:
-                start = time.perf_counter()
-                outcome = get_worker().compile(request, timeout)
-                result.seconds = time.perf_counter() - start
-                compiled_any = True
-                result.report, result.failure = outcome.report, outcome.failure
-                if outcome.failure is not None and outcome.failure.kind not in ("timeout", "crash"):
-                    example_failure = outcome.failure
-                if outcome.report is not None and cache is not None and is_deterministic(outcome.report):
-                    cache.put(key, outcome.report)
-            if result.report is not None:
-                result.function = result.report.function
-            results.append(result)
+                misses.append((result, request, key))
+        by_function.append(group)
+    pool = get_pool(worker_count(app))
+
+    def run(batch: list[tuple[Result, CompileRequest, str]]) -> None:
+        start = time.perf_counter()
+        outcomes = pool.compile_all([(request, timeout) for _, request, _ in batch])
+        for (result, _, key), outcome in zip(batch, outcomes, strict=True):
+            result.seconds = outcome.seconds if len(batch) > 1 else time.perf_counter() - start
+            result.report, result.failure = outcome.report, outcome.failure
+            if outcome.report is not None and cache is not None and is_deterministic(outcome.report):
+                cache.put(key, outcome.report)
+
+    rest: list[tuple[Result, CompileRequest, str]] = []
+    for group in by_function:
+        mine = [m for m in misses if m[0] in group]
+        if not mine:
+            continue
+        run(mine[:1])
+        first = mine[0][0].failure
+        if first is not None and first.kind not in ("timeout", "crash"):
+            for result, _, _ in mine[1:]:
+                result.failure = first
+        else:
+            rest += mine[1:]
+    if rest:
+        run(rest)
+    compiled_any = bool(misses)
+    for fn, group in zip(node["functions"], by_function, strict=True):
         # the default function's real name comes back with its report
-        resolved = next((r.function for r in results[-len(targets):] if r.function), fn)
-        for r in results[-len(targets):]:
+        resolved = next((r.report.function for r in group if r.report is not None), fn)
+        for r in group:
             r.function = resolved or "(default function)"
         functions.append(resolved or "(default function)")
+        results += group
 
     warned: set[tuple[str, str, str]] = set()
     for result in results:
@@ -263,10 +292,10 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             assert result.report is not None
             err = result.report.error
             if err is not None and not expectations.expects_error(result.target, result.function):
-                first = err.message.splitlines()[0] if err.message else ""
-                while first.startswith(f"{err.status}: "):  # XLA often repeats its status
-                    first = first[len(err.status) + 2:]
-                message = f"{result.function} failed to compile for {result.target_title}: {err.status}: {first}"
+                line = err.message.splitlines()[0] if err.message else ""
+                while line.startswith(f"{err.status}: "):  # XLA often repeats its status
+                    line = line[len(err.status) + 2:]
+                message = f"{result.function} failed to compile for {result.target_title}: {err.status}: {line}"
                 warn(message, "compile", location)
                 status = "compile error"
             result.outcomes = exp.check_all(expectations, [result.report])

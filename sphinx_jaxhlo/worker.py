@@ -268,8 +268,10 @@ def _exit_with_parent(workdir: str) -> None:
 
     The worker runs in a session of its own (so a Ctrl-C meant for the build
     does not kill a compile half-way), which also means nothing else stops it
-    if the build dies: on Linux the kernel sends SIGTERM when the parent dies,
-    and a watcher thread checks the parent for the other systems.
+    if the build dies: a watcher thread checks that its parent process is
+    still there.  (Linux's parent-death signal would be quicker, but it fires
+    when the *thread* that started the worker ends, and compile threads come
+    and go.)
     """
     import signal
     import threading
@@ -281,13 +283,6 @@ def _exit_with_parent(workdir: str) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, leave)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before the line above
-        leave()
 
     def watch() -> None:
         while True:

@@ -43,3 +43,22 @@ def test_compile_time_out_of_memory_message_is_parsed() -> None:
     assert needed is not None and available is not None
     assert (round(needed / 2**30, 2), round(available / 2**30, 2)) == (18.65, 15.75)
     assert parse_oom("RESOURCE_EXHAUSTED: Used 3.5G of 2G hbm") == (round(3.5 * 2**30), 2 * 2**30)
+
+
+def test_pool_workers_survive_the_threads_that_started_them() -> None:
+    from sphinx_jaxhlo.compiler import WorkerPool
+    from sphinx_jaxhlo.request import CompileRequest
+    from sphinx_jaxhlo.specs import parse_args
+
+    source = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.sum(jnp.cos(x))\n"
+    jobs = [(CompileRequest(source=source, function="f", specs=parse_args(f"f32[{n}]"), target="cpu"), 60.0)
+            for n in (8, 16, 32)]
+    pool = WorkerPool(2)
+    try:
+        for _ in range(2):  # the compile threads end between the rounds; the workers must not
+            outcomes = pool.compile_all(jobs)
+            assert [o.failure for o in outcomes] == [None, None, None]
+            assert [o.report.memory.argument_bytes for o in outcomes if o.report] == [32, 64, 128]
+        assert [w.started for w in pool.workers] == [1, 1]
+    finally:
+        pool.close()

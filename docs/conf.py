@@ -45,3 +45,14 @@ html_theme_options = {
     "use_fullscreen_button": False,
 }
 nitpicky = True
+
+# The PDF (nox -s pdf): pdflatex with the few symbols the prose uses declared.
+latex_elements = {
+    "preamble": r"""
+\DeclareUnicodeCharacter{2212}{\ensuremath{-}}
+\DeclareUnicodeCharacter{2264}{\ensuremath{\leq}}
+\DeclareUnicodeCharacter{2265}{\ensuremath{\geq}}
+\DeclareUnicodeCharacter{2248}{\ensuremath{\approx}}
+\DeclareUnicodeCharacter{2192}{\ensuremath{\rightarrow}}
+""",
+}

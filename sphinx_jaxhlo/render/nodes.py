@@ -262,6 +262,8 @@ def register_source_nodes(app: Any) -> None:
 
 #: Marks that only HTML output keeps.
 MARKS = ("✔", "✘")
+#: Characters of our output that pdflatex's default setup cannot typeset.
+LATEX_ASCII = {"→": "->", "←": "<-", "−": "-", "≤": "<=", "≥": ">=", "≈": "~", "…": "..."}
 
 
 class PlainFallback(SphinxPostTransform):
@@ -310,11 +312,15 @@ class PlainFallback(SphinxPostTransform):
             box = nodes.container("", *children, classes=["jaxhlo", *node.get("classes", [])])
             box["ids"] = node["ids"]
             node.replace_self(box)
-        # The ✔/✘ marks are for the eye in HTML; the words [holds]/[FAILED] say the same
-        # everywhere, and pdflatex cannot typeset every mark.
-        for text in list(self.document.findall(nodes.Text)):
-            if any(mark in text for mark in MARKS):
+        # The ✔/✘ marks are for the eye in HTML; the words [holds]/[FAILED] say the
+        # same everywhere.  pdflatex cannot typeset every character we use, either.
+        swaps = [(mark + " ", "") for mark in MARKS] + [(mark, "") for mark in MARKS]
+        if builder.format == "latex":
+            swaps += list(LATEX_ASCII.items())
+        for block in [n for n in self.document.findall(nodes.container) if "jaxhlo" in n["classes"]]:
+            for text in list(block.findall(nodes.Text)):
                 plain = str(text)
-                for mark in MARKS:
-                    plain = plain.replace(mark + " ", "").replace(mark, "")
-                text.parent.replace(text, nodes.Text(plain))
+                for old, new in swaps:
+                    plain = plain.replace(old, new)
+                if plain != str(text):
+                    text.parent.replace(text, nodes.Text(plain))

@@ -173,7 +173,9 @@ def reduction_verdict(report: Report) -> str:
     unfused = sum(not r.fused for r in report.verdict_reductions)
     if fused:
         return "fused" if n == 1 else f"all {n} fused"
-    return "unfused" if n == 1 else f"{unfused} of {n} unfused"
+    if unfused == n:
+        return "unfused" if n == 1 else f"all {n} unfused"
+    return f"{unfused} of {n} unfused"
 
 
 def error_title(result: Result) -> str:

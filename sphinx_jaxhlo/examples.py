@@ -202,6 +202,11 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
     for named in sorted(expectations.targets_named() - {t.name for t in targets}):
         if named not in targets_mod.TARGETS:
             warn(f"an expectation names unknown target {named!r}", "option", location)
+        else:
+            # a claim nobody checks is worse than none: say so
+            warn(f"an expectation names {named}, which this example does not compile for "
+                 f"(its targets: {', '.join(t.name for t in targets)}): the claim is not checked",
+                 "expectation", location)
     listed = set(node["functions"]) - {""}
     for named in sorted(expectations.functions_named() - listed):
         warn(f"an expectation names function {named!r}, which :function: does not list", "option", location)

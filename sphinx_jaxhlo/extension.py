@@ -35,6 +35,7 @@ class ExampleCollector(EnvironmentCollector):
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         _init_env(env)
         env.jaxhlo_records.pop(docname, None)  # type: ignore[attr-defined]
+        env.jaxhlo_report_docs.discard(docname)  # type: ignore[attr-defined]
         for docs in env.jaxhlo_missing.values():  # type: ignore[attr-defined]
             docs.discard(docname)
 
@@ -42,6 +43,7 @@ class ExampleCollector(EnvironmentCollector):
                     other: BuildEnvironment) -> None:
         _init_env(env)
         _init_env(other)
+        env.jaxhlo_report_docs |= other.jaxhlo_report_docs & docnames  # type: ignore[attr-defined]
         for docname in docnames:
             if docname in other.jaxhlo_records:  # type: ignore[attr-defined]
                 env.jaxhlo_records[docname] = other.jaxhlo_records[docname]  # type: ignore[attr-defined]
@@ -60,6 +62,8 @@ def _init_env(env: BuildEnvironment) -> None:
         env.jaxhlo_records = {}  # type: ignore[attr-defined]
     if not hasattr(env, "jaxhlo_missing"):
         env.jaxhlo_missing = {}  # type: ignore[attr-defined]
+    if not hasattr(env, "jaxhlo_report_docs"):
+        env.jaxhlo_report_docs = set()  # type: ignore[attr-defined]
 
 
 def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -112,7 +116,9 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     records = [r for r in report_records(app.env) if r.docname in read]
     if not records:
         return
-    compiled = [r for r in records if not r.cached and r.status not in ("target missing",)]
+    # "compiled": the compiler ran and gave a report (whatever the report says)
+    compiled = [r for r in records if not r.cached and r.status in ("ok", "expected error", "failed expectation",
+                                                                     "compile error")]
     cached = [r for r in records if r.cached]
     bad = [r for r in records if r.status not in ("ok", "expected error", "target missing")]
     slowest = max(compiled, key=lambda r: r.seconds, default=None)
@@ -121,8 +127,8 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
         line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
     logger.info(line)
     for r in bad:
-        logger.info("  %s:%s %s on %s: %s %s", app.env.doc2path(r.docname), r.line, r.function, r.target,
-                    r.status, r.message)
+        logger.info("  %s:%s: %s", app.env.doc2path(r.docname), r.line,
+                    r.message or f"{r.function} on {r.target}: {r.status}")
 
 
 def copy_static(app: Sphinx) -> None:
@@ -140,7 +146,18 @@ class JaxHloReportDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
+        self.env.jaxhlo_report_docs = getattr(self.env, "jaxhlo_report_docs", set())  # type: ignore[attr-defined]
+        self.env.jaxhlo_report_docs.add(self.env.docname)  # type: ignore[attr-defined]
         return [jaxhlo_report()]
+
+
+def outdated_reports(app: Sphinx, env: BuildEnvironment, added: AbstractSet[str], changed: AbstractSet[str],
+                     removed: AbstractSet[str]) -> list[str]:
+    """``env-get-outdated``: a page with ``jax-hlo-report`` tables every example, so
+    it is written again whenever any document is read again."""
+    if not (added or changed or removed):
+        return []
+    return sorted(getattr(env, "jaxhlo_report_docs", set()) - set(removed))
 
 
 def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -176,6 +193,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("config-inited", check_config)
     app.connect("env-before-read-docs", _count_examples)
     app.connect("env-updated", warn_missing_targets)
+    app.connect("env-get-outdated", outdated_reports)
     app.connect("doctree-resolved", fill_reports)
     app.connect("build-finished", build_finished)
     app.connect("builder-inited", copy_static)

@@ -212,11 +212,15 @@ class _Parser:
         self.expect("[")
         dims: list[int] = []
         while not self.at("]"):
+            if self.peek() is None:
+                raise SpecError(f"{dtype}[ at column {col + 1} is not closed: expected ']'", col)
             kind, value, dcol = self.next("a dimension")
             if kind != "num" or not value.isdigit():
                 raise SpecError(
                     f"dimension {value!r} at column {dcol + 1} of {dtype}[...] is not a non-negative integer", dcol)
             dims.append(int(value))
+            if self.peek() is None:
+                raise SpecError(f"{dtype}[ at column {col + 1} is not closed: expected ']'", col)
             if not self.at("]"):
                 self.expect(",")
         self.expect("]")

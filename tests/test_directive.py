@@ -158,3 +158,15 @@ def test_build_report_tables_every_example(app: Any) -> None:
     assert [(r[0], r[2], r[3], r[7]) for r in rows] == [
         ("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]
     assert rows[0][5] == "20.0 GB"
+
+
+@pytest.mark.sphinx("html", testroot="basic", freshenv=True)
+def test_an_expectation_for_a_target_not_compiled_is_flagged(app: Any) -> None:
+    src = Path(app.srcdir)
+    (src / "index.rst").write_text(".. jax-hlo::\n   :args: f32[3]\n   :targets: cpu\n"
+                                   "   :expect-max-temp: gpu:h100=1kB\n\n   def f(x):\n       return x + 1\n",
+                                   encoding="utf-8")
+    _, warnings = build(app)
+    assert re.search(r"index\.rst:1: WARNING: jax-hlo: an expectation names gpu:h100, which this example does "
+                     r"not compile for \(its targets: cpu\): the claim is not checked \[jaxhlo\.expectation\]",
+                     warnings), warnings

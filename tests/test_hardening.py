@@ -84,7 +84,7 @@ CASES = [
     Case("lambda", "function", r"the example defines no top-level function; define one with def, "
          r"or name a callable with :function:$", mark=".jaxhlo-bad"),
     Case("args-dtype", "args", r":args: unknown dtype 'f33' at column 1 \(known: bf16, bool, "),
-    Case("args-unclosed", "args", r":args: unexpected end of input, expected a dimension$"),
+    Case("args-unclosed", "args", r":args: f32\[ at column 1 is not closed: expected .\].$"),
     Case("args-negative", "args",
          r":args: dimension '-1?' at column 5 of f32\[\.\.\.\] is not a non-negative integer$"),
     Case("args-huge", "args", r":args: dimension '1e12' at column 5 of f32\[\.\.\.\] is not a non-negative integer$"),

@@ -31,7 +31,7 @@ def test_pytree_specs_round_trip_through_json() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("f33[3]", "unknown dtype 'f33'"),
-    ("f32[3,", "unexpected end of input"),
+    ("f32[3,", "is not closed: expected"),
     ("f32[-1]", "not a non-negative integer"),
     ("f32[1e12,1e12]", "'1e12'"),
     ("f32[3] f32[4]", "expected ','"),

@@ -438,17 +438,28 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
     return [box]
 
 
-def footer(results: Sequence[Result]) -> nodes.paragraph:
+#: Which packages compiled for which kind of target (jax and jaxlib do for all).
+_COMPILER_PACKAGES = {"gpu": ("jax-cuda12-plugin", "jax-cuda12-pjrt"), "tpu": ("libtpu",)}
+
+
+def footer(results: Sequence[Result]) -> list[nodes.Node]:
+    """Which targets were compiled for, with the versions of what compiled them."""
     versions: dict[str, str] = {}
     targets: list[str] = []
     for r in results:
-        if r.report:
-            versions.update(r.report.versions)
+        if r.report is None:
+            continue
+        kind = r.target.partition(":")[0]
+        for name, version in r.report.versions.items():
+            if name in ("jax", "jaxlib") or name in _COMPILER_PACKAGES.get(kind, ()):
+                versions[name] = version
         if r.target_title not in targets:
             targets.append(r.target_title)
+    if not targets:
+        return []
     text = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
-    return para(f"Compiled for {', '.join(targets)}" + (f" with {text}" if text else "") + ".",
-                classes=["jaxhlo-footer"])
+    return [para(f"Compiled for {', '.join(targets)}" + (f" with {text}" if text else "") + ".",
+                 classes=["jaxhlo-footer"])]
 
 
 def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
@@ -500,7 +511,7 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
             if len(functions) > 1:
                 block.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
             block += result_nodes(view, r)
-    block.append(footer(results))
+    block += footer(results)
     # What the compiler printed (tables, HLO, graph) stays out of the search
     # index: readers search for prose and code, not for fusion names.
     for node in block:

@@ -310,7 +310,9 @@ class PlainFallback(SphinxPostTransform):
                                             classes=["jaxhlo-caption"])
                 children.append(child)
             box = nodes.container("", *children, classes=["jaxhlo", *node.get("classes", [])])
-            box["ids"] = node["ids"]
+            if node["ids"]:
+                # A container's ids make no anchor in every writer (LaTeX); a target does.
+                box.insert(0, nodes.target("", "", ids=list(node["ids"])))
             node.replace_self(box)
         # The ✔/✘ marks are for the eye in HTML; the words [holds]/[FAILED] say the
         # same everywhere.  pdflatex cannot typeset every character we use, either.
@@ -324,3 +326,6 @@ class PlainFallback(SphinxPostTransform):
                     plain = plain.replace(old, new)
                 if plain != str(text):
                     text.parent.replace(text, nodes.Text(plain))
+            for strong in list(block.findall(nodes.strong)):
+                if not strong.astext().strip():
+                    strong.parent.remove(strong)

@@ -7,6 +7,7 @@ looked up in the cache first; only misses reach the compile worker.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from .compiler import Failure, get_pool
 from .config import as_list
 from .directive import jaxhlo_example
 from .render.example import ExampleView, Result, render_example
+from .render.nodes import jaxhlo_block
 from .report import Report
 from .request import DEFAULT_SHOW, CompileRequest
 from .specs import ArgSpecs
@@ -240,6 +242,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
                 source_name=node["source_name"], target_fingerprint=target.fingerprint(),
                 versions=installed_versions())
             key = request.cache_key()
+            result.report_key = key
             report = cache.get(key) if cache else None
             if report is not None:
                 result.report, result.cached = report, True
@@ -320,7 +323,52 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
         file_path=node["file_path"], key=f"{docname}:{lineno}")
-    return render_example(view, functions, [(t.name, target_title(t)) for t in targets], results)
+    target_pairs = [(t.name, target_title(t)) for t in targets]
+    block = node.parent
+    if cache is not None and isinstance(block, jaxhlo_block) and all(
+            r.report is None or is_deterministic(r.report) for r in results):
+        key = fragment_key(app, view, node["caption"], functions, target_pairs, results)
+        block["fragment"] = str(cache.folder / "html" / key[:2] / f"{key}.html")
+    return render_example(view, functions, target_pairs, results)
+
+
+def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[str],
+                 targets: list[tuple[str, str]], results: list[Result]) -> str:
+    """A hash of everything the HTML of an example depends on, so the HTML
+    writer can reuse what it wrote for the same example before."""
+    import hashlib
+    import json
+
+    import docutils
+    import pygments
+    import sphinx
+
+    payload = {
+        "view": [view.source, list(view.show), view.hlo_collapsed, view.hlo_language, view.file_path, view.key],
+        "caption": caption, "functions": functions, "targets": targets,
+        "results": [[r.function, r.target, r.report_key if r.report is not None else "",
+                     None if r.failure is None else [r.failure.kind, r.failure.message, r.failure.line],
+                     r.missing, [[o.expectation.kind, o.expectation.value, o.passed, o.actual] for o in r.outcomes]]
+                    for r in results],
+        "code": render_code_fingerprint(),
+        "tools": [sphinx.__version__, docutils.__version__, pygments.__version__, app.builder.name,
+                  repr(app.config.highlight_options)],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@functools.cache
+def render_code_fingerprint() -> str:
+    """A digest of the code that turns reports into HTML."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in sorted([*(here / "render").glob("*.py"), here / "lexer.py", here / "sizes.py",
+                        here / "expectations.py"]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _has_hlo_lexer() -> bool:

@@ -175,3 +175,17 @@ def test_summary_counts_only_this_builds_documents(project: Path, tmp_path: Path
     assert summary(second) == (0, 1), second  # only other.rst was read again
     third = subprocess.run(args, capture_output=True, text=True, timeout=600).stdout
     assert "jax-hlo:" not in third, third
+
+
+def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    sphinx_build(project, tmp_path / "out1", cache)
+    fragments = sorted(p.name for p in (cache / "html").rglob("*.html"))
+    assert len(fragments) == 3  # one per example
+    sphinx_build(project, tmp_path / "out2", cache)
+    assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
+    assert sorted(p.name for p in (cache / "html").rglob("*.html")) == fragments
+    # a setting that changes the HTML gives new fragments, never a stale page
+    sphinx_build(project, tmp_path / "out3", cache, "-D", "jaxhlo_hlo_collapsed=0")
+    assert "<details class=\"jaxhlo-details\" open>" in (tmp_path / "out3" / "index.html").read_text()
+    assert len(list((cache / "html").rglob("*.html"))) == 6

@@ -43,6 +43,8 @@ class Result:
     outcomes: list[Outcome] = field(default_factory=list)
     #: The compiler for this target is not installed.
     missing: str | None = None
+    #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.
+    report_key: str = ""
 
     @property
     def failed_expectations(self) -> list[Outcome]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import html
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -72,10 +73,42 @@ def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
     self.body.append(f'<div class="{_attr(classes)}"{id_attr}>\n')
     for extra in ids[1:]:
         self.body.append(f'<span id="{_attr(extra)}"></span>')
+    fragment = node.get("fragment")
+    if fragment:
+        # The same example, rendered the same way, was written before: reuse its HTML.
+        try:
+            text = Path(fragment).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            node["fragment_start"] = len(self.body)
+        else:
+            self.body.append(text)
+            self.body.append("</div>\n")
+            raise nodes.SkipNode
 
 
 def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
+    start = node.get("fragment_start")
+    if node.get("fragment") and start is not None:
+        _store_fragment(Path(node["fragment"]), "".join(self.body[start:]))
     self.body.append("</div>\n")
+
+
+def _store_fragment(path: Path, text: str) -> None:
+    """Write atomically; a cache that cannot be written is only slower."""
+    import os
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".html")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def visit_details_html(self: HTML5Translator, node: jaxhlo_details) -> None:

@@ -405,25 +405,11 @@ class _Worker(CompileWorker):
     """A compile worker that sees this process's ``sys.path`` (``PYTHONPATH``),
     so a file compiled by source finds what it imports."""
 
-    _env_lock = threading.Lock()
-
     def __init__(self, pythonpath: tuple[str, ...]) -> None:
-        super().__init__()
+        saved = os.environ.get("PYTHONPATH")
+        env = {"PYTHONPATH": os.pathsep.join([*pythonpath, *([saved] if saved else [])])} if pythonpath else {}
+        super().__init__(env)
         self.pythonpath = pythonpath
-
-    def _start(self) -> Any:
-        if not self.pythonpath:
-            return super()._start()
-        with self._env_lock:
-            saved = os.environ.get("PYTHONPATH")
-            os.environ["PYTHONPATH"] = os.pathsep.join([*self.pythonpath, *([saved] if saved else [])])
-            try:
-                return super()._start()
-            finally:
-                if saved is None:
-                    os.environ.pop("PYTHONPATH", None)
-                else:
-                    os.environ["PYTHONPATH"] = saved
 
 
 _worker: _Worker | None = None

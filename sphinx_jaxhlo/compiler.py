@@ -1,7 +1,7 @@
 """The parent side of the compile worker: start it, send requests, survive it.
 
-One long-lived worker per process of the build (a forked Sphinx reader gets its
-own), so jax is imported once per process and never in the Sphinx process
+Long-lived workers per process of the build (a forked Sphinx reader gets its
+own pool), so jax is imported once per process and never in the Sphinx process
 itself.  A request that runs past its timeout kills the worker; a worker that
 dies (abort, segfault, ``os._exit`` in an example) is reported with its signal;
 either way the next request starts a fresh one.
@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +46,14 @@ class Outcome:
     report: Report | None
     failure: Failure | None
     seconds: float
-    log_tail: str = ""
 
 
 class CompileWorker:
     """A worker process and the pipe to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        """:param env: variables to add to the worker's environment (the API adds ``PYTHONPATH``)."""
+        self.env = dict(env or {})
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid = os.getpid()
         self._buffer = b""
@@ -60,11 +62,8 @@ class CompileWorker:
         self.started = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         env.setdefault("PYTHONHASHSEED", "0")
-        # libtpu takes a machine-wide lock file unless told that several
-        # processes may load it: -j readers and concurrent builds each have a worker.
-        env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir
         proc = subprocess.Popen(
@@ -140,11 +139,10 @@ class CompileWorker:
             line, _, self._buffer = self._buffer.partition(b"\n")
             seconds = time.perf_counter() - start
             answer: dict[str, Any] = json.loads(line)
-            tail = answer.get("log_tail", "")
             if "report" in answer:
-                return Outcome(Report.from_dict(answer["report"]), None, seconds, tail)
+                return Outcome(Report.from_dict(answer["report"]), None, seconds)
             f = answer["failure"]
-            return Outcome(None, Failure(f["kind"], f["message"], f.get("line")), seconds, tail)
+            return Outcome(None, Failure(f["kind"], f["message"], f.get("line")), seconds)
 
     def _died(self, proc: subprocess.Popen[bytes], start: float) -> Outcome:
         try:
@@ -154,6 +152,7 @@ class CompileWorker:
             self.kill()
             code = -9
         self._proc = None
+        last = self._log_tail()
         self._cleanup()
         if code < 0:
             try:
@@ -163,8 +162,23 @@ class CompileWorker:
             why = f"the compile worker was killed by {name}"
         else:
             why = f"the compile worker exited with status {code}"
-        return Outcome(None, Failure("crash", why + " (a crash inside XLA, or the example ended its process)"),
-                       time.perf_counter() - start)
+        why += " (a crash inside XLA, or the example ended its process)"
+        if last:
+            why += f"; its last output: {last}"
+        return Outcome(None, Failure("crash", why), time.perf_counter() - start)
+
+    def _log_tail(self, lines: int = 5) -> str:
+        """The last lines the worker (XLA, libtpu, the example) wrote: an abort says why there."""
+        if self._workdir is None:
+            return ""
+        try:
+            with open(os.path.join(self._workdir, "output.log"), "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4000))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return " | ".join(ln.strip() for ln in text.splitlines()[-lines:] if ln.strip())[:1000]
 
 
 class WorkerPool:
@@ -212,7 +226,6 @@ class WorkerPool:
         self.workers = []
 
 
-_worker: CompileWorker | None = None
 _pool: WorkerPool | None = None
 
 
@@ -225,19 +238,8 @@ def get_pool(size: int) -> WorkerPool:
     return _pool
 
 
-def get_worker() -> CompileWorker:
-    """The worker of this process (a forked process gets its own)."""
-    global _worker
-    if _worker is None or _worker._pid != os.getpid():
-        _worker = CompileWorker()
-    return _worker
-
-
 def shutdown_worker() -> None:
-    global _worker, _pool
-    if _worker is not None:
-        _worker.close()
-        _worker = None
+    global _pool
     if _pool is not None and _pool._pid == os.getpid():
         _pool.close()
     _pool = None

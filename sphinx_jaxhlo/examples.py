@@ -51,9 +51,6 @@ class Record:
     temp_bytes: int | None
     message: str = ""
 
-    def to_tuple(self) -> tuple[Any, ...]:
-        return (self.docname, self.line, self.function, self.target, self.status, self.cached,
-                self.seconds, self.temp_bytes, self.message)
 
 
 _versions: tuple[tuple[str, str], ...] | None = None
@@ -159,12 +156,6 @@ def worker_count(app: Sphinx) -> int:
     return min(2, os.cpu_count() or 1)
 
 
-def target_title(target: targets_mod.Target) -> str:
-    """The short name pages use for a target: ``CPU``, ``H100``, ``TPU v5e``."""
-    title = getattr(target, "title", None)
-    return str(title) if title else target.name
-
-
 def warn(message: str, subtype: str, location: tuple[str, int]) -> None:
     logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
 
@@ -230,7 +221,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
     for fn in node["functions"]:
         group: list[Result] = []
         for target in targets:
-            result = Result(function=fn, target=target.name, target_title=target_title(target))
+            result = Result(function=fn, target=target.name, target_title=target.title)
             group.append(result)
             if not target.available():
                 result.missing = target.missing_message()
@@ -323,7 +314,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
         file_path=node["file_path"], key=f"{docname}:{lineno}")
-    target_pairs = [(t.name, target_title(t)) for t in targets]
+    target_pairs = [(t.name, t.title) for t in targets]
     block = node.parent
     if cache is not None and isinstance(block, jaxhlo_block) and all(
             r.report is None or is_deterministic(r.report) for r in results):

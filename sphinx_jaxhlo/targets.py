@@ -314,8 +314,9 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
 
     Forces the CPU client (``JAX_PLATFORMS=cpu``: no GPU or TPU runtime is
     created, their compilers still load), skips the CUDA library version
-    check, tells libtpu it is a lone host so it neither queries a metadata
-    server nor warns about hostnames, and points XLA at the pip-installed
+    check, lets several processes load libtpu at once, tells libtpu it is a
+    lone host so it neither queries a metadata server nor warns about
+    hostnames, and points XLA at the pip-installed
     CUDA compiler tools when they are there.
 
     :param environ: The environment to change, usually ``os.environ`` of the
@@ -323,6 +324,9 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
     """
     environ["JAX_PLATFORMS"] = "cpu"
     environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] = "1"
+    # libtpu takes a machine-wide lock file unless told that several processes
+    # may load it: -j readers, the worker pool and concurrent builds each have workers.
+    environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
     # libtpu only reads these to set up a real host; the compile-only topology
     # is given in full by device_for().  They keep it from guessing.
     environ.setdefault("TPU_SKIP_MDS_QUERY", "1")

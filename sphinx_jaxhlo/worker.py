@@ -28,9 +28,6 @@ from typing import Any
 
 from .report import CompileError, Cost, Memory, Report
 
-#: Answers longer than this tail of the log are cut (an example may print megabytes).
-LOG_TAIL = 4000
-
 
 class ExampleFailure(Exception):
     """The example itself is wrong: ``kind`` names the warning subtype."""
@@ -240,17 +237,6 @@ def _cost(compiled: Any) -> Cost:
     return Cost(flops=get("flops"), transcendentals=get("transcendentals"), bytes_accessed=get("bytes accessed"))
 
 
-def _log_tail(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - LOG_TAIL))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _hide_own_frames() -> None:
     """Keep this package's and runpy's frames out of the HLO's source tables, so
     the HLO names the example's lines only and is the same on every machine."""
@@ -341,7 +327,6 @@ def main() -> None:
         finally:
             os.chdir(workdir)
             shutil.rmtree(rundir, ignore_errors=True)
-        answer["log_tail"] = _log_tail(log_path)
         try:
             proto_out.write(json.dumps(answer) + "\n")
             proto_out.flush()

@@ -46,10 +46,6 @@ class Result:
     #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.
     report_key: str = ""
 
-    @property
-    def failed_expectations(self) -> list[Outcome]:
-        return [o for o in self.outcomes if not o.passed]
-
 
 @dataclass
 class ExampleView:

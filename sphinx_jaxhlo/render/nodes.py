@@ -266,10 +266,6 @@ def depart_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
     self.body.append("</figure>\n")
 
 
-def _skip(self: Any, node: nodes.Element) -> None:
-    raise nodes.SkipNode
-
-
 HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_block: (visit_block_html, depart_block_html),
     jaxhlo_details: (visit_details_html, depart_details_html),

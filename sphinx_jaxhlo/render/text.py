@@ -18,9 +18,6 @@ from ..report import Report
 from ..sizes import format_bytes, format_exact
 from .example import callouts, lines_text, reduction_verdict
 
-#: Parts :func:`render_text` knows, in display order.
-TEXT_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
-
 
 @dataclass(frozen=True)
 class FailedTarget:
@@ -198,7 +195,7 @@ def render_text(reports: Sequence[Report], failed: Sequence[FailedTarget] = (), 
 
     :param reports: one per compiled target.
     :param failed: the targets that produced no report.
-    :param show: parts from :data:`TEXT_PARTS`.
+    :param show: parts from :data:`sphinx_jaxhlo.request.SHOW_PARTS`.
     :param title: a first line, e.g. ``with_dot(f32[100000,3], f32[50000,3])``.
     :param notes: lines printed at the end (how it was compiled, ...).
     :param order: target order; default: reports, then failures.

@@ -52,11 +52,11 @@ from typing import Any, overload
 
 from . import expectations as exp
 from . import targets as targets_mod
-from .cache import ReportCache
+from .cache import ReportCache, is_deterministic
 from .compiler import CompileWorker
 from .options import parse_assignments
 from .report import SCHEMA_VERSION, Report
-from .request import SHOW_PARTS, CompileRequest
+from .request import SHOW_PARTS, CompileRequest, installed_versions
 from .specs import DTYPES, ArgSpecs, ArraySpec, SpecTree, parse_args
 
 __all__ = [
@@ -538,19 +538,6 @@ def _show(show: Sequence[str] | str | None) -> list[str]:
     return parts
 
 
-def _versions() -> tuple[tuple[str, str], ...]:
-    """What the directive puts in cache keys besides the request (so keys match)."""
-    from .examples import installed_versions
-
-    return installed_versions()
-
-
-def _cacheable(report: Report) -> bool:
-    from .examples import is_deterministic
-
-    return is_deterministic(report)
-
-
 # -- argument specs ---------------------------------------------------------------------------
 
 
@@ -705,7 +692,7 @@ def _run_jobs(jobs: Sequence[_Job], function: str, timeout: float, cache: Report
         if outcome.report is not None:
             if progress:
                 progress(f"compiled {function} for {job.target.name} in {outcome.seconds:.2f} s")
-            if cache is not None and _cacheable(outcome.report):
+            if cache is not None and is_deterministic(outcome.report):
                 cache.put(key, outcome.report)
             reports.append(outcome.report)
             continue
@@ -795,7 +782,7 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
     parts = _show(show)
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
     flags = _xla_flags(xla_flags)
-    versions = _versions()
+    versions = installed_versions()
     jobs = [_Job(t, CompileRequest(source=source, function=function or "", specs=specs, target=t.name,
                                    static=pairs, xla_flags=flags, extras=extras, source_name=source_name,
                                    target_fingerprint=t.fingerprint(), versions=versions)) for t in target_list]
@@ -884,7 +871,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         else:
             source, source_name, _path = found
             extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
-            versions = _versions()
+            versions = installed_versions()
             jobs = [_Job(t, CompileRequest(source=source, function=name, specs=specs, target=t.name, static=pairs,
                                            xla_flags=flags, extras=extras, source_name=source_name,
                                            target_fingerprint=t.fingerprint(), versions=versions))
@@ -919,7 +906,7 @@ def _analyze_exported(fn: Callable[..., Any], name: str, args: Sequence[Any], kw
     import jax
     from jax import export
 
-    targets_mod._exclude_own_frames()  # keep this module's frames out of the HLO's source tables
+    targets_mod.exclude_own_frames()  # keep this module's frames out of the HLO's source tables
 
     def is_leaf(x: Any) -> bool:
         return isinstance(x, str) or _is_array_like(x)
@@ -968,7 +955,7 @@ def _analyze_exported(fn: Callable[..., Any], name: str, args: Sequence[Any], kw
     jitted = jax.jit(flat)
     source, source_name = _file_of(fn)
     specs = ArgSpecs(tuple(leaf_specs))
-    versions = _versions()
+    versions = installed_versions()
     lowered: dict[str, str | BaseException] = {}
     jobs: list[_Job] = []
     first_error: BaseException | None = None

@@ -18,6 +18,16 @@ from .report import Report
 log = logging.getLogger(__name__)
 
 
+#: Compile failures that say something about the program, not about the moment.
+DETERMINISTIC_ERRORS = frozenset({"RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "UNIMPLEMENTED", "FAILED_PRECONDITION",
+                                  "OUT_OF_RANGE"})
+
+
+def is_deterministic(report: Report) -> bool:
+    """Whether a report may be cached: a success, or a failure the same input always gives."""
+    return report.error is None or report.error.status in DETERMINISTIC_ERRORS
+
+
 class ReportCache:
     """Reports stored under ``folder/<key[:2]>/<key>.json``."""
 

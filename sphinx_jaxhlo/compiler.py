@@ -62,8 +62,10 @@ class CompileWorker:
         self.started = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
+        from .targets import prepare_environment
+
         env = {**os.environ, **self.env}
-        env.setdefault("PYTHONHASHSEED", "0")
+        prepare_environment(env)
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir
         proc = subprocess.Popen(

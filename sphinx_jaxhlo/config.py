@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .request import DEFAULT_SHOW, SHOW_PARTS
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -27,9 +29,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Targets every example compiles for, unless it says ``:targets:``. A list such as "
             "``['cpu', 'gpu:h100', 'tpu:v5e']`` or a comma string. ``None`` (the default) means "
             "``cpu, gpu:h100, tpu:v5e``, keeping those whose compiler is installed."),
-    Setting("jaxhlo_show", ["source", "summary", "memory", "hlo"], (list, tuple, str),
-            "Parts each example shows unless it says ``:show:``: any of ``source, summary, memory, cost, "
-            "hlo, stablehlo, jaxpr``."),
+    Setting("jaxhlo_show", list(DEFAULT_SHOW), (list, tuple, str),
+            "Parts each example shows unless it says ``:show:``: any of ``" + ", ".join(SHOW_PARTS) + "``."),
     Setting("jaxhlo_hlo_collapsed", True, (bool,),
             "Whether the optimized HLO starts collapsed in HTML.", rebuild="html"),
     Setting("jaxhlo_timeout", 120.0, (int, float),

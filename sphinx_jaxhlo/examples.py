@@ -20,14 +20,13 @@ from sphinx.util.console import bold
 
 from . import expectations as exp
 from . import targets as targets_mod
-from .cache import ReportCache
+from .cache import ReportCache, is_deterministic
 from .compiler import Failure, get_pool
 from .config import as_list
 from .directive import jaxhlo_example
 from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
-from .report import Report
-from .request import DEFAULT_SHOW, CompileRequest
+from .request import DEFAULT_SHOW, CompileRequest, installed_versions
 from .specs import ArgSpecs
 
 if TYPE_CHECKING:
@@ -51,20 +50,6 @@ class Record:
     temp_bytes: int | None
     message: str = ""
 
-
-
-_versions: tuple[tuple[str, str], ...] | None = None
-
-
-def installed_versions() -> tuple[tuple[str, str], ...]:
-    global _versions
-    if _versions is None:
-        versions = targets_mod.package_versions()
-        # The user's own XLA_FLAGS reach the worker and can change what XLA does.
-        if os.environ.get("XLA_FLAGS"):
-            versions["XLA_FLAGS"] = os.environ["XLA_FLAGS"]
-        _versions = tuple(sorted(versions.items()))
-    return _versions
 
 
 def cache_for(app: Sphinx) -> ReportCache | None:
@@ -133,16 +118,6 @@ def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
         except OSError:
             continue
     PROGRESS.start(total)
-
-
-#: Compile failures that say something about the program, not about the moment.
-DETERMINISTIC_ERRORS = frozenset({"RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "UNIMPLEMENTED", "FAILED_PRECONDITION",
-                                  "OUT_OF_RANGE"})
-
-
-def is_deterministic(report: Report) -> bool:
-    """Whether a report may be cached: a success, or a failure the same input always gives."""
-    return report.error is None or report.error.status in DETERMINISTIC_ERRORS
 
 
 def worker_count(app: Sphinx) -> int:
@@ -240,11 +215,9 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             else:
                 misses.append((result, request, key))
         by_function.append(group)
-    pool = get_pool(worker_count(app))
-
     def run(batch: list[tuple[Result, CompileRequest, str]]) -> None:
         start = time.perf_counter()
-        outcomes = pool.compile_all([(request, timeout) for _, request, _ in batch])
+        outcomes = get_pool(worker_count(app)).compile_all([(request, timeout) for _, request, _ in batch])
         for (result, _, key), outcome in zip(batch, outcomes, strict=True):
             result.seconds = outcome.seconds if len(batch) > 1 else time.perf_counter() - start
             result.report, result.failure = outcome.report, outcome.failure

@@ -15,6 +15,7 @@ from . import __version__
 from .config import BY_NAME, SETTINGS, validate
 from .directive import JaxHloDirective, jaxhlo_example
 from .render import nodes as rnodes
+from .render.fallback import PlainFallback
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -184,11 +185,13 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_directive("jax-hlo-report", JaxHloReportDirective)
     app.add_node(jaxhlo_example)
     app.add_node(jaxhlo_report)
-    app.add_enumerable_node(rnodes.jaxhlo_block, "jax-hlo", html=rnodes.HTML_VISITORS[rnodes.jaxhlo_block])
-    for node_class in (rnodes.jaxhlo_details, rnodes.jaxhlo_tabs, rnodes.jaxhlo_tab, rnodes.jaxhlo_bars):
-        app.add_node(node_class, html=rnodes.HTML_VISITORS[node_class])
-    rnodes.register_source_nodes(app)
-    app.add_post_transform(rnodes.PlainFallback)
+    # HTML gets these nodes' own visitors; PlainFallback turns them into plain nodes elsewhere.
+    for node_class, visitors in rnodes.HTML_VISITORS.items():
+        if node_class is rnodes.jaxhlo_block:
+            app.add_enumerable_node(node_class, "jax-hlo", html=visitors)
+        else:
+            app.add_node(node_class, html=visitors)
+    app.add_post_transform(PlainFallback)
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", check_config)
     app.connect("env-before-read-docs", _count_examples)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,19 @@ def code_fingerprint() -> str:
     for gpu in sorted((here / "gpu_targets").glob("*")):
         digest.update(gpu.read_bytes())
     return digest.hexdigest()
+
+
+@functools.cache
+def installed_versions() -> tuple[tuple[str, str], ...]:
+    """The versions that go into every cache key: jax, jaxlib, the GPU/TPU
+    compilers, and the user's ``XLA_FLAGS`` (they reach the worker and can
+    change what XLA does).  Read from package metadata: nothing is imported."""
+    from .targets import package_versions
+
+    versions = package_versions()
+    if os.environ.get("XLA_FLAGS"):
+        versions["XLA_FLAGS"] = os.environ["XLA_FLAGS"]
+    return tuple(sorted(versions.items()))
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ __all__ = [
     "compile_for",
     "default_targets",
     "device_for",
+    "exclude_own_frames",
     "get_target",
     "package_versions",
     "prepare_environment",
@@ -324,6 +325,7 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
     """
     environ["JAX_PLATFORMS"] = "cpu"
     environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] = "1"
+    environ.setdefault("PYTHONHASHSEED", "0")  # only takes effect in a process started with it
     # libtpu takes a machine-wide lock file unless told that several processes
     # may load it: -j readers, the worker pool and concurrent builds each have workers.
     environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
@@ -347,7 +349,8 @@ _DEVICES: dict[str, Any] = {}
 
 
 @functools.cache
-def _exclude_own_frames() -> None:
+@functools.cache
+def exclude_own_frames() -> None:
     """Keep this package's frames out of the source locations jax records,
     so the HLO metadata points at the example and nothing else."""
     from jax.extend.source_info_util import register_exclusion
@@ -355,6 +358,9 @@ def _exclude_own_frames() -> None:
     here = Path(__file__).parent
     for folder in {str(here), str(here.resolve())}:
         register_exclusion(folder + os.sep)
+    # the worker runs as ``python -m``: runpy's frames sit under the example's
+    for name in ("<frozen runpy>", "runpy"):
+        register_exclusion(name)
 
 
 def device_for(target: Target) -> Any | None:
@@ -410,7 +416,7 @@ def compile_for(
     """
     import jax
 
-    _exclude_own_frames()
+    exclude_own_frames()
     device = device_for(target)
     if device is not None:
         sharding = jax.sharding.SingleDeviceSharding(device)

@@ -237,18 +237,6 @@ def _cost(compiled: Any) -> Cost:
     return Cost(flops=get("flops"), transcendentals=get("transcendentals"), bytes_accessed=get("bytes accessed"))
 
 
-def _hide_own_frames() -> None:
-    """Keep this package's and runpy's frames out of the HLO's source tables, so
-    the HLO names the example's lines only and is the same on every machine."""
-    try:
-        from jax._src import source_info_util
-    except ImportError:  # pragma: no cover - private module moved
-        return
-    for path in (os.path.dirname(os.path.abspath(__file__)), "<frozen runpy>", "runpy"):
-        with contextlib.suppress(Exception):
-            source_info_util.register_exclusion(path)
-
-
 def _exit_with_parent(workdir: str) -> None:
     """End this worker, and remove its folder, when the build that started it is gone.
 
@@ -280,9 +268,7 @@ def _exit_with_parent(workdir: str) -> None:
 
 
 def main() -> None:
-    from . import targets as targets_mod
-
-    targets_mod.prepare_environment(os.environ)
+    # The environment was prepared by the parent (targets.prepare_environment).
     # The protocol keeps the original stdin/stdout; everything else goes to a log.
     # These stay open for the worker's whole life.
     proto_in = open(os.dup(0), encoding="utf-8", newline="\n")  # noqa: SIM115
@@ -301,7 +287,9 @@ def main() -> None:
     sys.stderr = sys.stdout
     import jax  # noqa: F401  (once, before the first request)
 
-    _hide_own_frames()
+    from .targets import exclude_own_frames
+
+    exclude_own_frames()
 
     count = 0
     for line in proto_in:

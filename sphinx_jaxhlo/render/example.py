@@ -14,7 +14,7 @@ from docutils import nodes
 
 from ..compiler import Failure
 from ..expectations import Outcome
-from ..report import Report
+from ..report import CompileError, Report
 from ..sizes import format_bytes, format_exact
 from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
 from .nodes import (
@@ -176,17 +176,20 @@ def reduction_verdict(report: Report) -> str:
     return f"{unfused} of {n} unfused"
 
 
-def error_title(result: Result) -> str:
-    report = result.report
-    assert report is not None and report.error is not None
-    err = report.error
+def compile_error_title(err: CompileError, where: str) -> str:
+    """``does not fit on TPU v5e: needs 18.65 GiB of temporaries, 15.75 GiB available``."""
     if err.status == "RESOURCE_EXHAUSTED":
         if err.needed_bytes and err.available_bytes:
             # XLA writes these sizes in binary units ("18.65G"); so do we, so they match its message.
-            return (f"does not fit on {result.target_title}: needs {err.needed_bytes / 2**30:.2f} GiB "
+            return (f"does not fit on {where}: needs {err.needed_bytes / 2**30:.2f} GiB "
                     f"of temporaries, {err.available_bytes / 2**30:.2f} GiB available")
-        return f"does not fit on {result.target_title}: compilation ran out of memory"
-    return f"compilation failed on {result.target_title}: {err.status}"
+        return f"does not fit on {where}: compilation ran out of memory"
+    return f"compilation failed on {where}: {err.status}"
+
+
+def error_title(result: Result) -> str:
+    assert result.report is not None and result.report.error is not None
+    return compile_error_title(result.report.error, result.target_title)
 
 
 def short_status(result: Result) -> str:

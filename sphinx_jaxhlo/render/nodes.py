@@ -1,7 +1,8 @@
 """The nodes the renderer emits beyond docutils' own, and how each builder shows them.
 
 HTML gets collapsible blocks, tabs and bar charts; every other builder gets
-the same content as plain sections through :class:`PlainFallback`, so LaTeX,
+the same content as plain sections through
+:class:`sphinx_jaxhlo.render.fallback.PlainFallback`, so LaTeX,
 text, man, texinfo and epub builds never meet a node they do not know.
 """
 
@@ -10,11 +11,12 @@ from __future__ import annotations
 import functools
 import html
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
-from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx.writers.html5 import HTML5Translator
+
+if TYPE_CHECKING:
+    from sphinx.writers.html5 import HTML5Translator
 
 
 class jaxhlo_block(nodes.General, nodes.Element):
@@ -277,84 +279,3 @@ HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_row: (visit_row_html, depart_row_html),
     jaxhlo_graph: (visit_graph_html, depart_graph_html),
 }
-
-#: The nodes of source links and graphs (registered by :func:`register_source_nodes`).
-SOURCE_NODES = (jaxhlo_source, jaxhlo_lines, jaxhlo_row, jaxhlo_graph)
-
-
-def register_source_nodes(app: Any) -> None:
-    """Register :data:`SOURCE_NODES` with their HTML visitors; :class:`PlainFallback`
-    replaces them for the other builders."""
-    for node_class in SOURCE_NODES:
-        app.add_node(node_class, html=HTML_VISITORS[node_class])
-
-
-#: Marks that only HTML output keeps.
-MARKS = ("✔", "✘")
-#: Characters of our output that pdflatex's default setup cannot typeset.
-LATEX_ASCII = {"→": "->", "←": "<-", "−": "-", "≤": "<=", "≥": ">=", "≈": "~", "…": "..."}
-
-
-class PlainFallback(SphinxPostTransform):
-    """Replace the HTML-only nodes with plain sections for non-HTML builders."""
-
-    default_priority = 200
-
-    def run(self, **kwargs: Any) -> None:
-        builder = getattr(self.env, "_builder_cls", None) or self.app.builder
-        if builder.format == "html":
-            return
-        for node in list(self.document.findall(jaxhlo_bars)):
-            node.parent.remove(node)
-        for source in list(self.document.findall(jaxhlo_source)):
-            source.replace_self(source.children[:] or [nodes.Text("")])
-        for lines in list(self.document.findall(jaxhlo_lines)):
-            lines.replace_self(nodes.Text(lines.astext()))
-        for row in list(self.document.findall(jaxhlo_row)):
-            plain = nodes.row("", *row.children, classes=row.get("classes", []))
-            row.replace_self(plain)
-        for graph in list(self.document.findall(jaxhlo_graph)):
-            box = nodes.container(classes=["jaxhlo-section", "jaxhlo-graph"])
-            box += nodes.rubric(text=graph["title"])
-            if graph.get("text_legend"):
-                box += nodes.paragraph(text=graph["text_legend"])
-            for child in graph.children[:]:
-                # the picture is gone: its text form shows as is, not collapsed
-                box.extend(child.children[:] if isinstance(child, jaxhlo_details) else [child])
-            graph.replace_self(box)
-        for node in list(self.document.findall(lambda n: isinstance(n, (jaxhlo_details, jaxhlo_tab)))):
-            assert isinstance(node, nodes.Element)
-            box = nodes.container(classes=["jaxhlo-section"])
-            box += nodes.rubric(text=node["title"])
-            box.extend(node.children)
-            node.replace_self(box)
-        for node in list(self.document.findall(jaxhlo_tabs)):
-            node.replace_self(nodes.container("", *node.children, classes=["jaxhlo-tabs"]))
-        for node in list(self.document.findall(jaxhlo_block)):
-            children = []
-            for child in node.children:
-                if isinstance(child, nodes.caption):
-                    # outside a float (LaTeX) a caption is an error; as a paragraph it reads the same
-                    child = nodes.paragraph("", "", nodes.strong("", "", *child.children),
-                                            classes=["jaxhlo-caption"])
-                children.append(child)
-            box = nodes.container("", *children, classes=["jaxhlo", *node.get("classes", [])])
-            if node["ids"]:
-                # A container's ids make no anchor in every writer (LaTeX); a target does.
-                box.insert(0, nodes.target("", "", ids=list(node["ids"])))
-            node.replace_self(box)
-        # The ✔/✘ marks are for the eye in HTML; the words [holds]/[FAILED] say the
-        # same everywhere.  pdflatex cannot typeset every character we use, either.
-        swaps = [(mark + " ", "") for mark in MARKS] + [(mark, "") for mark in MARKS]
-        if builder.format == "latex":
-            swaps += list(LATEX_ASCII.items())
-        for block in [n for n in self.document.findall(nodes.container) if "jaxhlo" in n["classes"]]:
-            for text in list(block.findall(nodes.Text)):
-                plain = str(text)
-                for old, new in swaps:
-                    plain = plain.replace(old, new)
-                if plain != str(text):
-                    text.parent.replace(text, nodes.Text(plain))
-            for strong in list(block.findall(nodes.strong)):
-                if not strong.astext().strip():
-                    strong.parent.remove(strong)

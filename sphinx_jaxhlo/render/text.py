@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..report import Report
 from ..sizes import format_bytes, format_exact
-from .example import callouts, lines_text, reduction_verdict
+from .example import callouts, compile_error_title, lines_text, reduction_verdict
 
 
 @dataclass(frozen=True)
@@ -163,13 +163,7 @@ def report_text(report: Report, show: Sequence[str]) -> str:
     out = [f"== {report.function} on {title} =="]
     if report.error is not None:
         err = report.error
-        head = f"compilation failed: {err.status}"
-        if err.status == "RESOURCE_EXHAUSTED":
-            head = "does not fit: compilation ran out of memory"
-            if err.needed_bytes and err.available_bytes:
-                head = (f"does not fit: needs {format_bytes(err.needed_bytes)} of temporaries, "
-                        f"{format_bytes(err.available_bytes)} available")
-        out.append("  " + head)
+        out.append("  " + compile_error_title(err, report.target))
         out.append(textwrap.indent(err.message.strip(), "    "))
         return "\n".join(out)
     if "summary" in show:

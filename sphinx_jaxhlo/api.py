@@ -141,8 +141,8 @@ class Reports(Sequence[Report]):
     :param failures: targets that produced no report.
     :param function: the function's name, for titles.
     :param args: the argument specs as text, for titles.
-    :param show: parts ``str()`` and :meth:`_repr_html_` show, among
-        ``source, summary, memory, cost, hlo, stablehlo, jaxpr``.
+    :param show: parts ``str()`` and :meth:`_repr_html_` show, among those of
+        the directive's ``:show:`` (``sphinx_jaxhlo.request.SHOW_PARTS``).
     :param compiled_via: ``"source"``, ``"export"`` or ``""`` (not compiled here).
     :param notes: sentences shown under the reports.
     :param targets: the target order; default: reports, then failures.

@@ -41,11 +41,11 @@ SETTINGS: tuple[Setting, ...] = (
             "``None``: 2 on a machine with two cores or more, 1 when Sphinx reads in parallel (``-j``). "
             "Each worker holds its compiler in memory (0.4 to 1.3 GB).", rebuild=""),
     Setting("jaxhlo_cache", True, (bool,),
-            "Whether reports are cached between builds."),
+            "Whether reports and each example's rendered HTML are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
-            "Folder of the report cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
-            "with ``sphinx-build -M``), or inside them when they sit in the output folder (``-b``), so it is "
-            "never published. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
+            "Folder of the cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
+            "with ``sphinx-build -M``), or inside the hidden ``.doctrees`` folder when the doctrees sit in the "
+            "output folder (``-b``): do not upload that folder with the site. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
             "to share compile work between builds and machines.", rebuild=""),
     Setting("jaxhlo_xla_flags", {}, (dict,),
             "XLA options passed to ``compile()`` for every example, before the example's own "

@@ -368,9 +368,5 @@ def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
 
 
 def run() -> NoReturn:
-    """Entry point of ``python -m sphinx_jaxhlo`` and the ``jaxhlo`` script."""
+    """Entry point of ``python -m sphinx_jaxhlo`` (the ``jaxhlo`` script calls :func:`main`)."""
     raise SystemExit(main())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run()

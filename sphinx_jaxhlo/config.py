@@ -45,8 +45,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
             "Folder of the cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
             "with ``sphinx-build -M``), or inside the hidden ``.doctrees`` folder when the doctrees sit in the "
-            "output folder (``-b``): do not upload that folder with the site. A relative path is relative to the folder of ``conf.py``. Persist it in CI "
-            "to share compile work between builds and machines.", rebuild=""),
+            "output folder (``-b``): do not upload that folder with the site. A relative path is relative "
+            "to the folder of ``conf.py``. Persist it in CI to share compile work between builds and machines.",
+            rebuild=""),
     Setting("jaxhlo_xla_flags", {}, (dict,),
             "XLA options passed to ``compile()`` for every example, before the example's own "
             "``:xla-flags:``, e.g. ``{'xla_cpu_experimental_ynn_fusion_type': ''}``."),

@@ -140,7 +140,6 @@ class JaxHloDirective(SphinxDirective):
         node["file_path"] = file_path
         node["functions"] = functions
         node["specs"] = specs.to_json()
-        node["args_text"] = str(specs)
         node["static"] = static
         node["xla_flags"] = xla_flags
         node["targets"] = as_list(self.options["targets"]) if "targets" in self.options else None

@@ -65,9 +65,6 @@ class Outcome:
 class Expectations:
     items: list[Expectation] = field(default_factory=list)
 
-    def __bool__(self) -> bool:
-        return bool(self.items)
-
     def for_target(self, target: str, function: str | None = None) -> list[Expectation]:
         """The expectations that apply to ``function`` on ``target``: for each
         kind, the most specific of function@target, function@*, target, bare."""

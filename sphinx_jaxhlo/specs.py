@@ -271,14 +271,14 @@ def parse_shape(text: str) -> ArraySpec:
     return spec
 
 
-def to_shape_dtype_structs(specs: ArgSpecs, sharding: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def to_shape_dtype_structs(specs: ArgSpecs) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Build ``jax.ShapeDtypeStruct`` pytrees (imports jax: worker only)."""
     import jax
     import jax.numpy as jnp
 
     def build(tree: SpecTree) -> Any:
         if isinstance(tree, ArraySpec):
-            return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype), sharding=sharding)
+            return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype))
         if isinstance(tree, tuple):
             return tuple(build(t) for t in tree)
         if isinstance(tree, list):

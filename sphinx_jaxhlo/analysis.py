@@ -18,32 +18,60 @@ inside one kernel.
   the producer and the readers are found through them.  Parameters, constants
   and the computation's result (unless something else reads it too) are not
   listed, nor the context of an async ``*-start`` (its ``*-done`` is).
+- A buffer **holds argument data** when its producer only moves data that
+  was in memory before the program ran: an argument, or a copy, slice,
+  transpose, reshape or concatenation of one, through any chain of them:
+  ``copy``, ``copy-start``/``copy-done`` (the TPU's prefetches),
+  ``slice-start``/``slice-done`` pieces joined by a ``ConcatBitcast`` custom
+  call, a fusion of nothing but such moves.  Inside a loop body, an element
+  of the loop state is argument data when the loop was given argument data
+  for it and passes it on unchanged (the ``xs`` of a scan); likewise a
+  branch's or a called computation's parameters.  These buffers are listed
+  apart, as *argument copies*, not as intermediates.
 - A **reduction** is a ``reduce``, or a ``reduce-window`` (CPU splits some
   reductions into a ``reduce-window`` and a ``reduce``), anywhere inside a
   top-level instruction.  It is *fused* when the data it reduces never went
   to memory: no buffer read by its fusion from outside, with at least as many
   elements as the reduced operand, flows into it through elementwise and
   data-movement ops.  A ``dot`` or ``convolution`` makes new data, so a buffer
-  that only feeds a dot does not count, and neither does an argument (or
-  loop state): it was in memory before the program ran, so reading it
-  materializes nothing new.  Two exceptions keep the answer to the
-  reader's question: a reduction over dimensions (or windows) of size 1 is a
-  slice or a reshape in disguise, as TPU compilers emit, and is not listed;
-  and a reduce that reads, as is, the output of another reduction is the
-  second stage of a split reduction (GPU row reductions, CPU reduce-window):
-  that buffer holds partial results, not the data.
+  that only feeds a dot does not count, and neither does a buffer that holds
+  argument data, nor (inside a loop body) the loop state or a copy of it:
+  they were in memory before the kernel ran, so reading them materializes
+  nothing new (the buffer that fed the loop, if the program computed it, is
+  listed where the loop reads it).  A reduction over dimensions (or windows) of size
+  1 is a slice or a reshape in disguise, as TPU compilers emit, and is not
+  listed.
+- **Who wrote a reduction** (:attr:`~sphinx_jaxhlo.report.Reduction.origin`):
+  verdicts are about the reductions the program asked for (``user``); the
+  compiler makes others, which are listed with what made them and get no
+  verdict.  In order:
+
+  1. ``second-stage``: a reduce that reads, as is, the output of another
+     reduction: the second stage of a split reduction (GPU row reductions,
+     CPU tree reductions); that buffer holds partial results, not the data.
+  2. ``scan``: a ``reduce-window`` whose result has at least as many elements
+     as its operand: a sliding window, as in the prefix-scan stages XLA
+     builds for ``cumsum``, ``cummax`` or ``cumprod``; it writes as much as
+     it reads, so nothing is summed up.
+  3. By the JAX operation in the reduce's ``op_name`` metadata: a reduction
+     primitive (``reduce_sum``, ``reduce_max``, ``argmax``, ``reduce``...) or
+     no metadata at all is ``user``; ``dot_general`` or
+     ``conv_general_dilated`` is ``dot`` (a GEMM split along its contraction,
+     split-K, whose partial products a small reduce adds; or a small dot
+     computed as multiply and reduce); ``cumsum`` and its kin are ``scan``;
+     any other operation (``sort``, ``top_k``...) is ``compiler``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
 from .report import Fusion, Materialized, Reduction
 
-__all__ = ["Analysis", "analyze_module", "producer_op", "top_level_computations"]
+__all__ = ["Analysis", "analyze_module", "producer_op", "reduction_origin", "top_level_computations"]
 
 
 @dataclass
@@ -51,9 +79,11 @@ class Analysis:
     """The analysis of one module."""
 
     fusions: list[Fusion] = field(default_factory=list)
-    #: Largest first.
+    #: Intermediates, largest first.
     materialized: list[Materialized] = field(default_factory=list)
     reductions: list[Reduction] = field(default_factory=list)
+    #: Buffers that hold argument data only, largest first.
+    argument_copies: list[Materialized] = field(default_factory=list)
 
 
 #: Instructions that move no data of their own.
@@ -72,6 +102,20 @@ _NEW_DATA = frozenset({
 _REDUCTIONS = frozenset({"reduce", "reduce-window"})
 #: Ops through which a buffer reaches a reduce "as is".
 _AS_IS = frozenset({"bitcast", "reshape", "copy", "transpose", "get-tuple-element", "tuple"})
+#: Ops that move or view data without computing new values: what a buffer
+#: made from arguments by them alone holds is argument data.
+_MOVES = frozenset({
+    "copy", "copy-start", "copy-done", "bitcast", "bitcast-convert", "reshape", "transpose", "slice",
+    "dynamic-slice", "concatenate", "slice-start", "slice-done", "get-tuple-element", "tuple",
+})  # fmt: skip
+#: Custom calls that only join pieces of buffers (TPU).
+_MOVE_CUSTOM_CALLS = frozenset({"ConcatBitcast"})
+#: JAX primitives that reduce: the ``op_name`` of a reduction the program asked for.
+_USER_REDUCTION_OPS = frozenset({"argmax", "argmin", "reduce"})
+#: JAX primitives whose reduces are part of a dot or convolution.
+_DOT_OPS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot", "ragged_dot_general"})
+#: JAX primitives whose reduces (and reduce-windows) are prefix-scan stages.
+_SCAN_OPS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
 
 
 def analyze_module(text_or_module: str | HloModule, source_file: str | None = "example.py") -> Analysis:
@@ -161,8 +205,42 @@ def _is_degenerate(reduce: HloInstruction, in_elements: int) -> bool:
     if reduce.opcode == "reduce-window":
         m = _WINDOW_SIZE_RE.search(reduce.attributes.get("window", ""))
         return m is not None and all(size in ("", "1") for size in m.group(1).split("x"))
-    shape = reduce.shape.tuple_shapes[0] if reduce.shape.tuple_shapes else reduce.shape
-    return shape.elements == in_elements
+    return _result_elements(reduce) == in_elements
+
+
+def _result_elements(inst: HloInstruction) -> int:
+    shape = inst.shape.tuple_shapes[0] if inst.shape.tuple_shapes else inst.shape
+    return shape.elements
+
+
+def _keeps_values(comp: HloComputation, inst: HloInstruction) -> bool:
+    """A move whose result has the element type of its data operands (TPU
+    compilers fold a ``convert`` into a ``reshape``: that rounds the values)."""
+    if inst.opcode in ("bitcast-convert", "get-tuple-element", "tuple") or inst.shape.tuple_shapes is not None:
+        return True
+    for name in inst.operands:
+        operand = comp.get(name)
+        if operand is None or operand.shape.tuple_shapes is not None or operand.shape.elements <= 1:
+            continue
+        if operand.shape.dtype != inst.shape.dtype:
+            return False
+    return True
+
+
+def reduction_origin(reduce: HloInstruction, in_elements: int, partial_of: str | None) -> str:
+    """Who wrote a reduction (the rules of the module docstring, in their order)."""
+    if partial_of is not None:
+        return "second-stage"
+    if reduce.opcode == "reduce-window" and _result_elements(reduce) >= in_elements:
+        return "scan"
+    op = producer_op(reduce.op_name)
+    if op is None or op in _USER_REDUCTION_OPS or op.startswith("reduce_"):
+        return "user"
+    if op in _DOT_OPS:
+        return "dot"
+    if op in _SCAN_OPS:
+        return "scan"
+    return "compiler"
 
 
 def _basename(path: str) -> str:
@@ -176,6 +254,13 @@ class _Analyzer:
         self.source_base = _basename(source_file) if source_file else None
         self._lines_cache: dict[int, int | None] = {}
         self._positions: dict[str, dict[str, int]] = {}
+        self._argument_data: dict[tuple[str, str, int | None, bool], bool] = {}
+        #: The instruction that runs each top-level computation but the entry.
+        self._callers: dict[str, tuple[str, HloInstruction]] = {}
+        for name in top_level_computations(module):
+            for inst in module.computations[name].instructions:
+                for callee in _program_callees(inst):
+                    self._callers.setdefault(callee, (name, inst))
 
     # -- source lines
 
@@ -237,7 +322,108 @@ class _Analyzer:
             return [inst.opcode]
         return list(dict.fromkeys(sub.opcode for _, sub in self.flatten(inst) if sub.opcode not in _TRIVIAL))
 
-    # -- the three lists
+    # -- argument data
+
+    def holds_argument_data(self, comp: HloComputation, inst: HloInstruction, index: int | None = None,
+                            loop_state: bool = False, depth: int = 0) -> bool:
+        """Whether the value ``inst`` makes (or its ``index``-th element) only
+        holds argument data.
+
+        :param loop_state: count every parameter of a loop body, branch or
+            called computation as data already in memory (the rule for
+            reductions), not only those that carry argument data through.
+        """
+        key = (comp.name, inst.name, index, loop_state)
+        found = self._argument_data.get(key)
+        if found is None:
+            self._argument_data[key] = False  # a cycle through a loop holds nothing
+            found = depth < 256 and self._holds_argument_data(comp, inst, index, loop_state, depth)
+            self._argument_data[key] = found
+        return found
+
+    def _holds_argument_data(self, comp: HloComputation, inst: HloInstruction, index: int | None,
+                             loop_state: bool, depth: int) -> bool:
+        op = inst.opcode
+
+        def holds(name: str, element: int | None = None, where: HloComputation = comp) -> bool:
+            operand = where.get(name)
+            return operand is not None and self.holds_argument_data(where, operand, element, loop_state, depth + 1)
+
+        def data_operands() -> list[str]:
+            # scalars are indices (dynamic-slice offsets), not data
+            return [o for o in inst.operands if (x := comp.get(o)) is None or x.shape.tuple_shapes is not None
+                    or x.shape.elements > 1]
+
+        if op == "parameter":
+            if comp.name == self.module.entry:
+                return True
+            return loop_state or self._parameter_holds(comp, inst, index, holds)
+        if op == "get-tuple-element":
+            return bool(inst.operands) and holds(inst.operands[0], inst.tuple_index)
+        if op == "tuple":
+            if index is not None:
+                return index < len(inst.operands) and holds(inst.operands[index])
+            return all(holds(o) for o in inst.operands)
+        if op == "custom-call":
+            return (inst.custom_call_target in _MOVE_CUSTOM_CALLS and _keeps_values(comp, inst)
+                    and all(holds(o) for o in data_operands()))
+        if op == "fusion":
+            computations = self.module.computations
+            body = self.flatten(inst)
+            if not body or not all(
+                    sub.opcode == "parameter" or (sub.opcode == "constant" and sub.shape.elements <= 1)
+                    or (sub.opcode in _MOVES and _keeps_values(computations[c], sub)) for c, sub in body):
+                return False
+            return all(holds(o) for o in data_operands())
+        if op in _MOVES:
+            operands = data_operands()
+            return bool(operands) and _keeps_values(comp, inst) and all(holds(o) for o in operands)
+        return False
+
+    def _parameter_holds(self, comp: HloComputation, param: HloInstruction, index: int | None,
+                         holds: Callable[..., bool]) -> bool:
+        """A parameter of a loop body or condition, a branch or a called
+        computation: argument data when its caller passed argument data in
+        (and, for a loop, the body passes that element on unchanged)."""
+        found = self._callers.get(comp.name)
+        if found is None:
+            return False
+        parent = self.module.computations.get(found[0])
+        caller = found[1]
+        if parent is None:
+            return False
+        if caller.opcode == "while":
+            body = self.module.computations.get(caller.attributes.get("body", "").lstrip("%"))
+            if index is None or body is None or not caller.operands or not self._passes_through(body, index):
+                return False
+            return bool(holds(caller.operands[0], index, parent))
+        if caller.opcode == "conditional":
+            branch = caller.called_computations.index(comp.name) if comp.name in caller.called_computations else -1
+            if branch < 0 or branch + 1 >= len(caller.operands):
+                return False
+            return bool(holds(caller.operands[branch + 1], index, parent))
+        if caller.opcode == "call":
+            number = param.parameter_number
+            if number is None or number >= len(caller.operands):
+                return False
+            return bool(holds(caller.operands[number], index, parent))
+        return False
+
+    @staticmethod
+    def _passes_through(body: HloComputation, index: int) -> bool:
+        """Whether a loop body returns element ``index`` of its state unchanged."""
+        root = body.get(body.root)
+        if root is None or root.opcode != "tuple" or index >= len(root.operands):
+            return False
+        out = body.get(root.operands[index])
+        while out is not None and out.opcode == "bitcast" and out.operands:
+            out = body.get(out.operands[0])
+        if out is None or out.opcode != "get-tuple-element" or out.tuple_index != index or not out.operands:
+            return False
+        source = body.get(out.operands[0])
+        return source is not None and source.opcode == "parameter"
+
+    # -- the lists
 
     def run(self) -> Analysis:
         analysis = Analysis()
@@ -248,8 +434,10 @@ class _Analyzer:
                     continue
                 analysis.fusions.append(self.fusion(comp, inst))
                 analysis.reductions.extend(self.reductions(comp, inst))
-            analysis.materialized.extend(self.materialized(comp))
+            for buffer in self.materialized(comp):
+                (analysis.argument_copies if buffer.kind == "argument-copy" else analysis.materialized).append(buffer)
         analysis.materialized.sort(key=lambda m: (-m.bytes, m.name, m.computation))
+        analysis.argument_copies.sort(key=lambda m: (-m.bytes, m.name, m.computation))
         return analysis
 
     def fusion(self, comp: HloComputation, inst: HloInstruction) -> Fusion:
@@ -385,6 +573,7 @@ class _Analyzer:
             source_lines=self.lines([producer] if inner is producer else [producer, inner]),
             computation=comp.name,
             producer_op=op,
+            kind="argument-copy" if self.holds_argument_data(comp, producer, index) else "intermediate",
         )
 
     # -- reductions
@@ -480,9 +669,9 @@ class _Analyzer:
         best = -1
         for operand, as_is in inputs:
             name, producer, index = self.resolve(comp, operand)
-            if producer is None or producer.opcode == "parameter":
-                # an argument (or loop state) was in memory before the program
-                # ran: reading it is not materializing the reduced data
+            if producer is None or self.holds_argument_data(comp, producer, index, loop_state=True):
+                # an argument (or loop state), or a copy of one, was in memory
+                # before the program ran: reading it materializes nothing new
                 continue
             size = producer.shape.elements if index is None else self._element_count(producer, index)
             if size < in_shape.elements or size <= best:
@@ -493,6 +682,7 @@ class _Analyzer:
             materialized, best = name, size
         flat = self.flatten(top) if top.opcode == "fusion" else []
         ops = [i.opcode for c, i in flat if (c, i.name) in fused_with and i.opcode not in _TRIVIAL]
+        partial_of = partial_of if materialized is None else None
         return [
             Reduction(
                 name=reduce.name,
@@ -503,7 +693,9 @@ class _Analyzer:
                 input_shape=str(in_shape),
                 source_lines=self.lines([reduce]),
                 computation=comp.name,
-                partial_of=partial_of if materialized is None else None,
+                partial_of=partial_of,
+                op=producer_op(reduce.op_name),
+                origin=reduction_origin(reduce, in_shape.elements, partial_of),
             )
         ]
 

@@ -14,7 +14,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+#: :attr:`Reduction.origin` values: who wrote the reduction.
+#: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
+#: ``logsumexp``, ``lax.reduce``, a gradient's sums...); the only ones verdicts
+#: are about.  The others are made by the compiler: ``second-stage`` adds the
+#: partial results another reduction wrote (GPU row reductions, CPU tree
+#: reductions); ``dot`` is part of a dot or convolution (the partial products
+#: of a GEMM split along its contraction, "split-K", or a small dot computed as
+#: multiply and reduce); ``scan`` is a sliding window that writes as much as it
+#: reads (the prefix-scan stages of ``cumsum``, ``cummax``, ``cumprod``);
+#: ``compiler`` is one the compiler made for another operation (named by
+#: :attr:`Reduction.op`: a ``sort``, a ``top_k``...).
+REDUCTION_ORIGINS = ("user", "second-stage", "dot", "scan", "compiler")
+
+#: :attr:`Materialized.kind` values: ``intermediate``, a value the program
+#: computed; ``argument-copy``, a buffer that only holds argument data (a TPU
+#: prefetch ``copy-start``/``copy-done`` of a parameter, a layout ``copy``, the
+#: ``slice-start``/``slice-done`` pieces of a parameter joined by a
+#: ``ConcatBitcast``).
+BUFFER_KINDS = ("intermediate", "argument-copy")
 
 
 @dataclass
@@ -84,6 +104,8 @@ class Materialized:
     #: The JAX operation that produced it (``dot_general``, ``cos``...) from
     #: the metadata's ``op_name``, when known.
     producer_op: str | None = None
+    #: ``intermediate`` or ``argument-copy`` (see :data:`BUFFER_KINDS`).
+    kind: str = "intermediate"
 
 
 @dataclass
@@ -108,11 +130,22 @@ class Reduction:
     #: results another reduction wrote), the buffer of those partial results.
     #: Such a stage inherits the verdict of the first and is left out of verdicts.
     partial_of: str | None = None
+    #: The JAX operation the reduce was traced from (``reduce_sum``,
+    #: ``argmax``, ``dot_general``...), from the metadata's ``op_name``.
+    op: str | None = None
+    #: Who wrote it: one of :data:`REDUCTION_ORIGINS`.  Only ``user``
+    #: reductions get a verdict.
+    origin: str = "user"
 
     @property
     def fused(self) -> bool:
         """True when the reduced data never went to memory."""
         return self.input_materialized is None
+
+    @property
+    def is_users(self) -> bool:
+        """A reduction the program asked for (not one the compiler made)."""
+        return self.origin == "user"
 
 
 @dataclass
@@ -140,7 +173,12 @@ class Report:
     memory: Memory = field(default_factory=Memory)
     cost: Cost = field(default_factory=Cost)
     fusions: list[Fusion] = field(default_factory=list)
+    #: Intermediates: values the program computed that live in memory
+    #: between two kernels.
     materialized: list[Materialized] = field(default_factory=list)
+    #: Buffers that only hold argument data (copies, prefetches), kept apart
+    #: from the intermediates.
+    argument_copies: list[Materialized] = field(default_factory=list)
     reductions: list[Reduction] = field(default_factory=list)
     error: CompileError | None = None
     #: Optimized HLO text (``compiled.as_text()``).
@@ -176,6 +214,7 @@ class Report:
             d["cost"] = Cost(**d.get("cost") or {})
             d["fusions"] = [Fusion(**f) for f in d.get("fusions") or []]
             d["materialized"] = [Materialized(**m) for m in d.get("materialized") or []]
+            d["argument_copies"] = [Materialized(**m) for m in d.get("argument_copies") or []]
             d["reductions"] = [Reduction(**r) for r in d.get("reductions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
             return cls(**d)
@@ -200,8 +239,14 @@ class Report:
 
     @property
     def verdict_reductions(self) -> list[Reduction]:
-        """The reductions that verdicts are about: all but second stages of split reductions."""
-        return [r for r in self.reductions if r.partial_of is None]
+        """The reductions that verdicts are about: the program's own
+        (:attr:`Reduction.origin` ``user``), not those the compiler made."""
+        return [r for r in self.reductions if r.is_users]
+
+    @property
+    def compiler_reductions(self) -> list[Reduction]:
+        """The reductions the compiler made (split-K stages, prefix scans, second stages...)."""
+        return [r for r in self.reductions if not r.is_users]
 
     @property
     def all_reductions_fused(self) -> bool | None:

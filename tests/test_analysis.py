@@ -676,7 +676,9 @@ ENTRY %e (x: f32[1000]) -> f32[1000] {
 }
 """
     )
-    assert [(m.name, m.consumers) for m in analysis.materialized] == [("cd", ["y"])]
+    # the prefetched copy of an argument is an argument copy, not an intermediate
+    assert analysis.materialized == []
+    assert [(m.name, m.consumers, m.kind) for m in analysis.argument_copies] == [("cd", ["y"], "argument-copy")]
     assert [f.name for f in analysis.fusions] == ["cs", "cd", "y"]
 
 

@@ -8,26 +8,13 @@ expectations (:meth:`Reports.check`).  :func:`analyze_source` does the same
 for the source text of a module (what the command line and the directive
 compile); :func:`analyze_hlo` reads a saved optimized HLO module.
 
-How a function reaches the compiler (``compile_via``):
+The compiler runs in a compile worker process, never in the caller's:
+:func:`analyze` sends the function object itself, pickled
+(:mod:`sphinx_jaxhlo.call`), and the worker compiles ``jax.jit(fn)`` for
+each target, exactly what ``jax.jit(fn)`` compiles for these shapes, whether
+the function comes from a file, a notebook cell, a lambda or a closure.
 
-``"source"``
-    The function is defined at the top level of a ``.py`` file: the compile
-    worker runs that file's source (as the directive runs an example) and
-    compiles the function by name.  The report is exactly the one the
-    directive and the command line give for that file, cache key included.
-``"export"``
-    Anything else (a function from a notebook cell or ``__main__`` without a
-    file, a lambda, a closure, a ``functools.partial``, arguments that are
-    other pytrees, dtypes the specs cannot write, non-literal static values):
-    the function is traced and lowered here with :mod:`jax.export`, once per
-    platform, and the compile worker compiles the lowered module.  Tracing
-    here means this process's jax settings apply (``jax_enable_x64``...); the
-    compiler still runs in the worker, deviceless, for every target.
-``"auto"`` (the default)
-    ``"source"`` when possible, else ``"export"``; also ``"export"`` when the
-    worker cannot run the file on its own (a relative import, say).
-
-Nothing in this module imports jax until ``"export"`` needs it.
+Nothing in this module imports jax.
 """
 
 from __future__ import annotations
@@ -41,7 +28,6 @@ import inspect
 import json
 import linecache
 import os
-import pickle
 import re
 import sys
 import threading
@@ -56,8 +42,8 @@ from .cache import ReportCache, is_deterministic
 from .compiler import CompileWorker
 from .options import parse_assignments
 from .report import SCHEMA_VERSION, Report
-from .request import SHOW_PARTS, CompileRequest, installed_versions
-from .specs import DTYPES, ArgSpecs, ArraySpec, SpecTree, parse_args
+from .request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
+from .specs import ArgSpecs, parse_args
 
 __all__ = [
     "DEFAULT_SHOW",
@@ -76,18 +62,6 @@ DEFAULT_SHOW: tuple[str, ...] = ("summary", "memory", "hlo")
 
 #: Parts ``str()`` shows by default (the module texts are long).
 _SHORT_PARTS = ("summary", "memory", "cost")
-
-#: Worker failures that mean "this file cannot run on its own in the worker"
-#: rather than "this function is wrong": ``"auto"`` then retries through export.
-_FALLBACK_KINDS = frozenset({"example", "function", "syntax", "empty"})
-
-#: numpy dtype name -> spec dtype name (``float32`` -> ``f32``).
-_SPEC_DTYPES: dict[str, str] = {}
-for _name, (_np_name, _size) in DTYPES.items():
-    _SPEC_DTYPES.setdefault(_np_name, _name)
-
-#: Dtypes narrower than a byte: they cannot be passed as bytes.
-_SUB_BYTE = frozenset({"int2", "uint2", "int4", "uint4", "float4_e2m1fn"})
 
 _REPORTS_FORMAT = "sphinx-jaxhlo reports"
 
@@ -414,6 +388,8 @@ class _Worker(CompileWorker):
 
 _worker: _Worker | None = None
 _worker_lock = threading.Lock()
+#: cloudpickle's by-value registry is global: one pickling at a time.
+_pickle_lock = threading.Lock()
 
 
 def _python_path(extra: Sequence[str] = ()) -> tuple[str, ...]:
@@ -538,59 +514,6 @@ def _show(show: Sequence[str] | str | None) -> list[str]:
     return parts
 
 
-# -- argument specs ---------------------------------------------------------------------------
-
-
-class _Inexpressible(Exception):
-    """An argument the spec grammar cannot write (handled by export)."""
-
-
-def _single_spec(text: str) -> SpecTree:
-    specs = parse_args(text)
-    if len(specs.args) != 1 or specs.kwargs:
-        raise ValueError(f"{text!r}: give one spec per argument, such as 'f32[100000,3]'")
-    return specs.args[0]
-
-
-def _is_array_like(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (str, bytes))
-
-
-def _dtype_name(dtype: Any) -> str:
-    return str(getattr(dtype, "name", dtype))
-
-
-def _spec_tree(value: Any) -> SpecTree:
-    """A spec tree for one argument; raises :class:`_Inexpressible` for what
-    only export can pass, ``TypeError`` for what is no argument shape at all."""
-    if isinstance(value, str):
-        return _single_spec(value)
-    if _is_array_like(value):
-        name = _SPEC_DTYPES.get(_dtype_name(value.dtype))
-        if name is None:
-            raise _Inexpressible(f"dtype {_dtype_name(value.dtype)}")
-        try:
-            shape = tuple(int(d) for d in value.shape)
-        except TypeError:
-            raise TypeError(f"shape {value.shape!r} is not a tuple of integers") from None
-        return ArraySpec(name, shape)
-    if type(value) is tuple:
-        return tuple(_spec_tree(v) for v in value)
-    if type(value) is list:
-        return [_spec_tree(v) for v in value]
-    if type(value) is dict and all(isinstance(k, str) and k.isidentifier() for k in value):
-        return {k: _spec_tree(v) for k, v in value.items()}
-    raise _Inexpressible(type(value).__name__)
-
-
-def _arg_specs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> ArgSpecs | None:
-    """The specs, or ``None`` when only export can pass these arguments."""
-    try:
-        return ArgSpecs(tuple(_spec_tree(a) for a in args), tuple((k, _spec_tree(v)) for k, v in kwargs.items()))
-    except _Inexpressible:
-        return None
-
-
 # -- the function and its file ----------------------------------------------------------------
 
 
@@ -614,36 +537,6 @@ def _function_name(fn: Any) -> str:
     return str(getattr(inner, "__name__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
 
 
-def _module_source(fn: Any) -> tuple[str, str, str] | str:
-    """``(source, file name, path)`` of the file ``fn`` is a top-level
-    function of, or why there is none."""
-    if isinstance(fn, functools.partial):
-        return "it is a functools.partial"
-    func = _underlying(fn)
-    if not inspect.isfunction(func):
-        return f"it is a {type(func).__name__}, not a Python function"
-    name = func.__name__
-    if name != func.__qualname__ or not name.isidentifier():
-        return f"{func.__qualname__} is not defined at the top level of its module"
-    module = sys.modules.get(func.__module__)
-    path = getattr(module, "__file__", None)
-    if module is None or not path or not str(path).endswith(".py") or not os.path.isfile(path):
-        return "its module has no .py file (a notebook, an interactive session, exec)"
-    try:
-        defined_in = inspect.getsourcefile(func)
-    except TypeError:
-        defined_in = None
-    if not defined_in or os.path.realpath(defined_in) != os.path.realpath(path):
-        return f"{name} was not defined by the file of its module"
-    if getattr(module, name, None) is not fn:
-        return f"{module.__name__}.{name} is not the function given"
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError) as exc:
-        return f"the source of {path} cannot be read ({exc})"
-    return source, os.path.basename(path), str(path)
-
-
 def _file_of(fn: Any) -> tuple[str, str]:
     """``(source text, base name)`` of the file the function's code comes from,
     for mapping lines in export mode; ``("", "<unknown>")`` when there is none."""
@@ -661,7 +554,7 @@ def _file_of(fn: Any) -> tuple[str, str]:
 @dataclass
 class _Job:
     target: targets_mod.Target
-    request: CompileRequest | None
+    request: CompileRequest | CallRequest | None
     failure: TargetFailure | None = None
 
 
@@ -679,8 +572,9 @@ def _run_jobs(jobs: Sequence[_Job], function: str, timeout: float, cache: Report
         if job.failure is not None or job.request is None:
             failures.append(job.failure or TargetFailure(job.target.name, function, "trace", "not lowered"))
             continue
-        key = job.request.cache_key()
-        report = cache.get(key) if cache is not None else None
+        # a CallRequest is looked up by the worker, from what the function lowers to
+        key = job.request.cache_key() if isinstance(job.request, CompileRequest) else ""
+        report = cache.get(key) if cache is not None and key else None
         if report is not None:
             if progress:
                 progress(f"{function} for {job.target.name}: from the cache")
@@ -692,7 +586,7 @@ def _run_jobs(jobs: Sequence[_Job], function: str, timeout: float, cache: Report
         if outcome.report is not None:
             if progress:
                 progress(f"compiled {function} for {job.target.name} in {outcome.seconds:.2f} s")
-            if cache is not None and is_deterministic(outcome.report):
+            if cache is not None and key and is_deterministic(outcome.report):
                 cache.put(key, outcome.report)
             reports.append(outcome.report)
             continue
@@ -736,7 +630,8 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    targets: str | Sequence[str] | None = None, static: str | Mapping[str, Any] | None = None,
                    xla_flags: str | Mapping[str, Any] | None = None, timeout: float = 120,
                    source_name: str = "example.py", show: Sequence[str] | str | None = None,
-                   cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = ()) -> Reports:
+                   cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
+                   donate: str | Sequence[str] = ()) -> Reports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -754,6 +649,8 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
         lines are mapped through it).
     :param show: parts the result shows (``stablehlo`` and ``jaxpr`` are only
         produced when asked for here).
+    :param donate: arguments to donate, by name or position (``"params, 1"``
+        or a list), as the directive's ``:donate:``.
     :param cache_dir: a folder to cache reports in; ``None``: no cache.
     :param pythonpath: folders the worker should import from, besides this
         process's ``sys.path``.
@@ -762,7 +659,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     """
     reports = _compile_source(source, function, args, targets=targets, static=static, xla_flags=xla_flags,
                               timeout=timeout, source_name=source_name, show=show, cache_dir=cache_dir,
-                              pythonpath=pythonpath)
+                              pythonpath=pythonpath, donate=donate)
     return _raise_if_empty(reports)
 
 
@@ -770,7 +667,8 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
                     targets: str | Sequence[str] | None, static: str | Mapping[str, Any] | None,
                     xla_flags: str | Mapping[str, Any] | None, timeout: float, source_name: str,
                     show: Sequence[str] | str | None, cache_dir: str | os.PathLike[str] | None,
-                    pythonpath: Sequence[str] = (), progress: Callable[[str], None] | None = None) -> Reports:
+                    pythonpath: Sequence[str] = (), progress: Callable[[str], None] | None = None,
+                    donate: str | Sequence[str] = ()) -> Reports:
     """:func:`analyze_source` without raising when no target produced a report."""
     specs = parse_args(args) if isinstance(args, str) else args
     target_list = resolve_targets(targets)
@@ -783,9 +681,14 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
     flags = _xla_flags(xla_flags)
     versions = installed_versions()
+    donated = tuple(d.strip() for d in (donate.split(",") if isinstance(donate, str) else donate) if d.strip())
+    for item in donated:
+        if not (item.isidentifier() or item.isdigit()):
+            raise ValueError(f"donate: {item!r} is neither an argument name nor a position")
     jobs = [_Job(t, CompileRequest(source=source, function=function or "", specs=specs, target=t.name,
                                    static=pairs, xla_flags=flags, extras=extras, source_name=source_name,
-                                   target_fingerprint=t.fingerprint(), versions=versions)) for t in target_list]
+                                   target_fingerprint=t.fingerprint(), versions=versions, donate=donated))
+            for t in target_list]
     name = function or "(default function)"
     reports, failures, _ = _run_jobs(jobs, name, timeout, _cache(cache_dir), _python_path(pythonpath), progress)
     name = next((r.function for r in reports), name)
@@ -795,9 +698,11 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
 
 
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
-            static: str | Mapping[str, Any] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
+            static: str | Mapping[str, Any] | None = None, donate_argnums: int | Sequence[int] | None = None,
+            donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
             timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
-            compile_via: str = "auto", show: Sequence[str] | str | None = None, **kwargs: Any) -> Reports:
+            show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
+            **kwargs: Any) -> Reports:
     """Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
 
@@ -813,24 +718,31 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         print(reports)                                   # a table per target
         reports.check(materialized="gpu:h100=f32[50000,100000]")
 
-    :param fn: the function: a Python function, a ``jax.jit`` of one, a lambda,
-        a closure, a ``functools.partial``...
+    :param fn: the function: a Python function, a ``jax.jit`` of one (its
+        static arguments and donations are kept), a lambda, a closure, a
+        ``functools.partial``...; it is sent to the compile worker pickled
+        (by value when it comes from ``__main__`` or a notebook, by reference
+        when it comes from an importable module).
     :param args: one per positional argument: a ``jax.ShapeDtypeStruct`` (or
         anything with ``shape`` and ``dtype``, e.g. an array: only its shape
-        and dtype are used), a spec string such as ``"f32[100000,3]"``, or a
-        pytree of those.
-    :param kwargs: keyword arguments of ``fn``, likewise.  (Names of this
-        function's own options cannot be passed this way.)
+        and dtype are used), a spec string such as ``"f32[100000,3]"`` or
+        ``"key<fry>[]"``, a pytree of those, or a Python value for a static
+        argument of a jitted ``fn``.
+    :param kwargs: keyword arguments of ``fn``, likewise.
+    :param fn_kwargs: keyword arguments of ``fn`` whose names are options of
+        ``analyze`` itself (``timeout``, ``targets``...).
     :param targets: target names, a list or a comma string
         (``"cpu, gpu:h100"``); default: ``cpu, gpu:h100, tpu:v5e``, those
         whose compiler is installed.
-    :param static: static arguments by name, ``{"chunk": 1000}`` or ``"chunk=1000"``.
+    :param static: static arguments by name, ``{"chunk": 1000}`` (any Python
+        value that pickles) or ``"chunk=1000"``.
+    :param donate_argnums: positional arguments to donate, as for ``jax.jit``.
+    :param donate_argnames: keyword arguments to donate, as for ``jax.jit``.
     :param xla_flags: compiler options for ``compile()``, ``{"name": "value"}``.
     :param timeout: seconds one compile may take before its worker is stopped.
     :param cache_dir: cache reports in this folder (see
-        :func:`~sphinx_jaxhlo.api.default_cache_dir`); ``None`` (the default): no cache.
-    :param compile_via: ``"auto"``, ``"source"`` or ``"export"``: see the
-        module documentation.
+        :func:`~sphinx_jaxhlo.api.default_cache_dir`), keyed by what the
+        function lowers to; ``None`` (the default): no cache.
     :param show: the parts ``str()`` and the HTML show; default
         ``summary, memory, hlo``.
     :return: one report per target; a target that produced no report (a
@@ -838,7 +750,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         ``Reports.failures`` and fails :meth:`Reports.check`.
     :raises ValueError: a malformed spec or option, an unknown target or one
         whose compiler is not installed.
-    :raises TypeError: an argument that is neither a shape nor a spec.
+    :raises TypeError: a bad option type, or an option that is also a
+        parameter of ``fn`` (pass that one in ``fn_kwargs``).
     :raises AnalysisError: no target produced a report (the function could
         not be traced with these arguments, ...).
     """
@@ -848,147 +761,85 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             "Not compiled: analyze() was called by a file that the compile worker is running."])
     if not callable(fn):
         raise TypeError(f"analyze() needs a function, not {type(fn).__name__}")
-    if compile_via not in ("auto", "source", "export"):
-        raise ValueError(f"compile_via must be 'auto', 'source' or 'export', not {compile_via!r}")
-    target_list = resolve_targets(targets)
-    pairs, static_values = _static_pairs(static)
-    flags = _xla_flags(xla_flags)
-    parts = _show(show)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
     if timeout <= 0:
         raise ValueError("timeout must be positive")
-    specs = _arg_specs(args, kwargs)
+    _check_collisions(fn, locals())
+    target_list = resolve_targets(targets)
+    pairs, static_values = _static_pairs(static)
+    del pairs  # the values travel pickled: any Python value will do
+    flags = _xla_flags(xla_flags)
+    parts = _show(show)
+    nums = _int_tuple(donate_argnums, "donate_argnums")
+    names = _str_tuple(donate_argnames, "donate_argnames")
+    all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
+    from .call import describe_arguments, dumps, make_call, modules_sent_by_value
 
-    why_not = ""
-    if compile_via != "export":
-        found = _module_source(fn)
-        if isinstance(found, str):
-            why_not = found
-        elif specs is None:
-            why_not = "its arguments cannot be written as specs (pytrees other than tuple, list and dict, " \
-                      "or dtypes the specs do not know)"
-        elif pairs is None:
-            why_not = "a static value is not a Python literal"
-        else:
-            source, source_name, _path = found
-            extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
-            versions = installed_versions()
-            jobs = [_Job(t, CompileRequest(source=source, function=name, specs=specs, target=t.name, static=pairs,
-                                           xla_flags=flags, extras=extras, source_name=source_name,
-                                           target_fingerprint=t.fingerprint(), versions=versions))
-                    for t in target_list]
-            stop_on = _FALLBACK_KINDS if compile_via == "auto" else frozenset()
-            reports, failures, stopped = _run_jobs(jobs, name, timeout, _cache(cache_dir),
-                                                   _python_path(), None, stop_on)
-            if not stopped:
-                return _finish(reports, failures, target_list, name, str(specs), parts, "source", [])
-            why_not = f"the compile worker could not run {source_name} on its own: {failures[0].message}"
-        if compile_via == "source":
-            raise ValueError(f"cannot compile {name} from source: {why_not}")
-    return _analyze_exported(fn, name, args, kwargs, static_values, flags, target_list, timeout, cache_dir,
-                             parts, why_not)
-
-
-_EXPORT_SOURCE = '''\
-# Generated by sphinx_jaxhlo.analyze(): {name} was traced and lowered for {platform} with
-# jax.export in the calling process; the compile worker compiles the lowered module.
-import base64 as _jaxhlo_base64
-import pickle as _jaxhlo_pickle
-
-_jaxhlo_exported = _jaxhlo_pickle.loads(_jaxhlo_base64.b64decode({blob!r}))
-globals()[{name!r}] = _jaxhlo_exported.call
-'''
-
-
-def _analyze_exported(fn: Callable[..., Any], name: str, args: Sequence[Any], kwargs: Mapping[str, Any],
-                      static: Mapping[str, Any], flags: tuple[tuple[str, str], ...],
-                      target_list: Sequence[targets_mod.Target], timeout: float,
-                      cache_dir: str | os.PathLike[str] | None, show: Sequence[str], why: str) -> Reports:
-    import jax
-    from jax import export
-
-    targets_mod.exclude_own_frames()  # keep this module's frames out of the HLO's source tables
-
-    def is_leaf(x: Any) -> bool:
-        return isinstance(x, str) or _is_array_like(x)
-
-    def to_struct(x: Any) -> Any:
-        if isinstance(x, str):
-            from .specs import to_shape_dtype_structs
-
-            structs, _ = to_shape_dtype_structs(ArgSpecs((_single_spec(x),)))
-            return structs[0]
-        if _is_array_like(x):
-            return jax.ShapeDtypeStruct(tuple(x.shape), x.dtype)
-        raise TypeError(f"argument leaf {x!r} of {name} is neither a shape nor a spec: pass a "
-                        "jax.ShapeDtypeStruct or a string such as 'f32[3]'; give Python values through static=")
-
-    tree = jax.tree.map(to_struct, (tuple(args), dict(kwargs)), is_leaf=is_leaf)
-    leaves, treedef = jax.tree.flatten(tree)
-    # What the worker passes: the leaf itself, or bytes of the same size for a
-    # dtype the specs do not know (bitcast back inside the lowered function).
-    leaf_specs: list[ArraySpec] = []
-    shown: list[str] = []
-    casts: list[Any] = []
-    for leaf in leaves:
-        dname = _dtype_name(leaf.dtype)
-        spec_name = _SPEC_DTYPES.get(dname)
-        if spec_name is None:
-            size = int(getattr(leaf.dtype, "itemsize", 0))
-            if dname in _SUB_BYTE or size not in (1, 2, 4, 8):
-                raise TypeError(f"{name}: arguments of dtype {dname} are not supported "
-                                f"(supported: {', '.join(sorted(_SPEC_DTYPES))} and other 8/16/32/64-bit types)")
-            spec_name = f"u{8 * size}"
-            casts.append(leaf.dtype)
-        else:
-            casts.append(None)
-        leaf_specs.append(ArraySpec(spec_name, tuple(int(d) for d in leaf.shape)))
-        shown.append(f"{_SPEC_DTYPES.get(dname, dname)}[{','.join(str(int(d)) for d in leaf.shape)}]")
-    passed = [jax.ShapeDtypeStruct(s.shape, s.numpy_dtype) for s in leaf_specs]
-
-    def flat(*xs: Any) -> Any:
-        xs = tuple(x if cast is None else jax.lax.bitcast_convert_type(x, cast) for x, cast in zip(xs, casts,
-                                                                                                   strict=True))
-        a, k = jax.tree.unflatten(treedef, xs)
-        return jax.tree.leaves(fn(*a, **k, **static))
-
-    flat.__name__ = flat.__qualname__ = name if name.isidentifier() else "fn"
-    jitted = jax.jit(flat)
+    call = make_call(fn, args, all_kwargs, static_values, nums, names)
+    try:
+        import cloudpickle
+    except ImportError:  # pragma: no cover - a dependency
+        raise RuntimeError("analyze() needs cloudpickle: pip install cloudpickle") from None
+    path = _python_path()
+    by_value = modules_sent_by_value(fn, path)
+    with _pickle_lock:
+        for module in by_value:
+            cloudpickle.register_pickle_by_value(module)
+        try:
+            payload = base64.b64encode(dumps(call)).decode()
+        except Exception as exc:
+            raise TypeError(f"cannot send {name} to the compile worker: {type(exc).__name__}: {exc}. Define it "
+                            "in a module or a notebook cell, and pass arrays as arguments rather than closing "
+                            "over objects that do not pickle.") from exc
+        finally:
+            for module in by_value:
+                cloudpickle.unregister_pickle_by_value(module)
     source, source_name = _file_of(fn)
-    specs = ArgSpecs(tuple(leaf_specs))
-    versions = installed_versions()
-    lowered: dict[str, str | BaseException] = {}
-    jobs: list[_Job] = []
-    first_error: BaseException | None = None
-    for target in target_list:
-        if target.platform not in lowered:
-            try:
-                exported = export.export(jitted, platforms=[target.platform],
-                                         disabled_checks=[export.DisabledSafetyCheck.custom_call("ALL")])(*passed)
-                blob = base64.b64encode(pickle.dumps(dataclasses.replace(exported, _get_vjp=None))).decode()
-                lowered[target.platform] = _EXPORT_SOURCE.format(name=name, platform=target.platform, blob=blob)
-            except Exception as exc:
-                lowered[target.platform] = exc
-                first_error = first_error or exc
-        item = lowered[target.platform]
-        if isinstance(item, BaseException):
-            message = f"{type(item).__name__}: {item}".split("\n--------------------")[0][:3000]
-            jobs.append(_Job(target, None, TargetFailure(target.name, name, "trace",
-                                                         f"while tracing and lowering {name}: {message}")))
-        else:
-            jobs.append(_Job(target, CompileRequest(
-                source=item, function=name, specs=specs, target=target.name, xla_flags=flags,
-                extras=tuple(p for p in ("stablehlo", "jaxpr") if p in show), source_name=source_name,
-                target_fingerprint=target.fingerprint(), versions=versions)))
-    reports, failures, _ = _run_jobs(jobs, name, timeout, _cache(cache_dir), None, None)
-    for report in reports:
-        report.source = source  # the function's file, not the generated loader
-    notes = [f"Traced here and compiled through jax.export, because {why}." if why
-             else "Traced here and compiled through jax.export."]
-    if any(c is not None for c in casts):
-        notes.append("Arguments of dtypes the specs do not know reach the compiler as unsigned integers "
-                     "of the same size, bitcast to their dtype.")
-    return _finish(reports, failures, target_list, name, ", ".join(shown), show,
-                   "export", notes, first_error)
+    extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
+    cache = os.fspath(cache_dir) if cache_dir is not None else None
+    jobs = [_Job(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
+                                source_name=source_name, source=source, cache_dir=cache)) for t in target_list]
+    reports, failures, _ = _run_jobs(jobs, name, timeout, None, path, None)
+    described, dropped = describe_arguments(call)
+    notes = []
+    if dropped:
+        notes.append("The arguments' shardings were not used: every target here is a single device.")
+    return _finish(reports, failures, target_list, name, described, parts, "function", notes)
+
+
+def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
+    """An option of ``analyze`` passed by the caller that is also a parameter
+    of ``fn`` is ambiguous: say how to pass it to ``fn``."""
+    try:
+        params = set(inspect.signature(_underlying(fn)).parameters)
+    except (TypeError, ValueError):
+        return
+    defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
+                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None}
+    clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
+    if clash:
+        raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "
+                        f"of {_function_name(fn)}; analyze() took it as its own option. Pass the function's "
+                        f"through fn_kwargs={{{clash[0]!r}: ...}}.")
+
+
+def _int_tuple(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, int) else tuple(value)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        raise TypeError(f"{what} must be an int or a sequence of ints")
+    return items
+
+
+def _str_tuple(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(v, str) and v.isidentifier() for v in items):
+        raise TypeError(f"{what} must be a name or a sequence of names")
+    return items
 
 
 # -- a saved module ---------------------------------------------------------------------------
@@ -1012,9 +863,13 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
     """
     from .analysis import analyze_module
 
-    match = re.search(r"^\s*HloModule\s+([^\s,]+)", text, re.MULTILINE)
+    match = re.search(r"^\s*HloModule\s+([^\s,]+)(.*)$", text, re.MULTILINE)
     if match is None:
         raise ValueError("not an HLO module: no 'HloModule' line")
+    if "is_scheduled=true" not in match.group(2) and not re.search(r"\bfusion\(", text):
+        raise ValueError("this module looks unoptimized (it is not scheduled and holds no fusion): its "
+                         "instructions are not kernels. Give the optimized module: compiled.as_text(), or "
+                         "XLA's *after_optimizations.txt from --xla_dump_to (not *before_optimizations.txt)")
     analysis = analyze_module(text, source_file)
     module = match.group(1)
     known = targets_mod.TARGETS.get(target.strip().lower())
@@ -1022,4 +877,5 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
                     target_description=known.description if known else "a saved HLO module", hlo=text)
     report.fusions, report.materialized, report.reductions = (
         analysis.fusions, analysis.materialized, analysis.reductions)
+    report.argument_copies = analysis.argument_copies
     return report

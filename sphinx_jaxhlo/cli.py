@@ -124,6 +124,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     what.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
                       help="a static argument as a Python literal, e.g. chunk=1000; repeat it or give a "
                            "comma list")
+    what.add_argument("--donate", action="append", default=[], metavar="ARG",
+                      help="an argument to donate (its buffer may hold the output), by name or position; "
+                           "repeat it or give a comma list")
     what.add_argument("--xla-flags", action="append", default=[], metavar="NAME=VALUE",
                       help="an XLA compiler option for compile(), e.g. xla_cpu_experimental_ynn_fusion_type=; "
                            "repeat it or give a comma list")
@@ -284,6 +287,10 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             except (ValueError, SyntaxError):
                 raise _UsageError(f"--static: {key}={value} is not a Python literal") from None
         flags = _assignments(ns.xla_flags, "--xla-flags")
+        donate = [d.strip() for item in ns.donate for d in item.split(",") if d.strip()]
+        for item in donate:
+            if not (item.isidentifier() or item.isdigit()):
+                raise _UsageError(f"--donate: {item!r} is neither an argument name nor a position")
         from .api import resolve_targets
 
         try:
@@ -297,7 +304,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             source, function or None, specs, targets=[t.name for t in targets],
             static=", ".join(f"{k}={v}" for k, v in static) or None,
             xla_flags=dict(flags), timeout=ns.timeout or 120.0, source_name=os.path.basename(path), show=show,
-            cache_dir=cache_dir, pythonpath=[folder], progress=progress)
+            cache_dir=cache_dir, pythonpath=[folder], progress=progress, donate=tuple(donate))
 
     bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
     try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .report import Report
-from .request import CompileRequest
+from .request import CallRequest, CompileRequest
 
 
 @dataclass
@@ -113,7 +113,7 @@ class CompileWorker:
             self.kill()
         self._cleanup()
 
-    def compile(self, request: CompileRequest, timeout: float) -> Outcome:
+    def compile(self, request: CompileRequest | CallRequest, timeout: float) -> Outcome:
         """Send one request and wait at most ``timeout`` seconds for its answer."""
         with self._lock:
             start = time.perf_counter()

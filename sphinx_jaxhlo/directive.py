@@ -18,6 +18,7 @@ Options:
 ``:args:``         positional and keyword argument specs, ``f32[100000,3], scale=f32[]``
 ``:function:``     the function(s) to compile, comma separated; default: the last ``def``
 ``:static:``       static arguments as Python literals, ``chunk=1000, axis=0``
+``:donate:``       arguments to donate (their buffers may hold the output), by name or position: ``params, 1``
 ``:targets:``      targets to compile for; default: the ``jaxhlo_targets`` setting
 ``:show:``         parts to render: ``source, summary, graph, memory, cost, hlo, stablehlo, jaxpr``
 ``:xla-flags:``    compiler options, ``xla_cpu_experimental_ynn_fusion_type=`` (comma separated)
@@ -78,6 +79,7 @@ class JaxHloDirective(SphinxDirective):
         "args": directives.unchanged,
         "function": directives.unchanged_required,
         "static": directives.unchanged,
+        "donate": directives.unchanged,
         "targets": directives.unchanged_required,
         "show": directives.unchanged,
         "xla-flags": directives.unchanged,
@@ -115,6 +117,10 @@ class JaxHloDirective(SphinxDirective):
                 except (ValueError, SyntaxError):
                     raise ValueError(f":static: {key}={value} is not a Python literal") from None
             xla_flags = parse_assignments(self.options.get("xla-flags", ""), ":xla-flags")
+            donate = as_list(self.options.get("donate", ""))
+            for item in donate:
+                if not (item.isidentifier() or item.isdigit()):
+                    raise ValueError(f":donate: {item!r} is neither an argument name nor a position")
         except ValueError as exc:
             return self.fail("option", str(exc))
         show = as_list(self.options["show"]) if "show" in self.options else None
@@ -141,6 +147,7 @@ class JaxHloDirective(SphinxDirective):
         node["functions"] = functions
         node["specs"] = specs.to_json()
         node["static"] = static
+        node["donate"] = donate
         node["xla_flags"] = xla_flags
         node["targets"] = as_list(self.options["targets"]) if "targets" in self.options else None
         node["show"] = show

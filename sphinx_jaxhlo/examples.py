@@ -205,6 +205,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             request = CompileRequest(
                 source=node["source_text"], function=fn, specs=specs, target=target.name,
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
+                donate=tuple(node.get("donate", ())),
                 source_name=node["source_name"], target_fingerprint=target.fingerprint(),
                 versions=installed_versions())
             key = request.cache_key()

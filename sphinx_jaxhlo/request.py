@@ -20,7 +20,7 @@ DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
 
 
 #: The modules whose code decides what a report holds.
-_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py")
+_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py")
 
 
 @functools.cache
@@ -68,6 +68,9 @@ class CompileRequest:
     #: Extra texts to produce: "stablehlo", "jaxpr".
     extras: tuple[str, ...] = ()
     source_name: str = "example.py"
+    #: Arguments to donate (``donate_argnames``/``donate_argnums``): names, or
+    #: positions written as digits.
+    donate: tuple[str, ...] = ()
     #: :meth:`Target.fingerprint` of the target, part of the key.
     target_fingerprint: str = ""
     #: Installed versions of jax, jaxlib and the compiler plugins.
@@ -83,6 +86,7 @@ class CompileRequest:
             "xla_flags": [list(p) for p in self.xla_flags],
             "extras": list(self.extras),
             "source_name": self.source_name,
+            "donate": list(self.donate),
         }
 
     @classmethod
@@ -96,6 +100,7 @@ class CompileRequest:
             xla_flags=tuple((k, v) for k, v in data["xla_flags"]),
             extras=tuple(data["extras"]),
             source_name=data["source_name"],
+            donate=tuple(data.get("donate", ())),
         )
 
     def cache_key(self) -> str:
@@ -110,3 +115,50 @@ class CompileRequest:
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """Compile a function object sent pickled (:class:`sphinx_jaxhlo.call.Call`)
+    for one target: what :func:`sphinx_jaxhlo.analyze` sends.  With
+    ``cache_dir``, the worker looks the report up (and stores it) by
+    :func:`lowered_cache_key`."""
+
+    #: The pickled call, base64.
+    payload: str
+    function: str
+    target: str
+    xla_flags: tuple[tuple[str, str], ...] = ()
+    extras: tuple[str, ...] = ()
+    #: The base name of the function's file, as the HLO metadata names it.
+    source_name: str = "example.py"
+    #: The text of that file, for the report.
+    source: str = ""
+    cache_dir: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "call", "payload": self.payload, "function": self.function, "target": self.target,
+                "xla_flags": dict(self.xla_flags), "extras": list(self.extras), "source_name": self.source_name,
+                "source": self.source, "cache_dir": self.cache_dir}
+
+
+def lowered_cache_key(lowered_text: str, target: str, target_fingerprint: str, xla_flags: dict[str, str],
+                      extras: tuple[str, ...], source_name: str) -> str:
+    """The cache key of a function compiled by :func:`sphinx_jaxhlo.analyze`:
+    a hash of the module it lowered to (with its source locations), and of
+    what :meth:`CompileRequest.cache_key` also holds (target, compiler
+    options, versions, this package's report code)."""
+    payload = {
+        "lowered": hashlib.sha256(lowered_text.encode()).hexdigest(),
+        "target": target,
+        "target_fingerprint": target_fingerprint,
+        "xla_flags": sorted(xla_flags.items()),
+        "extras": sorted(extras),
+        "source_name": source_name,
+        "versions": sorted(installed_versions()),
+        "extension": __version__,
+        "schema": SCHEMA_VERSION,
+        "code": code_fingerprint(),
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()

@@ -8,6 +8,7 @@ Grammar of the ``:args:`` option (whitespace is free)::
                     | "[" [value ("," value)*] "]"            # list pytree
                     | "{" [NAME ":" value ("," NAME ":" value)*] "}"  # dict pytree
     spec    := DTYPE "[" [DIM ("," DIM)*] "]"
+    DTYPE   := f32 | bf16 | i32 | ... | key<fry> | key<rbg> | key<urbg>   # the keys of DTYPES
 
 Positional items come first, keyword items (``name=spec``) after them.  Nothing
 here imports jax; :func:`to_shape_dtype_structs` does, in the compile worker.
@@ -43,7 +44,14 @@ DTYPES: dict[str, tuple[str, int]] = {
     "pred": ("bool", 1),
     "c64": ("complex64", 8),
     "c128": ("complex128", 16),
+    # Typed PRNG keys, as jax names their dtypes (``jax.random.key(0).dtype``).
+    "key<fry>": ("key<fry>", 8),
+    "key<rbg>": ("key<rbg>", 16),
+    "key<urbg>": ("key<urbg>", 16),
 }
+
+#: Key dtypes -> the ``impl`` of ``jax.random.key`` that makes them.
+KEY_IMPLS: dict[str, str] = {"key<fry>": "threefry2x32", "key<rbg>": "rbg", "key<urbg>": "unsafe_rbg"}
 
 #: Largest accepted array, in elements; beyond this XLA's 64-bit sizes overflow.
 MAX_ELEMENTS = 2**53
@@ -135,7 +143,7 @@ def tree_from_json(data: Any) -> SpecTree:
 
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[\[\](){},=:])|(?P<bad>\S))")
+    r"\s*(?:(?P<name>key<[A-Za-z_0-9]*>|[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[\[\](){},=:])|(?P<bad>\S))")
 
 
 class _Parser:
@@ -278,6 +286,10 @@ def to_shape_dtype_structs(specs: ArgSpecs) -> tuple[tuple[Any, ...], dict[str, 
 
     def build(tree: SpecTree) -> Any:
         if isinstance(tree, ArraySpec):
+            if tree.dtype in KEY_IMPLS:
+                impl = KEY_IMPLS[tree.dtype]
+                key_dtype = jax.eval_shape(lambda: jax.random.key(0, impl=impl)).dtype
+                return jax.ShapeDtypeStruct(tree.shape, key_dtype)
             return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype))
         if isinstance(tree, tuple):
             return tuple(build(t) for t in tree)

@@ -38,6 +38,7 @@ __all__ = [
     "device_for",
     "exclude_own_frames",
     "get_target",
+    "lower_for",
     "package_versions",
     "prepare_environment",
 ]
@@ -395,24 +396,16 @@ def device_for(target: Target) -> Any | None:
     return _DEVICES[target.name]
 
 
-def compile_for(
-    target: Target,
-    jitted: Any,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    compiler_options: Mapping[str, str],
-) -> tuple[Any, Any]:
-    """Trace, lower and compile a jitted function for a target, from shapes.
-
-    Compile errors (``RESOURCE_EXHAUSTED`` and the like) propagate.
+def lower_for(target: Target, jitted: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    """Trace and lower a jitted function for a target, from shapes.
 
     :param target: The target.
     :param jitted: The result of ``jax.jit(f)``.
     :param args: Positional arguments: pytrees of ``jax.ShapeDtypeStruct``
-        without sharding (other leaves are passed through).
+        (a sharding they carry is replaced by the target's device: every
+        target is one device) and other leaves, passed through.
     :param kwargs: Keyword arguments, likewise.
-    :param compiler_options: XLA options for ``Lowered.compile``.
-    :return: ``(lowered, compiled)``.
+    :return: The ``jax.stages.Lowered``.
     """
     import jax
 
@@ -422,7 +415,7 @@ def compile_for(
         sharding = jax.sharding.SingleDeviceSharding(device)
 
         def place(leaf: Any) -> Any:
-            if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is None:
+            if isinstance(leaf, jax.ShapeDtypeStruct):
                 spec: Any = leaf  # ShapeDtypeStruct.update is untyped
                 return spec.update(sharding=sharding)
             return leaf
@@ -432,6 +425,24 @@ def compile_for(
 
         args = jax.tree.map(place, tuple(args), is_leaf=is_spec)
         kwargs = jax.tree.map(place, dict(kwargs), is_leaf=is_spec)
-    lowered = jitted.trace(*args, **kwargs).lower(lowering_platforms=(target.platform,))
+    return jitted.trace(*args, **kwargs).lower(lowering_platforms=(target.platform,))
+
+
+def compile_for(
+    target: Target,
+    jitted: Any,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    compiler_options: Mapping[str, str],
+) -> tuple[Any, Any]:
+    """Trace, lower and compile a jitted function for a target, from shapes
+    (:func:`lower_for`, then ``Lowered.compile``).
+
+    Compile errors (``RESOURCE_EXHAUSTED`` and the like) propagate.
+
+    :param compiler_options: XLA options for ``Lowered.compile``.
+    :return: ``(lowered, compiled)``.
+    """
+    lowered = lower_for(target, jitted, args, kwargs)
     compiled = lowered.compile(dict(compiler_options) or None)
     return lowered, compiled

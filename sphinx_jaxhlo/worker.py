@@ -43,7 +43,7 @@ def _example_line(tb: Any, source_name: str) -> int | None:
     """The innermost line of the example in a traceback."""
     line = None
     for frame in traceback.extract_tb(tb):
-        if frame.filename == source_name:
+        if frame.filename == source_name or os.path.basename(frame.filename) == source_name:
             line = frame.lineno
     return line
 
@@ -105,11 +105,12 @@ def _isolated_config() -> Iterator[None]:
 
 
 def compile_request(data: dict[str, Any]) -> Report:
-    """Run one request (the example is executed, the function compiled, never run)."""
-    import jax
-
+    """Run one request: an example's source (the directive, the command line,
+    ``analyze_source``) or a function sent pickled (``analyze``).  The
+    function is compiled, never run."""
+    if data.get("kind") == "call":
+        return compile_call(data)
     from . import targets as targets_mod
-    from .analysis import analyze_module
     from .request import CompileRequest
     from .specs import to_shape_dtype_structs
 
@@ -153,16 +154,164 @@ def compile_request(data: dict[str, Any]) -> Report:
     target = targets_mod.get_target(req.target)
     args, kwargs = to_shape_dtype_structs(req.specs)
     kwargs.update(static)
+    jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
                     versions=targets_mod.package_versions(), source=source)
-    jitted = jax.jit(fn, static_argnames=tuple(static))
-    start = time.perf_counter()
+    return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
+                                function, arguments=":args:")
+
+
+def jit_function(fn: Any, static_argnames: tuple[str, ...] = (), donate: tuple[str, ...] = (),
+                 options: dict[str, Any] | None = None) -> Any:
+    """``jax.jit`` of ``fn``, keeping what a ``jax.jit`` wrapper of it already says.
+
+    :param static_argnames: arguments to make static.
+    :param donate: arguments to donate, by name or position (``"0"``).
+    :param options: ``jax.jit`` options of a jitted function the caller
+        unwrapped (see :mod:`sphinx_jaxhlo.call`).
+    :raises ExampleFailure: (``option``) for a donated name or position the
+        function does not have.
+    """
+    import jax
+
+    opts: dict[str, Any] = dict(options or {})
+    info = getattr(fn, "_jit_info", None)
+    inner = getattr(fn, "_fun", None)
+    if info is not None and inner is not None:
+        # Already jitted: re-jit its own function with its own options, so
+        # that its static arguments and donations stay.
+        for attr in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "keep_unused",
+                     "inline"):
+            value = getattr(info, attr, None)
+            if value is not None and attr not in opts:
+                opts[attr] = value
+        compiler_options = dict(getattr(info, "compiler_options_kvs", ()) or ())
+        if compiler_options:
+            opts.setdefault("compiler_options", compiler_options)
+        fn = inner
+    names = tuple(d for d in donate if not d.isdigit())
+    nums = tuple(int(d) for d in donate if d.isdigit())
+    if static_argnames:
+        opts["static_argnames"] = tuple(dict.fromkeys((*opts.get("static_argnames", ()), *static_argnames)))
+    for kind, more_nums, more_names in (("donate", nums, names), ("static", (), ())):
+        all_nums = tuple(dict.fromkeys((*_as_tuple(opts.pop(f"{kind}_argnums", None)), *more_nums)))
+        all_names = tuple(dict.fromkeys((*_as_tuple(opts.pop(f"{kind}_argnames", None)), *more_names)))
+        # jax infers one from the other only when one is missing: give both,
+        # complete, so that an argument counts whether passed by position or name
+        all_nums, all_names = _both_ways(fn, all_nums, all_names)
+        if all_nums:
+            opts[f"{kind}_argnums"] = all_nums
+        if all_names:
+            opts[f"{kind}_argnames"] = all_names
     try:
-        lowered, compiled = targets_mod.compile_for(target, jitted, args, kwargs, dict(req.xla_flags))
+        return jax.jit(fn, **opts)
+    except (ValueError, TypeError) as exc:
+        raise ExampleFailure("option", f"jax.jit refused the options {opts}: {_format_exception(exc)}") from None
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (int, str)):
+        return (value,)
+    return tuple(value)
+
+
+def _both_ways(fn: Any, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Argument positions and names, each completed with the other through
+    ``fn``'s signature (as ``jax.jit`` does when given only one of them)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    by_name = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    out_nums = list(nums) + [positional.index(n) for n in names if n in positional]
+    out_names = list(names) + [positional[i] for i in nums if 0 <= i < len(positional) and positional[i] in by_name]
+    return tuple(dict.fromkeys(out_nums)), tuple(dict.fromkeys(out_names))
+
+
+def compile_call(data: dict[str, Any]) -> Report:
+    """A function sent by :func:`sphinx_jaxhlo.analyze`: unpickle, jit, compile.
+
+    With a ``cache_dir``, the cache key is made here from the lowered module
+    (see :func:`sphinx_jaxhlo.request.lowered_cache_key`): the function's code
+    is not text the caller could hash, but what it lowers to is.
+    """
+    import base64
+    import pickle
+
+    from . import targets as targets_mod
+    from .call import Call, abstract_arguments
+
+    try:
+        call = pickle.loads(base64.b64decode(data["payload"]))
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        line = _example_line(exc.__traceback__, name)
+        raise ExampleFailure("example", f"the compile worker could not load the function: "
+                             f"{_format_exception(exc)}") from None
+    assert isinstance(call, Call)
+    target = targets_mod.get_target(data["target"])
+    report = Report(function=data["function"], target=target.name, target_description=target.description,
+                    versions=targets_mod.package_versions(), source=data.get("source", ""))
+    for name, value in call.config.items():
+        with contextlib.suppress(Exception):
+            import jax
+
+            jax.config.update(name, value)
+    args, kwargs = abstract_arguments(call)
+    jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
+    kwargs.update(call.static)
+    cache_dir = data.get("cache_dir")
+    if not cache_dir:
+        return _compile_and_analyze(report, target, jitted, args, kwargs, dict(data.get("xla_flags", {})),
+                                    tuple(data.get("extras", ())), data.get("source_name", "example.py"),
+                                    data["function"])
+    from .cache import ReportCache, is_deterministic
+    from .request import lowered_cache_key
+
+    flags = dict(data.get("xla_flags", {}))
+    extras = tuple(data.get("extras", ()))
+    try:
+        lowered = targets_mod.lower_for(target, jitted, args, kwargs)
+        text = lowered.as_text(debug_info=True)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ExampleFailure("trace", f"while tracing {data['function']}: {_format_exception(exc)}",
+                             _example_line(exc.__traceback__, data.get("source_name", ""))) from None
+    key = lowered_cache_key(text, target.name, target.fingerprint(), flags, extras, data.get("source_name", ""))
+    cache = ReportCache(cache_dir)
+    cached = cache.get(key)
+    if cached is not None:
+        cached.source = report.source
+        return cached
+    report = _compile_and_analyze(report, target, jitted, args, kwargs, flags, extras,
+                                  data.get("source_name", "example.py"), data["function"], lowered=lowered)
+    if is_deterministic(report):
+        cache.put(key, report)
+    return report
+
+
+def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwargs: dict[str, Any],
+                         flags: dict[str, str], extras: tuple[str, ...], source_name: str, function: str,
+                         lowered: Any = None, arguments: str = "arguments") -> Report:
+    """Lower (unless given) and compile for the target, then fill the report."""
+    from . import targets as targets_mod
+    from .analysis import analyze_module
+
+    start = time.perf_counter()
+    try:
+        if lowered is None:
+            lowered = targets_mod.lower_for(target, jitted, args, kwargs)
+        compiled = lowered.compile(flags or None)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        line = _example_line(exc.__traceback__, source_name)
         if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
             message = str(exc)
             status = _status(exc)
@@ -171,25 +320,26 @@ def compile_request(data: dict[str, Any]) -> Report:
             report.compile_seconds = time.perf_counter() - start
             return report
         if isinstance(exc, TypeError) and line is None:
-            raise ExampleFailure("args", f"calling {function} with the given :args: failed: "
+            raise ExampleFailure("args", f"calling {function} with the given {arguments} failed: "
                                  f"{_format_exception(exc)}") from None
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
-    if "stablehlo" in req.extras:
+    if "stablehlo" in extras:
         report.stablehlo = lowered.as_text()
-    if "jaxpr" in req.extras:
+    if "jaxpr" in extras:
         with contextlib.suppress(Exception):
             report.jaxpr = str(jitted.trace(*args, **kwargs).jaxpr)
     report.memory = _memory(compiled)
     report.cost = _cost(compiled)
     try:
-        analysis = analyze_module(report.hlo, name)
+        analysis = analyze_module(report.hlo, source_name)
     except ValueError as exc:  # HloParseError: keep the figures, say what failed
         report.analysis_error = str(exc)
     else:
         report.fusions, report.materialized, report.reductions = (
             analysis.fusions, analysis.materialized, analysis.reductions)
+        report.argument_copies = analysis.argument_copies
     return report
 
 

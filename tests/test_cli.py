@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,7 +141,10 @@ def test_json_equals_the_api_report(example: Path, cache: Path) -> None:
         assert cli_report.fusions == api_report.fusions
         assert cli_report.materialized == api_report.materialized
         assert cli_report.reductions == api_report.reductions
-        assert cli_report.hlo == api_report.hlo
+        # the same program; only the file name in the source tables differs
+        # (the command line compiles the file's text, the API the function)
+        assert re.sub(r'"[^"]*jaxhlo_cli_example.py"', "F", cli_report.hlo) == \
+            re.sub(r'"[^"]*jaxhlo_cli_example.py"', "F", api_report.hlo)
         assert cli_report.source == api_report.source == EXAMPLE
     if "gpu:h100" in targets:
         biggest = from_cli["gpu:h100"].largest_materialized

@@ -14,7 +14,7 @@ from docutils import nodes
 
 from ..compiler import Failure
 from ..expectations import Outcome
-from ..report import CompileError, Report
+from ..report import CompileError, Reduction, Report
 from ..sizes import format_bytes, format_exact
 from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
 from .nodes import (
@@ -176,6 +176,27 @@ def reduction_verdict(report: Report) -> str:
     return f"{unfused} of {n} unfused"
 
 
+#: How a reduction the compiler made is named where a verdict would be.
+ORIGIN_WORDS = {
+    "second-stage": "second stage",
+    "dot": "part of a dot (split-K)",
+    "scan": "prefix-scan stage",
+    "compiler": "made by the compiler",
+}
+
+
+def verdict_word(reduction: Reduction) -> str:
+    """``fused``/``unfused`` for the program's reductions; what made it, for the compiler's."""
+    if reduction.is_users:
+        return "fused" if reduction.fused else "unfused"
+    word = ORIGIN_WORDS.get(reduction.origin, reduction.origin)
+    if reduction.origin == "dot" and reduction.input_materialized is None:
+        word = "part of a dot"
+    if reduction.origin == "compiler" and reduction.op:
+        word = f"made by the compiler for {reduction.op}"
+    return f"{word} (no verdict)"
+
+
 def compile_error_title(err: CompileError, where: str) -> str:
     """``does not fit on TPU v5e: needs 18.65 GiB of temporaries, 15.75 GiB available``."""
     if err.status == "RESOURCE_EXHAUSTED":
@@ -207,7 +228,7 @@ def callouts(report: Report) -> list[nodes.Node]:
     """The findings in words a reader understands."""
     out: list[nodes.Node] = []
     by_name = {m.name: m for m in report.materialized}
-    for red in report.reductions:
+    for red in report.verdict_reductions:  # the program's own: the compiler's get no verdict
         if red.fused:
             continue
         buf = by_name.get(red.input_materialized or "")
@@ -232,7 +253,7 @@ def callouts(report: Report) -> list[nodes.Node]:
                         f"every reduction computes its data inside its fusion ({names}); "
                         "the values it reduces never go to memory.", classes=["jaxhlo-callout", "jaxhlo-good"]))
     biggest = report.largest_materialized
-    if biggest is not None and not any(not r.fused for r in report.reductions):
+    if biggest is not None and not any(not r.fused for r in report.verdict_reductions):
         origin = f" ({biggest.producer_op})" if biggest.producer_op else ""
         out.append(para(f"Largest materialized buffer: {biggest.shape}, {format_bytes(biggest.bytes)}, "
                         f"made by {biggest.producer}{origin}.", classes=["jaxhlo-callout"]))
@@ -265,7 +286,7 @@ def summary_nodes(report: Report, links: SourceLinks | None = None) -> list[node
         rows = [[code(r.name), code(r.fusion), " + ".join(r.fused_with) or "—",
                  (f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
                   else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion"),
-                 ("second stage" if r.partial_of else "fused" if r.fused else "unfused"),
+                 verdict_word(r),
                  source_cell(r.source_lines, links)] for r in report.reductions]
         out.append(table(["reduction", "in", "fused with", "reads", "verdict", "source"], rows,
                          ["jaxhlo-reductions"], title="Reductions",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..report import Report
 from ..sizes import format_bytes, format_exact
-from .example import callouts, compile_error_title, lines_text, reduction_verdict
+from .example import callouts, compile_error_title, lines_text, reduction_verdict, verdict_word
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def summary_text(report: Report) -> str:
         rows = [[r.name, r.fusion, " + ".join(r.fused_with) or "—",
                  f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
                  else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion",
-                 "second stage" if r.partial_of else "fused" if r.fused else "unfused", lines_text(r.source_lines)]
+                 verdict_word(r), lines_text(r.source_lines)]
                 for r in report.reductions]
         parts.append("  Reductions\n" + text_table(["reduction", "in", "fused with", "reads", "verdict", "source"],
                                                    rows, "    "))

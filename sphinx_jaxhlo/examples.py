@@ -27,7 +27,7 @@ from .directive import jaxhlo_example
 from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
 from .request import DEFAULT_SHOW, CompileRequest, installed_versions
-from .specs import ArgSpecs
+from .specs import ArgSpecs, MeshSpec
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -184,6 +184,7 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
     timeout = node["timeout"] or float(app.config.jaxhlo_timeout)
     cache = cache_for(app)
     specs = ArgSpecs.from_json(node["specs"])
+    mesh = MeshSpec.from_json(node["mesh"]) if node.get("mesh") else None
     records: list[Record] = env.jaxhlo_records.setdefault(docname, [])  # type: ignore[attr-defined]
 
     results: list[Result] = []
@@ -202,12 +203,16 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
                 result.missing = target.missing_message()
                 env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
                 continue
+            problem = targets_mod.mesh_problem(target, mesh)
+            if problem is not None:
+                result.failure = Failure("args", f":mesh: {problem}")
+                continue
             request = CompileRequest(
                 source=node["source_text"], function=fn, specs=specs, target=target.name,
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
                 donate=tuple(node.get("donate", ())),
                 source_name=node["source_name"], target_fingerprint=target.fingerprint(),
-                versions=installed_versions())
+                versions=installed_versions(), mesh=mesh)
             key = request.cache_key()
             result.report_key = key
             report = cache.get(key) if cache else None

@@ -14,7 +14,7 @@ from docutils import nodes
 
 from ..compiler import Failure
 from ..expectations import Outcome
-from ..report import CompileError, Reduction, Report
+from ..report import Collective, CompileError, Reduction, Report
 from ..sizes import format_bytes, format_exact
 from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
 from .nodes import (
@@ -330,6 +330,8 @@ def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> l
 
 
 def memory_nodes(report: Report) -> list[nodes.Node]:
+    if report.devices > 1:
+        return mesh_memory_nodes(report)
     m = report.memory
     peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
     rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
@@ -372,6 +374,7 @@ def result_nodes(view: ExampleView, result: Result) -> list[nodes.Node]:
     links = source_links(view)
     if "summary" in show:
         out += summary_nodes(report, links)
+        out += mesh_nodes(report, links)
     if "graph" in show:
         uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
         out += graph_nodes(report, uid, links)
@@ -412,6 +415,8 @@ def comparison_table(results: Sequence[Result]) -> nodes.Element:
             row("reductions", reduction_verdict),
             row("fusions", lambda rep: str(sum(1 for f in rep.fusions
                                                if f.kind in ("Loop", "Input", "Output", "Custom"))))]
+    if any(r.report is not None and has_communication(r.report) for r in results):
+        rows.append(row("communication", communication_cell))
     return table(header, rows, ["jaxhlo-compare"], title="Side by side")
 
 
@@ -540,3 +545,122 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
         if isinstance(node, nodes.Element) and not isinstance(node, jaxhlo_source):
             node["classes"].append("no-search")
     return block
+
+
+# -- programs on several devices -------------------------------------------------------------
+
+def has_communication(report: Report) -> bool:
+    """Whether a report is of a program on several devices, or has collectives."""
+    return report.devices > 1 or bool(report.collectives)
+
+
+def communication_cell(report: Report) -> str:
+    """``all-gather x2, 537 MB per device (data)``: the collectives by kind, for the side-by-side table."""
+    if not report.collectives:
+        return "none" if report.devices > 1 else "none (one device)"
+    by_kind: dict[str, list[Collective]] = {}
+    for c in report.collectives:
+        by_kind.setdefault(c.kind, []).append(c)
+    parts = []
+    for kind, items in by_kind.items():
+        axes = sorted({a for c in items for a in (c.axes or [])})
+        count = f" x{len(items)}" if len(items) > 1 else ""
+        over = f" over {', '.join(axes)}" if axes else ""
+        parts.append(f"{kind}{count}, {format_bytes(sum(c.bytes for c in items))}{over}")
+    return "; ".join(parts)
+
+
+def axes_text(collective: Collective) -> str:
+    """``data``, ``data, model``, ``none (each device alone)``, or the groups when no axes match."""
+    if collective.axes is None:
+        return f"not mesh axes ({collective.groups})"
+    if not collective.axes:
+        return "none (each device alone)"
+    return ", ".join(collective.axes)
+
+
+def overlap_text(collective: Collective) -> str:
+    """``yes, with gemm_fusion_dot`` / ``no (synchronous)`` / ``no`` / ``unknown``."""
+    if not collective.is_async:
+        return "no (synchronous)"
+    if collective.overlapped is None:
+        return "unknown"
+    if not collective.overlapped:
+        return "no: nothing computes while it runs"
+    names = ", ".join(collective.overlaps_with[:3]) + (" ..." if len(collective.overlaps_with) > 3 else "")
+    return f"yes, with {names}"
+
+
+def kind_text(collective: Collective) -> str:
+    """``all-gather (async), in a loop x8``."""
+    text = collective.kind + (" (async)" if collective.is_async else "")
+    if collective.in_loop:
+        text += f", in a loop x{collective.trip_count}" if collective.trip_count else ", in a loop"
+    return text
+
+
+def collective_rows(report: Report) -> list[list[str]]:
+    """One row per collective: name, kind, shape, bytes per device, mesh axes, overlap (text cells)."""
+    return [[c.name, kind_text(c), c.shape, format_bytes(c.bytes), axes_text(c), overlap_text(c)]
+            for c in report.collectives]
+
+
+COLLECTIVE_HEADER = ["collective", "kind", "shape per device", "bytes per device", "mesh axes", "overlaps compute",
+                     "source"]
+SHARDING_HEADER = ["array", "shape", "split over the mesh", "per device"]
+
+
+def mesh_sentence(report: Report) -> str:
+    """``8 devices, mesh data=4, model=2: one program per device; memory figures are per device.``"""
+    if report.devices > 1:
+        mesh = f", mesh {report.mesh_text}" if report.mesh_text else ""
+        return (f"Runs on {report.devices} devices{mesh}, one program per device: the memory figures and the "
+                "shapes of fusions, buffers and collectives are one device's.")
+    if report.mesh:
+        return f"One device: the mesh's axes ({report.mesh_text}) have size 1 here."
+    return ""
+
+
+def mesh_nodes(report: Report, links: SourceLinks | None = None) -> list[nodes.Node]:
+    """The mesh, how the arguments and results are split over it, and the collectives."""
+    if not has_communication(report) and not report.mesh:
+        return []
+    out: list[nodes.Node] = [para(mesh_sentence(report), classes=["jaxhlo-callout", "jaxhlo-mesh"])]
+    layouts = [("input", s) for s in report.input_shardings] + [("output", s) for s in report.output_shardings]
+    if layouts:
+        layout_rows = [[code(s.path), code(s.shape), s.spec, code(s.device_shape)] for _, s in layouts]
+        out.append(table(SHARDING_HEADER, layout_rows, ["jaxhlo-shardings"],
+                         title="Arguments and results over the mesh"))
+    if report.collectives:
+        total = sum(c.bytes for c in report.collectives)
+        overlapped = sum(1 for c in report.collectives if c.overlapped)
+        n = len(report.collectives)
+        words = (f"{n} collective{'s' if n != 1 else ''}, {format_bytes(total)} per device in all"
+                 + (f"; {overlapped} of them overlap compute" if overlapped else "") + ".")
+        out.append(para(nodes.strong(text="Communication: "), words, classes=["jaxhlo-callout"]))
+        rows: list[list[str | nodes.Node]] = [
+            [code(cells[0]), *cells[1:2], code(cells[2]), *cells[3:], source_cell(c.source_lines, links)]
+            for cells, c in zip(collective_rows(report), report.collectives, strict=True)]
+        out.append(table(COLLECTIVE_HEADER, rows, ["jaxhlo-collectives"], title="Collectives",
+                         row_lines=[c.source_lines for c in report.collectives], links=links))
+    elif report.devices > 1:
+        out.append(para(nodes.strong(text="No communication: "),
+                        "every device computes its part from its own data; no collective was inserted.",
+                        classes=["jaxhlo-callout", "jaxhlo-good"]))
+    return out
+
+
+def mesh_memory_nodes(report: Report) -> list[nodes.Node]:
+    """The memory table of a program on several devices: per device, and for the whole mesh."""
+    m = report.memory
+    n = report.devices
+    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
+
+    def whole(value: int | None) -> str:
+        return "not reported" if value is None else format_bytes(value * n)
+
+    rows = [[label, format_bytes(value), format_exact(value), whole(value)] for label, value in (
+        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
+        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))]
+    return [table(["memory", "per device", "exact", f"all {n} devices"], rows, ["jaxhlo-memory"],
+                  title="Memory")]

@@ -16,7 +16,19 @@ from dataclasses import dataclass
 
 from ..report import Report
 from ..sizes import format_bytes, format_exact
-from .example import callouts, compile_error_title, lines_text, reduction_verdict, verdict_word
+from .example import (
+    COLLECTIVE_HEADER,
+    SHARDING_HEADER,
+    callouts,
+    collective_rows,
+    communication_cell,
+    compile_error_title,
+    has_communication,
+    lines_text,
+    mesh_sentence,
+    reduction_verdict,
+    verdict_word,
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,8 @@ def comparison(reports: Sequence[Report], failed: Sequence[FailedTarget] = (),
         row("reductions", reduction_verdict),
         row("fusions", _kernel_count),
     ]
+    if any(isinstance(item, Report) and has_communication(item) for item in by_target.values()):
+        rows.append(row("communication", communication_cell))
     return text_table(["", *targets], rows)
 
 
@@ -118,8 +132,34 @@ def summary_text(report: Report) -> str:
     return "\n\n".join(parts)
 
 
+def mesh_text(report: Report) -> str:
+    """The mesh, the layouts of arguments and results, and the collectives, as text."""
+    if not has_communication(report) and not report.mesh:
+        return ""
+    parts = [_wrap(mesh_sentence(report))]
+    layouts = [*report.input_shardings, *report.output_shardings]
+    if layouts:
+        rows = [[s.path, s.shape, s.spec, s.device_shape] for s in layouts]
+        parts.append("  Arguments and results over the mesh\n" + text_table(SHARDING_HEADER, rows, "    "))
+    if report.collectives:
+        rows = [[*cells, lines_text(c.source_lines)]
+                for cells, c in zip(collective_rows(report), report.collectives, strict=True)]
+        parts.append("  Collectives\n" + text_table(COLLECTIVE_HEADER, rows, "    "))
+    elif report.devices > 1:
+        parts.append(_wrap("No communication: no collective was inserted."))
+    return "\n\n".join(parts)
+
+
 def memory_text(report: Report) -> str:
     m = report.memory
+    if report.devices > 1:
+        n = report.devices
+        rows = [[label, format_bytes(value), format_exact(value),
+                 "not reported" if value is None else format_bytes(value * n)] for label, value in (
+            ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
+            ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes),
+            ("peak (estimate)" if m.peak_is_estimate else "peak", m.peak_bytes))]
+        return "  Memory\n" + text_table(["memory", "per device", "exact", f"all {n} devices"], rows, "    ")
     peak_label = "peak (estimate)" if m.peak_is_estimate else "peak"
     rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
         ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
@@ -168,6 +208,9 @@ def report_text(report: Report, show: Sequence[str]) -> str:
         return "\n".join(out)
     if "summary" in show:
         out.append(summary_text(report))
+        mesh = mesh_text(report)
+        if mesh:
+            out.append(mesh)
     if "graph" in show:
         out.append(graph_text_part(report))
     if "memory" in show:

@@ -102,10 +102,14 @@ def _named_sharding(sharding: Any) -> tuple[Partition | None, tuple[tuple[str, i
     anything else."""
     spec = getattr(sharding, "spec", None)
     shape = getattr(getattr(sharding, "mesh", None), "shape", None)
-    if spec is None or not isinstance(spec, tuple) or shape is None or not hasattr(shape, "items"):
+    if spec is None or isinstance(spec, str) or shape is None or not hasattr(shape, "items"):
+        return None, None
+    try:
+        items = list(spec)  # a PartitionSpec iterates over its entries (it is no longer a tuple)
+    except TypeError:
         return None, None
     entries: list[tuple[str, ...] | None] = []
-    for entry in spec:
+    for entry in items:
         if entry is None:
             entries.append(None)
         elif isinstance(entry, str):

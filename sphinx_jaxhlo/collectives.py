@@ -36,12 +36,15 @@ The rules:
   its sources and targets differ.  No set matches: the axes are unknown
   (``None``) and the groups are shown as written.
 - **Source line**: the innermost stack frame in the example's file of any of
-  the collective's instructions.
+  the collective's instructions (or of the fusion or ``async-start`` that
+  holds it); when XLA kept no location on them, the line of the value it
+  moves (the producer of its operand).
 - **Overlap** (only in a scheduled module, whose instruction order is the
   order they run in): an asynchronous collective overlaps compute when an
   instruction that does work (not a parameter, constant, tuple, bitcast or
   ``get-tuple-element``, not a copy or slice started or finished
-  asynchronously, not a part of another collective) is scheduled between its
+  asynchronously, not a part of another collective, not one whose result is
+  a scalar such as a loop counter) is scheduled between its
   first and its last instruction, or when a fusion holding one of its
   copies also computes (the TPU's collective fusions).  A collective run
   synchronously (a plain instruction, or a pair marked ``"is_sync":true`` in
@@ -410,6 +413,8 @@ def _line_of(ctx: _Context, inst: HloInstruction) -> int | None:
 
 def _does_work(ctx: _Context, inst: HloInstruction, depth: int = 0) -> bool:
     """Whether a top-level instruction computes (see the module's rules)."""
+    if depth == 0 and all(leaf.elements <= 1 for leaf in inst.shape.leaves()):
+        return False
     if inst.opcode in _NO_WORK or inst.opcode.endswith("-done") or collective_kind(inst.opcode) is not None:
         return False
     if inst.opcode in ("async-start", "async-done"):
@@ -428,6 +433,30 @@ def _does_work(ctx: _Context, inst: HloInstruction, depth: int = 0) -> bool:
             if _does_work(ctx, sub, depth + 1):
                 return True
     return False
+
+
+def _operand_lines(ctx: _Context, occurrence: _Occurrence) -> list[int]:
+    """The source lines of the producers of a collective's operands, followed
+    out of fusion bodies and async wrappers to the top-level instruction that
+    feeds them."""
+    module = ctx.module
+    out: set[int] = set()
+    comp = module.computations[occurrence.computation]
+    for name in occurrence.inst.operands:
+        producer = comp.get(name)
+        current_comp = occurrence.computation
+        for _ in range(16):
+            if producer is None or producer.opcode != "parameter" or producer.parameter_number is None:
+                break
+            parent = ctx.parents.get(current_comp)
+            if parent is None or producer.parameter_number >= len(parent[0].operands):
+                producer = None
+                break
+            caller, current_comp = parent
+            producer = module.computations[current_comp].get(caller.operands[producer.parameter_number])
+        if producer is not None and (line := _line_of(ctx, producer)) is not None:
+            out.add(line)
+    return sorted(out)
 
 
 def _trip_count(ctx: _Context, computation: str) -> tuple[bool, int | None]:
@@ -517,7 +546,12 @@ def _collective(ctx: _Context, kind: str, items: list[_Occurrence], mesh: list[t
             overlapped = bool(overlaps) if scheduled_module else None
     lines = sorted({line for o in items for line in [_line_of(ctx, o.inst)] if line is not None}
                    | ({line} if done is not None and (line := _line_of(ctx, done)) is not None else set()))
-    op = next((p for o in items if (p := producer_op(o.inst.op_name)) is not None), None)
+    carriers = [o.inst for o in items] + [o.anchor for o in items] + ([done] if done is not None else [])
+    if not lines:
+        lines = sorted({line for c in carriers[len(items):] if (line := _line_of(ctx, c)) is not None})
+    if not lines:
+        lines = _operand_lines(ctx, first)
+    op = next((p for c in carriers if (p := producer_op(c.op_name)) is not None), None)
     in_loop, trip_count = _trip_count(ctx, first.anchor_computation)
     return Collective(
         name=first.anchor.name if first.anchor.opcode == "async-start" else inst.name,
@@ -532,6 +566,9 @@ def _collective(ctx: _Context, kind: str, items: list[_Occurrence], mesh: list[t
         overlaps_with=overlaps,
         done=done.name if done is not None else None,
         computation=first.anchor_computation,
+        fusion=first.anchor.name if first.anchor.opcode == "fusion" else None,
+        fused_computation=(first.anchor.called_computations[0] if first.anchor.opcode == "fusion"
+                           and first.anchor.called_computations else None),
         in_loop=in_loop,
         trip_count=trip_count,
         source_lines=lines,

@@ -15,8 +15,8 @@ others: ``all-gather=0, all-reduce<=1, gpu:h100x8=reduce-scatter<=64MiB``.
 ``OP`` is ``=``, ``<=``, ``>=``, ``<`` or ``>``; ``none`` is ``any=0``.  A
 collective counts once however its instructions are spread (see
 ``sphinx_jaxhlo.collectives``), and once when it is in a loop body.  The
-most specific item applies per kind.  Memory figures (``max-temp``...) are
-those of one device.
+most specific item applies per kind of collective and per measure (count or
+bytes).  Memory figures (``max-temp``...) are those of one device.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def _subkey(expectation: Expectation) -> str:
     """What an expectation is about within its kind: the collective kind for ``collectives``."""
     if expectation.kind != "collectives":
         return ""
-    return parse_condition(expectation.value)[0]
+    kind, _, _, is_bytes = parse_condition(expectation.value)
+    return f"{kind} {'bytes' if is_bytes else 'count'}"
 
 
 def parse_condition(value: str) -> tuple[str, str, int, bool]:
@@ -238,7 +239,7 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
                 if (function, target, _subkey(item)) in seen:
                     what = item.scope or "a bare value"
                     if kind == "collectives":
-                        what = f"{_subkey(item)} for {item.scope or 'every target'}"
+                        what = f"the {_subkey(item)} of collectives for {item.scope or 'every target'}"
                     raise ExpectationSyntaxError(f"{what} given twice")
                 seen.add((function, target, _subkey(item)))
                 items.append(item)

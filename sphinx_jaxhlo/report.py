@@ -194,6 +194,10 @@ class Collective:
     done: str | None = None
     #: The computation it runs in (the entry, or a loop body).
     computation: str = ""
+    #: The top-level fusion that holds it, when it is fused (TPU collective
+    #: fusions), and that fusion's computation (``all-reduce-scatter``...).
+    fusion: str | None = None
+    fused_computation: str | None = None
     #: It runs inside a loop body (once per iteration).
     in_loop: bool = False
     #: How many times the loops around it run, when XLA knows.

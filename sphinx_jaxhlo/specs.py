@@ -310,9 +310,13 @@ class _Parser:
                     entries.append(None)
                 else:
                     entries.append((self.axis("a mesh axis or None")[0],))
-            if self.peek() is None:
+            tok = self.peek()
+            if tok is None:
                 raise SpecError(f"P( at column {col + 1} is not closed: expected ')'", col)
             if not self.at(")"):
+                if not self.at(","):
+                    raise SpecError(f"P( at column {col + 1} is not closed: expected ',' or ')' at column "
+                                    f"{tok[2] + 1}, found {tok[1]!r}", tok[2])
                 self.expect(",")
         self.expect(")")
         return tuple(entries)

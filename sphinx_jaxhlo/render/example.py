@@ -636,7 +636,8 @@ def mesh_nodes(report: Report, links: SourceLinks | None = None) -> list[nodes.N
         overlapped = sum(1 for c in report.collectives if c.overlapped)
         n = len(report.collectives)
         words = (f"{n} collective{'s' if n != 1 else ''}, {format_bytes(total)} per device in all"
-                 + (f"; {overlapped} of them overlap compute" if overlapped else "") + ".")
+                 + (f"; {overlapped} of them overlap{'s' if overlapped == 1 else ''} compute" if overlapped else "")
+                 + ".")
         out.append(para(nodes.strong(text="Communication: "), words, classes=["jaxhlo-callout"]))
         rows: list[list[str | nodes.Node]] = [
             [code(cells[0]), *cells[1:2], code(cells[2]), *cells[3:], source_cell(c.source_lines, links)]

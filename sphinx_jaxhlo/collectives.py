@@ -446,14 +446,15 @@ def _operand_lines(ctx: _Context, occurrence: _Occurrence) -> list[int]:
         producer = comp.get(name)
         current_comp = occurrence.computation
         for _ in range(16):
-            if producer is None or producer.opcode != "parameter" or producer.parameter_number is None:
+            number = producer.parameter_number if producer is not None and producer.opcode == "parameter" else None
+            if number is None:
                 break
             parent = ctx.parents.get(current_comp)
-            if parent is None or producer.parameter_number >= len(parent[0].operands):
+            if parent is None or number >= len(parent[0].operands):
                 producer = None
                 break
             caller, current_comp = parent
-            producer = module.computations[current_comp].get(caller.operands[producer.parameter_number])
+            producer = module.computations[current_comp].get(caller.operands[number])
         if producer is not None and (line := _line_of(ctx, producer)) is not None:
             out.add(line)
     return sorted(out)

@@ -43,7 +43,8 @@ CASES = (
          both(("all-gather", ("data",)))),
     # two layers: the second gather can run while the first layer computes
     Case("fsdp_two", "f32[1024,4096] @ P(data, None), f32[4096,4096] @ P(data, None), "
-         "f32[4096,4096] @ P(data, None)", "data=4, model=2", both(("all-gather", ("data",)), ("all-gather", ("data",)))),
+         "f32[4096,4096] @ P(data, None)", "data=4, model=2",
+         both(("all-gather", ("data",)), ("all-gather", ("data",)))),
     Case("fsdp_layers", "f32[2048,2048] @ P(data, None), f32[4,2048,2048] @ P(None, data, None)",
          "data=4, model=2", both(("all-gather", ("data",)))),
     # split by rows, wanted split by columns

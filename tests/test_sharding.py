@@ -476,3 +476,28 @@ def test_analyze_maps_the_callers_mesh_onto_the_target() -> None:
     reports2.check(collectives="all-reduce=1, all-gather=0")
     with pytest.raises(ValueError, match="not divisible"):
         sphinx_jaxhlo.analyze(contract, "f32[10,4] @ P(data)", "f32[4,4]", targets="gpu:h100x8", mesh="data=8")
+
+
+@pytest.mark.slow
+@needs_compilers
+def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
+    """The cache covers the targets of several devices, keyed by the mesh and the partition specs."""
+    from test_cache import sphinx_build, summary
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["gpu:h100x8"]\n')
+    example = (".. jax-hlo::\n   :args: f32[1024,1024] @ P(None, data), f32[1024,1024] @ P(data, None)\n"
+               "   :mesh: data=8\n   :expect-collectives: all-reduce=1\n\n   def f(a, b):\n       return a @ b\n")
+    index = src / "index.rst"
+    index.write_text("Mesh\n====\n\n" + example)
+    cache = tmp_path / "cache"
+    result, log = sphinx_build(src, tmp_path / "out1", cache)
+    assert result["rc"] == 0 and summary(log) == (1, 0), log
+    result, log = sphinx_build(src, tmp_path / "out2", cache)
+    assert summary(log) == (0, 1) and result["jax_imported"] is False, log
+    assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
+    for old, new in (("data=8", "data=4, model=2"), ("P(data, None)", "P(data, model)")):
+        index.write_text(index.read_text().replace(old, new))
+        _, log = sphinx_build(src, tmp_path / "out3", cache)
+        assert summary(log) == (1, 0), (new, log)

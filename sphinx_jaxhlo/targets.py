@@ -14,6 +14,7 @@ runs only in a compile worker process and imports jax lazily.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -200,13 +201,9 @@ def _tpu(generation: str, topology: str, description: str, memory_bytes: int) ->
 
 def _gpu_host(model: str, count: int, description: str, memory_bytes: int) -> Target:
     """``count`` GPUs of one model in one host (one process, as on an HGX node)."""
-    return Target(
+    return dataclasses.replace(
+        _gpu(model, f"{count} x {description}, one host", memory_bytes),
         name=f"gpu:{model}x{count}",
-        platform="cuda",
-        description=f"{count} x {description}, one host (deviceless)",
-        extra="gpu",
-        memory_bytes=memory_bytes,
-        gpu_target_file=f"{model}.txtpb",
         device_count=count,
         gpu_topology=f"1x1x{count}",
     )
@@ -215,13 +212,8 @@ def _gpu_host(model: str, count: int, description: str, memory_bytes: int) -> Ta
 def _tpu_slice(name: str, topology: str, chips_per_host: tuple[int, int, int], count: int, description: str,
                memory_bytes: int) -> Target:
     """A TPU slice of ``count`` devices served by one host."""
-    return Target(
-        name=f"tpu:{name}",
-        platform="tpu",
-        description=f"{description} (deviceless)",
-        extra="tpu",
-        memory_bytes=memory_bytes,
-        tpu_topology=topology,
+    return dataclasses.replace(
+        _tpu(name, topology, description, memory_bytes),
         device_count=count,
         chips_per_host=chips_per_host,
     )

@@ -34,7 +34,8 @@ The rules:
   those axes); the set that forms exactly these groups is the answer (axes
   of size 1 left out).  A ``collective-permute`` runs over the axes in which
   its sources and targets differ.  No set matches: the axes are unknown
-  (``None``) and the groups are shown as written.
+  (``None``), and the groups are described by their number and size (or
+  given as written, in a form this module does not read).
 - **Source line**: the innermost stack frame in the example's file of any of
   the collective's instructions (or of the fusion or ``async-start`` that
   holds it); when XLA kept no location on them, the line of the value it
@@ -44,9 +45,9 @@ The rules:
   instruction that does work (not a parameter, constant, tuple, bitcast or
   ``get-tuple-element``, not a copy or slice started or finished
   asynchronously, not a part of another collective, not one whose result is
-  a scalar such as a loop counter) is scheduled between its
-  first and its last instruction, or when a fusion holding one of its
-  copies also computes (the TPU's collective fusions).  A collective run
+  a scalar such as a loop counter) is scheduled between its first and its
+  last instruction, or when a fusion holding one of its copies also
+  computes (the TPU's collective fusions).  A collective run
   synchronously (a plain instruction, or a pair marked ``"is_sync":true`` in
   its ``backend_config``) overlaps nothing.  Unknown (``None``) when the
   module is not scheduled or the pair spans two computations.

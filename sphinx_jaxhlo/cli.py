@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, plugins
 from . import expectations as exp
-from . import plugins
 from . import targets as targets_mod
 from .options import parse_assignments
 from .request import SHOW_PARTS

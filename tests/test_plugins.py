@@ -224,3 +224,37 @@ def test_install_puts_a_checked_folder_in_place_and_keeps_it_on_failure(
     assert said[-1] == "tpu: pip failed (exit status 1); nothing was changed"
     assert (folder / "jaxhlo_fake_libtpu" / "__init__.py").read_text() == "VERSION = '2.0'\n"
     assert [p.name for p in folder.parent.iterdir()] == ["tpu"]
+
+
+# -- in a build ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_mismatched_compiler_is_one_target_warning_with_the_fix(root: Path, tmp_path: Path) -> None:
+    """Two pages ask for tpu:v5e while the folder holds a libtpu that this jax does not pin."""
+    from io import StringIO
+
+    from sphinx.testing.util import SphinxTestApp
+
+    tpu = root / f"jax-{JAX}" / "tpu"
+    fake_distribution(tpu, "libtpu", "0.0.1")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["cpu", "tpu:v5e"]\n')
+    example = ".. jax-hlo::\n   :args: f32[8]\n\n   def f(x):\n       return x.sum()\n"
+    (src / "index.rst").write_text("Home\n====\n\n.. toctree::\n\n   other\n\n" + example)
+    (src / "other.rst").write_text("Other\n=====\n\n" + example)
+    warnings = StringIO()
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build", warning=warnings,
+                        confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")})
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    lines = [line for line in warnings.getvalue().splitlines() if "WARNING" in line]
+    assert len(lines) == 1, lines
+    (line,) = lines
+    assert f"target tpu:v5e needs the TPU compiler (libtpu); the one in {tpu} does not match jax {JAX} " \
+           "(libtpu 0.0.1 (needs ==" in line
+    assert "run python -m sphinx_jaxhlo compilers install --tpu; 2 document(s) show it as missing" in line
+    assert "(index, other) [jaxhlo.target]" in line

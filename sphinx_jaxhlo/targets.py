@@ -49,6 +49,7 @@ _GPU_TOPOLOGY = "1x1x1"
 #: refuses a ``v5e:1x1`` topology ("not divisible by ... chips_per_host_bounds").
 _TPU_CHIPS_PER_HOST = (1, 1, 1)
 
+
 class UnknownTargetError(ValueError):
     """A target name that is not in :data:`TARGETS`."""
 

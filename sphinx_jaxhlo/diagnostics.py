@@ -28,7 +28,7 @@ SUBTYPES: dict[str, str] = {
     "crash": "The compile worker died (a crash inside XLA, or an example that ended its own process); "
              "the message names the signal.",
     "target": "An unknown target name, or (once per build) a target whose compiler is not installed, "
-              "naming the extra that installs it.",
+              "naming the command that installs it.",
     "config": "A ``jaxhlo_*`` setting has a bad value; its default is used instead.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

@@ -6,10 +6,11 @@ project is built once in a subprocess, the way a user builds it, and every test
 here reads that one build: the warnings (subtype, document, line, message), the
 error box or mark on each page, and the pages of good examples.
 
-The CUDA compiler plugin is hidden from that build (a ``sitecustomize`` on
-``PYTHONPATH`` makes ``jax_cuda12_plugin`` unimportable, in the build and in
-its compile workers), so the pages that ask for ``gpu:h100`` show how a
-missing compiler is reported, whether or not the ``gpu`` extra is installed.
+The CUDA compiler plugin is hidden from that build (a compilers folder without
+it, and a ``sitecustomize`` on ``PYTHONPATH`` that makes ``jax_cuda12_plugin``
+unimportable, in the build and in its compile workers), so the pages that ask
+for ``gpu:h100`` show how a missing compiler is reported, whether it is
+installed in the private folder, in the environment or not at all.
 
 The same project is also built with ``-W`` (it must fail) and with ``-j 2``
 (same warnings, same pages).  Last, a build is killed mid-way and run again on
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import compilers_without
 
 ROOT = Path(__file__).parent / "roots" / "test-hardening"
 
@@ -174,7 +176,8 @@ def sphinx_build(src: Path, out: Path, *args: str, cache: Path, doctrees: Path, 
     tmpdir.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": os.pathsep.join(
-        [str(hide), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(hide), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "JAXHLO_COMPILERS_DIR": str(compilers_without("gpu", hide))}
     env.pop("XLA_FLAGS", None)
     warnings_file = out.parent / f"{out.name}-warnings.txt"
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-N", "-E", "-d", str(doctrees), "-w", str(warnings_file),
@@ -351,7 +354,8 @@ def test_unknown_target_leaves_no_target_to_compile(built: Build) -> None:
 def test_a_missing_compiler_is_one_warning_per_build(built: Build) -> None:
     (w,) = [w for w in jaxhlo_warnings(built) if w.docname is None]
     assert w.type == "jaxhlo.target" and w.line is None
-    assert "target gpu:h100 needs the CUDA compiler plugin: pip install 'sphinx-jaxhlo[gpu]'" in w.message
+    assert ("target gpu:h100 needs the CUDA compiler plugin (jax-cuda12-plugin, ptxas, libdevice), which is not "
+            "installed: run python -m sphinx_jaxhlo compilers install --gpu") in w.message
     assert "2 document(s) show it as missing (cases/missing-compiler, cases/missing-compiler-again)" in w.message
     for page in ("missing-compiler", "missing-compiler-again"):
         body = built.body(f"cases/{page}")
@@ -359,7 +363,7 @@ def test_a_missing_compiler_is_one_warning_per_build(built: Build) -> None:
         assert set(panels) == {"cpu", "gpu:h100"}
         assert "HloModule jit_f" in text(panels["cpu"])
         missing = text(panels["gpu:h100"].select_one("p.jaxhlo-missing"))
-        assert "Not compiled for H100" in missing and "sphinx-jaxhlo[gpu]" in missing
+        assert "Not compiled for H100" in missing and "compilers install --gpu" in missing
         assert "compiler not installed" in text(body.select_one("table.jaxhlo-compare"))
 
 

@@ -23,6 +23,14 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session
+def snapshots(session: nox.Session) -> None:
+    """Compile every example of the docs again and rewrite docs/_snapshots (commit them afterwards)."""
+    session.install("-e", ".[docs]")
+    session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-E", "--keep-going", "-n", *session.posargs,
+                env={"JAXHLO_SNAPSHOT_MODE": "refresh"})
+
+
+@nox.session
 def pdf(session: nox.Session) -> None:
     """Build the docs as a PDF through LaTeX (needs latexmk and TeX Live; reuses the docs' report cache)."""
     session.install("-e", ".[docs]")

@@ -30,7 +30,7 @@ import re
 import tempfile
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -67,58 +67,103 @@ def is_url(location: str | os.PathLike[str]) -> bool:
 class InvalidReport(ValueError):
     """Stored report data that is not a report of this schema."""
 
+    def __init__(self, reason: str, path: tuple[str, ...] = ()) -> None:
+        self.reason, self.path = reason, path
+        super().__init__(f"report{''.join(path)}: {reason}" if path else reason)
 
-def _check(value: Any, hint: Any, where: str, lenient: bool) -> Any:
-    """``value`` checked against a type hint of the report dataclasses; with
-    ``lenient``, keys a dataclass does not know are dropped instead of refused.
-    Returns the value to use."""
+    def inside(self, step: str) -> InvalidReport:
+        return InvalidReport(self.reason, (step, *self.path))
+
+
+#: Checks a stored value against a type hint; returns the value to use.
+Checker = Callable[[Any, bool], Any]
+
+
+@functools.cache
+def _checker(hint: Any) -> Checker:
+    """A checker for values of a type hint of the report dataclasses; with
+    ``lenient`` (its second argument), keys a dataclass does not know are
+    dropped instead of refused."""
     if hint is Any:
-        return value
+        return lambda value, lenient: value
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(hint):
-            try:
-                return _check(value, option, where, lenient)
-            except InvalidReport:
-                continue
-        raise InvalidReport(f"{where}: expected {hint}, not {type(value).__name__}")
-    if hint is type(None):
-        if value is not None:
-            raise InvalidReport(f"{where}: expected null")
-        return value
+        options = [o for o in typing.get_args(hint) if o is not type(None)]
+        nullable = len(options) < len(typing.get_args(hint))
+        checkers = [_checker(o) for o in options]
+
+        def union(value: Any, lenient: bool) -> Any:
+            if value is None and nullable:
+                return None
+            for check in checkers:
+                try:
+                    return check(value, lenient)
+                except InvalidReport:
+                    continue
+            raise InvalidReport(f"expected {hint}, not {type(value).__name__}")
+        return union
     if origin is list:
-        (item,) = typing.get_args(hint) or (Any,)
-        if not isinstance(value, list):
-            raise InvalidReport(f"{where}: expected a list")
-        return [_check(v, item, f"{where}[{i}]", lenient) for i, v in enumerate(value)]
+        (item_hint,) = typing.get_args(hint) or (Any,)
+        item = _checker(item_hint)
+
+        def listed(value: Any, lenient: bool) -> Any:
+            if not isinstance(value, list):
+                raise InvalidReport("expected a list")
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(item(v, lenient))
+                except InvalidReport as exc:
+                    raise exc.inside(f"[{i}]") from None
+            return out
+        return listed
     if origin is dict:
-        key_hint, value_hint = typing.get_args(hint) or (Any, Any)
-        if not isinstance(value, dict):
-            raise InvalidReport(f"{where}: expected an object")
-        return {_check(k, key_hint, where, lenient): _check(v, value_hint, f"{where}.{k}", lenient)
-                for k, v in value.items()}
+        key, val = (_checker(h) for h in typing.get_args(hint) or (Any, Any))
+
+        def mapping(value: Any, lenient: bool) -> Any:
+            if not isinstance(value, dict):
+                raise InvalidReport("expected an object")
+            out = {}
+            for k, v in value.items():
+                try:
+                    out[key(k, lenient)] = val(v, lenient)
+                except InvalidReport as exc:
+                    raise exc.inside(f".{k}") from None
+            return out
+        return mapping
     if isinstance(hint, type) and is_dataclass(hint):
-        if not isinstance(value, dict):
-            raise InvalidReport(f"{where}: expected an object")
+        names = {f.name for f in fields(hint) if f.init}
         hints = typing.get_type_hints(hint)
-        known = {f.name for f in fields(hint) if f.init}
-        unknown = sorted(set(value) - known)
-        if unknown and not lenient:
-            raise InvalidReport(f"{where}: unknown field {unknown[0]!r}")
-        return {k: _check(v, hints[k], f"{where}.{k}", lenient) for k, v in value.items() if k in known}
-    if hint is bool:
-        ok = isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif hint is str:
-        ok = isinstance(value, str)
-    else:  # a hint this checker does not know: refuse rather than trust
-        raise InvalidReport(f"{where}: cannot check values of type {hint}")
-    if not ok:
-        raise InvalidReport(f"{where}: expected {hint.__name__}, not {type(value).__name__}")
-    return value
+        members = {name: _checker(hints[name]) for name in names}
+
+        def record(value: Any, lenient: bool) -> Any:
+            if not isinstance(value, dict):
+                raise InvalidReport("expected an object")
+            out = {}
+            for k, v in value.items():
+                check = members.get(k)
+                if check is None:
+                    if lenient:
+                        continue
+                    raise InvalidReport(f"unknown field {k!r}")
+                try:
+                    out[k] = check(v, lenient)
+                except InvalidReport as exc:
+                    raise exc.inside(f".{k}") from None
+            return out
+        return record
+    accepted: dict[Any, tuple[type, ...]] = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}
+    if hint not in accepted:  # a hint this checker does not know: refuse rather than trust
+        def unknown(value: Any, lenient: bool) -> Any:
+            raise InvalidReport(f"cannot check values of type {hint}")
+        return unknown
+    kinds = accepted[hint]
+
+    def simple(value: Any, lenient: bool) -> Any:
+        if not isinstance(value, kinds) or (isinstance(value, bool) and hint is not bool):
+            raise InvalidReport(f"expected {hint.__name__}, not {type(value).__name__}")
+        return value
+    return simple
 
 
 def checked_report(data: Any, *, lenient: bool = False) -> Report:
@@ -130,7 +175,7 @@ def checked_report(data: Any, *, lenient: bool = False) -> Report:
     """
     if not isinstance(data, dict):
         raise InvalidReport("not a JSON object")
-    clean = _check(data, Report, "report", lenient)
+    clean = _checker(Report)(data, lenient)
     try:
         return Report.from_dict(clean)
     except ValueError as exc:

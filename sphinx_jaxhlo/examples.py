@@ -309,6 +309,8 @@ def process_example(app: Sphinx, node: jaxhlo_example, state: DocumentState | No
     if not targets:
         from .directive import error_box
 
+        if state is not None:
+            state.incomplete = True  # its snapshots, if any, are not the document's to prune
         return [error_box("jax-hlo example has no target to compile for")]
     show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
     by_function = plan(ctx, targets, show)
@@ -535,7 +537,7 @@ def reconcile(ctx: Context, jobs: list[Job]) -> None:
         if job.origin == "snapshot":
             assert job.stored is not None and job.slot is not None
             if ctx.mode in snapshots.WRITING_MODES and job.stored.text != job.stored.snapshot.document(report):
-                snapshots.write(job.slot, job.stored.snapshot, report)  # the summary, after an analysis change
+                write_snapshot(ctx, job.slot, job.stored.snapshot, report)  # the summary, after an analysis change
             continue
         if job.slot is not None:
             reconcile_snapshot(ctx, job, report)
@@ -567,7 +569,7 @@ def reconcile_snapshot(ctx: Context, job: Job, report: Any) -> None:
         if job.stored_problem:
             warn(f"{job.what}: {job.stored_problem}; compiled again and rewritten", "snapshot", ctx.location,
                  repeat=False)
-        snapshots.write(job.slot, fresh, report)
+        write_snapshot(ctx, job.slot, fresh, report)
     elif ctx.mode == "check":
         if job.stored_problem:
             message = f"{job.what}: {job.stored_problem}; rewrite it with {update}"
@@ -584,6 +586,14 @@ def reconcile_snapshot(ctx: Context, job: Job, report: Any) -> None:
                        f"refresh it with {snapshots.MODE_VARIABLE}=refresh") if diffs else ""
         if message:
             warn(message, "snapshot", ctx.location)
+
+
+def write_snapshot(ctx: Context, slot: Path, snapshot: snapshots.Snapshot, report: Any) -> None:
+    try:
+        snapshots.write(slot, snapshot, report)
+    except OSError as exc:
+        warn(f"cannot write the snapshot {_shown(ctx, slot)}: {exc.strerror or exc}", "snapshot", ctx.location,
+             repeat=False)
 
 
 def drift_from_cache(ctx: Context, job: Job, report: Any) -> None:

@@ -87,18 +87,14 @@ class SnapshotError(ValueError):
 # -- what a snapshot is for ----------------------------------------------------
 
 def identity(request: CompileRequest) -> dict[str, Any]:
-    """What a report answers, in reviewable form; the toolchain is not part of it."""
-    return {
-        "source_sha256": hashlib.sha256(request.source.encode("utf-8")).hexdigest(),
-        "source_name": request.source_name,
-        "function": request.function,
-        "args": str(request.specs),
-        "static": [list(p) for p in request.static],
-        "xla_flags": [list(p) for p in request.xla_flags],
-        "extras": list(request.extras),
-        "target": request.target,
-        "target_sha256": request.target_fingerprint,
-    }
+    """What a report answers, in reviewable form: the request without its
+    toolchain, the source as a digest, the argument specs as written."""
+    data = dict(request.to_json())
+    data["source_sha256"] = hashlib.sha256(str(data.pop("source", "")).encode("utf-8")).hexdigest()
+    data.pop("specs", None)
+    data["args"] = str(request.specs)
+    data["target_sha256"] = request.target_fingerprint
+    return data
 
 
 def identity_key(ident: Mapping[str, Any]) -> str:
@@ -114,6 +110,7 @@ _IDENTITY_WORDS = {
     "args": ":args:",
     "static": ":static:",
     "xla_flags": "the XLA flags",
+    "donate": ":donate:",
     "extras": "the texts shown (stablehlo, jaxpr)",
     "target": "the target",
     "target_sha256": "the target's description",

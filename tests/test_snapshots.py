@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from sphinx_jaxhlo import snapshots
+from sphinx_jaxhlo import snapshots, targets
 from sphinx_jaxhlo.analysis import analyze_module
 from sphinx_jaxhlo.drift import compare
 from sphinx_jaxhlo.report import Memory, Report
@@ -358,6 +358,9 @@ def test_a_toolchain_change_is_drift_in_update_mode_and_on_the_report_page(proje
 # -- the seed on three targets, from snapshots alone --------------------------------
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not (targets.get_target("gpu:h100").available() and targets.get_target("tpu:v5e").available()),
+    reason="needs the GPU and TPU compilers (CI installs them)")
 def test_a_docs_host_without_jax_renders_the_seed_from_snapshots(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(ROOTS / "test-snapshots", src)

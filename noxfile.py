@@ -43,6 +43,14 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session
+def snapshots(session: nox.Session) -> None:
+    """Compile every example of the docs again and rewrite docs/_snapshots (commit them afterwards)."""
+    install(session, "docs")
+    session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-E", "--keep-going", "-n", *session.posargs,
+                env={"JAXHLO_SNAPSHOT_MODE": "refresh"})
+
+
+@nox.session
 def pdf(session: nox.Session) -> None:
     """Build the docs as a PDF through LaTeX (needs latexmk and TeX Live; reuses the docs' report cache)."""
     missing = [tool for tool in TEX_TOOLS if shutil.which(tool) is None]

@@ -96,6 +96,10 @@ class JaxHloDirective(SphinxDirective):
         return [error_box(f"jax-hlo example could not be built: {message}", detail)]
 
     def run(self) -> list[nodes.Node]:
+        # the example's place in its document, counted before anything can fail (names snapshot slots)
+        data = self.env.temp_data
+        ordinal = (data.get("jaxhlo_examples") or 0) + 1
+        data["jaxhlo_examples"] = ordinal
         source, source_name, first_line, file_path = self._source()
         if source is None:
             return self.fail("file", source_name)
@@ -156,6 +160,7 @@ class JaxHloDirective(SphinxDirective):
         node["caption"] = self.options.get("caption", "")
         node["docname"] = self.env.docname
         node["lineno"] = self.lineno
+        node["ordinal"] = ordinal
         block = jaxhlo_block(classes=list(self.options.get("class", [])))
         block.source, block.line = node.source, node.line
         if node["caption"]:

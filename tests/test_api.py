@@ -445,3 +445,15 @@ def test_analyze_source_is_what_analyze_compiles(example: ModuleType) -> None:
     assert (a.function, a.memory, a.fusions, a.reductions, _program(a.hlo), a.source) == \
            (b.function, b.memory, b.fusions, b.reductions, _program(b.hlo), b.source)
     assert from_source.args == from_function.args == "f32[16,16]"
+
+
+@needs_gpu
+@pytest.mark.parametrize("value", ["false", "False", False])
+def test_boolean_compiler_options_in_any_spelling(value: object) -> None:
+    """XLA's option parser takes booleans, not the text 'false': the worker converts."""
+    source = "import jax.numpy as jnp\n\ndef f(a, b):\n    return jnp.sum(a @ b)\n"
+    report = api.analyze_source(source, "f", "f32[256,256], f32[256,256]", targets="gpu:h100",
+                                xla_flags={"xla_gpu_enable_triton_gemm": value})[0]
+    assert report.error is None
+    kinds = {f.custom_kind for f in report.fusions}
+    assert "__triton_nested_gemm_fusion" not in kinds and any(k and "cublas" in k for k in kinds)

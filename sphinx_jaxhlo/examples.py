@@ -26,6 +26,7 @@ from .config import as_list
 from .directive import jaxhlo_example
 from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
+from .render.rows import display_for
 from .request import DEFAULT_SHOW, CompileRequest, installed_versions
 from .specs import ArgSpecs
 
@@ -286,7 +287,8 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
-        file_path=node["file_path"], key=f"{docname}:{lineno}")
+        file_path=node["file_path"], key=f"{docname}:{lineno}", specs=specs, static=tuple(node["static"]),
+        display=display_for(app.config, node.get("view_options")))
     target_pairs = [(t.name, t.title) for t in targets]
     block = node.parent
     if cache is not None and isinstance(block, jaxhlo_block) and all(
@@ -308,7 +310,7 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
     import sphinx
 
     payload = {
-        "view": [view.source, list(view.show), view.hlo_collapsed, view.hlo_language, view.file_path, view.key],
+        "view": view.cache_parts(),
         "caption": caption, "functions": functions, "targets": targets,
         "results": [[r.function, r.target, r.report_key if r.report is not None else "",
                      None if r.failure is None else [r.failure.kind, r.failure.message, r.failure.line],

@@ -234,8 +234,8 @@ def test_a_file_that_cannot_run_on_its_own_falls_back_to_export(tmp_path: Path) 
 def test_text_has_the_key_facts(unfused: Reports) -> None:
     text = str(unfused)
     assert text.startswith("with_dot(f32[100,3], f32[50,3])")
-    for fact in ("temp memory", "20.0 kB", "peak", "largest materialized", "f32[50,100] (20.0 kB)", "reductions",
-                 "unfused", "fusions", "Unfused reduction:", "Materialized buffers", "line 10"):
+    for fact in ("temp memory", "20.0 kB", "peak", "largest intermediate", "f32[50,100] (20.0 kB)", "reductions",
+                 "unfused", "kernels", "Unfused reduction:", "under 1.0 MB", "Materialized buffers", "line 10"):
         assert fact in text, fact
     assert "HloModule" not in text
     assert "HloModule" in unfused.to_text(["hlo"])

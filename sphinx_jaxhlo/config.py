@@ -58,7 +58,7 @@ SETTINGS: tuple[Setting, ...] = (
             "rest are counted (\"4 more, 14 in total\"). Scalars, loop and branch instructions, copies of "
             "arguments and reductions the compiler added are left out unless it is ``'all'`` (or ``None``), "
             "which lists every row. An example's ``:rows:`` overrides it."),
-    Setting("jaxhlo_problem_min_size", 2**20, (int, str),
+    Setting("jaxhlo_problem_min_size", "1MiB", (int, str),
             "Stored data smaller than this (bytes, or a size such as ``'1MiB'``) is never shown as a problem: "
             "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it."),
     Setting("jaxhlo_problem_io_factor", 1.0, (int, float),

@@ -101,7 +101,7 @@ def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
     (already validated), overridden by the example's parsed view options."""
     values: dict[str, Any] = {
         "rows": parse_rows(getattr(config, "jaxhlo_table_rows", 8)),
-        "problem-min-size": parse_min_size(getattr(config, "jaxhlo_problem_min_size", 2**20)),
+        "problem-min-size": parse_min_size(getattr(config, "jaxhlo_problem_min_size", "1MiB")),
         "problem-io-factor": parse_factor(getattr(config, "jaxhlo_problem_io_factor", 1.0)),
         "chart-scale": parse_chart_scale(getattr(config, "jaxhlo_chart_scale", "auto")),
     }
@@ -400,10 +400,11 @@ def reduction_verdict(report: Report) -> str:
     if not n:
         return ""
     unfused = sum(not r.fused for r in reductions)
+    every = "" if n == 1 else "both " if n == 2 else f"all {n} "
     if not unfused:
-        return "fused" if n == 1 else f"all {n} fused"
+        return f"{every}fused"
     if unfused == n:
-        return "unfused" if n == 1 else f"all {n} unfused"
+        return f"{every}unfused"
     return f"{unfused} of {n} unfused"
 
 

@@ -13,7 +13,7 @@ import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-from bench import CHAIN, CHAIN_SOURCE  # noqa: E402
+from bench import CHAIN, CHAIN_SOURCE
 
 
 def main() -> None:

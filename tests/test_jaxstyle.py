@@ -136,8 +136,8 @@ def test_show_renders_the_parts_in_the_order_given(site: Site) -> None:
         assert not panel.select("table, .jaxhlo-callout")
     assert not block.select(".jaxhlo-source") and not block.select("table.jaxhlo-compare")
     # the default parts, in their order: source, the side-by-side table, then the details
-    default = [b for b in site.page("aot").select("div.jaxhlo") if b.get("id") != "jaxstyle-aot"][0]
-    order = [el for el in default.select(".jaxhlo-source, table.jaxhlo-compare, details > summary")]
+    default = next(b for b in site.page("aot").select("div.jaxhlo") if b.get("id") != "jaxstyle-aot")
+    order = default.select(".jaxhlo-source, table.jaxhlo-compare, details > summary")
     assert "jaxhlo-source" in order[0]["class"] and "jaxhlo-compare" in order[1]["class"]
     titles = [text(s).split(" (")[0] for s in order[2:]]
     assert titles == ["Fusions", "Reductions", "Memory", "Optimized HLO"], titles
@@ -267,7 +267,8 @@ def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(si
         for pre in soup.select("pre[data-jaxhlo-text]"):
             script = site.out / pre["data-jaxhlo-text"]
             assert script.is_file() and script.stat().st_mode & 0o044 == 0o044, script
-            assert script.read_text(encoding="utf-8").startswith(f'window.jaxhloText&&window.jaxhloText("{pre["data-jaxhlo-key"]}",')
+            call = f'window.jaxhloText&&window.jaxhloText("{pre["data-jaxhlo-key"]}",'
+            assert script.read_text(encoding="utf-8").startswith(call)
             plain = script.with_suffix(".txt")
             link = pre.find_parent("details").select_one("p.jaxhlo-text-file a")
             assert link is not None and (site.out / link["href"]) == plain and plain.is_file()
@@ -285,8 +286,13 @@ CUT_OFF_JS = """
   const where = (el) => el.tagName.toLowerCase() + (el.className && typeof el.className === "string"
       ? "." + el.className.trim().split(/\\s+/).join(".") : "") + ": " + (el.textContent || "").trim().slice(0, 60);
   const box = block.getBoundingClientRect();
-  let column = block.parentElement;
-  while (column && column.getBoundingClientRect().width <= box.width + 1) { column = column.parentElement; }
+  // the example itself fits every box of the theme that could cut it
+  for (let a = block.parentElement; a && a !== document.body; a = a.parentElement) {
+    const c = a.getBoundingClientRect();
+    if (getComputedStyle(a).overflowX !== "visible" && (box.right > c.right + 1 || box.left < c.left - 1)) {
+      problems.push("the example is wider than the theme's " + where(a).slice(0, 40));
+    }
+  }
   for (const el of block.querySelectorAll("*")) {
     if (!el.getClientRects().length) { continue; }
     const r = el.getBoundingClientRect();
@@ -301,7 +307,9 @@ CUT_OFF_JS = """
       problems.push("clips its own content: " + where(el));
     }
     if (clip === null) {
-      if (r.right > box.right + 1 || r.left < box.left - 1) { problems.push("sticks out of the example: " + where(el)); }
+      if (r.right > box.right + 1 || r.left < box.left - 1) {
+        problems.push("sticks out of the example: " + where(el));
+      }
     } else {
       const ox = getComputedStyle(clip).overflowX;
       const c = clip.getBoundingClientRect();
@@ -387,7 +395,8 @@ def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, sit
         for url in ((site.out / "aot.html").as_uri(), server.url(site.out / "aot.html")):
             page, errors = open_page(browser, url, "light", 1280)
             panel = page.locator("#jaxstyle-aot div.jaxhlo-panel").first
-            expected = {"jaxpr": "{ lambda", "StableHLO": "stablehlo.multiply", "Optimized HLO": "HloModule jit_power_sum"}
+            expected = {"jaxpr": "{ lambda", "StableHLO": "stablehlo.multiply",
+                        "Optimized HLO": "HloModule jit_power_sum"}
             for title, start in expected.items():
                 details = panel.locator("details.jaxhlo-lazy", has_text=title).first
                 pre = details.locator("pre[data-jaxhlo-key]")

@@ -10,6 +10,7 @@ first, up to the row limit; ``graph``, ``memory``, ``cost``, ``hlo``,
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -42,8 +43,14 @@ def model_text(model: Table, indent: str = "  ") -> str:
     return out
 
 
+_SIZE = re.compile(r"(\d) ([kMGT]?B)\b")
+
+
 def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent + "  ")
+    """Fill to 100 columns, never between a number and its unit."""
+    glued = _SIZE.sub("\\1\u00a0\\2", text)
+    filled = textwrap.fill(glued, width=100, initial_indent=indent, subsequent_indent=indent + "  ")
+    return filled.replace("\u00a0", " ")
 
 
 def _results(reports: Sequence[Report], failed: Sequence[TargetFailure],

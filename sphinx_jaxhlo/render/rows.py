@@ -275,12 +275,13 @@ class _Ops:
         return what + (f" ({lines_text(f.source_lines)})" if f.source_lines else "")
 
 
-def _limit(items: list[Any], shown: list[Any], display: Display) -> list[Any]:
-    """The rows to show: all with ``rows=None``; else the first of ``shown`` (or of
-    ``items``, when the default view would leave nothing)."""
+def _limit(items: list[Any], shown: list[Any], display: Display, fallback: list[Any] | None = None) -> list[Any]:
+    """The rows to show: all ``items`` with ``rows=None``; else the first of ``shown``,
+    or of ``fallback`` when the default view would leave nothing (a program whose only
+    kernel makes a scalar still shows it)."""
     if display.rows is None:
         return items
-    return (shown or items)[: display.rows]
+    return (shown or fallback or [])[: display.rows]
 
 
 # -- detail tables ----------------------------------------------------------------------------------
@@ -288,7 +289,7 @@ def _limit(items: list[Any], shown: list[Any], display: Display) -> list[Any]:
 def fusion_table(report: Report, display: Display) -> Table:
     """The kernels, largest first."""
     ordered = sorted(report.fusions, key=lambda f: -f.bytes)
-    chosen = _limit(ordered, [f for f in ordered if _is_main_fusion(f)], display)
+    chosen = _limit(ordered, [f for f in ordered if _is_main_fusion(f)], display, fallback=ordered)
     rows = []
     for f in chosen:
         kind = f.kind + (f" ({f.custom_kind})" if f.custom_kind else "")
@@ -302,7 +303,8 @@ def buffer_table(report: Report, display: Display) -> Table:
     """The materialized buffers, largest first; copies of arguments and scalars left out by default."""
     ops = _Ops(report)
     ordered = sorted(report.materialized, key=lambda m: -m.bytes)
-    chosen = _limit(ordered, [m for m in ordered if is_intermediate(m) and not is_scalar(m.shape)], display)
+    computed = [m for m in ordered if is_intermediate(m)]
+    chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed)
     threshold = display.threshold(report)
     stored = {r.input_materialized for r in report.verdict_reductions if not r.fused}
     rows = []

@@ -331,7 +331,7 @@ def test_analyze_hlo_rejects_other_text() -> None:
 def test_source_and_graph_parts(example: ModuleType) -> None:
     reports = analyze(example.with_dot, "f32[100,3]", "f32[50,3]", targets="cpu", show="source,summary,graph")
     html = reports.to_html()
-    assert "data-jaxhlo-lines" in html and 'class="jaxhlo-line-link"' in html  # rows link to the source
+    assert "data-jaxhlo-lines" in html and '<td class="jaxhlo-lines">line <a href="#' in html  # rows link to the source
     assert "<svg" in html and "Graph of the entry computation" in html
     assert "<script>" in html  # line highlighting, scoped to the fragment
     root = html.split('id="', 1)[1].split('"', 1)[0]

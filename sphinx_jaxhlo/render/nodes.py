@@ -283,32 +283,33 @@ def _cell_html(cell: Any, prefix: str, count: int) -> str:
         # a tuple of shapes may wrap between its elements, a shape never
         text = ", ".join(f"<code>{part}</code>" for part in text.split(", "))
     elif cell.lines and prefix and all(1 <= n <= count for n in cell.lines):
-        links = ", ".join(f'<a class="jaxhlo-line-link" href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
-        text = f'<span class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</span>'
+        links = ", ".join(f'<a href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
+        return f'<td class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</td>'
     return f"<td{tone}>{text}</td>"
 
 
 def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True) -> str:
-    """A :class:`~sphinx_jaxhlo.render.rows.Table` as compact HTML, in a box that scrolls
-    sideways when it is wider than the page's column."""
-    out = ['<div class="jaxhlo-table-box">']
+    """A :class:`~sphinx_jaxhlo.render.rows.Table` as compact HTML: its title, the table in a
+    box that scrolls sideways when it is wider than the page's column, what it leaves out."""
+    out = []
     if titled and model.title:
-        out.append(f'<p class="rubric">{html.escape(model.title)}</p>')
-    out.append(f'<div class="jaxhlo-scroll"><table class="jaxhlo-table jaxhlo-{_attr(model.key)}"><thead><tr>')
+        out.append(f'<p class="rubric jaxhlo-table-title">{html.escape(model.title)}</p>')
+    traced = bool(prefix) and any(row.lines and all(1 <= n <= count for n in row.lines) for row in model.rows)
+    # the rows traced from source lines say which; the table says whose lines (jaxhlo.js)
+    src = f' data-jaxhlo-src="{_attr(prefix)}"' if traced else ""
+    out.append(f'<div class="jaxhlo-table-box"><table class="jaxhlo-table jaxhlo-{_attr(model.key)}"{src}><thead><tr>')
     out += [f"<th>{html.escape(h)}</th>" for h in model.header]
     out.append("</tr></thead><tbody>")
     for row in model.rows:
         attrs = f' class="jaxhlo-{_attr(row.tone)}"' if row.tone else ""
-        if prefix and row.lines and all(1 <= n <= count for n in row.lines):
-            attrs += (f' tabindex="0" data-jaxhlo-lines="{" ".join(map(str, row.lines))}" '
-                      f'data-jaxhlo-src="{_attr(prefix)}"')
+        if traced and row.lines and all(1 <= n <= count for n in row.lines):
+            attrs += f' tabindex="0" data-jaxhlo-lines="{" ".join(map(str, row.lines))}"'
         out.append(f"<tr{attrs}>" + "".join(_cell_html(c, prefix, count) for c in row.cells) + "</tr>")
     out.append("</tbody></table></div>")
     for extra in (model.more_text, model.note):
         if extra:
             out.append(f'<p class="jaxhlo-more">{html.escape(extra)}</p>')
-    out.append("</div>\n")
-    return "".join(out)
+    return "".join(out) + "\n"
 
 
 def visit_table_html(self: HTML5Translator, node: jaxhlo_table) -> None:

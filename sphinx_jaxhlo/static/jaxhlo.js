@@ -10,7 +10,7 @@
 // on the page and across pages (sessionStorage).
 //
 // Source lines.  A table row or graph box traced from lines of the example
-// carries data-jaxhlo-lines="4 6" and data-jaxhlo-src="<prefix>"; hovering or
+// carries data-jaxhlo-lines="4 6", and it or its table data-jaxhlo-src="<prefix>"; hovering or
 // focusing it highlights the lines <prefix>4 and <prefix>6 of the example's
 // source.  Enter on a focused row jumps to its first line.  Without JavaScript
 // the links in the rows still jump to the lines (:target).
@@ -112,7 +112,8 @@
   }
 
   function lines(el) {
-    var src = el.getAttribute("data-jaxhlo-src") || "";
+    var owner = el.closest("[data-jaxhlo-src]");
+    var src = owner ? owner.getAttribute("data-jaxhlo-src") : "";
     var out = [];
     (el.getAttribute("data-jaxhlo-lines") || "").split(/\s+/).forEach(function (n) {
       var line = n ? document.getElementById(src + n) : null;
@@ -153,7 +154,7 @@
     if (el.tagName === "TR") {
       el.addEventListener("keydown", function (ev) {
         if (ev.key !== "Enter" || ev.target !== el) { return; }
-        var link = el.querySelector("a.jaxhlo-line-link");
+        var link = el.querySelector("td.jaxhlo-lines a");
         if (link) { ev.preventDefault(); link.click(); }
       });
     }
@@ -163,7 +164,7 @@
     if (!root) { return; }
     document.documentElement.classList.add("jaxhlo-scripted");
     root.querySelectorAll(".jaxhlo-tabs").forEach(initTabs);
-    root.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(watch);
+    root.querySelectorAll("[data-jaxhlo-lines]").forEach(watch);
     root.querySelectorAll("details.jaxhlo-lazy").forEach(initLazy);
   };
 

@@ -113,19 +113,31 @@ def test_tables_list_the_largest_rows_and_count_the_rest() -> None:
     assert [r.cells[-1].text for r in rows.fusion_table(loss, Display()).rows] == ["reduce.1"]
 
 
+def _buffer(name: str, shape: str, size: int, kind: str = "intermediate") -> Materialized:
+    buffer = Materialized(name=name, shape=shape, bytes=size, producer=name, consumers=["fusion.9"],
+                          producer_op="cos")
+    object.__setattr__(buffer, "kind", kind)  # how the analysis marks what only holds argument data
+    return buffer
+
+
 def test_copies_of_arguments_stay_out_of_the_default_view() -> None:
-    report = stored("tpu_v5e__with_dot.txt")
-    assert [m.name for m in report.materialized] == ["copy-done"]
-    assert rows.buffer_table(report, Display()).rows
-    # the analysis marks such a buffer (issue 10); the renderers ask one function
-    marked = Materialized(**{f.name: getattr(report.materialized[0], f.name)
-                             for f in dataclasses.fields(Materialized)})
-    object.__setattr__(marked, "kind", "argument-copy")
-    assert not rows.is_intermediate(marked) and rows.is_intermediate(report.materialized[0])
-    copied = dataclasses.replace(report, materialized=[marked])
-    table = rows.buffer_table(copied, Display())
-    assert not table.rows and table.total == 1 and "copies of arguments" in table.more_text
-    assert rows.largest_intermediate(copied) is None
+    computed = _buffer("fusion.1", "f32[1000,1000]", 4_000_000)
+    copy = _buffer("copy-done", "f32[4000,1000]", 16_000_000, kind="argument-copy")
+    assert rows.is_intermediate(computed) and not rows.is_intermediate(copy)
+    # whether the analysis lists the copies among the buffers or apart from them
+    among = Report("f", "tpu:v5e", materialized=[copy, computed])
+    apart = Report("f", "tpu:v5e", materialized=[computed])
+    object.__setattr__(apart, "argument_copies", [copy])
+    for report in (among, apart):
+        table = rows.buffer_table(report, Display())
+        assert [r.cells[-1].text for r in table.rows] == ["fusion.1"]
+        assert table.total == 2
+        assert table.more_text == "1 more, 2 in total (smaller ones, scalars, copies of arguments)."
+        assert rows.largest_intermediate(report) is computed
+        every = rows.buffer_table(report, Display(rows=None))
+        assert [r.cells[2].text for r in every.rows] == ["a copy of argument data (cos)", "cos"]
+    only = Report("f", "tpu:v5e", materialized=[copy])
+    assert not rows.buffer_table(only, Display()).rows and rows.largest_intermediate(only) is None
 
 
 # -- the chart --------------------------------------------------------------------------------------------

@@ -302,7 +302,8 @@ def fusion_table(report: Report, display: Display) -> Table:
 def buffer_table(report: Report, display: Display) -> Table:
     """The materialized buffers, largest first; copies of arguments and scalars left out by default."""
     ops = _Ops(report)
-    ordered = sorted(report.materialized, key=lambda m: -m.bytes)
+    # the analysis may keep the copies of arguments in a list of their own
+    ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ())], key=lambda m: -m.bytes)
     computed = [m for m in ordered if is_intermediate(m)]
     chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed)
     threshold = display.threshold(report)
@@ -315,6 +316,8 @@ def buffer_table(report: Report, display: Display) -> Table:
             readers += f"; {len(m.consumers) - 3} more"
         tone = "bad" if m.name in stored and m.bytes >= threshold else ""
         hlo = m.producer if m.name == m.producer else f"{m.name} ({m.producer})"
+        if not is_intermediate(m):
+            made = f"a copy of argument data ({made})"
         rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), Cell(made),
                          source_cell(m.source_lines), Cell(readers or "—"), code(hlo)),
                         lines=tuple(m.source_lines), tone=tone))
@@ -335,8 +338,32 @@ def _reduction_reads(r: Reduction, buffers: dict[str, Materialized], ops: _Ops) 
 
 
 def reduction_label(r: Reduction, ops: _Ops) -> str:
-    """``reduce_sum``: the JAX operation of a reduce, or ``reduce``."""
-    return ops.op(r.name) or "reduce"
+    """``reduce_sum``: the JAX operation of a reduce (the report's, else the module's metadata), or ``reduce``."""
+    return getattr(r, "op", None) or ops.op(r.name) or "reduce"
+
+
+#: How a reduction that gets no verdict is named where a verdict would be, by its
+#: ``Reduction.origin`` (who wrote it, as the analysis says).
+ORIGIN_WORDS = {
+    "second-stage": "second stage",
+    "dot": "part of a dot (split-K)",
+    "scan": "prefix-scan stage",
+    "compiler": "made by the compiler",
+}
+
+
+def verdict_word(r: Reduction, has_verdict: bool) -> str:
+    """``fused``/``unfused`` for the program's reductions; who made it, for the others."""
+    if has_verdict:
+        return "fused" if r.fused else "unfused"
+    origin = getattr(r, "origin", None) or ("second-stage" if r.partial_of else "compiler")
+    word = ORIGIN_WORDS.get(origin, origin)
+    if origin == "dot" and r.input_materialized is None:
+        word = "part of a dot"
+    op = getattr(r, "op", None)
+    if origin == "compiler" and op:
+        word = f"made by the compiler for {op}"
+    return f"{word} (no verdict)"
 
 
 def reduction_table(report: Report, display: Display) -> Table:
@@ -349,19 +376,18 @@ def reduction_table(report: Report, display: Display) -> Table:
     threshold = display.threshold(report)
     rows = []
     for r in chosen:
-        if id(r) not in verdict:
-            word, tone = ("second stage" if r.partial_of else "made by the compiler"), ""
-        elif r.fused:
-            word, tone = "fused", "good"
-        else:
+        word, tone = verdict_word(r, id(r) in verdict), ""
+        if id(r) in verdict and r.fused:
+            tone = "good"
+        elif id(r) in verdict:
             size = buffers[r.input_materialized].bytes if r.input_materialized in buffers else r.input_bytes
-            word, tone = "unfused", ("bad" if size >= threshold else "")
+            tone = "bad" if size >= threshold else ""
         rows.append(Row((Cell(reduction_label(r, ops)), code(r.input_shape or "—"),
                          Cell(_reduction_reads(r, buffers, ops)),
                          Cell(word, tone=tone), source_cell(r.source_lines), code(f"{r.name} in {r.fusion}")),
                         lines=tuple(r.source_lines), tone="bad" if tone == "bad" else ""))
     return Table("reductions", "Reductions", ("reduction", "of", "reads", "verdict", "source", "HLO"), tuple(rows),
-                 total=len(ordered), left_out="stages the compiler added")
+                 total=len(ordered), left_out="the reductions the compiler made")
 
 
 def memory_table(report: Report) -> Table:

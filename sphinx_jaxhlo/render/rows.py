@@ -8,8 +8,8 @@ No docutils, no Sphinx, no jax.
 
 What the default view leaves out, and why:
 
-- A detail table lists its largest rows first, up to :attr:`Display.rows`, and
-  says how many more there are ("3 more, 13 in total").
+- A detail table lists its largest rows first, up to :attr:`Display.rows` (8 by
+  default), and says how many more there are ("3 more, 13 in total").
 - Scalars (loop counters, flags), loop and branch instructions themselves
   (their bodies are listed), buffers that only hold argument data
   (:func:`is_intermediate`) and reductions that get no verdict (those not in
@@ -87,9 +87,6 @@ class Display:
     def threshold(self, report: Report) -> int:
         """Bytes from which stored data is a problem in this program."""
         return max(self.problem_min_bytes, math.ceil(self.problem_io_factor * self.io_bytes(report)))
-
-    def is_problem(self, nbytes: int, report: Report) -> bool:
-        return nbytes >= self.threshold(report)
 
     def key(self) -> list[Any]:
         """What the rendering depends on, for cache keys."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .options import VIEW_OPTIONS
 from .request import DEFAULT_SHOW, SHOW_PARTS
 
 
@@ -73,6 +74,23 @@ SETTINGS: tuple[Setting, ...] = (
             "When a fresh report differs from the one stored before it (a snapshot, or the cache's last report "
             "of the example, made by another toolchain), how far temp memory may move, as a fraction of the "
             "larger of the two figures, before ``jaxhlo.drift`` warns; a change of verdict always warns."),
+    # -- how examples are shown (sphinx_jaxhlo.render.rows); each has a directive option of the same name
+    Setting("jaxhlo_table_rows", 8, (int, str, type(None)),
+            "Rows each detail table (fusions, materialized buffers, reductions) shows, largest first; the "
+            "rest are counted (\"4 more, 14 in total\"). Scalars, loop and branch instructions, copies of "
+            "arguments and reductions the compiler added are left out unless it is ``'all'`` (or ``None``), "
+            "which lists every row. An example's ``:rows:`` overrides it."),
+    Setting("jaxhlo_problem_min_size", "1MiB", (int, str),
+            "Stored data smaller than this (bytes, or a size such as ``'1MiB'``) is never shown as a problem: "
+            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it."),
+    Setting("jaxhlo_problem_io_factor", 1.0, (int, float),
+            "Stored data is shown as a problem (red) only when it is at least this many times the program's "
+            "arguments and outputs together (and at least ``jaxhlo_problem_min_size``). "
+            "An example's ``:problem-io-factor:`` overrides it."),
+    Setting("jaxhlo_chart_scale", "auto", (str,),
+            "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
+            "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
+            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -93,7 +111,17 @@ def validate(name: str, value: Any) -> str | None:
             return f"{name} must be one of {', '.join(map(repr, MODES))}, not {value!r}"
     if name == "jaxhlo_drift_tolerance" and value < 0:
         return f"{name} must be 0 or more"
+    parser = _VIEW_PARSERS.get(name)
+    if parser is not None:
+        try:
+            parser(value)
+        except ValueError as exc:
+            return f"{name}: {exc}"
     return None
+
+
+#: The view settings' parsers (they also parse the directive's options of the same names).
+_VIEW_PARSERS = {setting: parser for setting, parser in VIEW_OPTIONS.values()}
 
 
 def as_list(value: Any) -> list[str]:

@@ -41,6 +41,7 @@ from .directive import jaxhlo_example
 from .drift import Drift, compare
 from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
+from .render.rows import display_for
 from .request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
 from .specs import ArgSpecs
 
@@ -660,7 +661,9 @@ def render(ctx: Context, functions: list[str], targets: list[targets_mod.Target]
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
-        file_path=node["file_path"], key=f"{node['docname']}:{node['lineno']}")
+        file_path=node["file_path"], key=f"{node['docname']}:{node['lineno']}",
+        specs=ArgSpecs.from_json(node["specs"]), static=tuple(node["static"]),
+        display=display_for(app.config, node.get("view_options")))
     target_pairs = [(t.name, t.title) for t in targets]
     block = node.parent
     folder = fragment_folder(app)
@@ -683,7 +686,7 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
     import sphinx
 
     payload = {
-        "view": [view.source, list(view.show), view.hlo_collapsed, view.hlo_language, view.file_path, view.key],
+        "view": view.cache_parts(),
         "caption": caption, "functions": functions, "targets": targets,
         "results": [[r.function, r.target, r.report_key if r.report is not None else "",
                      None if r.failure is None else [r.failure.kind, r.failure.message, r.failure.line],

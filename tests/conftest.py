@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,11 @@ def compilers_without(kit: str, folder: Path) -> Path:
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(real, target_is_directory=True)
     return root
+def with_texts(soup: Any, page: Path) -> Any:
+    """``soup`` (a parsed page) with the module texts an HTML page loads when a
+    block is opened (``_jaxhlo/<key>.txt`` beside the pages) put into their blocks,
+    so tests can read the optimized HLO where a reader sees it."""
+    for pre in soup.select("pre[data-jaxhlo-text]"):
+        path = (page.parent / pre["data-jaxhlo-text"]).with_suffix(".txt")
+        pre.string = path.read_text(encoding="utf-8")
+    return soup

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -187,7 +188,10 @@ def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_
     sphinx_build(project, tmp_path / "out2", cache)
     assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
     assert sorted(p.name for p in (cache / "html").rglob("*.html")) == fragments
+    # the reused HTML loads module texts from files: the new output folder has them too
+    texts = re.findall(r'data-jaxhlo-text="([^"]+)"', (tmp_path / "out2" / "index.html").read_text())
+    assert texts and all((tmp_path / "out2" / t).is_file() for t in texts)
     # a setting that changes the HTML gives new fragments, never a stale page
     sphinx_build(project, tmp_path / "out3", cache, "-D", "jaxhlo_hlo_collapsed=0")
-    assert "<details class=\"jaxhlo-details\" open>" in (tmp_path / "out3" / "index.html").read_text()
+    assert "<details class=\"jaxhlo-details jaxhlo-lazy\" open>" in (tmp_path / "out3" / "index.html").read_text()
     assert len(list((cache / "html").rglob("*.html"))) == 6

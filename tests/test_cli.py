@@ -60,7 +60,7 @@ def test_summary_and_exit_0(example: Path, cache: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("fused(f32[64,1024])")
-    for fact in ("temp memory", "0 B", "reductions", "fused", "Fused: every reduction", "Fusions", "line 6",
+    for fact in ("temp memory", "0 B", "reductions", "fused", "Fused: the reduction on line 6", "Fusions", "line 6",
                  "expected reduction fused, found 1 fused"):
         assert fact in out, fact
     assert "FAILED" not in proc.stderr

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import compilers_without
+from conftest import compilers_without, with_texts
 
 ROOT = Path(__file__).parent / "roots" / "test-hardening"
 
@@ -163,8 +163,9 @@ class Build:
     seconds: float
 
     def soup(self, docname: str) -> BeautifulSoup:
-        html = (self.out / f"{docname}.html").read_text(encoding="utf-8")
-        return BeautifulSoup(html, "html.parser")
+        """The page, with the module texts it loads on demand in place."""
+        page = self.out / f"{docname}.html"
+        return with_texts(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser"), page)
 
     def body(self, docname: str) -> BeautifulSoup:
         soup = self.soup(docname)
@@ -383,8 +384,8 @@ def test_files_written_by_an_example_land_in_a_removed_temporary_folder(built: B
 
 def test_a_jax_config_change_stays_inside_its_example(built: Build) -> None:
     widened, narrowed = built.body("cases/config").select("div.jaxhlo")
-    assert "f64[3]" in widened.select_one("details").get_text()
-    hlo = narrowed.select_one("details").get_text()
+    assert "f64[3]" in widened.select_one("details.jaxhlo-lazy").get_text()
+    hlo = narrowed.select_one("details.jaxhlo-lazy").get_text()
     assert "f32[3]" in hlo and "f64" not in hlo
 
 
@@ -520,7 +521,8 @@ def test_a_build_killed_mid_way_leaves_a_cache_the_next_build_uses(interrupted: 
     m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache, 0 failed", log)
     assert m and int(m.group(2)) >= interrupted.landed and int(m.group(1)) + int(m.group(2)) == 4, log
     for i in range(4):
-        page = BeautifulSoup((interrupted.out / f"page{i}.html").read_text(encoding="utf-8"), "html.parser")
+        path = interrupted.out / f"page{i}.html"
+        page = with_texts(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), path)
         assert f"HloModule jit_f{i}" in text(page)
     assert len(list(interrupted.cache.rglob("*.json"))) == 4
     assert not list(interrupted.cache.rglob(".tmp-*"))

@@ -231,3 +231,30 @@ def test_view_options_parse_and_reject() -> None:
     assert rows.display_for(config) == Display(rows=None, problem_min_bytes=2**26, problem_io_factor=2.0,
                                                chart_scale="log")
     assert rows.display_for(config, {"rows": 3}).rows == 3
+
+
+def test_a_table_whose_rows_are_all_left_out_prints_its_note() -> None:
+    """On a TPU, a program whose only stored buffer is a prefetched copy of its
+    argument: the buffers table has no row to show, only what it leaves out."""
+    from sphinx_jaxhlo.api import Reports, analyze_hlo
+    from sphinx_jaxhlo.render.text import text_table
+
+    assert text_table(["a", "bb"], []) == "a  bb\n-  --"
+    module = """HloModule jit_f, is_scheduled=true
+ENTRY %e (x: f32[4096,1024]) -> f32[] {
+  %x = f32[4096,1024]{1,0} parameter(0)
+  %cs = (f32[4096,1024]{1,0:S(1)}, f32[4096,1024]{1,0}, u32[]) copy-start(%x)
+  %cd = f32[4096,1024]{1,0:S(1)} copy-done(%cs)
+  %c = f32[] constant(-inf)
+  ROOT %r = f32[] reduce(%cd, %c), dimensions={0,1}, to_apply=%max, metadata={op_name="jit(f)/reduce_max"}
+}
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%a, %b)
+}
+"""
+    report = analyze_hlo(module, target="tpu:v5e")
+    assert report.materialized == [] and [m.name for m in report.argument_copies] == ["cd"]
+    text = str(Reports([report], show=["summary"]))
+    assert "Unfused" not in text

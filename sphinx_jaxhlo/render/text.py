@@ -23,7 +23,7 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str
     """A left-aligned table with a rule under the header; cells may not hold newlines."""
     cols = len(header)
     cells = [[str(c).replace("\n", " ") for c in row] + [""] * (cols - len(row)) for row in rows]
-    widths = [max(len(header[i]), *(len(r[i]) for r in cells)) for i in range(cols)]
+    widths = [max([len(header[i]), *(len(r[i]) for r in cells)]) for i in range(cols)]
 
     def line(values: Sequence[str]) -> str:
         return (indent + "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True))).rstrip()
@@ -35,8 +35,9 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str
 
 def model_text(model: Table, indent: str = "  ") -> str:
     """A :class:`~sphinx_jaxhlo.render.rows.Table` under its title, with what it leaves out."""
-    body = text_table(model.header, [[c.text for c in r.cells] for r in model.rows], indent + "  ")
-    out = f"{indent}{model.title}\n{body}"
+    out = f"{indent}{model.title}"
+    if model.rows:  # every row may be left out of the default view (copies of arguments, say)
+        out += "\n" + text_table(model.header, [[c.text for c in r.cells] for r in model.rows], indent + "  ")
     for extra in (model.more_text, model.note):
         if extra:
             out += "\n" + _wrap(extra, indent + "  ")

@@ -71,8 +71,8 @@ def test_fused_reductions_are_good_news_and_no_reduction_is_no_row() -> None:
     found = rows.findings(report, Display())
     assert found[0].level == "good" and found[0].text.startswith("the reduction on line 6 (reduce_sum) computes")
     compare = rows.comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=report)], Display())
-    assert [r.cells[0].text for r in compare.rows] == ["temp memory", "peak", "largest intermediate", "reductions",
-                                                       "kernels"]
+    assert [r.cells[0].text for r in compare.rows] == ["peak memory", "temp memory", "largest intermediate",
+                                                       "reductions", "kernels"]
     without = dataclasses.replace(report, reductions=[])
     compare = rows.comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=without)], Display())
     assert "reductions" not in [r.cells[0].text for r in compare.rows]
@@ -258,3 +258,21 @@ ENTRY %e (x: f32[4096,1024]) -> f32[] {
     assert report.materialized == [] and [m.name for m in report.argument_copies] == ["cd"]
     text = str(Reports([report], show=["summary"]))
     assert "Unfused" not in text
+
+
+def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
+    """Peak first, against the device's memory; a TPU's temp of 0 says where its memory is counted."""
+    tpu = dataclasses.replace(stored("tpu_v5e__with_dot.txt"), target="tpu:v5e",
+                              memory=Memory(temp_bytes=0, peak_bytes=8_000_000))
+    gpu = dataclasses.replace(stored("gpu_h100__with_dot.txt"), target="gpu:h100",
+                              memory=Memory(temp_bytes=20_050_000_000, peak_bytes=20_052_000_000))
+    compare = rows.comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
+                                     Result("f", "tpu:v5e", "TPU v5e", report=tpu)], Display())
+    peak, temp = compare.rows[0], compare.rows[1]
+    assert [c.text for c in peak.cells] == ["peak memory", "20.1 GB of 85.9 GB", "8.0 MB of 17.2 GB"]
+    assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B (TPU: counted in peak)"]
+    variants = rows.variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
+                                   {("f", "gpu:h100"): Result("f", "gpu:h100", "H100", report=gpu),
+                                    ("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu)}, Display())
+    assert variants.rows[0].cells[1].text.startswith("20.1 GB")
+    assert variants.rows[0].cells[2].text.startswith("peak 8.0 MB")

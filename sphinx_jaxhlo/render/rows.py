@@ -485,10 +485,20 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
         return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
 
     def peak(rep: Report) -> str:
-        return format_bytes(rep.memory.peak_bytes) + (" (est.)" if rep.memory.peak_is_estimate else "")
+        text = format_bytes(rep.memory.peak_bytes) + (" (est.)" if rep.memory.peak_is_estimate else "")
+        size = device_memory(rep.target)
+        if size and rep.memory.peak_bytes is not None:
+            text += f" of {format_bytes(size)}"
+        return text
 
-    rows = [row("temp memory", lambda rep: format_bytes(rep.memory.temp_bytes)), row("peak", peak),
-            row("largest intermediate", largest)]
+    def temp(rep: Report) -> str:
+        text = format_bytes(rep.memory.temp_bytes)
+        if rep.target.startswith("tpu") and not rep.memory.temp_bytes:
+            text += " (TPU: counted in peak)"
+        return text
+
+    # peak first: it answers "does it fit" on every target (a TPU's temp is 0 for most programs)
+    rows = [row("peak memory", peak), row("temp memory", temp), row("largest intermediate", largest)]
     if any(rep.verdict_reductions for rep in ok):
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
@@ -510,12 +520,25 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 cells.append(Cell(short_status(r)))
             else:
                 verdict = reduction_verdict(r.report)
-                text = format_bytes(r.report.memory.temp_bytes) + (f", {verdict}" if verdict else "")
+                mem = r.report.memory
+                if target.startswith("tpu") and not mem.temp_bytes:  # the TPU's temp says nothing: its peak does
+                    text = f"peak {format_bytes(mem.peak_bytes)}"
+                else:
+                    text = format_bytes(mem.temp_bytes)
+                text += f", {verdict}" if verdict else ""
                 cells.append(Cell(text, tone="bad" if has_problem(r.report, display) else ""))
         rows.append(Row(tuple(cells)))
-    return Table("variants", "Temp memory and reductions, by variant and target",
+    return Table("variants", "Temp memory (peak on TPUs) and reductions, by variant and target",
                  ("function", *[t for _, t in targets]),
                  tuple(rows), total=len(rows))
+
+
+def device_memory(target: str) -> int | None:
+    """The memory of one device of a known target (``None`` for the host CPU)."""
+    from ..targets import TARGETS
+
+    known = TARGETS.get(target)
+    return known.memory_bytes if known is not None else None
 
 
 # -- findings ------------------------------------------------------------------------------------------

@@ -269,7 +269,7 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
     compare = rows.comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
                                      Result("f", "tpu:v5e", "TPU v5e", report=tpu)], Display())
     peak, temp = compare.rows[0], compare.rows[1]
-    assert [c.text for c in peak.cells] == ["peak memory", "20.1 GB of 85.9 GB", "8.0 MB of 17.2 GB"]
+    assert [c.text for c in peak.cells] == ["peak memory", "20.1 GB of 80 GiB", "8.0 MB of 16 GiB"]
     assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B (TPU: counted in peak)"]
     variants = rows.variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
                                    {("f", "gpu:h100"): Result("f", "gpu:h100", "H100", report=gpu),

@@ -488,7 +488,8 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
         text = format_bytes(rep.memory.peak_bytes) + (" (est.)" if rep.memory.peak_is_estimate else "")
         size = device_memory(rep.target)
         if size and rep.memory.peak_bytes is not None:
-            text += f" of {format_bytes(size)}"
+            # devices are sold by binary sizes ("80 GB" of HBM is 80 GiB): say it as the vendor does
+            text += f" of {size / 2**30:g} GiB"
         return text
 
     def temp(rep: Report) -> str:

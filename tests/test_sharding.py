@@ -322,19 +322,24 @@ def test_text_shows_communication_layouts_and_memory_per_device() -> None:
 
 
 def test_page_nodes_for_a_mesh() -> None:
-    from sphinx_jaxhlo.render.example import Result, comparison_table, mesh_memory_nodes, mesh_nodes
+    from sphinx_jaxhlo.render.example import mesh_nodes
+    from sphinx_jaxhlo.render.rows import Display, Result, collective_table, comparison_table, memory_table
 
     gpu = report_of("gpu:h100x8", "contract")
-    box = mesh_nodes(gpu)
+    box = mesh_nodes(gpu, Display())
     text = "\n".join(node.astext() for node in box)
     assert "Communication: 1 collective, 67.1 MB per device in all." in text
-    assert "all-reduce-start" in text and "no (synchronous)" in text
     rows = report_of("tpu:v5e-8", "rows")
-    assert "No communication:" in "\n".join(n.astext() for n in mesh_nodes(rows))
+    assert "No communication:" in "\n".join(n.astext() for n in mesh_nodes(rows, Display()))
     table = comparison_table([Result("contract", "gpu:h100x8", "8 x H100", report=gpu),
-                              Result("contract", "tpu:v5e-8", "TPU v5e-8", report=rows)])
-    assert "communication" in table.astext() and "all-reduce, 67.1 MB over data" in table.astext()
-    assert "all 8 devices" in mesh_memory_nodes(gpu)[0].astext()
+                              Result("contract", "tpu:v5e-8", "TPU v5e-8", report=rows)], Display())
+    (communication,) = [r for r in table.rows if r.cells[0].text == "communication"]
+    assert [c.text for c in communication.cells[1:]] == ["all-reduce, 67.1 MB over data", "none"]
+    assert memory_table(gpu).header[-1] == "all 8 devices"
+    (row,) = collective_table(gpu, Display()).rows
+    assert [c.text for c in row.cells] == ["all-reduce", "f32[4096,4096]", "67.1 MB", "data", "no (synchronous)",
+                                           "line 9", "all-reduce-start"]
+    assert row.lines == (9,)
 
 
 # -- the directive, compiling (slow) ---------------------------------------------------------------

@@ -113,6 +113,7 @@ _IDENTITY_WORDS = {
     "static": ":static:",
     "xla_flags": "the XLA flags",
     "donate": ":donate:",
+    "mesh": ":mesh:",
     "extras": "the texts shown (stablehlo, jaxpr)",
     "target": "the target",
     "target_sha256": "the target's description",

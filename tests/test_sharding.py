@@ -506,3 +506,22 @@ def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
         index.write_text(index.read_text().replace(old, new))
         _, log = sphinx_build(src, tmp_path / "out3", cache)
         assert summary(log) == (1, 0), (new, log)
+
+
+def test_snapshots_keep_the_mesh_and_derive_the_collectives_again() -> None:
+    from sphinx_jaxhlo import snapshots
+
+    request = CompileRequest(source="def f(a, b): return a @ b", function="fsdp_two",
+                             specs=parse_args(BY_FUNCTION["fsdp_two"].args), target="tpu:v5e-8",
+                             mesh=parse_mesh("data=4, model=2"))
+    report = report_of("tpu:v5e-8", "fsdp_two")
+    report.hlo = module_text("tpu:v5e-8", "fsdp_two")
+    ident = snapshots.identity(request)
+    assert ident["mesh"] == [["data", 4], ["model", 2]] and "@ P(data, None)" in ident["args"]
+    snapshot = snapshots.Snapshot.from_report(report, ident, {})
+    assert "collectives" not in snapshot.facts and snapshot.facts["mesh"] == [["data", 4], ["model", 2]]
+    again = snapshot.report(request.source, "programs.py")
+    assert again.collectives == report.collectives and len(again.collectives) == 2
+    other = snapshots.identity(CompileRequest(source=request.source, function="fsdp_two", specs=request.specs,
+                                              target="tpu:v5e-8", mesh=parse_mesh("data=8")))
+    assert snapshots.identity_changes(ident, other) == [":mesh:"]

@@ -1,0 +1,243 @@
+"""Mutation testing of the semantic core: ``nox -s mutation`` (or ``python mutmut_config.py``).
+
+mutmut 2 plants one small bug at a time (an operator, a number, a string, a
+``True``, a keyword) in a module, runs the fast unit tests that cover that
+module and records whether they caught it.  This file is both mutmut's
+configuration (mutmut imports ``mutmut_config`` from the working folder and
+calls :func:`pre_mutation`) and the driver the nox session runs::
+
+    python mutmut_config.py                      # every module of MODULES
+    python mutmut_config.py analysis expectations  # some of them (the CI subset)
+    python mutmut_config.py --report             # the scores of the last run, no new run
+
+For each module it runs ``mutmut run`` with that module's tests as the runner,
+then prints the score per module (killed / tested; a mutant that hangs the
+tests counts as caught) and every survivor as a one-line diff, marking those
+that docs/development.md lists as equivalent.  It exits 1 when a module scores
+under :data:`GOAL`.  See the ``(jaxhlo-development)=`` page for how to read and
+act on the result.
+
+mutmut 2 rather than 3: mutmut 3 only mutates code inside functions, and the
+rules of this package live as much in module-level tables (``_NEW_DATA``, the
+units of sizes.py, the dtype table, the lexer's token rules) as in functions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+#: The least share of mutants each module's tests must kill.
+GOAL = 0.85
+
+#: Short name -> (the files mutated, the fast tests that cover them: no Sphinx
+#: build, no compile, no conftest fixture).
+MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "analysis": (("sphinx_jaxhlo/analysis.py",), ("tests/test_analysis_rules.py", "tests/test_analysis.py")),
+    "expectations": (("sphinx_jaxhlo/expectations.py",),
+                     ("tests/test_expectation_rules.py", "tests/test_expectations.py")),
+    "sizes": (("sphinx_jaxhlo/sizes.py",), ("tests/test_sizes.py",)),
+    "specs": (("sphinx_jaxhlo/specs.py",), ("tests/test_specs.py", "tests/test_dtypes.py")),
+    "request": (("sphinx_jaxhlo/request.py",), ("tests/test_cache_key.py",)),
+    "cache": (("sphinx_jaxhlo/cache.py",), ("tests/test_cache_key.py",)),
+    "lexer": (("sphinx_jaxhlo/lexer.py",), ("tests/test_lexer_rules.py", "tests/test_lexer.py")),
+    "render": (("sphinx_jaxhlo/render/graph.py", "sphinx_jaxhlo/render/nodes.py",
+                "sphinx_jaxhlo/render/standalone_html.py"), ("tests/test_escaping.py",)),
+}
+
+#: In render/, only the escaping is under test: lines that call an escaping
+#: function, and the bodies of the module's own escaping helpers.
+_ESCAPING_CALL = re.compile(r"\b(?:html\.escape|_esc|_attr|escape)\(")
+_ESCAPING_HELPERS = ("_esc", "_attr")
+
+
+def _escaping_lines(path: str) -> set[int]:
+    """0-based numbers of the lines of ``path`` whose mutants are tested."""
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+    out = {i for i, line in enumerate(lines) if _ESCAPING_CALL.search(line)}
+    for i, line in enumerate(lines):
+        m = re.match(r"def (\w+)\(", line)
+        if m and m.group(1) in _ESCAPING_HELPERS:
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j].startswith((" ", "\t"))):
+                out.add(j)
+                j += 1
+    return out
+
+
+_ESCAPING_CACHE: dict[str, set[int]] = {}
+
+
+def pre_mutation(context: Any) -> None:
+    """mutmut's hook, before each mutant: in render/, skip all but the escaping."""
+    name = Path(context.filename).as_posix()
+    if "/render/" not in f"/{name}":
+        return
+    if name not in _ESCAPING_CACHE:
+        _ESCAPING_CACHE[name] = _escaping_lines(name)
+    if context.current_line_index not in _ESCAPING_CACHE[name]:
+        context.skip = True
+
+
+# -- the runner mutmut calls for each mutant --------------------------------------
+
+
+def run_tests(name: str) -> int:
+    """Run the tests of one module: 0 when they pass, 1 otherwise (mutmut reads
+    only 1 as "killed": a mutant that breaks the import is caught too)."""
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.setdefault("HYPOTHESIS_PROFILE", "default")
+    import pytest
+
+    tests = [str(ROOT / t) for t in MODULES[name][1]]
+    code = pytest.main(["-x", "-q", "--no-header", "-p", "no:cacheprovider", "--noconftest", "-o", "addopts=",
+                        "-m", "not slow", "--rootdir", str(ROOT), *tests])
+    return 0 if code == 0 else 1
+
+
+# -- the driver -------------------------------------------------------------------
+
+
+@dataclass
+class Mutant:
+    id: int
+    file: str
+    line_number: int  # 1-based
+    line: str
+    status: str
+    mutated: str = ""
+
+
+def _restore_backups() -> None:
+    """mutmut edits files in place and keeps the original as ``.bak``; a run cut
+    short leaves a mutant behind: put the original back."""
+    for bak in (ROOT / "sphinx_jaxhlo").rglob("*.py.bak"):
+        bak.replace(bak.with_suffix(""))
+
+
+def _forget_baseline() -> None:
+    """mutmut caches the time of the first baseline run for every later run (and
+    stops a mutant's tests at 10 times it); each module has its own tests."""
+    cache = ROOT / ".mutmut-cache"
+    if cache.exists():
+        with sqlite3.connect(cache) as db:
+            try:
+                db.execute("DELETE FROM MiscData WHERE key = 'baseline_time_elapsed'")
+            except sqlite3.OperationalError:
+                pass
+
+
+def run_module(name: str) -> None:
+    files, _ = MODULES[name]
+    _forget_baseline()
+    runner = f"{sys.executable} {ROOT / 'mutmut_config.py'} --pytest {name}"
+    cmd = [sys.executable, "-m", "mutmut", "run", "--paths-to-mutate", ",".join(files), "--runner", runner,
+           "--tests-dir", "tests/", "--no-progress", "--simple-output", "--CI"]
+    print(f"== mutating {', '.join(files)} against {', '.join(MODULES[name][1])}", flush=True)
+    try:
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    finally:
+        _restore_backups()
+
+
+def mutants() -> list[Mutant]:
+    """Every mutant of the last runs, from mutmut's cache."""
+    cache = ROOT / ".mutmut-cache"
+    if not cache.exists():
+        return []
+    with sqlite3.connect(cache) as db:
+        rows = db.execute(
+            "SELECT m.id, f.filename, l.line_number, l.line, m.status, m.'index' FROM Mutant m "
+            "JOIN Line l ON m.line = l.id JOIN SourceFile f ON l.sourcefile = f.id ORDER BY f.filename, m.id"
+        ).fetchall()
+    out = []
+    for mid, file, number, line, status, index in rows:
+        mutant = Mutant(mid, file, number + 1, line, status)
+        if status == "bad_survived":
+            mutant.mutated = _mutated_line(file, line, number, index)
+        out.append(mutant)
+    return out
+
+
+def _mutated_line(file: str, line: str, number: int, index: int) -> str:
+    from mutmut import Context, RelativeMutationID, mutate
+
+    context = Context(mutation_id=RelativeMutationID(line=line, index=index, line_number=number, filename=file),
+                      filename=str(ROOT / file), dict_synonyms=[])
+    try:
+        source, _ = mutate(context)
+    except Exception as exc:  # the line moved since the run
+        return f"(cannot rebuild the mutant: {exc})"
+    mutated = source.splitlines()
+    return mutated[number].strip() if number < len(mutated) else ""
+
+
+def documented_equivalents() -> set[tuple[str, str, str]]:
+    """(file, original line, mutated line) of the equivalent mutants that
+    docs/development.md lists, in its table rows ``| file | `line` | `mutant` | why |``."""
+    page = ROOT / "docs" / "development.md"
+    out: set[tuple[str, str, str]] = set()
+    if not page.exists():
+        return out
+    for row in page.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")] if row.startswith("|") else []
+        if len(cells) >= 4 and cells[0].endswith(".py") and cells[1].startswith("`"):
+            out.add((cells[0].strip("`"), _unquote(cells[1]), _unquote(cells[2])))
+    return out
+
+
+def _unquote(cell: str) -> str:
+    return cell.strip().removeprefix("``").removesuffix("``").strip("`").strip().replace("\\|", "|")
+
+
+def report(names: list[str]) -> bool:
+    """Print the score of each module and the survivors; whether every module
+    reaches the goal."""
+    found = mutants()
+    documented = documented_equivalents()
+    ok = True
+    rows = []
+    for name in names:
+        files = MODULES[name][0]
+        mine = [m for m in found if m.file in files and m.status not in ("skipped", "untested")]
+        killed = [m for m in mine if m.status in ("ok_killed", "ok_suspicious", "bad_timeout")]
+        score = len(killed) / len(mine) if mine else 0.0
+        ok = ok and score >= GOAL
+        equivalent = [m for m in mine if m.status == "bad_survived"
+                      and (Path(m.file).name, m.line.strip(), m.mutated) in documented]
+        rows.append((name, len(mine), len(killed), len(equivalent), score))
+        for m in (m for m in mine if m.status == "bad_survived"):
+            mark = "equivalent" if m in equivalent else "SURVIVED"
+            print(f"{mark:10} {m.file}:{m.line_number}: {m.line.strip()}  ->  {m.mutated}")
+    print(f"\n{'module':14}{'mutants':>9}{'killed':>9}{'equiv.':>9}{'score':>9}   (goal {GOAL:.0%})")
+    for name, total, killed_n, equivalent_n, score in rows:
+        flag = "" if score >= GOAL else "   below the goal"
+        print(f"{name:14}{total:9}{killed_n:9}{equivalent_n:9}{score:9.1%}{flag}")
+    return ok
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--pytest"]:
+        return run_tests(argv[1])
+    only_report = "--report" in argv
+    names = [a for a in argv if not a.startswith("--")] or list(MODULES)
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if not only_report:
+        _restore_backups()
+        for name in names:
+            run_module(name)
+    return 0 if report(names) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1134 @@
+"""Each rule of :mod:`sphinx_jaxhlo.analysis`, pinned by a small hand-written module.
+
+The rules are the ones the analysis module's docstring states; every test below
+builds the smallest module that isolates one rule (or one side of one boundary)
+and states the answer the rule gives, worked out by hand from the rule, not
+taken from the analysis's output.  Where a rule also shows in real compiles,
+tests/test_corpus.py checks it on the stored corpus against XLA's own figures.
+
+The module texts are valid HLO as far as the analysis reads it; shapes are kept
+small and element counts chosen so that each boundary is one element away.
+"""
+
+# ruff: noqa: E501  (lines of HLO text are long)
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
+from sphinx_jaxhlo.hlo import parse_module
+from sphinx_jaxhlo.report import Reduction, Report
+
+ADD = """%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+"""
+
+
+def module(text: str) -> str:
+    return "HloModule m\n\n" + ADD + "\n" + text
+
+
+def analyze(text: str) -> Analysis:
+    return analyze_module(module(text))
+
+
+def only_reduction(analysis: Analysis) -> Reduction:
+    (reduction,) = analysis.reductions
+    return reduction
+
+
+def kinds(analysis: Analysis) -> dict[str, str]:
+    """Buffer name -> "intermediate" or "argument-copy"."""
+    return {m.name: m.kind for m in [*analysis.materialized, *analysis.argument_copies]}
+
+
+# -- top-level computations --------------------------------------------------------
+
+PROGRAMS = """
+%reducer (r0: f32[], r1: f32[]) -> f32[] {
+  %r0 = f32[] parameter(0)
+  %r1 = f32[] parameter(1)
+  ROOT %rs = f32[] maximum(%r0, %r1)
+}
+
+%fused (fp: f32[8]) -> f32[8] {
+  %fp = f32[8]{0} parameter(0)
+  ROOT %fn = f32[8]{0} negate(%fp)
+}
+
+%inner_body (ib: (s32[], f32[8])) -> (s32[], f32[8]) {
+  ROOT %ib = (s32[], f32[8]{0}) parameter(0)
+}
+
+%inner_cond (ic: (s32[], f32[8])) -> pred[] {
+  %ic = (s32[], f32[8]{0}) parameter(0)
+  ROOT %icf = pred[] constant(false)
+}
+
+%callee (c: f32[8]) -> f32[8] {
+  %c = f32[8]{0} parameter(0)
+  %c0 = s32[] constant(0)
+  %ct = (s32[], f32[8]{0}) tuple(%c0, %c)
+  %cw = (s32[], f32[8]{0}) while(%ct), condition=%inner_cond, body=%inner_body
+  ROOT %cg = f32[8]{0} get-tuple-element(%cw), index=1
+}
+
+%branch_a (ba: f32[8]) -> f32[8] {
+  ROOT %ba = f32[8]{0} parameter(0)
+}
+
+%branch_b (bb: f32[8]) -> f32[8] {
+  %bb = f32[8]{0} parameter(0)
+  ROOT %bn = f32[8]{0} negate(%bb)
+}
+
+%wbody (w: (s32[], f32[8])) -> (s32[], f32[8]) {
+  ROOT %w = (s32[], f32[8]{0}) parameter(0)
+}
+
+%wcond (wc: (s32[], f32[8])) -> pred[] {
+  %wc = (s32[], f32[8]{0}) parameter(0)
+  ROOT %f = pred[] constant(false)
+}
+
+%wrapped (ap: f32[8]) -> f32[8] {
+  %ap = f32[8]{0} parameter(0)
+  ROOT %as = f32[8]{0} sine(%ap)
+}
+
+ENTRY %e (i: s32[], x: f32[8]) -> f32[] {
+  %i = s32[] parameter(0)
+  %x = f32[8]{0} parameter(1)
+  %t = (s32[], f32[8]{0}) tuple(%i, %x)
+  %loop = (s32[], f32[8]{0}) while(%t), condition=%wcond, body=%wbody
+  %lx = f32[8]{0} get-tuple-element(%loop), index=1
+  %k = f32[8]{0} call(%lx), to_apply=%callee
+  %br = f32[8]{0} conditional(%i, %k, %k), branch_computations={%branch_a, %branch_b}
+  %st = ((f32[8]{0}), f32[8]{0}, u32[]) async-start(%br), calls=%wrapped
+  %dn = f32[8]{0} async-done(%st)
+  %fu = f32[8]{0} fusion(%dn), kind=kLoop, calls=%fused
+  %z = f32[] constant(0)
+  ROOT %m = f32[] reduce(%fu, %z), dimensions={0}, to_apply=%reducer
+}
+"""
+
+
+def test_top_level_computations_are_the_programs_the_entry_runs() -> None:
+    found = top_level_computations(parse_module(module(PROGRAMS)))
+    # The entry first; loop bodies and conditions, call targets, branches, async
+    # wrapped computations; recursively (the loop inside the called computation).
+    assert found[0] == "e"
+    assert set(found) == {"e", "wcond", "wbody", "callee", "inner_cond", "inner_body", "branch_a", "branch_b",
+                          "wrapped"}
+    # Fusion bodies and reducers run inside one kernel; ``add`` is never called.
+    assert not {"fused", "reducer", "add"} & set(found)
+
+
+def test_top_level_computations_come_in_the_order_first_reached() -> None:
+    found = top_level_computations(parse_module(module(PROGRAMS)))
+    assert found == ["e", "wcond", "wbody", "callee", "inner_cond", "inner_body", "branch_a", "branch_b", "wrapped"]
+
+
+def test_async_start_runs_every_computation_it_names() -> None:
+    text = """
+%w1 (a: f32[8]) -> f32[8] {
+  ROOT %a = f32[8]{0} parameter(0)
+}
+
+%w2 (b: f32[8]) -> f32[8] {
+  ROOT %b = f32[8]{0} parameter(0)
+}
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %st = ((f32[8]{0}), f32[8]{0}, u32[]) async-start(%x), calls={%w1, %w2}
+  ROOT %dn = f32[8]{0} async-done(%st)
+}
+"""
+    assert top_level_computations(parse_module(module(text))) == ["e", "w1", "w2"]
+    one = text.replace("calls={%w1, %w2}", "calls=%w2")
+    assert top_level_computations(parse_module(module(one))) == ["e", "w2"]
+
+
+def test_each_top_level_computation_is_analyzed() -> None:
+    analysis = analyze(PROGRAMS)
+    # work in the entry and in the computations it runs, not in fusion bodies or reducers
+    assert {(f.name, f.computation) for f in analysis.fusions} == {
+        ("loop", "e"), ("k", "e"), ("br", "e"), ("st", "e"), ("dn", "e"), ("fu", "e"), ("m", "e"),
+        ("cw", "callee"), ("bn", "branch_b"), ("as", "wrapped"),
+    }  # fmt: skip
+
+
+# -- fusions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("op", "is_fusion"), [
+    ("parameter", False), ("constant", False), ("tuple", False), ("get-tuple-element", False), ("bitcast", False),
+    ("copy", True), ("reshape", True), ("transpose", True), ("broadcast", True), ("negate", True), ("slice", True),
+])  # fmt: skip
+def test_every_instruction_that_does_work_is_a_fusion(op: str, is_fusion: bool) -> None:
+    line = {
+        "parameter": "%v = f32[4]{0} parameter(1)",
+        "constant": "%v = f32[4]{0} constant({1, 2, 3, 4})",
+        "tuple": "%v = (f32[4]{0}) tuple(%x)",
+        "get-tuple-element": "%v = f32[4]{0} get-tuple-element(%tx), index=0",
+    }.get(op, f"%v = f32[4]{{0}} {op}(%x)")
+    analysis = analyze(f"""
+ENTRY %e (x: f32[4], y: f32[4]) -> f32[4] {{
+  %x = f32[4]{{0}} parameter(0)
+  %tx = (f32[4]{{0}}) tuple(%x)
+  {line}
+  ROOT %out = f32[4]{{0}} sine(%x)
+}}
+""")
+    names = [f.name for f in analysis.fusions]
+    assert ("v" in names) is is_fusion
+    assert names[-1] == "out" and "tx" not in names and "x" not in names
+
+
+def test_a_fusion_is_described_by_its_kind_and_the_ops_of_its_body() -> None:
+    analysis = analyze("""
+%body (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(%p)
+  %v = f32[2,2]{1,0} bitcast(%n)
+  %w = f32[4]{0} bitcast(%v)
+  %n2 = f32[4]{0} negate(%w)
+  ROOT %s = f32[4]{0} sine(%n2)
+}
+
+ENTRY %e (x: f32[4]) -> (f32[4], f32[4]) {
+  %x = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%x), kind=kLoop, calls=%body
+  %c = f32[4]{0} cosine(%x)
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%f, %c)
+}
+""")
+    f, c = analysis.fusions
+    # kLoop -> "Loop"; ops in program order, each once, views left out
+    assert (f.name, f.kind, f.ops, f.shape, f.bytes, f.computation) == ("f", "Loop", ["negate", "sine"], "f32[4]", 16, "e")
+    # an instruction that is not a fusion is its own kind and only op
+    assert (c.name, c.kind, c.ops) == ("c", "cosine", ["cosine"])
+
+
+# -- materialized buffers ------------------------------------------------------------
+
+
+def test_a_value_read_by_another_instruction_is_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  ROOT %b = f32[10]{0} cosine(%a)
+}
+""")
+    assert [(m.name, m.producer, m.consumers, m.shape, m.bytes, m.kind) for m in analysis.materialized] == [
+        ("a", "a", ["b"], "f32[10]", 40, "intermediate")]
+    assert analysis.argument_copies == []
+
+
+def test_the_result_alone_is_not_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> (f32[10], f32[10]) {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %b = f32[10]{0} cosine(%x)
+  ROOT %t = (f32[10]{0}, f32[10]{0}) tuple(%a, %b)
+}
+""")
+    assert analysis.materialized == []
+
+
+def test_parameters_and_constants_are_not_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %c = f32[10]{0} constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  ROOT %b = f32[10]{0} add(%x, %c)
+}
+""")
+    assert analysis.materialized == [] and analysis.argument_copies == []
+
+
+def test_readers_are_found_through_views() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %v = f32[2,5]{1,0} bitcast(%a)
+  %t = (f32[2,5]{1,0}, f32[10]{0}) tuple(%v, %x)
+  %g = f32[2,5]{1,0} get-tuple-element(%t), index=0
+  %h = f32[10]{0} get-tuple-element(%t), index=1
+  %r = f32[2,5]{1,0} negate(%g)
+  %s = f32[10]{0} negate(%h)
+  ROOT %o = (f32[2,5]{1,0}, f32[10]{0}) tuple(%r, %s)
+}
+""")
+    # %a is read by %r through a bitcast, a tuple and a get-tuple-element;
+    # %s reads the other element of the tuple, not %a
+    assert [(m.name, m.consumers) for m in analysis.materialized] == [("a", ["r"])]
+
+
+def test_consumers_are_listed_once_in_program_order() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %z = f32[10]{0} cosine(%a)
+  %v = f32[10]{0} bitcast(%a)
+  %y = f32[10]{0} add(%a, %v)
+  ROOT %o = f32[10]{0} add(%z, %y)
+}
+""")
+    assert {m.name: m.consumers for m in analysis.materialized}["a"] == ["z", "y"]
+
+
+def test_the_context_of_an_async_start_is_not_a_buffer_its_done_is() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %s = (f32[10]{0}, f32[10]{0}) all-reduce-start(%a), to_apply=%add
+  %d = f32[10]{0} all-reduce-done(%s)
+  ROOT %o = f32[10]{0} negate(%d)
+}
+""")
+    assert [(m.name, m.consumers, m.kind) for m in analysis.materialized] == [
+        ("a", ["s"], "intermediate"), ("d", ["o"], "intermediate")]
+
+
+def test_each_element_of_a_tuple_is_its_own_buffer_named_by_its_reader() -> None:
+    analysis = analyze("""
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> (f32[10], f32[20]) {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[10]{0} get-tuple-element(%m), index=0
+  %g1 = f32[20]{0} get-tuple-element(%m), index=1
+  %s0 = f32[10]{0} sine(%g0)
+  %s1 = f32[20]{0} sine(%g1)
+  ROOT %o = (f32[10]{0}, f32[20]{0}) tuple(%s0, %s1)
+}
+""")
+    # largest first
+    assert [(m.name, m.shape, m.bytes, m.producer, m.consumers) for m in analysis.materialized] == [
+        ("g1", "f32[20]", 80, "m", ["s1"]), ("g0", "f32[10]", 40, "m", ["s0"])]
+
+
+def test_buffers_are_sorted_by_size_then_name() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %b = f32[10]{0} sine(%x)
+  %a = f32[10]{0} cosine(%x)
+  %c = f32[20]{0} concatenate(%a, %b), dimensions={0}
+  %d = f32[20]{0} negate(%c)
+  ROOT %o = f32[20]{0} add(%c, %d)
+}
+""")
+    assert [m.name for m in analysis.materialized] == ["c", "d", "a", "b"]
+
+
+# -- argument data -------------------------------------------------------------------
+
+MOVES = """
+ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %i = s32[] parameter(1)
+  %j = s32[] add(%i, %i)
+  {line}
+  ROOT %o = f32[100]{{0}} sine(%v)
+}}
+"""
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # moves of an argument: argument data
+    ("%v = f32[100]{0} copy(%x)", "argument-copy"),
+    ("%v = f32[100]{0} reshape(%x)", "argument-copy"),
+    ("%v = f32[100]{0} transpose(%x), dimensions={0}", "argument-copy"),
+    ("%v = f32[100]{0} slice(%x), slice={[0:100]}", "argument-copy"),
+    ("%v = f32[100]{0} bitcast-convert(%x)", "argument-copy"),
+    # a dynamic-slice's scalar offset is an index, not data, computed or not
+    ("%v = f32[100]{0} dynamic-slice(%x, %j), dynamic_slice_sizes={100}", "argument-copy"),
+    ("%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %v = f32[100]{0} concatenate(%w, %w), dimensions={0}", "argument-copy"),
+    # a move that changes the element type rounds the values: new data
+    ("%v = bf16[100]{0} reshape(%x)", "intermediate"),
+    ("%v = f16[100]{0} copy(%x)", "intermediate"),
+    # computing is not moving
+    ("%v = f32[100]{0} negate(%x)", "intermediate"),
+    ("%v = f32[100]{0} convert(%x)", "intermediate"),
+    ("%v = f32[100]{0} broadcast(%i), dimensions={}", "intermediate"),
+])  # fmt: skip
+def test_a_move_of_an_argument_holds_argument_data(line: str, kind: str) -> None:
+    analysis = analyze(MOVES.format(line=line))
+    assert kinds(analysis)["v"] == kind
+
+
+def test_a_copy_of_computed_data_is_an_intermediate() -> None:
+    analysis = analyze(MOVES.format(line="%n = f32[100]{0} negate(%x)\n  %v = f32[100]{0} copy(%n)"))
+    assert kinds(analysis) == {"n": "intermediate", "v": "intermediate"}
+
+
+def test_a_chain_of_moves_of_an_argument_holds_argument_data() -> None:
+    analysis = analyze(MOVES.format(
+        line="%t = f32[100]{0} transpose(%x), dimensions={0}\n  %w = f32[10,10]{1,0} reshape(%t)\n  %v = f32[100]{0} copy(%w)"))
+    assert kinds(analysis) == {"t": "argument-copy", "w": "argument-copy", "v": "argument-copy"}
+    assert analysis.materialized == []
+    assert [m.name for m in analysis.argument_copies] == ["t", "v", "w"]  # same size: by name
+
+
+def test_a_move_of_two_pieces_holds_argument_data_only_if_both_do() -> None:
+    both = analyze(MOVES.format(
+        line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} slice(%x), slice={[50:100]}\n"
+             "  %v = f32[100]{0} concatenate(%w, %u), dimensions={0}"))
+    assert kinds(both)["v"] == "argument-copy"
+    one = analyze(MOVES.format(
+        line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} exponential(%w)\n"
+             "  %v = f32[100]{0} concatenate(%w, %u), dimensions={0}"))
+    assert kinds(one)["v"] == "intermediate"
+
+
+def test_a_prefetch_copy_start_done_holds_argument_data() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %cs = (f32[100]{0:S(1)}, f32[100]{0}, u32[]) copy-start(%x), cross_program_prefetch_index=0
+  %cd = f32[100]{0:S(1)} copy-done(%cs)
+  ROOT %o = f32[100]{0} sine(%cd)
+}
+""")
+    assert kinds(analysis) == {"cd": "argument-copy"}
+
+
+SLICES = """
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %ss0 = ((f32[100]{{0}}), f32[50]{{0}}, u32[]) slice-start(%x), slice={{[0:50]}}
+  %sd0 = f32[50]{{0}} slice-done(%ss0)
+  %ss1 = ((f32[100]{{0}}), f32[50]{{0}}, u32[]) slice-start(%x), slice={{[50:100]}}
+  %sd1 = f32[50]{{0}} slice-done(%ss1)
+  %cb = f32[100]{{0}} custom-call(%sd0, %sd1), custom_call_target="{target}"
+  ROOT %o = f32[100]{{0}} sine(%cb)
+}}
+"""
+
+
+def test_slice_pieces_joined_by_concat_bitcast_hold_argument_data() -> None:
+    analysis = analyze(SLICES.format(target="ConcatBitcast"))
+    assert kinds(analysis) == {"sd0": "argument-copy", "sd1": "argument-copy", "cb": "argument-copy"}
+
+
+def test_another_custom_call_makes_new_data() -> None:
+    analysis = analyze(SLICES.format(target="MyKernel"))
+    assert kinds(analysis) == {"sd0": "argument-copy", "sd1": "argument-copy", "cb": "intermediate"}
+
+
+def test_concat_bitcast_that_changes_the_type_makes_new_data() -> None:
+    analysis = analyze(SLICES.format(target="ConcatBitcast").replace(
+        "%cb = f32[100]{0}", "%cb = bf16[100]{0}").replace("%o = f32[100]{0} sine", "%o = bf16[100]{0} sine"))
+    assert kinds(analysis)["cb"] == "intermediate"
+
+
+MOVE_FUSION = """
+%moves (p: f32[100]) -> f32[100] {{
+  %p = f32[100]{{0}} parameter(0)
+  %t = f32[10,10]{{1,0}} reshape(%p)
+  %u = f32[10,10]{{1,0}} transpose(%t), dimensions={{1,0}}
+  {extra}
+  ROOT %r = f32[100]{{0}} reshape(%{last})
+}}
+
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %v = f32[100]{{0}} fusion(%x), kind=kLoop, calls=%moves
+  ROOT %o = f32[100]{{0}} sine(%v)
+}}
+"""
+
+
+@pytest.mark.parametrize(("extra", "last", "kind"), [
+    ("", "u", "argument-copy"),
+    # a scalar constant (a padding value) does not make data
+    ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} pad(%u, %z), padding=0_0x0_0", "w", "intermediate"),
+    ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} copy(%u)", "w", "argument-copy"),
+    # one op that computes, or a constant array, and the fusion makes new data
+    ("%w = f32[10,10]{1,0} negate(%u)", "w", "intermediate"),
+    ("%k = f32[10,10]{1,0} constant({...})\n  %w = f32[10,10]{1,0} concatenate(%u, %k), dimensions={0}", "w",
+     "intermediate"),
+    # a move that converts inside the fusion
+    ("%w = bf16[10,10]{1,0} reshape(%u)", "w", "intermediate"),
+])  # fmt: skip
+def test_a_fusion_of_nothing_but_moves_holds_argument_data(extra: str, last: str, kind: str) -> None:
+    analysis = analyze(MOVE_FUSION.format(extra=extra, last=last))
+    assert kinds(analysis)["v"] == kind
+
+
+def test_a_fusion_of_moves_of_computed_data_is_an_intermediate() -> None:
+    text = MOVE_FUSION.format(extra="", last="u").replace(
+        "%v = f32[100]{0} fusion(%x)", "%n = f32[100]{0} negate(%x)\n  %v = f32[100]{0} fusion(%n)")
+    assert kinds(analyze(text))["v"] == "intermediate"
+
+
+LOOP = """
+%body (s: (s32[], f32[100], f32[100])) -> (s32[], f32[100], f32[100]) {{
+  %s = (s32[], f32[100]{{0}}, f32[100]{{0}}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = f32[100]{{0}} get-tuple-element(%s), index=1
+  %acc = f32[100]{{0}} get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %i1 = s32[] add(%i, %one)
+  %cx = f32[100]{{0}} copy(%xs)
+  %ca = f32[100]{{0}} copy(%acc)
+  %new = f32[100]{{0}} add(%cx, %ca)
+  {passed}
+  ROOT %out = (s32[], f32[100]{{0}}, f32[100]{{0}}) tuple(%i1, %{xs_out}, %new)
+}}
+
+%cond (c: (s32[], f32[100], f32[100])) -> pred[] {{
+  %c = (s32[], f32[100]{{0}}, f32[100]{{0}}) parameter(0)
+  %ci = s32[] get-tuple-element(%c), index=0
+  %n = s32[] constant(10)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}}
+
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  {feed}
+  %zero = s32[] constant(0)
+  %acc0 = f32[100]{{0}} negate(%x)
+  %st = (s32[], f32[100]{{0}}, f32[100]{{0}}) tuple(%zero, %{fed}, %acc0)
+  %w = (s32[], f32[100]{{0}}, f32[100]{{0}}) while(%st), condition=%cond, body=%body
+  ROOT %res = f32[100]{{0}} get-tuple-element(%w), index=2
+}}
+"""
+
+
+def loop(passed: str = "", xs_out: str = "xs", feed: str = "", fed: str = "x") -> Analysis:
+    return analyze(LOOP.format(passed=passed, xs_out=xs_out, feed=feed, fed=fed))
+
+
+def body_kinds(analysis: Analysis) -> dict[str, str]:
+    return {m.name: m.kind for m in [*analysis.materialized, *analysis.argument_copies] if m.computation == "body"}
+
+
+def test_loop_state_passed_through_unchanged_holds_argument_data() -> None:
+    # xs: given the argument, handed on unchanged (a scan's xs); acc: updated
+    assert body_kinds(loop()) == {"cx": "argument-copy", "ca": "intermediate"}
+
+
+def test_loop_state_passed_through_a_bitcast_is_still_unchanged() -> None:
+    analysis = loop(passed="%xv = f32[10,10]{1,0} bitcast(%xs)\n  %xb = f32[100]{0} bitcast(%xv)", xs_out="xb")
+    assert body_kinds(analysis)["cx"] == "argument-copy"
+
+
+def test_loop_state_that_the_body_changes_is_not_argument_data() -> None:
+    analysis = loop(passed="%xn = f32[100]{0} negate(%xs)", xs_out="xn")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+
+
+def test_loop_state_that_the_body_swaps_is_not_argument_data() -> None:
+    # element 1 comes back as element 2 read from the state: not the same element
+    assert body_kinds(loop(xs_out="acc"))["cx"] == "intermediate"
+
+
+def test_loop_state_the_program_computed_is_not_argument_data() -> None:
+    analysis = loop(feed="%fx = f32[100]{0} exponential(%x)", fed="fx")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+    # the computed value that feeds the loop is listed where the loop reads it
+    assert {(m.name, m.computation, m.kind) for m in analysis.materialized} >= {("fx", "e", "intermediate")}
+
+
+def test_loop_state_given_a_copy_of_an_argument_holds_argument_data() -> None:
+    analysis = loop(feed="%fx = f32[100]{0} copy(%x)", fed="fx")
+    assert body_kinds(analysis)["cx"] == "argument-copy"
+    assert {m.name: m.kind for m in analysis.argument_copies}["fx"] == "argument-copy"
+
+
+BRANCHES = """
+%b0 (p: f32[100]) -> f32[100] {
+  %p = f32[100]{0} parameter(0)
+  %c0 = f32[100]{0} copy(%p)
+  ROOT %s0 = f32[100]{0} sine(%c0)
+}
+
+%b1 (q: f32[100]) -> f32[100] {
+  %q = f32[100]{0} parameter(0)
+  %c1 = f32[100]{0} copy(%q)
+  ROOT %s1 = f32[100]{0} sine(%c1)
+}
+
+%called (r0: f32[100], r1: f32[100]) -> f32[100] {
+  %r0 = f32[100]{0} parameter(0)
+  %r1 = f32[100]{0} parameter(1)
+  %k0 = f32[100]{0} copy(%r0)
+  %k1 = f32[100]{0} copy(%r1)
+  ROOT %ks = f32[100]{0} add(%k0, %k1)
+}
+
+ENTRY %e (i: s32[], x: f32[100]) -> (f32[100], f32[100]) {
+  %i = s32[] parameter(0)
+  %x = f32[100]{0} parameter(1)
+  %n = f32[100]{0} negate(%x)
+  %br = f32[100]{0} conditional(%i, %x, %n), branch_computations={%b0, %b1}
+  %cl = f32[100]{0} call(%n, %x), to_apply=%called
+  ROOT %t = (f32[100]{0}, f32[100]{0}) tuple(%br, %cl)
+}
+"""
+
+
+def test_a_branch_parameter_holds_what_its_branch_was_given() -> None:
+    found = kinds(analyze(BRANCHES))
+    # branch 0 gets the argument (operand 1), branch 1 the negated one (operand 2)
+    assert (found["c0"], found["c1"]) == ("argument-copy", "intermediate")
+
+
+def test_a_called_computation_parameter_holds_what_the_call_passed() -> None:
+    found = kinds(analyze(BRANCHES))
+    assert (found["k0"], found["k1"]) == ("intermediate", "argument-copy")
+
+
+# -- reductions: fused or not ----------------------------------------------------------
+
+COUNT = """
+%sum (p: f32[{n}]) -> f32[] {{
+  %p = f32[{n}]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %fit = f32[100]{{0}} {fit}
+  %e = f32[100]{{0}} exponential(%fit)
+  ROOT %r = f32[] reduce(%e, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[{n}]) -> f32[] {{
+  %x = f32[{n}]{{0}} parameter(0)
+  %buf = f32[{n}]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%buf), kind=kInput, calls=%sum
+}}
+"""
+
+
+@pytest.mark.parametrize(("n", "fit", "fused"), [
+    # a buffer with as many elements as the reduced operand: the data went to memory
+    (100, "copy(%p)", False),
+    # one more (sliced down to the reduced operand): also
+    (101, "slice(%p), slice={[0:100]}", False),
+    # one fewer (padded up to it): the reduced data was computed in the kernel
+    (99, "pad(%p, %z), padding=0_1", True),
+])  # fmt: skip
+def test_fused_unless_a_buffer_as_large_as_the_reduced_operand_flows_in(n: int, fit: str, fused: bool) -> None:
+    reduction = only_reduction(analyze(COUNT.format(n=n, fit=fit)))
+    assert reduction.fused is fused
+    assert reduction.input_materialized == (None if fused else "buf")
+    assert (reduction.input_shape, reduction.input_bytes) == ("f32[100]", 400)
+    # the ops between the buffer and the reduce, in program order
+    assert reduction.fused_with == [fit.split("(")[0], "exponential"]
+
+
+def test_elements_count_not_shapes() -> None:
+    text = COUNT.format(n=100, fit="copy(%p)").replace("%buf = f32[100]{0} sine(%x)",
+                                                      "%s = f32[100]{0} sine(%x)\n  %buf = f32[4,25]{1,0} reshape(%s)")
+    text = text.replace("%sum (p: f32[100])", "%sum (p: f32[4,25])").replace("%p = f32[100]{0}", "%p = f32[4,25]{1,0}")
+    text = text.replace("copy(%p)", "reshape(%p)")
+    assert only_reduction(analyze(text)).input_materialized == "buf"
+
+
+def test_the_largest_buffer_that_flows_in_is_named() -> None:
+    analysis = analyze("""
+%sum (p: f32[150], q: f32[120]) -> f32[] {
+  %p = f32[150]{0} parameter(0)
+  %q = f32[120]{0} parameter(1)
+  %ps = f32[100]{0} slice(%p), slice={[0:100]}
+  %qs = f32[100]{0} slice(%q), slice={[0:100]}
+  %m = f32[100]{0} multiply(%qs, %ps)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[150], y: f32[120]) -> f32[] {
+  %x = f32[150]{0} parameter(0)
+  %y = f32[120]{0} parameter(1)
+  %a = f32[150]{0} sine(%x)
+  %b = f32[120]{0} sine(%y)
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(analysis).input_materialized == "a"
+    swapped = analyze("""
+%sum (p: f32[120], q: f32[150]) -> f32[] {
+  %p = f32[120]{0} parameter(0)
+  %q = f32[150]{0} parameter(1)
+  %ps = f32[100]{0} slice(%p), slice={[0:100]}
+  %qs = f32[100]{0} slice(%q), slice={[0:100]}
+  %m = f32[100]{0} multiply(%qs, %ps)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[120], y: f32[150]) -> f32[] {
+  %x = f32[120]{0} parameter(0)
+  %y = f32[150]{0} parameter(1)
+  %a = f32[120]{0} sine(%x)
+  %b = f32[150]{0} sine(%y)
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(swapped).input_materialized == "b"
+
+
+NEW_DATA = """
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} {op}(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %big = f32[100]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%big), kind=kInput, calls=%sum
+}}
+"""
+
+# The ops the rule counts as making new data out of many input elements (or none),
+# written out by hand: a buffer that reaches the reduce only through one of them
+# is not the reduced data.
+MAKES_NEW_DATA = [
+    "dot", "convolution", "ragged-dot", "reduce", "reduce-window", "select-and-scatter", "scatter", "sort", "fft",
+    "custom-call", "triangular-solve", "cholesky", "rng", "rng-bit-generator", "rng-get-and-update-state", "iota",
+    "constant", "while", "conditional", "call", "map", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+    "collective-permute", "ragged-all-to-all", "topk", "cumsum", "reduce-precision",
+]  # fmt: skip
+#: Elementwise and data-movement ops pass the data on.
+PASSES_DATA_ON = ["negate", "exponential", "convert", "copy", "reshape", "transpose", "bitcast", "broadcast", "slice",
+                  "reverse", "pad", "dynamic-slice", "concatenate", "select", "clamp", "gather", "abs"]
+
+
+@pytest.mark.parametrize("op", MAKES_NEW_DATA)
+def test_data_that_reaches_the_reduce_through_a_new_data_op_is_not_the_reduced_data(op: str) -> None:
+    reductions = {r.name: r for r in analyze(NEW_DATA.format(op=op)).reductions}
+    assert reductions["r"].input_materialized is None
+
+
+@pytest.mark.parametrize("op", PASSES_DATA_ON)
+def test_data_that_reaches_the_reduce_through_elementwise_and_moves_is_the_reduced_data(op: str) -> None:
+    reduction = only_reduction(analyze(NEW_DATA.format(op=op)))
+    assert reduction.input_materialized == "big"
+
+
+def test_a_buffer_that_only_feeds_a_dot_is_not_the_reduced_data() -> None:
+    # the seed's shape: a large buffer into a dot, the dot's product reduced in the same kernel
+    analysis = analyze("""
+%k (p: f32[100,10], w: f32[10,100]) -> f32[100] {
+  %p = f32[100,10]{1,0} parameter(0)
+  %w = f32[10,100]{1,0} parameter(1)
+  %d = f32[100,100]{1,0} dot(%p, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %c = f32[100,100]{1,0} cosine(%d)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{0} reduce(%c, %z), dimensions={1}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100,10], y: f32[10,100]) -> f32[100] {
+  %x = f32[100,10]{1,0} parameter(0)
+  %y = f32[10,100]{1,0} parameter(1)
+  %bx = f32[100,10]{1,0} sine(%x)
+  %by = f32[10,100]{1,0} sine(%y)
+  ROOT %f = f32[100]{0} fusion(%bx, %by), kind=kOutput, calls=%k
+}
+""")
+    reduction = only_reduction(analysis)
+    assert reduction.fused and reduction.fused_with == ["dot", "cosine"]
+
+
+def test_a_top_level_reduce_reads_its_operand_from_memory() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%s, %z), dimensions={0}, to_apply=%add
+}
+""")
+    reduction = only_reduction(analysis)
+    assert (reduction.fusion, reduction.input_materialized, reduction.fused_with) == ("r", "s", [])
+
+
+def test_a_top_level_reduce_of_an_argument_is_fused() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%x, %z), dimensions={0}, to_apply=%add
+}
+""")
+    assert only_reduction(analysis).fused
+
+
+@pytest.mark.parametrize(("producer", "fused"), [
+    ("copy(%x)", True),  # a copy of an argument was in memory before the program ran
+    ("transpose(%x), dimensions={0}", True),
+    ("sine(%x)", False),
+])  # fmt: skip
+def test_a_buffer_that_holds_argument_data_is_not_the_reduced_data(producer: str, fused: bool) -> None:
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} negate(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %v = f32[100]{{0}} {producer}
+  ROOT %f = f32[] fusion(%v), kind=kInput, calls=%sum
+}}
+""")
+    assert only_reduction(analysis).fused is fused
+
+
+LOOP_REDUCE = """
+%red (q: f32[100]) -> f32[] {{
+  %q = f32[100]{{0}} parameter(0)
+  %c = f32[100]{{0}} cosine(%q)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%c, %z), dimensions={{0}}, to_apply=%add
+}}
+
+%body (s: (s32[], f32[100], f32[])) -> (s32[], f32[100], f32[]) {{
+  %s = (s32[], f32[100]{{0}}, f32[]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = f32[100]{{0}} get-tuple-element(%s), index=1
+  %a = f32[] get-tuple-element(%s), index=2
+  {read}
+  %sum = f32[] fusion(%v), kind=kInput, calls=%red
+  %a1 = f32[] add(%a, %sum)
+  %xn = f32[100]{{0}} negate(%xs)
+  ROOT %out = (s32[], f32[100]{{0}}, f32[]) tuple(%i, %xn, %a1)
+}}
+
+%cond (c: (s32[], f32[100], f32[])) -> pred[] {{
+  %c = (s32[], f32[100]{{0}}, f32[]) parameter(0)
+  ROOT %f = pred[] constant(false)
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %x2 = f32[100]{{0}} exponential(%x)
+  %zero = s32[] constant(0)
+  %a0 = f32[] constant(0)
+  %st = (s32[], f32[100]{{0}}, f32[]) tuple(%zero, %x2, %a0)
+  %w = (s32[], f32[100]{{0}}, f32[]) while(%st), condition=%cond, body=%body
+  ROOT %res = f32[] get-tuple-element(%w), index=2
+}}
+"""
+
+
+@pytest.mark.parametrize(("read", "fused"), [
+    # the loop state (even one the body changes, even computed by the program) was in memory before the kernel
+    ("%v = f32[100]{0} bitcast(%xs)", True),
+    ("%v = f32[100]{0} copy(%xs)", True),
+    # a value the body computes from it is not
+    ("%v = f32[100]{0} sine(%xs)", False),
+])  # fmt: skip
+def test_inside_a_loop_body_the_loop_state_is_not_the_reduced_data(read: str, fused: bool) -> None:
+    analysis = analyze(LOOP_REDUCE.format(read=read))
+    reduction = only_reduction(analysis)
+    assert reduction.computation == "body"
+    assert reduction.fused is fused
+    # the buffer that fed the loop is listed where the loop reads it
+    assert ("x2", "e") in {(m.name, m.computation) for m in analysis.materialized}
+
+
+def test_a_variadic_reduce_reduces_its_first_half_of_operands() -> None:
+    # argmax: (values, indices) reduced together, then two initial values
+    analysis = analyze("""
+%amax (a0: f32[], a1: s32[], b0: f32[], b1: s32[]) -> (f32[], s32[]) {
+  %a0 = f32[] parameter(0)
+  %a1 = s32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = s32[] parameter(3)
+  ROOT %t = (f32[], s32[]) tuple(%a0, %a1)
+}
+
+ENTRY %e (x: f32[100]) -> (f32[], s32[]) {
+  %x = f32[100]{0} parameter(0)
+  %v = f32[100]{0} sine(%x)
+  %io = s32[100]{0} iota(), iota_dimension=0
+  %m = f32[] constant(-inf)
+  %z = s32[] constant(0)
+  ROOT %r = (f32[], s32[]) reduce(%v, %io, %m, %z), dimensions={0}, to_apply=%amax, metadata={op_name="jit(f)/argmax"}
+}
+""")
+    reduction = only_reduction(analysis)
+    assert (reduction.input_shape, reduction.input_bytes, reduction.input_materialized) == ("f32[100]", 400, "v")
+    assert (reduction.op, reduction.origin) == ("argmax", "user")
+
+
+def test_reductions_in_nested_fusions_are_found() -> None:
+    analysis = analyze("""
+%inner (ip: f32[100]) -> f32[] {
+  %ip = f32[100]{0} parameter(0)
+  %n = f32[100]{0} negate(%ip)
+  %z = f32[] constant(0)
+  ROOT %ir = f32[] reduce(%n, %z), dimensions={0}, to_apply=%add
+}
+
+%outer (op: f32[100]) -> f32[] {
+  %op = f32[100]{0} parameter(0)
+  %t = f32[100]{0} tanh(%op)
+  ROOT %nf = f32[] fusion(%t), kind=kInput, calls=%inner
+}
+
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  ROOT %f = f32[] fusion(%s), kind=kOutput, calls=%outer
+}
+""")
+    reduction = only_reduction(analysis)
+    # found inside the nested body, attributed to the top-level fusion, the buffer
+    # traced back through both levels of parameters
+    assert (reduction.name, reduction.fusion, reduction.computation) == ("ir", "f", "e")
+    assert reduction.input_materialized == "s"
+    assert reduction.fused_with == ["tanh", "negate"]
+
+
+# -- degenerate reductions -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "listed"), [("f32[100,1]", False), ("f32[100,2]", True)])
+def test_a_reduce_over_dimensions_of_size_1_is_not_a_reduction(shape: str, listed: bool) -> None:
+    analysis = analyze(f"""
+ENTRY %e (x: {shape}) -> f32[100] {{
+  %x = {shape}{{1,0}} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{{0}} reduce(%x, %z), dimensions={{1}}, to_apply=%add
+}}
+""")
+    assert bool(analysis.reductions) is listed
+    assert [f.name for f in analysis.fusions] == ["r"]  # still work, still a kernel
+
+
+@pytest.mark.parametrize(("window", "listed"), [
+    ("window={size=1x1}", False),
+    ("window={size=1}", False),
+    ("window={size=1x1 stride=1x1}", False),
+    # one dimension of size 2 is enough for a window to sum something (all, not any)
+    ("window={size=1x2}", True),
+    ("window={size=2x1}", True),
+    ("window={size=2x2 stride=2x2}", True),
+])  # fmt: skip
+def test_a_reduce_window_of_size_1_is_not_a_reduction(window: str, listed: bool) -> None:
+    analysis = analyze(f"""
+ENTRY %e (x: f32[10,10]) -> f32[10,5] {{
+  %x = f32[10,10]{{1,0}} parameter(0)
+  %s = f32[10,10]{{1,0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[10,5]{{1,0}} reduce-window(%s, %z), {window}, to_apply=%add
+}}
+""")
+    assert bool(analysis.reductions) is listed
+
+
+# -- second stages --------------------------------------------------------------------
+
+STAGES = """
+%stage1 (p: f32[100,40]) -> f32[100,4] {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  {stage1_root}
+}}
+
+%stage2 (q: f32[100,4]) -> f32[100] {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  {between}
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = f32[100]{{0}} reduce(%q2, %z.1), dimensions={{1}}, to_apply=%add, metadata={{op_name="jit(f)/reduce_sum"}}
+}}
+
+ENTRY %e (x: f32[100,40]) -> f32[100] {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %s1 = f32[100,4]{{1,0}} fusion(%x), kind=kInput, calls=%stage1
+  ROOT %s2 = f32[100]{{0}} fusion(%s1), kind=kInput, calls=%stage2
+}}
+"""
+REDUCE_ROOT = "ROOT %r1 = f32[100,4]{1,0} reduce(%v, %z), dimensions={2}, to_apply=%add, metadata={op_name=\"jit(f)/reduce_sum\"}"
+
+
+@pytest.mark.parametrize("between", [
+    "%q2 = f32[100,4]{1,0} bitcast(%q)",
+    "%q2 = f32[100,4]{1,0} reshape(%q)",
+    "%q2 = f32[100,4]{1,0} copy(%q)",
+    "%q2 = f32[100,4]{0,1} transpose(%q), dimensions={0,1}",
+])
+def test_a_reduce_of_partial_results_read_as_is_is_a_second_stage(between: str) -> None:
+    analysis = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between=between))
+    first, second = analysis.reductions
+    assert (first.name, first.origin, first.fused) == ("r1", "user", True)
+    assert (second.name, second.origin, second.partial_of) == ("r2", "second-stage", "s1")
+    # its data is partial sums, not the program's data: it is no verdict's business
+    assert second.input_materialized is None
+    assert Report("f", "t", reductions=analysis.reductions).verdict_reductions == [first]
+
+
+def test_partial_results_that_are_computed_on_are_the_reduced_data() -> None:
+    analysis = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between="%q2 = f32[100,4]{1,0} negate(%q)"))
+    second = analysis.reductions[1]
+    assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "s1")
+
+
+def test_a_buffer_a_reduction_did_not_write_last_is_no_partial_result() -> None:
+    root = ("%r1 = f32[100,4]{1,0} reduce(%v, %z), dimensions={2}, to_apply=%add\n"
+            "  ROOT %n1 = f32[100,4]{1,0} negate(%r1)")
+    second = analyze(STAGES.format(stage1_root=root, between="%q2 = f32[100,4]{1,0} bitcast(%q)")).reductions[1]
+    assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "s1")
+
+
+def test_a_reduce_window_writes_partial_results_too() -> None:
+    root = "ROOT %r1 = f32[100,4]{1,0} reduce-window(%c, %z), window={size=1x10 stride=1x10}, to_apply=%add"
+    second = analyze(STAGES.format(stage1_root=root, between="%q2 = f32[100,4]{1,0} bitcast(%q)")).reductions[1]
+    assert (second.origin, second.partial_of) == ("second-stage", "s1")
+
+
+def test_a_top_level_reduce_of_a_reduction_is_a_second_stage() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100,40]) -> f32[100] {
+  %x = f32[100,40]{1,0} parameter(0)
+  %c = f32[100,40]{1,0} cosine(%x)
+  %z = f32[] constant(0)
+  %r1 = f32[100,4]{1,0} reduce-window(%c, %z), window={size=1x10 stride=1x10}, to_apply=%add
+  ROOT %r2 = f32[100]{0} reduce(%r1, %z), dimensions={1}, to_apply=%add
+}
+""")
+    first, second = analysis.reductions
+    assert (first.input_materialized, first.origin) == ("c", "user")
+    assert (second.origin, second.partial_of) == ("second-stage", "r1")
+
+
+# -- who wrote a reduction ----------------------------------------------------------
+
+
+ORIGIN = """
+ENTRY %e (x: f32[100]) -> {out} {{
+  %x = f32[100]{{0}} parameter(0)
+  %s = f32[100]{{0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = {out} {op}(%s, %z), {dims}, to_apply=%add{meta}
+}}
+"""
+
+
+def origin(op_name: str | None, *, window: int | None = None) -> str:
+    meta = "" if op_name is None else f', metadata={{op_name="{op_name}"}}'
+    if window is None:
+        text = ORIGIN.format(out="f32[]", op="reduce", dims="dimensions={0}", meta=meta)
+    else:
+        out = f"f32[{100 - window + 1}]"
+        text = ORIGIN.format(out=out, op="reduce-window", dims=f"window={{size={window}}}", meta=meta)
+    return only_reduction(analyze(text)).origin
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    # a reduction primitive, or no metadata: the program's own
+    (None, "user"), ("jit(f)/reduce_sum", "user"), ("jit(f)/reduce_max", "user"), ("jit(f)/reduce_min", "user"),
+    ("jit(f)/reduce_prod", "user"), ("jit(f)/reduce_and", "user"), ("jit(f)/argmax", "user"),
+    ("jit(f)/argmin", "user"), ("jit(f)/reduce", "user"), ("jit(f)/jvp(reduce_sum)/reduce_sum", "user"),
+    # part of a dot or a convolution (split-K, small dots as multiply and reduce)
+    ("jit(f)/dot_general", "dot"), ("jit(f)/conv_general_dilated", "dot"), ("jit(f)/ragged_dot", "dot"),
+    ("jit(f)/ragged_dot_general", "dot"),
+    # prefix scans
+    ("jit(f)/cumsum", "scan"), ("jit(f)/cumprod", "scan"), ("jit(f)/cummax", "scan"), ("jit(f)/cummin", "scan"),
+    ("jit(f)/cumlogsumexp", "scan"),
+    # anything else: the compiler's
+    ("jit(f)/sort", "compiler"), ("jit(f)/top_k", "compiler"), ("jit(f)/mul", "compiler"),
+    ("jit(f)/xreduce_sum", "compiler"),
+])  # fmt: skip
+def test_who_wrote_a_reduction_by_its_jax_operation(op_name: str | None, expected: str) -> None:
+    assert origin(op_name) == expected
+
+
+@pytest.mark.parametrize("window", [2, 10])
+def test_a_sliding_window_that_shrinks_its_operand_goes_by_its_op_name(window: int) -> None:
+    assert origin("jit(f)/reduce_sum", window=window) == "user"
+    assert origin("jit(f)/cumsum", window=window) == "scan"
+    assert origin("jit(f)/dot_general", window=window) == "dot"
+
+
+def test_a_reduce_window_writing_as_much_as_it_reads_is_a_scan() -> None:
+    # XLA's prefix sums: a padded window as wide as the data; the result is as large as the operand
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{0} reduce-window(%s, %z), window={size=100 pad=99_0}, to_apply=%add, metadata={op_name="jit(f)/reduce_sum"}
+}
+""")
+    assert only_reduction(analysis).origin == "scan"
+
+
+def test_reduction_origin_rules_apply_in_order() -> None:
+    mod = parse_module(module("""
+ENTRY %e (x: f32[100]) -> (f32[100], f32[99], f32[]) {
+  %x = f32[100]{0} parameter(0)
+  %z = f32[] constant(0)
+  %w = f32[100]{0} reduce-window(%x, %z), window={size=2 pad=1_0}, to_apply=%add, metadata={op_name="jit(f)/dot_general"}
+  %w2 = f32[99]{0} reduce-window(%x, %z), window={size=2}, to_apply=%add, metadata={op_name="jit(f)/dot_general"}
+  %r = f32[] reduce(%x, %z), dimensions={0}, to_apply=%add, metadata={op_name="jit(f)/cumsum"}
+  ROOT %t = (f32[100]{0}, f32[99]{0}, f32[]) tuple(%w, %w2, %r)
+}
+"""))
+    entry = mod.computations["e"]
+    w, w2, r = entry["w"], entry["w2"], entry["r"]
+    # 1. reading partial results outranks everything
+    assert reduction_origin(w, 100, "buf") == "second-stage"
+    assert reduction_origin(r, 100, "buf") == "second-stage"
+    # 2. a window writing at least as much as it reads is a scan, whatever its op_name
+    assert reduction_origin(w, 100, None) == "scan"
+    assert reduction_origin(w, 101, None) == "dot"  # one element fewer than its operand: by op_name
+    assert reduction_origin(w2, 100, None) == "dot"
+    # the window rule is about reduce-windows only: a reduce goes by its op_name
+    assert reduction_origin(r, 1, None) == "scan"  # cumsum
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    ("jit(f)/vmap()/dot_general", "dot_general"),
+    ("jit(f)/jit(g/h)/reduce_sum", "reduce_sum"),
+    ("jit(f)/transpose(jvp(f))/mul", "mul"),
+    ("jit(f)/reduce_sum[axes=(0,)]", "reduce_sum"),
+    ("jit(f)/a[b/c]", "a"),
+    ("reduce_max", "reduce_max"),
+    ("jit(f)/", None),
+    ("", None),
+    (None, None),
+])  # fmt: skip
+def test_producer_op_is_the_last_path_component(op_name: str | None, expected: str | None) -> None:
+    assert producer_op(op_name) == expected
+
+
+# -- what verdicts are about ------------------------------------------------------------
+
+
+def test_only_the_programs_reductions_get_a_verdict() -> None:
+    reductions = [
+        Reduction("a", "f", [], None, 4, origin="user"),
+        Reduction("b", "f", [], "buf", 4, origin="dot"),
+        Reduction("c", "f", [], "buf", 4, origin="scan"),
+    ]
+    report = Report("f", "t", reductions=reductions)
+    assert [r.name for r in report.verdict_reductions] == ["a"]
+    assert report.all_reductions_fused is True
+    assert Report("f", "t", reductions=reductions[1:]).all_reductions_fused is None
+    assert Report("f", "t", reductions=[*reductions, Reduction("d", "f", [], "buf", 4)]).all_reductions_fused is False

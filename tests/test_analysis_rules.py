@@ -1132,3 +1132,108 @@ def test_only_the_programs_reductions_get_a_verdict() -> None:
     assert report.all_reductions_fused is True
     assert Report("f", "t", reductions=reductions[1:]).all_reductions_fused is None
     assert Report("f", "t", reductions=[*reductions, Reduction("d", "f", [], "buf", 4)]).all_reductions_fused is False
+
+
+# -- source lines ----------------------------------------------------------------------
+
+FRAMES = """HloModule m
+
+FileNames
+1 "/docs/example.py"
+2 "/site-packages/jax/numpy.py"
+3 "C:\\\\docs\\\\other.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=4 end_line=4 column=1 end_column=9}
+2 {file_name_id=2 function_name_id=1 line=900 end_line=900 column=1 end_column=9}
+3 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=9}
+4 {file_name_id=3 function_name_id=1 line=12 end_line=12 column=1 end_column=9}
+5 {file_name_id=1 function_name_id=1 line=0 end_line=0 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+3 {file_location_id=3 parent_frame_id=1}
+4 {file_location_id=4 parent_frame_id=2}
+5 {file_location_id=5 parent_frame_id=2}
+
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x), metadata={op_name="jit(f)/sin" stack_frame_id=2}
+  %b = f32[10]{0} cosine(%a), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+  %c = f32[10]{0} tanh(%b), metadata={op_name="jit(f)/tanh" stack_frame_id=4}
+  %d = f32[10]{0} negate(%c), metadata={op_name="jit(f)/neg" stack_frame_id=5}
+  %g = f32[10]{0} abs(%d), metadata={op_name="jit(f)/abs" source_file="/docs/example.py" source_line=9}
+  ROOT %h = f32[10]{0} exponential(%g), metadata={op_name="jit(f)/exp" source_file="/elsewhere/x.py" source_line=3}
+}
+"""
+
+
+def lines_by_fusion(source_file: str | None) -> dict[str, list[int]]:
+    return {f.name: f.source_lines for f in analyze_module(FRAMES, source_file=source_file).fusions}
+
+
+def test_a_line_is_the_innermost_frame_in_the_examples_file() -> None:
+    found = lines_by_fusion("example.py")
+    # a: jax's frame, then the example's line 4; b: the example's line 7 itself
+    assert (found["a"], found["b"]) == ([4], [7])
+    # c: innermost in another file: the next frame out, in the example, counts
+    assert found["c"] == [4]
+    # d: a frame of line 0 says nothing: the next one out does
+    assert found["d"] == [4]
+    # g: no frames, the metadata's own file and line; h: another file, no line
+    assert (found["g"], found["h"]) == ([9], [])
+
+
+def test_the_examples_file_matches_by_full_path_or_base_name() -> None:
+    assert lines_by_fusion("/docs/example.py") == lines_by_fusion("example.py")
+    assert lines_by_fusion("C:\\other\\example.py")["b"] == [7]
+    assert lines_by_fusion("/other/example.py")["b"] == [7]
+    # a file of another name gives no line at all
+    assert set(map(tuple, lines_by_fusion("examples.py").values())) == {()}
+
+
+def test_a_windows_path_matches_by_base_name() -> None:
+    assert lines_by_fusion("other.py")["c"] == [12]
+    assert lines_by_fusion("D:\\x\\other.py")["c"] == [12]
+
+
+def test_without_a_file_the_innermost_frame_counts() -> None:
+    found = lines_by_fusion(None)
+    assert (found["a"], found["b"], found["c"], found["d"], found["g"], found["h"]) == (
+        [900], [7], [12], [4], [9], [3])
+
+
+def test_a_fusion_gets_the_lines_of_everything_inside_it_sorted() -> None:
+    analysis = analyze_module(FRAMES.replace("ENTRY %e", """%body (p: f32[10]) -> f32[10] {
+  %p = f32[10]{0} parameter(0)
+  %u = f32[10]{0} cosine(%p), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+  %v = f32[10]{0} sine(%u), metadata={op_name="jit(f)/sin" stack_frame_id=1}
+  ROOT %w = f32[10]{0} cosine(%v), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+}
+
+ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%g)", "ROOT %h = f32[10]{0} fusion(%g), kind=kLoop, calls=%body"))
+    # the fusion's own metadata names another file: only its body's lines
+    assert {f.name: f.source_lines for f in analysis.fusions}["h"] == [4, 7]
+
+
+def test_a_module_that_does_not_hold_together_is_a_parse_error() -> None:
+    from sphinx_jaxhlo.hlo import HloParseError
+
+    broken = module("""
+ENTRY %e (x: f32[10]) -> f32[] {
+  %x = f32[10]{0} parameter(0)
+  ROOT %r = f32[] reduce(), dimensions={0}, to_apply=%add
+}
+""")
+    assert analyze_module(broken).reductions == []  # no operand: nothing to reduce, no crash
+    with pytest.raises(HloParseError):
+        analyze_module("HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %r = f32[] sine(%nowhere\n}\n")
+
+
+def test_a_parsed_module_is_analyzed_as_its_text() -> None:
+    text = module(PROGRAMS)
+    assert analyze_module(parse_module(text)) == analyze_module(text)

@@ -1,0 +1,286 @@
+"""The cache key and what may be cached, without a build or a compile.
+
+Every input of :meth:`CompileRequest.cache_key` and :func:`lowered_cache_key`
+changes the key when it changes, and what is not an input (the order of
+unordered parts, the process the key is computed in) leaves it alone.  Only a
+success or a deterministic failure is cached: a transient error never is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sphinx_jaxhlo import cache as cache_mod
+from sphinx_jaxhlo import request as request_mod
+from sphinx_jaxhlo.cache import ReportCache, is_deterministic
+from sphinx_jaxhlo.report import CompileError, Memory, Report
+from sphinx_jaxhlo.request import CompileRequest, code_fingerprint, installed_versions, lowered_cache_key
+from sphinx_jaxhlo.specs import parse_args
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def request(**changes: object) -> CompileRequest:
+    base = CompileRequest(source="def f(x):\n    return x\n", function="f", specs=parse_args("f32[3]"),
+                          target="cpu", static=(("n", "1"),), xla_flags=(("xla_flag", "1"),),
+                          extras=("jaxpr",), source_name="example.py", donate=("x",),
+                          target_fingerprint="cpu-x86", versions=(("jax", "0.10.2"), ("jaxlib", "0.10.2")))
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+# -- CompileRequest.cache_key ------------------------------------------------------------
+
+CHANGES = [
+    {"source": "def f(x):\n    return x + 1\n"}, {"source": "def f(x):\n    return x\n\n"},
+    {"function": "g"}, {"specs": parse_args("f32[4]")}, {"specs": parse_args("f64[3]")},
+    {"specs": parse_args("x=f32[3]")}, {"target": "gpu:h100"}, {"static": (("n", "2"),)}, {"static": ()},
+    {"xla_flags": ()}, {"xla_flags": (("xla_flag", "2"),)}, {"extras": ()}, {"extras": ("jaxpr", "stablehlo")},
+    {"source_name": "other.py"}, {"donate": ()}, {"donate": ("0",)}, {"target_fingerprint": "cpu-arm"},
+    {"versions": (("jax", "0.10.3"), ("jaxlib", "0.10.2"))}, {"versions": ()},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: next(iter(c)))
+def test_every_field_of_the_request_changes_the_key(change: dict[str, object]) -> None:
+    assert request(**change).cache_key() != request().cache_key()
+
+
+def test_the_package_version_changes_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = request().cache_key()
+    monkeypatch.setattr(request_mod, "__version__", "9.9.9")
+    assert request().cache_key() != before
+
+
+def test_the_report_schema_changes_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = request().cache_key()
+    monkeypatch.setattr(request_mod, "SCHEMA_VERSION", request_mod.SCHEMA_VERSION + 1)
+    assert request().cache_key() != before
+
+
+def test_the_code_that_makes_reports_changes_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = request().cache_key()
+    monkeypatch.setattr(request_mod, "code_fingerprint", lambda: "0" * 64)
+    assert request().cache_key() != before
+
+
+def test_the_order_of_installed_versions_does_not_change_the_key() -> None:
+    versions = (("jaxlib", "0.10.2"), ("jax", "0.10.2"))
+    assert request(versions=versions).cache_key() == request().cache_key()
+
+
+def test_the_key_is_the_same_in_another_process() -> None:
+    code = ("from sphinx_jaxhlo.request import CompileRequest; from sphinx_jaxhlo.specs import parse_args\n"
+            "r = CompileRequest(source='def f(x):\\n    return x\\n', function='f', specs=parse_args('f32[3]'),"
+            " target='cpu', static=(('n', '1'),), xla_flags=(('xla_flag', '1'),), extras=('jaxpr',),"
+            " source_name='example.py', donate=('x',), target_fingerprint='cpu-x86',"
+            " versions=(('jax', '0.10.2'), ('jaxlib', '0.10.2')))\nprint(r.cache_key())")
+    env = {**os.environ, "PYTHONHASHSEED": "123", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == request().cache_key()
+
+
+def test_the_key_is_a_sha256_hex_digest() -> None:
+    key = request().cache_key()
+    assert len(key) == 64 and int(key, 16) >= 0
+
+
+def test_a_request_survives_json() -> None:
+    assert CompileRequest.from_json(request().to_json()) == dataclasses.replace(
+        request(), target_fingerprint="", versions=())
+    old = request().to_json()
+    del old["donate"]  # requests written before donation existed
+    assert CompileRequest.from_json(old).donate == ()
+
+
+# -- lowered_cache_key (the API's compile route) -----------------------------------------
+
+LOWERED = {"lowered_text": "module @jit_f {}", "target": "cpu", "target_fingerprint": "cpu-x86",
+           "xla_flags": {"a": "1", "b": "2"}, "extras": ("jaxpr", "stablehlo"), "source_name": "example.py"}
+
+
+def lowered(**changes: object) -> str:
+    return lowered_cache_key(**{**LOWERED, **changes})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("change", [
+    {"lowered_text": "module @jit_f { }"}, {"target": "tpu:v5e"}, {"target_fingerprint": "cpu-arm"},
+    {"xla_flags": {"a": "1"}}, {"xla_flags": {"a": "1", "b": "3"}}, {"extras": ("jaxpr",)},
+    {"source_name": "other.py"},
+], ids=lambda c: next(iter(c)))  # fmt: skip
+def test_every_input_of_the_lowered_key_changes_it(change: dict[str, object]) -> None:
+    assert lowered(**change) != lowered()
+
+
+def test_the_order_of_flags_and_extras_does_not_change_the_lowered_key() -> None:
+    assert lowered(xla_flags={"b": "2", "a": "1"}, extras=("stablehlo", "jaxpr")) == lowered()
+
+
+@pytest.mark.parametrize("part", ["__version__", "SCHEMA_VERSION", "code_fingerprint", "installed_versions"])
+def test_versions_schema_and_code_change_the_lowered_key(part: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = lowered()
+    value: object = {"__version__": "9.9.9", "SCHEMA_VERSION": request_mod.SCHEMA_VERSION + 1,
+                     "code_fingerprint": lambda: "0" * 64,
+                     "installed_versions": lambda: (("jax", "0.0.1"),)}[part]
+    monkeypatch.setattr(request_mod, part, value)
+    assert lowered() != before
+
+
+def test_installed_versions_include_xla_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sphinx_jaxhlo import targets
+
+    monkeypatch.setattr(targets, "package_versions", lambda: {"jaxlib": "0.10.2", "jax": "0.10.2"})
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert installed_versions.__wrapped__() == (("jax", "0.10.2"), ("jaxlib", "0.10.2"))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    assert installed_versions.__wrapped__() == (
+        ("XLA_FLAGS", "--xla_cpu_enable_fast_math=true"), ("jax", "0.10.2"), ("jaxlib", "0.10.2"))
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert dict(installed_versions.__wrapped__()) == {"jax": "0.10.2", "jaxlib": "0.10.2"}
+
+
+# -- the code fingerprint ----------------------------------------------------------------
+
+REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py")
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the package that ``code_fingerprint`` reads instead of the real one."""
+    source = Path(request_mod.__file__).parent
+    copy = tmp_path / "sphinx_jaxhlo"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(request_mod, "__file__", str(copy / "request.py"))
+    return copy
+
+
+def test_the_fingerprint_is_of_the_package_as_installed(package_copy: Path) -> None:
+    assert code_fingerprint.__wrapped__() == code_fingerprint()
+
+
+@pytest.mark.parametrize("name", REPORT_CODE)
+def test_every_module_that_makes_reports_is_in_the_fingerprint(package_copy: Path, name: str) -> None:
+    before = code_fingerprint.__wrapped__()
+    path = package_copy / name
+    path.write_bytes(path.read_bytes() + b"\n# changed\n")
+    assert code_fingerprint.__wrapped__() != before
+
+
+def test_the_gpu_target_descriptions_are_in_the_fingerprint(package_copy: Path) -> None:
+    before = code_fingerprint.__wrapped__()
+    described = sorted((package_copy / "gpu_targets").glob("*"))
+    assert described
+    described[-1].write_bytes(described[-1].read_bytes() + b" ")
+    assert code_fingerprint.__wrapped__() != before
+    (package_copy / "gpu_targets" / "zz_new.txtpb").write_text("gpu_device_info {}\n", encoding="utf-8")
+    assert code_fingerprint.__wrapped__() != before
+
+
+@pytest.mark.parametrize("name", ["cli.py", "expectations.py", "render/example.py", "lexer.py"])
+def test_code_that_only_shows_reports_is_not_in_the_fingerprint(package_copy: Path, name: str) -> None:
+    before = code_fingerprint.__wrapped__()
+    path = package_copy / name
+    path.write_bytes(path.read_bytes() + b"\n# changed\n")
+    assert code_fingerprint.__wrapped__() == before
+
+
+def test_moving_code_between_modules_changes_the_fingerprint(package_copy: Path) -> None:
+    # the names are hashed with the contents: the same bytes in another file are another fingerprint
+    before = code_fingerprint.__wrapped__()
+    call, report = package_copy / "call.py", package_copy / "report.py"
+    both = call.read_bytes() + report.read_bytes()
+    call.write_bytes(both[:10])
+    report.write_bytes(both[10:])
+    assert code_fingerprint.__wrapped__() != before
+
+
+# -- what may be cached ------------------------------------------------------------------
+
+#: By hand: the statuses a failed compile gets from the same input every time.
+DETERMINISTIC = ["RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "UNIMPLEMENTED", "FAILED_PRECONDITION", "OUT_OF_RANGE"]
+#: Failures of the moment: the machine, the worker, a timeout.
+TRANSIENT = ["INTERNAL", "UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "ABORTED", "UNKNOWN", "DATA_LOSS",
+             "PERMISSION_DENIED", "NOT_FOUND", "timeout", "crash", ""]
+
+
+def test_a_success_is_cached() -> None:
+    assert is_deterministic(Report("f", "cpu"))
+
+
+@pytest.mark.parametrize("status", DETERMINISTIC)
+def test_a_deterministic_failure_is_cached(status: str) -> None:
+    assert is_deterministic(Report("f", "cpu", error=CompileError(status, "message")))
+
+
+@pytest.mark.parametrize("status", TRANSIENT)
+def test_a_transient_failure_is_never_cached(status: str) -> None:
+    assert not is_deterministic(Report("f", "cpu", error=CompileError(status, "message")))
+
+
+def test_the_deterministic_statuses_are_exactly_those() -> None:
+    assert set(cache_mod.DETERMINISTIC_ERRORS) == set(DETERMINISTIC)
+
+
+# -- the cache folder --------------------------------------------------------------------
+
+KEY = "ab" + "0" * 62
+
+
+def test_an_entry_is_stored_under_the_first_two_characters_of_its_key(tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path)
+    assert cache.path(KEY) == tmp_path / "ab" / f"{KEY}.json"
+    report = Report("f", "cpu", memory=Memory(temp_bytes=12))
+    cache.put(KEY, report)
+    assert cache.get(KEY) == report
+    assert Report.from_json((tmp_path / "ab" / f"{KEY}.json").read_text(encoding="utf-8")) == report
+    assert [p.name for p in tmp_path.rglob("*")] == ["ab", f"{KEY}.json"]  # no temporary file left
+
+
+def test_put_replaces_an_entry(tmp_path: Path) -> None:
+    cache = ReportCache(str(tmp_path))
+    cache.put(KEY, Report("f", "cpu"))
+    cache.put(KEY, Report("g", "cpu"))
+    assert cache.get(KEY) == Report("g", "cpu")
+
+
+@pytest.mark.parametrize("content", [b"", b"{not json", b"\xff\xfe not utf-8", b'{"function": "f"}', b"[]"])
+def test_an_unreadable_entry_is_a_miss(tmp_path: Path, content: bytes) -> None:
+    cache = ReportCache(tmp_path)
+    cache.path(KEY).parent.mkdir()
+    cache.path(KEY).write_bytes(content)
+    assert cache.get(KEY) is None
+    cache.put(KEY, Report("f", "cpu"))  # and is rewritten
+    assert cache.get(KEY) == Report("f", "cpu")
+
+
+def test_a_missing_entry_or_folder_is_a_miss(tmp_path: Path) -> None:
+    assert ReportCache(tmp_path / "nowhere").get(KEY) is None
+    folder_in_the_way = tmp_path / "ab" / f"{KEY}.json"
+    folder_in_the_way.mkdir(parents=True)
+    assert ReportCache(tmp_path).get(KEY) is None
+
+
+def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    cache = ReportCache(blocked)
+    cache.put(KEY, Report("f", "cpu"))  # no exception
+    assert cache.get(KEY) is None
+    assert blocked.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cache_mod.os, "replace", fail)
+    cache = ReportCache(tmp_path)
+    cache.put(KEY, Report("f", "cpu"))
+    assert [p.name for p in tmp_path.rglob("*")] == ["ab"]
+    assert cache.get(KEY) is None

@@ -47,7 +47,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "specs": (("sphinx_jaxhlo/specs.py",), ("tests/test_specs.py", "tests/test_dtypes.py")),
     "request": (("sphinx_jaxhlo/request.py",), ("tests/test_cache_key.py",)),
     "cache": (("sphinx_jaxhlo/cache.py",), ("tests/test_cache_key.py",)),
-    "lexer": (("sphinx_jaxhlo/lexer.py",), ("tests/test_lexer_rules.py", "tests/test_lexer.py")),
+    "lexer": (("sphinx_jaxhlo/lexer.py",), ("tests/test_lexer_rules.py",)),
     "render": (("sphinx_jaxhlo/render/graph.py", "sphinx_jaxhlo/render/nodes.py",
                 "sphinx_jaxhlo/render/standalone_html.py"), ("tests/test_escaping.py",)),
 }

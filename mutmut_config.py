@@ -52,27 +52,35 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                 "sphinx_jaxhlo/render/standalone_html.py"), ("tests/test_escaping.py",)),
 }
 
-#: In render/, only the escaping is under test: lines that call an escaping
-#: function, and the bodies of the module's own escaping helpers.
-_ESCAPING_CALL = re.compile(r"\b(?:html\.escape|_esc|_attr|escape)\(")
-_ESCAPING_HELPERS = ("_esc", "_attr")
+#: In render/, only the escaping is under test: a mutant counts when all it changes
+#: lies inside one escaping call (what the call is given, or its ``quote`` flag);
+#: the markup and layout around the calls are left alone.
+_ESCAPING_CALL = re.compile(r"\b(?:html\.escape|_esc|_attr)\(")
 
 
-def _escaping_lines(path: str) -> set[int]:
-    """0-based numbers of the lines of ``path`` whose mutants are tested."""
-    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
-    out = {i for i, line in enumerate(lines) if _ESCAPING_CALL.search(line)}
-    for i, line in enumerate(lines):
-        m = re.match(r"def (\w+)\(", line)
-        if m and m.group(1) in _ESCAPING_HELPERS:
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or lines[j].startswith((" ", "\t"))):
-                out.add(j)
-                j += 1
-    return out
+def _call_spans(line: str) -> list[tuple[int, int]]:
+    spans = []
+    for m in _ESCAPING_CALL.finditer(line):
+        depth, end = 0, len(line)
+        for k in range(m.end() - 1, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[k], 0)
+            if depth == 0:
+                end = k + 1
+                break
+        spans.append((m.start(), end))
+    return spans
 
 
-_ESCAPING_CACHE: dict[str, set[int]] = {}
+def _escaping_mutant(line: str, mutated: str) -> bool:
+    """Whether the change from ``line`` to ``mutated`` lies inside one escaping call."""
+    start = 0
+    while start < min(len(line), len(mutated)) and line[start] == mutated[start]:
+        start += 1
+    tail = 0
+    while tail < min(len(line), len(mutated)) - start and line[-1 - tail] == mutated[-1 - tail]:
+        tail += 1
+    end = len(line) - tail
+    return any(a <= start and end <= b for a, b in _call_spans(line))
 
 
 def pre_mutation(context: Any) -> None:
@@ -80,9 +88,16 @@ def pre_mutation(context: Any) -> None:
     name = Path(context.filename).as_posix()
     if "/render/" not in f"/{name}":
         return
-    if name not in _ESCAPING_CACHE:
-        _ESCAPING_CACHE[name] = _escaping_lines(name)
-    if context.current_line_index not in _ESCAPING_CACHE[name]:
+    line = context.current_source_line
+    if not _ESCAPING_CALL.search(line):
+        context.skip = True
+        return
+    from mutmut import Context, mutate
+
+    trial = Context(source=context.source, mutation_id=context.mutation_id, filename=context.filename,
+                    dict_synonyms=context.dict_synonyms)
+    mutated, _ = mutate(trial)
+    if not _escaping_mutant(line, mutated.split("\n")[context.current_line_index]):
         context.skip = True
 
 

@@ -1,0 +1,198 @@
+"""Everything the HTML and SVG writers take from user text or compiler output is escaped.
+
+Each writer of :mod:`sphinx_jaxhlo.render` gets the same hostile text in every
+field it prints, as element text and as attribute value; the output is then
+parsed, and must hold that text exactly where it was put and no element the text
+tried to open.  No Sphinx build: the extension's visitors run in docutils' own
+HTML writer, as in :func:`sphinx_jaxhlo.render.standalone_html.nodes_to_html`.
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as ET
+
+import pytest
+from bs4 import BeautifulSoup
+from docutils import nodes
+
+from sphinx_jaxhlo.render import nodes as rnodes
+from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph, graph_svg
+from sphinx_jaxhlo.render.standalone_html import HIGHLIGHT_LIMIT, nodes_to_html, render_html
+from sphinx_jaxhlo.report import Report
+
+#: Text that opens an element, closes attribute values of both quotings and holds an entity.
+HOSTILE = "<i class=\"x\" title='y'>&amp;</i>"
+ESCAPED = html.escape(HOSTILE, quote=True)
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def soup(markup: str) -> BeautifulSoup:
+    found = BeautifulSoup(markup, "html.parser")
+    assert not found.find_all("i"), f"an element opened by the text: {markup[:500]}"
+    assert HOSTILE not in markup
+    return found
+
+
+# -- the extension's nodes --------------------------------------------------------------
+
+
+def test_block_ids_and_classes() -> None:
+    block = rnodes.jaxhlo_block(ids=[HOSTILE, HOSTILE + "2"], classes=[HOSTILE])
+    found = soup(nodes_to_html([block]))
+    div = found.find("div")
+    assert div["id"] == HOSTILE
+    assert div["class"] == ["jaxhlo", *HOSTILE.split()]
+    assert found.find("span")["id"] == HOSTILE + "2"
+
+
+@pytest.mark.parametrize("opened", [True, False])
+def test_details_title(opened: bool) -> None:
+    found = soup(nodes_to_html([rnodes.jaxhlo_details(title=HOSTILE, open=opened)]))
+    assert found.find("summary").get_text() == HOSTILE
+    assert found.find("details").has_attr("open") is opened
+
+
+def test_tabs_keys_titles_and_ids() -> None:
+    tabs = rnodes.jaxhlo_tabs(tabset_id=HOSTILE, group=HOSTILE)
+    tabs += rnodes.jaxhlo_tab(key=HOSTILE, title=HOSTILE)
+    tabs += rnodes.jaxhlo_tab(key="cpu", title="CPU")
+    found = soup(nodes_to_html([tabs]))
+    assert found.find("div", class_="jaxhlo-tabs")["data-group"] == HOSTILE
+    first, second = found.find_all("button")
+    assert (first["data-key"], first.get_text(), first["id"], first["aria-controls"]) == (
+        HOSTILE, HOSTILE, f"{HOSTILE}-tab-0", f"{HOSTILE}-panel-0")
+    assert (second["data-key"], second["aria-selected"], second["tabindex"]) == ("cpu", "false", "-1")
+    panel = found.find("div", class_="jaxhlo-panel")
+    assert (panel["id"], panel["aria-labelledby"], panel["data-key"]) == (
+        f"{HOSTILE}-panel-0", f"{HOSTILE}-tab-0", HOSTILE)
+    assert panel.find("p", class_="jaxhlo-panel-title").get_text() == HOSTILE
+
+
+def test_bar_chart_labels_and_values() -> None:
+    bars = rnodes.jaxhlo_bars(title=HOSTILE, bars=[(HOSTILE, 5e6, HOSTILE), ("small", 10.0, "10 B")])
+    found = soup(nodes_to_html([bars]))
+    assert found.find("figcaption").get_text() == HOSTILE
+    assert found.find("div", class_="jaxhlo-bar-label").get_text() == HOSTILE
+    assert found.find("div", class_="jaxhlo-bar-value").get_text() == HOSTILE
+    assert found.find("div", class_="jaxhlo-bar-track")["aria-label"] == f"{HOSTILE}: {HOSTILE}"
+
+
+def test_source_lines_prefix_language_and_code() -> None:
+    source = rnodes.jaxhlo_source(prefix=HOSTILE, language=HOSTILE)
+    source += nodes.literal_block(HOSTILE + "\nsecond line", HOSTILE + "\nsecond line")
+    found = soup(nodes_to_html([source]))
+    outer = found.find("div", class_="jaxhlo-source")
+    assert outer["data-jaxhlo-src"] == HOSTILE
+    assert f"highlight-{HOSTILE}".split()[0] in outer["class"]
+    lines = found.find_all("span", class_="jaxhlo-line")
+    assert [line["id"] for line in lines] == [f"{HOSTILE}1", f"{HOSTILE}2"]
+    assert lines[0].get_text() == "1" + HOSTILE
+
+
+def test_source_lines_when_the_highlighter_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pygments
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("a lexer bug")
+
+    monkeypatch.setattr(pygments, "highlight", broken)
+    found = soup(rnodes._source_lines_html(HOSTILE + "\n" + HOSTILE, "python", "p"))
+    assert [s.get_text() for s in found.find_all("span", class_="jaxhlo-line")] == ["1" + HOSTILE, "2" + HOSTILE]
+
+
+def test_line_links_prefix() -> None:
+    found = soup(nodes_to_html([rnodes.jaxhlo_lines(lines=[3, 5], prefix=HOSTILE)]))
+    assert [a["href"] for a in found.find_all("a")] == [f"#{HOSTILE}3", f"#{HOSTILE}5"]
+
+
+def test_table_row_lines_and_prefix() -> None:
+    row = rnodes.jaxhlo_row(lines=[2, 4], prefix=HOSTILE)
+    found = soup(nodes_to_html([row]))
+    tr = found.find("tr")
+    assert (tr["data-jaxhlo-lines"], tr["data-jaxhlo-src"]) == ("2 4", HOSTILE)
+
+
+def test_graph_caption_and_legend() -> None:
+    graph = rnodes.jaxhlo_graph(title=HOSTILE, svg="<svg></svg>", legend=HOSTILE)
+    found = soup(nodes_to_html([graph]))
+    assert found.find("figcaption").get_text() == HOSTILE
+    assert found.find("p", class_="jaxhlo-graph-legend").get_text() == HOSTILE
+
+
+def test_attribute_values_escape_both_quotes() -> None:
+    assert rnodes._attr(HOSTILE) == ESCAPED
+    assert '"' not in rnodes._attr('"') and "'" not in rnodes._attr("'")
+
+
+# -- the standalone HTML of notebooks ---------------------------------------------------
+
+
+def test_full_page_title() -> None:
+    page = render_html([Report(function=HOSTILE, target="cpu")], full_page=True)
+    found = soup(page)
+    assert found.title.get_text() == f"jax-hlo: {HOSTILE}"
+    assert f"<title>jax-hlo: {ESCAPED}</title>" in page
+
+
+def test_fragment_function_args_and_notes() -> None:
+    found = soup(render_html([], function=HOSTILE, args=HOSTILE, notes=[HOSTILE]))
+    assert found.find("p", class_="jaxhlo-file").get_text() == f"{HOSTILE}({HOSTILE})"
+    assert found.find("p", class_="jaxhlo-notes").get_text() == HOSTILE
+
+
+def test_code_blocks_language_and_text() -> None:
+    text = HOSTILE + "\n" + HOSTILE
+    found = soup(nodes_to_html([nodes.literal_block(text, text, language=HOSTILE)]))
+    assert found.find("pre").get_text().strip("\n") == text
+    assert f"highlight-{HOSTILE}".split()[0] in found.find("div")["class"]
+
+
+def test_code_too_long_to_highlight_is_escaped_too() -> None:
+    copies = HIGHLIGHT_LIMIT // len(HOSTILE) + 1
+    text = HOSTILE * copies
+    out = nodes_to_html([nodes.literal_block(text, text, language="hlo")])
+    assert HOSTILE not in out and "<i " not in out
+    assert out.count(ESCAPED) == copies
+
+
+# -- the SVG of the computation graph ---------------------------------------------------
+
+
+def hostile_graph() -> Graph:
+    a = GraphNode(id="a", name=HOSTILE, computation=HOSTILE, role="op", detail=HOSTILE, tooltip=HOSTILE,
+                  source_lines=[1])
+    b = GraphNode(id="b", name="b", computation=HOSTILE, role="result", detail="result")
+    c = GraphNode(id="c", name="c", computation="other", role="op", detail="x")
+    edge = GraphEdge(src="a", dst="b", index=None, shape=HOSTILE, bytes=5_000_000, materialized=True, heavy=True)
+    return Graph([Subgraph(HOSTILE, HOSTILE, [a, b], [edge]), Subgraph("other", "other", [c], [])])
+
+
+def test_graph_svg_is_well_formed_and_holds_the_text() -> None:
+    svg = graph_svg(hostile_graph(), uid=HOSTILE, line_prefix=HOSTILE, lines_known=3, title=HOSTILE)
+    assert HOSTILE not in svg
+    root = ET.fromstring(svg)  # an unescaped quote or bracket breaks the XML
+    titles = [t.text for t in root.iter(f"{SVG}title")]
+    assert titles[0] == HOSTILE  # the picture's accessible name
+    assert HOSTILE in titles  # the node's tooltip
+    assert any(t is not None and t.startswith(f"{HOSTILE} → b: {HOSTILE} · 5.0 MB") for t in titles)
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert HOSTILE in texts  # the computation's frame title
+    groups = [g.get("data-computation") for g in root.iter(f"{SVG}g") if g.get("data-computation")]
+    assert groups == [HOSTILE, "other"]
+    (link,) = root.iter(f"{SVG}a")
+    assert (link.get("href"), link.get("data-jaxhlo-src")) == (f"#{HOSTILE}1", HOSTILE)
+    markers = {m.get("id") for m in root.iter(f"{SVG}marker")}
+    assert markers == {f"{HOSTILE}-arrow", f"{HOSTILE}-arrow-heavy"}
+    assert root.get("aria-labelledby") == f"{HOSTILE}-title"
+
+
+def test_defaults_of_the_escaped_fields() -> None:
+    tabs = rnodes.jaxhlo_tabs(tabset_id="t")
+    tabs += rnodes.jaxhlo_tab(key="cpu", title="CPU")
+    assert soup(nodes_to_html([tabs])).find("div", class_="jaxhlo-tabs")["data-group"] == "target"
+    node = GraphNode(id="a", name="fusion.1", computation="main", role="op", detail="Loop")
+    root = ET.fromstring(graph_svg(Graph([Subgraph("main", "main", [node], [])]), uid="g"))
+    titles = [t.text for t in root.iter(f"{SVG}title")]
+    # the picture's name when none is given; a box without a tooltip shows its name
+    assert titles == ["Computation graph", "fusion.1"]

@@ -9,6 +9,7 @@ calls :func:`pre_mutation`) and the driver the nox session runs::
     python mutmut_config.py                      # every module of MODULES
     python mutmut_config.py analysis expectations  # some of them (the CI subset)
     python mutmut_config.py --report             # the scores of the last run, no new run
+    python mutmut_config.py --survivors analysis # test the last run's survivors again
 
 For each module it runs ``mutmut run`` with that module's tests as the runner,
 then prints the score per module (killed / tested; a mutant that hangs the
@@ -149,15 +150,23 @@ def _forget_baseline() -> None:
                 pass
 
 
-def run_module(name: str) -> None:
+def run_module(name: str, survivors_only: bool = False) -> None:
+    """Run mutmut over one module; with ``survivors_only``, test again only the
+    mutants that survived the last run (after adding tests, in minutes)."""
     files, _ = MODULES[name]
     _forget_baseline()
     runner = f"{sys.executable} {ROOT / 'mutmut_config.py'} --pytest {name}"
-    cmd = [sys.executable, "-m", "mutmut", "run", "--paths-to-mutate", ",".join(files), "--runner", runner,
-           "--tests-dir", "tests/", "--no-progress", "--simple-output", "--CI"]
-    print(f"== mutating {', '.join(files)} against {', '.join(MODULES[name][1])}", flush=True)
+    common = ["--runner", runner, "--tests-dir", "tests/", "--no-progress", "--simple-output", "--CI"]
+    if survivors_only:
+        ids = [str(m.id) for m in mutants() if m.file in files and m.status == "bad_survived"]
+        commands = [[sys.executable, "-m", "mutmut", "run", mid, *common] for mid in ids]
+    else:
+        commands = [[sys.executable, "-m", "mutmut", "run", "--paths-to-mutate", ",".join(files), *common]]
+    print(f"== mutating {', '.join(files)} against {', '.join(MODULES[name][1])}"
+          + (f" ({len(commands)} survivors again)" if survivors_only else ""), flush=True)
     try:
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        for cmd in commands:
+            subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     finally:
         _restore_backups()
 
@@ -190,8 +199,12 @@ def _mutated_line(file: str, line: str, number: int, index: int) -> str:
         source, _ = mutate(context)
     except Exception as exc:  # the line moved since the run
         return f"(cannot rebuild the mutant: {exc})"
+    original = (ROOT / file).read_text(encoding="utf-8").splitlines()
     mutated = source.splitlines()
-    return mutated[number].strip() if number < len(mutated) else ""
+    changed = [m for o, m in zip(original, mutated, strict=False) if o != m]
+    if len(original) != len(mutated):  # a line removed or added: show where
+        return next((m for o, m in zip(original, mutated, strict=False) if o != m), "(a line removed)").strip()
+    return changed[0].strip() if changed else ""
 
 
 def documented_equivalents() -> set[tuple[str, str, str]]:
@@ -245,8 +258,9 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 0
     flags = [a for a in argv if a.startswith("-")]
-    if set(flags) - {"--report"}:
-        print(f"unknown option(s) {' '.join(sorted(set(flags) - {'--report'}))}; see --help", file=sys.stderr)
+    known = {"--report", "--survivors"}
+    if set(flags) - known:
+        print(f"unknown option(s) {' '.join(sorted(set(flags) - known))}; see --help", file=sys.stderr)
         return 2
     only_report = "--report" in flags
     names = [a for a in argv if not a.startswith("-")] or list(MODULES)
@@ -257,7 +271,7 @@ def main(argv: list[str]) -> int:
     if not only_report:
         _restore_backups()
         for name in names:
-            run_module(name)
+            run_module(name, survivors_only="--survivors" in flags)
     return 0 if report(names) else 1
 
 

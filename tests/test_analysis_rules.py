@@ -357,13 +357,17 @@ ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
     ("%v = f32[100]{0} reshape(%x)", "argument-copy"),
     ("%v = f32[100]{0} transpose(%x), dimensions={0}", "argument-copy"),
     ("%v = f32[100]{0} slice(%x), slice={[0:100]}", "argument-copy"),
-    ("%v = f32[100]{0} bitcast-convert(%x)", "argument-copy"),
+    ("%v = s32[100]{0} bitcast-convert(%x)", "argument-copy"),  # the same bits under another type
     # a dynamic-slice's scalar offset is an index, not data, computed or not
     ("%v = f32[100]{0} dynamic-slice(%x, %j), dynamic_slice_sizes={100}", "argument-copy"),
     ("%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %v = f32[100]{0} concatenate(%w, %w), dimensions={0}", "argument-copy"),
     # a move that changes the element type rounds the values: new data
     ("%v = bf16[100]{0} reshape(%x)", "intermediate"),
     ("%v = f16[100]{0} copy(%x)", "intermediate"),
+    # however small: only scalars (indices) are left out of the comparison
+    ("%x2 = f32[2]{0} slice(%x), slice={[0:2]}\n  %v = bf16[2]{0} reshape(%x2)", "intermediate"),
+    ("%s1 = f32[1]{0} slice(%x), slice={[0:1]}\n  %v = bf16[101]{0} concatenate(%s1, %x), dimensions={0}",
+     "intermediate"),
     # computing is not moving
     ("%v = f32[100]{0} negate(%x)", "intermediate"),
     ("%v = f32[100]{0} convert(%x)", "intermediate"),
@@ -461,6 +465,7 @@ ENTRY %e (x: f32[100]) -> f32[100] {{
     # a scalar constant (a padding value) does not make data
     ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} pad(%u, %z), padding=0_0x0_0", "w", "intermediate"),
     ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} copy(%u)", "w", "argument-copy"),
+    ("%w = f32[100]{0} bitcast(%u)", "w", "argument-copy"),
     # one op that computes, or a constant array, and the fusion makes new data
     ("%w = f32[10,10]{1,0} negate(%u)", "w", "intermediate"),
     ("%k = f32[10,10]{1,0} constant({...})\n  %w = f32[10,10]{1,0} concatenate(%u, %k), dimensions={0}", "w",
@@ -705,7 +710,7 @@ ENTRY %e (x: f32[100]) -> f32[] {{
 MAKES_NEW_DATA = [
     "dot", "convolution", "ragged-dot", "reduce", "reduce-window", "select-and-scatter", "scatter", "sort", "fft",
     "custom-call", "triangular-solve", "cholesky", "rng", "rng-bit-generator", "rng-get-and-update-state", "iota",
-    "constant", "while", "conditional", "call", "map", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+    "while", "conditional", "call", "map", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
     "collective-permute", "ragged-all-to-all", "topk", "cumsum", "reduce-precision",
 ]  # fmt: skip
 #: Elementwise and data-movement ops pass the data on.
@@ -1237,3 +1242,101 @@ ENTRY %e (x: f32[10]) -> f32[] {
 def test_a_parsed_module_is_analyzed_as_its_text() -> None:
     text = module(PROGRAMS)
     assert analyze_module(parse_module(text)) == analyze_module(text)
+
+
+def test_a_fusion_with_several_results_of_moves_holds_argument_data() -> None:
+    analysis = analyze("""
+%two (p: f32[100]) -> (f32[100], f32[10,10]) {
+  %p = f32[100]{0} parameter(0)
+  %r = f32[10,10]{1,0} reshape(%p)
+  %t = (f32[100]{0}, f32[10,10]{1,0}) tuple(%p, %r)
+  %g = f32[100]{0} get-tuple-element(%t), index=0
+  ROOT %out = (f32[100]{0}, f32[10,10]{1,0}) tuple(%g, %r)
+}
+
+ENTRY %e (x: f32[100]) -> (f32[100], f32[10,10]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[100]{0}, f32[10,10]{1,0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[100]{0} get-tuple-element(%m), index=0
+  %g1 = f32[10,10]{1,0} get-tuple-element(%m), index=1
+  %s0 = f32[100]{0} sine(%g0)
+  %s1 = f32[10,10]{1,0} sine(%g1)
+  ROOT %o = (f32[100]{0}, f32[10,10]{1,0}) tuple(%s0, %s1)
+}
+""")
+    assert kinds(analysis) == {"g0": "argument-copy", "g1": "argument-copy"}
+
+
+def test_partial_results_read_through_a_tuple_in_the_kernel_are_read_as_is() -> None:
+    between = ("%t = (f32[100,4]{1,0}, f32[100,4]{1,0}) tuple(%q, %q)\n"
+               "  %q2 = f32[100,4]{1,0} get-tuple-element(%t), index=1")
+    second = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between=between)).reductions[1]
+    assert (second.origin, second.partial_of) == ("second-stage", "s1")
+
+
+def test_a_program_that_runs_a_computation_twice_lists_it_once() -> None:
+    text = """
+%body (b: f32[8]) -> f32[8] {
+  %b = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%b)
+}
+
+%later (c: f32[8]) -> f32[8] {
+  ROOT %c = f32[8]{0} parameter(0)
+}
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %k1 = f32[8]{0} call(%x), to_apply=%body
+  %k2 = f32[8]{0} call(%k1), to_apply=%body
+  ROOT %k3 = f32[8]{0} call(%k2), to_apply=%later
+}
+"""
+    # once each, and the walk goes on past the one seen before
+    assert top_level_computations(parse_module(module(text))) == ["e", "body", "later"]
+
+
+@pytest.mark.parametrize(("calls", "expected"), [
+    ("calls=%Xw", ["e", "Xw"]), ("calls=%wX", ["e", "wX"]), ("calls={%Xw, %wX}", ["e", "Xw", "wX"]),
+    ("calls={ %Xw , %wX }", ["e", "Xw", "wX"]), ("calls=Xw", ["e", "Xw"]),
+])  # fmt: skip
+def test_async_start_computation_names_are_read_whole(calls: str, expected: list[str]) -> None:
+    text = f"""
+%Xw (a: f32[8]) -> f32[8] {{
+  ROOT %a = f32[8]{{0}} parameter(0)
+}}
+
+%wX (b: f32[8]) -> f32[8] {{
+  ROOT %b = f32[8]{{0}} parameter(0)
+}}
+
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %st = ((f32[8]{{0}}), f32[8]{{0}}, u32[]) async-start(%x), {calls}
+  ROOT %dn = f32[8]{{0}} async-done(%st)
+}}
+"""
+    assert top_level_computations(parse_module(module(text))) == expected
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    ("jit(f)/X/dot_general", "dot_general"),  # no bracket in sight: every slash splits
+    ("jit(XfX)/reduce_sum", "reduce_sum"),
+    ("jit(f)/a[b", "a[b"),  # a bracket that is not closed is kept
+    ("jit(f)/x]", "x]"),
+])  # fmt: skip
+def test_producer_op_edge_cases(op_name: str, expected: str) -> None:
+    assert producer_op(op_name) == expected
+
+
+def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sphinx_jaxhlo import analysis as analysis_mod
+    from sphinx_jaxhlo.hlo import HloParseError
+
+    def broken(self: object) -> Analysis:
+        raise KeyError("fusion.7")
+
+    monkeypatch.setattr(analysis_mod._Analyzer, "run", broken)
+    with pytest.raises(HloParseError) as info:
+        analyze(PROGRAMS)
+    assert str(info.value) == "inconsistent module: KeyError: 'fusion.7'"

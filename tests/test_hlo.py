@@ -13,7 +13,7 @@ import pytest
 from sphinx_jaxhlo.hlo import HloModule, HloParseError, Shape, SourceLocation, parse_module
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-from bench import hlo_module_text  # noqa: E402  (the text whose parse speed the benchmark measures)
+from bench import hlo_module_text
 
 DATA = Path(__file__).parent / "data" / "hlo"
 MODULES = sorted(p for p in DATA.glob("*.txt") if not p.name.endswith(".error.txt"))

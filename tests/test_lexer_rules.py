@@ -193,8 +193,8 @@ STABLEHLO_CASES: list[tuple[str, list[Tok]]] = [
         (Keyword.Type, "i8:f32"), (Keyword.Type, ">"), (Keyword.Type, ">"), (Name, "x")]),
     ("tensor<2x!q<i8>\ny", [(Keyword.Type, "tensor<"), (Keyword.Type, "2x!q"), (Keyword.Type, "<"),
                             (Keyword.Type, "i8"), (Keyword.Type, ">"), (Name, "y")]),
-    ("f32 i32 ui8 si16 bf16 tf32 f8E4M3FN index none", [(Keyword.Type, w) for w in
-                                                       "f32 i32 ui8 si16 bf16 tf32 f8E4M3FN index none".split()]),
+    ("f32 i32 ui8 si16 bf16 tf32 f8E4M3FN index none", [
+        (Keyword.Type, w) for w in ["f32", "i32", "ui8", "si16", "bf16", "tf32", "f8E4M3FN", "index", "none"]]),
     ("contracting_dims = [1]", [(Name.Attribute, "contracting_dims"), (Operator, "="), (Punctuation, "["),
                                 (Number.Integer, "1"), (Punctuation, "]")]),
     ("func.func stablehlo.add", [(Keyword, "func.func"), (Name.Builtin, "stablehlo.add")]),
@@ -231,3 +231,27 @@ def test_stablehlo_keywords(word: str) -> None:
 ])  # fmt: skip
 def test_stablehlo_text_is_recognized(text: str, score: float) -> None:
     assert StableHloLexer.analyse_text(text) == score
+
+
+def test_the_lexers_are_found_by_name_file_and_mime_type() -> None:
+    from pygments.lexers import get_lexer_by_name, get_lexer_for_filename, get_lexer_for_mimetype
+
+    assert (HloLexer.name, HloLexer.aliases, HloLexer.filenames, HloLexer.mimetypes) == (
+        "HLO", ("hlo",), ("*.hlo",), ("text/x-hlo",))
+    assert HloLexer.url == "https://openxla.org/xla/operation_semantics"
+    assert (StableHloLexer.name, StableHloLexer.aliases, StableHloLexer.filenames, StableHloLexer.mimetypes) == (
+        "StableHLO", ("stablehlo", "mhlo"), ("*.stablehlo",), ("text/x-stablehlo",))
+    assert StableHloLexer.url == "https://openxla.org/stablehlo/spec"
+    assert isinstance(get_lexer_by_name("hlo"), HloLexer)
+    assert isinstance(get_lexer_for_filename("module.hlo"), HloLexer)
+    assert isinstance(get_lexer_for_mimetype("text/x-hlo"), HloLexer)
+    assert isinstance(get_lexer_by_name("mhlo"), StableHloLexer)
+
+
+def test_hlo_text_goes_through_the_fast_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rule table (RegexLexer's loop) serves only callers that start in another state
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the rule table was used for text starting at the root")
+
+    monkeypatch.setattr(RegexLexer, "get_tokens_unprocessed", refuse)
+    assert lex(HloLexer(), "ROOT %r = f32[] add(%a, %b)")[:2] == [(Keyword, "ROOT"), (Name.Variable, "%r")]

@@ -10,6 +10,8 @@ calls :func:`pre_mutation`) and the driver the nox session runs::
     python mutmut_config.py analysis expectations  # some of them (the CI subset)
     python mutmut_config.py --report             # the scores of the last run, no new run
     python mutmut_config.py --survivors analysis # test the last run's survivors again
+    python mutmut_config.py --jobs=2 analysis expectations  # modules side by side, one copy each
+    python mutmut_config.py --planted            # only the bugs of PLANTED, each against its test
 
 For each module it runs ``mutmut run`` with that module's tests as the runner,
 then prints the score per module (killed / tested; a mutant that hangs the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -102,17 +105,79 @@ def pre_mutation(context: Any) -> None:
         context.skip = True
 
 
+# -- the bugs a review planted (issue 17) ---------------------------------------------
+
+#: (file, text, its replacement, the test that must catch it): the mutants that
+#: survived the whole suite when issue 17 was filed, each with the test that kills
+#: it now.  Checked by every run (``--planted`` alone), in a few seconds.
+PLANTED: list[tuple[str, str, str, str]] = [
+    ("sphinx_jaxhlo/analysis.py", '    "dot", "convolution", "ragged-dot",', '    "convolution", "ragged-dot",',
+     "tests/test_analysis_rules.py::test_a_buffer_that_only_feeds_a_dot_is_not_the_reduced_data"),
+    ("sphinx_jaxhlo/analysis.py", 'm is not None and all(size in ("", "1")', 'm is not None and any(size in ("", "1")',
+     "tests/test_analysis_rules.py::test_a_reduce_window_of_size_1_is_not_a_reduction"),
+    ("sphinx_jaxhlo/expectations.py", "outcome(peak <= parse_size(value)", "outcome(peak < parse_size(value)",
+     "tests/test_expectation_rules.py::test_max_peak_holds_up_to_and_at_its_value"),
+    ("sphinx_jaxhlo/expectations.py", "passed = not unfused if want_fused", "passed = bool(fused) if want_fused",
+     "tests/test_expectation_rules.py::test_reduction_verdicts_are_about_all_the_programs_reductions"),
+    ("sphinx_jaxhlo/expectations.py", "((function, target), (function, None), (None, target), (None, None))",
+     "((function, target), (None, target), (function, None), (None, None))",
+     "tests/test_expectation_rules.py::test_scopes_outrank_each_other_whatever_the_order"),
+    ("sphinx_jaxhlo/sizes.py", '"gib": 2**30', '"gib": 10**9',
+     "tests/test_sizes.py::test_gib_is_binary_and_gb_decimal"),
+    ("sphinx_jaxhlo/sizes.py", "if abs(n) >= scale:", "if abs(n) > scale:",
+     "tests/test_sizes.py::test_format_bytes_boundaries"),
+    ("sphinx_jaxhlo/specs.py", '"f16": ("float16", 2)', '"f16": ("bfloat16", 2)',
+     "tests/test_dtypes.py::test_each_dtype_stands_for_its_numpy_type_and_size"),
+    ("sphinx_jaxhlo/request.py", '            "code": code_fingerprint(),\n', "",
+     "tests/test_cache_key.py::test_the_code_that_makes_reports_changes_the_key"),
+    ("sphinx_jaxhlo/cache.py", "return report.error is None or report.error.status in DETERMINISTIC_ERRORS",
+     "return True", "tests/test_cache_key.py::test_a_transient_failure_is_never_cached"),
+    ("sphinx_jaxhlo/lexer.py", '(r"-?(?:inf|nan)\\b", Number.Float,', '(r"-?(?:inf|nan)\\b", Number.Integer,',
+     "tests/test_lexer_rules.py::test_hlo_token_rules"),
+    ("sphinx_jaxhlo/lexer.py", "|to_apply|condition|body|", "|to_apply|",
+     "tests/test_lexer_rules.py::test_a_while_loop_names_its_condition_and_body"),
+    ("sphinx_jaxhlo/render/standalone_html.py", 'title = html.escape(f"jax-hlo: {fn}")', 'title = f"jax-hlo: {fn}"',
+     "tests/test_escaping.py::test_full_page_title"),
+]
+
+
+def check_planted() -> bool:
+    """Plant each of :data:`PLANTED` in turn and run its test; whether all are caught."""
+    import pytest
+
+    caught = True
+    print(f"\n{'planted bug':75} caught by")
+    for file, text, replacement, test in PLANTED:
+        path = ROOT / file
+        original = path.read_text(encoding="utf-8")
+        what = f"{Path(file).name}: {text.strip()[:40]} -> {replacement.strip()[:25] or '(removed)'}"
+        if original.count(text) != 1:
+            print(f"{what:75} NOT FOUND (the code changed: update PLANTED)")
+            caught = False
+            continue
+        path.write_text(original.replace(text, replacement), encoding="utf-8")
+        try:
+            code = subprocess.run([sys.executable, str(ROOT / "mutmut_config.py"), "--pytest-node", test],
+                                  cwd=ROOT, capture_output=True).returncode
+        finally:
+            path.write_text(original, encoding="utf-8")
+        print(f"{what:75} {test.split('::')[-1] if code else 'NOTHING: it survives'}")
+        caught = caught and code != 0
+    del pytest
+    return caught
+
+
 # -- the runner mutmut calls for each mutant --------------------------------------
 
 
-def run_tests(name: str) -> int:
-    """Run the tests of one module: 0 when they pass, 1 otherwise (mutmut reads
-    only 1 as "killed": a mutant that breaks the import is caught too)."""
+def run_tests(name: str | None, nodes: tuple[str, ...] = ()) -> int:
+    """Run the tests of one module (or the given test ids): 0 when they pass, 1
+    otherwise (mutmut reads only 1 as "killed": a mutant that breaks the import is
+    caught too)."""
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    os.environ.setdefault("HYPOTHESIS_PROFILE", "default")
     import pytest
 
-    tests = [str(ROOT / t) for t in MODULES[name][1]]
+    tests = [str(ROOT / t) for t in (MODULES[name][1] if name else nodes)]
     code = pytest.main(["-x", "-q", "--no-header", "-p", "no:cacheprovider", "--noconftest", "-o", "addopts=",
                         "-m", "not slow", "--rootdir", str(ROOT), *tests])
     return 0 if code == 0 else 1
@@ -171,11 +236,27 @@ def run_module(name: str, survivors_only: bool = False) -> None:
         _restore_backups()
 
 
-def mutants() -> list[Mutant]:
-    """Every mutant of the last runs, from mutmut's cache."""
-    cache = ROOT / ".mutmut-cache"
-    if not cache.exists():
-        return []
+#: Where ``--jobs`` runs its workers, each in a copy of the project.
+JOBS = ROOT / ".mutmut-jobs"
+
+
+def _caches() -> list[Path]:
+    """mutmut's caches: this folder's and each ``--jobs`` worker's, newest first."""
+    found = [p for p in [ROOT / ".mutmut-cache", *JOBS.glob("*/.mutmut-cache")] if p.exists()]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def mutants(cache: Path | None = None) -> list[Mutant]:
+    """Every mutant of the last run of each module, from mutmut's caches (for a
+    module in several, the newest)."""
+    if cache is None:
+        out: list[Mutant] = []
+        done: set[str] = set()
+        for found in _caches():
+            mine = [m for m in mutants(found) if m.file not in done]
+            done |= {m.file for m in mine}
+            out += mine
+        return out
     with sqlite3.connect(cache) as db:
         rows = db.execute(
             "SELECT m.id, f.filename, l.line_number, l.line, m.status, m.'index' FROM Mutant m "
@@ -215,7 +296,7 @@ def documented_equivalents() -> set[tuple[str, str, str]]:
     if not page.exists():
         return out
     for row in page.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in row.strip().strip("|").split("|")] if row.startswith("|") else []
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))] if row.startswith("|") else []
         if len(cells) >= 4 and cells[0].endswith(".py") and cells[1].startswith("`"):
             out.add((cells[0].strip("`"), _unquote(cells[1]), _unquote(cells[2])))
     return out
@@ -251,14 +332,41 @@ def report(names: list[str]) -> bool:
     return ok
 
 
+def run_in_parallel(names: list[str], jobs: int) -> None:
+    """Split the modules over ``jobs`` copies of the project, each running its
+    share one module after another (mutmut edits files in place, so two runs
+    cannot share a folder)."""
+    shutil.rmtree(JOBS, ignore_errors=True)
+    ignore = shutil.ignore_patterns(".git", ".nox", ".venv", ".mutmut-jobs", ".mutmut-cache", "_build",
+                                    "__pycache__", ".hypothesis", ".pytest_cache", "*.egg-info", "*.bak")
+    shares = [names[i::jobs] for i in range(jobs)]
+    workers = []
+    for i, share in enumerate(s for s in shares if s):
+        copy = JOBS / str(i)
+        shutil.copytree(ROOT, copy, ignore=ignore)
+        workers.append(subprocess.Popen([sys.executable, str(copy / "mutmut_config.py"), "--run-only", *share],
+                                        cwd=copy))
+    failed = [w.args for w in workers if w.wait() != 0]
+    if failed:
+        raise RuntimeError(f"mutation workers failed: {failed}")
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--pytest"]:
         return run_tests(argv[1])
+    if argv[:1] == ["--pytest-node"]:
+        return run_tests(None, tuple(argv[1:]))
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
         return 0
+    jobs = 1
+    for a in [a for a in argv if a.startswith("--jobs=")]:
+        jobs = max(1, int(a.removeprefix("--jobs=")))
+        argv = [x for x in argv if x != a]
     flags = [a for a in argv if a.startswith("-")]
-    known = {"--report", "--survivors"}
+    known = {"--report", "--survivors", "--run-only", "--planted"}
+    if "--planted" in argv:
+        return 0 if check_planted() else 1
     if set(flags) - known:
         print(f"unknown option(s) {' '.join(sorted(set(flags) - known))}; see --help", file=sys.stderr)
         return 2
@@ -270,9 +378,15 @@ def main(argv: list[str]) -> int:
         return 2
     if not only_report:
         _restore_backups()
-        for name in names:
-            run_module(name, survivors_only="--survivors" in flags)
-    return 0 if report(names) else 1
+        if jobs > 1 and "--survivors" not in flags:
+            run_in_parallel(names, jobs)
+        else:
+            for name in names:
+                run_module(name, survivors_only="--survivors" in flags)
+    if "--run-only" in flags:  # a worker of --jobs: its parent reports
+        return 0
+    scores = report(names)
+    return 0 if check_planted() and scores else 1
 
 
 if __name__ == "__main__":

@@ -731,27 +731,29 @@ def test_data_that_reaches_the_reduce_through_elementwise_and_moves_is_the_reduc
 
 
 def test_a_buffer_that_only_feeds_a_dot_is_not_the_reduced_data() -> None:
-    # the seed's shape: a large buffer into a dot, the dot's product reduced in the same kernel
+    # the seed's shape: a buffer as large as the reduced data goes into a dot, and
+    # the dot's product is reduced in the same kernel: the product never went to memory
     analysis = analyze("""
-%k (p: f32[100,10], w: f32[10,100]) -> f32[100] {
-  %p = f32[100,10]{1,0} parameter(0)
-  %w = f32[10,100]{1,0} parameter(1)
+%k (p: f32[100,100], w: f32[100,100]) -> f32[100] {
+  %p = f32[100,100]{1,0} parameter(0)
+  %w = f32[100,100]{1,0} parameter(1)
   %d = f32[100,100]{1,0} dot(%p, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %c = f32[100,100]{1,0} cosine(%d)
   %z = f32[] constant(0)
   ROOT %r = f32[100]{0} reduce(%c, %z), dimensions={1}, to_apply=%add
 }
 
-ENTRY %e (x: f32[100,10], y: f32[10,100]) -> f32[100] {
-  %x = f32[100,10]{1,0} parameter(0)
-  %y = f32[10,100]{1,0} parameter(1)
-  %bx = f32[100,10]{1,0} sine(%x)
-  %by = f32[10,100]{1,0} sine(%y)
+ENTRY %e (x: f32[100,100], y: f32[100,100]) -> f32[100] {
+  %x = f32[100,100]{1,0} parameter(0)
+  %y = f32[100,100]{1,0} parameter(1)
+  %bx = f32[100,100]{1,0} sine(%x)
+  %by = f32[100,100]{1,0} sine(%y)
   ROOT %f = f32[100]{0} fusion(%bx, %by), kind=kOutput, calls=%k
 }
 """)
     reduction = only_reduction(analysis)
     assert reduction.fused and reduction.fused_with == ["dot", "cosine"]
+    assert {m.name for m in analysis.materialized} == {"bx", "by"}  # in memory, but not the reduced data
 
 
 def test_a_top_level_reduce_reads_its_operand_from_memory() -> None:

@@ -368,6 +368,9 @@ ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
     ("%x2 = f32[2]{0} slice(%x), slice={[0:2]}\n  %v = bf16[2]{0} reshape(%x2)", "intermediate"),
     ("%s1 = f32[1]{0} slice(%x), slice={[0:1]}\n  %v = bf16[101]{0} concatenate(%s1, %x), dimensions={0}",
      "intermediate"),
+    # a computed piece of two elements is data: the join is new data
+    ("%c2 = f32[2]{0} broadcast(%j), dimensions={}\n  %v = f32[102]{0} concatenate(%x, %c2), dimensions={0}",
+     "intermediate"),
     # computing is not moving
     ("%v = f32[100]{0} negate(%x)", "intermediate"),
     ("%v = f32[100]{0} convert(%x)", "intermediate"),
@@ -1159,6 +1162,7 @@ FileLocations
 3 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=9}
 4 {file_name_id=3 function_name_id=1 line=12 end_line=12 column=1 end_column=9}
 5 {file_name_id=1 function_name_id=1 line=0 end_line=0 column=1 end_column=9}
+6 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=9}
 
 StackFrames
 1 {file_location_id=1 parent_frame_id=1}
@@ -1166,6 +1170,7 @@ StackFrames
 3 {file_location_id=3 parent_frame_id=1}
 4 {file_location_id=4 parent_frame_id=2}
 5 {file_location_id=5 parent_frame_id=2}
+6 {file_location_id=6 parent_frame_id=1}
 
 ENTRY %e (x: f32[10]) -> f32[10] {
   %x = f32[10]{0} parameter(0)
@@ -1174,7 +1179,8 @@ ENTRY %e (x: f32[10]) -> f32[10] {
   %c = f32[10]{0} tanh(%b), metadata={op_name="jit(f)/tanh" stack_frame_id=4}
   %d = f32[10]{0} negate(%c), metadata={op_name="jit(f)/neg" stack_frame_id=5}
   %g = f32[10]{0} abs(%d), metadata={op_name="jit(f)/abs" source_file="/docs/example.py" source_line=9}
-  ROOT %h = f32[10]{0} exponential(%g), metadata={op_name="jit(f)/exp" source_file="/elsewhere/x.py" source_line=3}
+  %one = f32[10]{0} floor(%g), metadata={op_name="jit(f)/floor" stack_frame_id=6}
+  ROOT %h = f32[10]{0} exponential(%one), metadata={op_name="jit(f)/exp" source_file="/elsewhere/x.py" source_line=3}
 }
 """
 
@@ -1193,6 +1199,7 @@ def test_a_line_is_the_innermost_frame_in_the_examples_file() -> None:
     assert found["d"] == [4]
     # g: no frames, the metadata's own file and line; h: another file, no line
     assert (found["g"], found["h"]) == ([9], [])
+    assert found["one"] == [1]  # the first line of the file is a line
 
 
 def test_the_examples_file_matches_by_full_path_or_base_name() -> None:
@@ -1222,7 +1229,7 @@ def test_a_fusion_gets_the_lines_of_everything_inside_it_sorted() -> None:
   ROOT %w = f32[10]{0} cosine(%v), metadata={op_name="jit(f)/cos" stack_frame_id=3}
 }
 
-ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%g)", "ROOT %h = f32[10]{0} fusion(%g), kind=kLoop, calls=%body"))
+ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%one)", "ROOT %h = f32[10]{0} fusion(%one), kind=kLoop, calls=%body"))
     # the fusion's own metadata names another file: only its body's lines
     assert {f.name: f.source_lines for f in analysis.fusions}["h"] == [4, 7]
 
@@ -1342,3 +1349,16 @@ def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatc
     with pytest.raises(HloParseError) as info:
         analyze(PROGRAMS)
     assert str(info.value) == "inconsistent module: KeyError: 'fusion.7'"
+
+
+def test_a_long_chain_of_copies_of_an_argument_holds_argument_data() -> None:
+    chain = "\n".join(f"  %c{i} = f32[100]{{0}} copy(%c{i - 1})" for i in range(1, 301))
+    analysis = analyze(f"""
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %c0 = f32[100]{{0}} parameter(0)
+{chain}
+  ROOT %o = f32[100]{{0}} sine(%c300)
+}}
+""")
+    assert analysis.materialized == []
+    assert len(analysis.argument_copies) == 300

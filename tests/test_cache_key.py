@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,15 @@ from sphinx_jaxhlo import cache as cache_mod
 from sphinx_jaxhlo import request as request_mod
 from sphinx_jaxhlo.cache import ReportCache, is_deterministic
 from sphinx_jaxhlo.report import CompileError, Memory, Report
-from sphinx_jaxhlo.request import CompileRequest, code_fingerprint, installed_versions, lowered_cache_key
+from sphinx_jaxhlo.request import (
+    DEFAULT_SHOW,
+    SHOW_PARTS,
+    CallRequest,
+    CompileRequest,
+    code_fingerprint,
+    installed_versions,
+    lowered_cache_key,
+)
 from sphinx_jaxhlo.specs import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,3 +293,24 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: py
     cache.put(KEY, Report("f", "cpu"))
     assert [p.name for p in tmp_path.rglob("*")] == ["ab"]
     assert cache.get(KEY) is None
+
+
+# -- what the request says to the worker and the docs -----------------------------------
+
+
+def test_a_call_request_says_everything_the_worker_needs() -> None:
+    call = CallRequest(payload="cGF5bG9hZA==", function="f", target="tpu:v5e", xla_flags=(("a", "1"),),
+                       extras=("jaxpr",), source_name="mod.py", source="def f(): ...", cache_dir="/c")
+    assert call.to_json() == {"kind": "call", "payload": "cGF5bG9hZA==", "function": "f", "target": "tpu:v5e",
+                              "xla_flags": {"a": "1"}, "extras": ["jaxpr"], "source_name": "mod.py",
+                              "source": "def f(): ...", "cache_dir": "/c"}
+    assert CallRequest(payload="p", function="f", target="cpu").to_json() == {
+        "kind": "call", "payload": "p", "function": "f", "target": "cpu", "xla_flags": {}, "extras": [],
+        "source_name": "example.py", "source": "", "cache_dir": None}
+
+
+def test_the_parts_an_example_can_show_are_the_documented_ones() -> None:
+    page = (ROOT / "docs" / "reference" / "directive.md").read_text(encoding="utf-8")
+    parts, default = re.search(r"Parts to render, comma separated: `([^`]*)`\.\s+Default: `([^`]*)`", page).groups()
+    assert tuple(p.strip() for p in parts.split(",")) == SHOW_PARTS
+    assert tuple(p.strip() for p in default.split(",")) == DEFAULT_SHOW

@@ -255,3 +255,11 @@ def test_hlo_text_goes_through_the_fast_scanner(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(RegexLexer, "get_tokens_unprocessed", refuse)
     assert lex(HloLexer(), "ROOT %r = f32[] add(%a, %b)")[:2] == [(Keyword, "ROOT"), (Name.Variable, "%r")]
+
+
+@pytest.mark.parametrize("lexer", [HloLexer(), StableHloLexer()], ids=["hlo", "stablehlo"])
+def test_whitespace_is_whitespace(lexer: RegexLexer) -> None:
+    from pygments.token import Whitespace
+
+    tokens = [(t, v) for _, t, v in lexer.get_tokens_unprocessed("a \t b\n\nc")]
+    assert [t for t, v in tokens if not v.strip()] == [Whitespace, Whitespace]

@@ -221,12 +221,13 @@ def run_module(name: str, survivors_only: bool = False) -> None:
     files, _ = MODULES[name]
     _forget_baseline()
     runner = f"{sys.executable} {ROOT / 'mutmut_config.py'} --pytest {name}"
-    common = ["--runner", runner, "--tests-dir", "tests/", "--no-progress", "--simple-output", "--CI"]
+    common = ["--paths-to-mutate", ",".join(files), "--runner", runner, "--tests-dir", "tests/", "--no-progress",
+              "--simple-output", "--CI"]
     if survivors_only:
         ids = [str(m.id) for m in mutants() if m.file in files and m.status == "bad_survived"]
         commands = [[sys.executable, "-m", "mutmut", "run", mid, *common] for mid in ids]
     else:
-        commands = [[sys.executable, "-m", "mutmut", "run", "--paths-to-mutate", ",".join(files), *common]]
+        commands = [[sys.executable, "-m", "mutmut", "run", *common]]
     print(f"== mutating {', '.join(files)} against {', '.join(MODULES[name][1])}"
           + (f" ({len(commands)} survivors again)" if survivors_only else ""), flush=True)
     try:

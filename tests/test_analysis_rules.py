@@ -473,6 +473,8 @@ ENTRY %e (x: f32[100]) -> f32[100] {{
     ("%w = f32[10,10]{1,0} negate(%u)", "w", "intermediate"),
     ("%k = f32[10,10]{1,0} constant({...})\n  %w = f32[10,10]{1,0} concatenate(%u, %k), dimensions={0}", "w",
      "intermediate"),
+    ("%k = f32[2]{0} constant({1, 2})\n  %f = f32[100]{0} reshape(%u)\n  %w = f32[102]{0} concatenate(%f, %k), dimensions={0}",
+     "w", "intermediate"),
     # a move that converts inside the fusion
     ("%w = bf16[10,10]{1,0} reshape(%u)", "w", "intermediate"),
 ])  # fmt: skip
@@ -1362,3 +1364,363 @@ ENTRY %e (x: f32[100]) -> f32[100] {{
 """)
     assert analysis.materialized == []
     assert len(analysis.argument_copies) == 300
+
+
+def test_the_last_branch_parameter_holds_what_it_was_given() -> None:
+    swapped = BRANCHES.replace("conditional(%i, %x, %n)", "conditional(%i, %n, %x)")
+    found = kinds(analyze(swapped))
+    assert (found["c0"], found["c1"]) == ("intermediate", "argument-copy")
+
+
+def test_a_loop_whose_body_has_any_name() -> None:
+    # computation names are read whole, whatever letters they start with
+    analysis = analyze(LOOP.format(passed="", xs_out="xs", feed="", fed="x").replace("%body", "%Xbody"))
+    assert {m.name: m.kind for m in analysis.argument_copies if m.computation == "Xbody"} == {"cx": "argument-copy"}
+
+
+def test_loop_state_passed_on_from_another_tuple_is_not_unchanged() -> None:
+    # element 1 comes back read from a tuple the body built, not from the loop's own state
+    analysis = loop(passed="%xn = f32[100]{0} negate(%xs)\n  %tt = (s32[], f32[100]{0}) tuple(%i1, %xn)\n"
+                           "  %xo = f32[100]{0} get-tuple-element(%tt), index=1", xs_out="xo")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+
+
+def test_an_async_computations_parameters_are_not_followed() -> None:
+    # the rule follows arguments into loops, branches and called computations only
+    analysis = analyze("""
+%wrapped (ap: f32[100]) -> f32[100] {
+  %ap = f32[100]{0} parameter(0)
+  %ac = f32[100]{0} copy(%ap)
+  ROOT %as = f32[100]{0} sine(%ac)
+}
+
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %st = ((f32[100]{0}), f32[100]{0}, u32[]) async-start(%x), calls=%wrapped
+  ROOT %dn = f32[100]{0} async-done(%st)
+}
+""")
+    assert {(m.name, m.computation): m.kind for m in analysis.materialized} == {("ac", "wrapped"): "intermediate"}
+
+
+def test_argument_copies_are_sorted_largest_first() -> None:
+    analysis = analyze(MOVES.format(line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} negate(%w)\n"
+                                         "  %a = f32[100]{0} copy(%x)\n  %v = f32[100]{0} add(%a, %a)"))
+    assert [(m.name, m.bytes) for m in analysis.argument_copies] == [("a", 400), ("w", 200)]
+
+
+def test_a_value_read_twice_by_one_instruction_keeps_all_its_readers() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %t = (f32[10]{0}, f32[10]{0}) tuple(%a, %a)
+  %g0 = f32[10]{0} get-tuple-element(%t), index=0
+  %g1 = f32[10]{0} get-tuple-element(%t), index=1
+  %r0 = f32[10]{0} negate(%g0)
+  %r1 = f32[10]{0} cosine(%g1)
+  %r2 = f32[10]{0} tanh(%a)
+  ROOT %o = f32[10]{0} add(%r0, %r1)
+}
+""")
+    assert {m.name: m.consumers for m in analysis.materialized}["a"] == ["r0", "r1", "r2"]
+
+
+NESTED_TUPLES = """
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %tt = ((f32[10]{0}, f32[20]{0})) tuple(%m)
+  %g = (f32[10]{0}, f32[20]{0}) get-tuple-element(%tt), index=0
+  %h = f32[20]{0} get-tuple-element(%g), index=1
+  ROOT %r = f32[20]{0} negate(%h)
+}
+"""
+
+
+def test_an_element_of_a_nested_tuple_is_followed_to_its_own_readers() -> None:
+    analysis = analyze(NESTED_TUPLES)
+    # element 1 of m, read through a tuple and two get-tuple-elements; no
+    # get-tuple-element reads m itself, so the buffer is named by its position
+    assert [(m.name, m.shape, m.consumers) for m in analysis.materialized] == [("m[1]", "f32[20]", ["r"])]
+
+
+def test_element_0_of_a_nested_tuple_is_not_element_1() -> None:
+    analysis = analyze(NESTED_TUPLES.replace("%h = f32[20]{0} get-tuple-element(%g), index=1",
+                                             "%h = f32[20]{0} get-tuple-element(%g), index=1\n"
+                                             "  %h0 = f32[10]{0} get-tuple-element(%g), index=0\n"
+                                             "  %r0 = f32[10]{0} sine(%h0)")
+                       .replace("ROOT %r = f32[20]{0} negate(%h)",
+                                "%r = f32[20]{0} negate(%h)\n  ROOT %o = (f32[20]{0}, f32[10]{0}) tuple(%r, %r0)"))
+    assert {m.name: m.consumers for m in analysis.materialized} == {"m[0]": ["r0"], "m[1]": ["r"]}
+
+
+def test_an_unread_element_of_a_tuple_is_no_buffer_the_others_are() -> None:
+    analysis = analyze("""
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g1 = f32[20]{0} get-tuple-element(%m), index=1
+  ROOT %s1 = f32[20]{0} sine(%g1)
+}
+""")
+    # element 0 is read by nothing; element 1 by the result's producer
+    assert [(m.name, m.consumers) for m in analysis.materialized] == [("g1", ["s1"])]
+
+
+MULTI_NAMES = """
+%mo (p: f32[100]) -> (f32[100], f32[]) {
+  %p = f32[100]{0} parameter(0)
+  %e = f32[100]{0} exponential(%p), metadata={op_name="jit(f)/exp" stack_frame_id=1}
+  %z = f32[] constant(0)
+  %r = f32[] reduce(%e, %z), dimensions={0}, to_apply=%add, metadata={op_name="jit(f)/reduce_sum" stack_frame_id=3}
+  ROOT %t = (f32[100]{0}, f32[]) tuple(%e, %r)
+}
+
+%one (q: f32[100]) -> f32[100] {
+  %q = f32[100]{0} parameter(0)
+  ROOT %c = f32[100]{0} cosine(%q), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+}
+
+ENTRY %e (x: f32[100]) -> (f32[100], f32[], f32[100]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[100]{0}, f32[]) fusion(%x), kind=kInput, calls=%mo, metadata={op_name="jit(f)/softmax" stack_frame_id=1}
+  %g0 = f32[100]{0} get-tuple-element(%m), index=0
+  %g1 = f32[] get-tuple-element(%m), index=1
+  %f = f32[100]{0} fusion(%g0), kind=kLoop, calls=%one, metadata={op_name="jit(f)/whole" stack_frame_id=1}
+  %a = f32[100]{0} negate(%g0)
+  %b = f32[] negate(%g1)
+  %c2 = f32[100]{0} negate(%f)
+  ROOT %o = (f32[100]{0}, f32[], f32[100]{0}) tuple(%a, %b, %c2)
+}
+"""
+
+
+def test_a_buffer_is_named_by_the_op_that_computes_it() -> None:
+    analysis = analyze_module(FRAMES.split("\nENTRY")[0] + "\n" + ADD + MULTI_NAMES)
+    found = {m.name: m for m in analysis.materialized}
+    # an element of a multi-output fusion: the op inside that computes it, and its lines too
+    assert (found["g0"].producer_op, found["g0"].source_lines) == ("exp", [4])
+    assert (found["g1"].producer_op, found["g1"].source_lines) == ("reduce_sum", [4, 7])
+    # a whole fusion: its own op_name first
+    assert (found["f"].producer_op, found["f"].source_lines) == ("whole", [4, 7])
+
+
+STAGE_SHAPES = """
+%stage1 (p: f32[100,40]) -> (f32[100,40], f32[100,4]) {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  %r1 = f32[100,4]{{1,0}} reduce(%v, %z), dimensions={{2}}, to_apply=%add
+  {root}
+}}
+
+%stage2 (q: f32[100,4]) -> f32[100] {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = f32[100]{{0}} reduce(%q, %z.1), dimensions={{1}}, to_apply=%add
+}}
+
+{extra}
+
+ENTRY %e (x: f32[100,40]) -> f32[100] {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %s1 = {s1_shape} fusion(%x), kind=kInput, calls=%stage1
+  {read}
+  ROOT %s2 = f32[100]{{0}} fusion(%g), kind=kInput, calls=%stage2
+}}
+"""
+
+
+@pytest.mark.parametrize(("root", "s1_shape", "read", "extra", "partial"), [
+    # the element of a multi-output fusion that a reduce wrote
+    ("ROOT %t = (f32[100,40]{1,0}, f32[100,4]{1,0}) tuple(%c, %r1)", "(f32[100,40]{1,0}, f32[100,4]{1,0})",
+     "%g = f32[100,4]{1,0} get-tuple-element(%s1), index=1", "", True),
+    # ... not the element an elementwise op wrote (sliced down to the same shape)
+    ("%c4 = f32[100,4]{1,0} slice(%c), slice={[0:100], [0:4]}\n  ROOT %t = (f32[100,4]{1,0}, f32[100,4]{1,0}) "
+     "tuple(%c4, %r1)", "(f32[100,4]{1,0}, f32[100,4]{1,0})",
+     "%g = f32[100,4]{1,0} get-tuple-element(%s1), index=0", "", False),
+    # a reduce's result seen through a bitcast at the root
+    ("ROOT %b = f32[100,4]{1,0} bitcast(%r1)", "f32[100,4]{1,0}", "%g = f32[100,4]{1,0} bitcast(%s1)", "", True),
+    # a reduce in a nested fusion at the root
+    ("ROOT %nf = f32[100,4]{1,0} fusion(%c), kind=kInput, calls=%inner", "f32[100,4]{1,0}",
+     "%g = f32[100,4]{1,0} bitcast(%s1)",
+     "%inner (ip: f32[100,40]) -> f32[100,4] {\n  %ip = f32[100,40]{1,0} parameter(0)\n"
+     "  %iv = f32[100,4,10]{2,1,0} bitcast(%ip)\n  %iz = f32[] constant(0)\n"
+     "  ROOT %ir = f32[100,4]{1,0} reduce(%iv, %iz), dimensions={2}, to_apply=%add\n}", True),
+])  # fmt: skip
+def test_partial_results_are_found_through_the_fusion_that_wrote_them(root: str, s1_shape: str, read: str,
+                                                                       extra: str, partial: bool) -> None:
+    analysis = analyze(STAGE_SHAPES.format(root=root, s1_shape=s1_shape, read=read, extra=extra))
+    second = next(r for r in analysis.reductions if r.name == "r2")
+    if partial:
+        assert (second.origin, second.input_materialized) == ("second-stage", None)
+    else:
+        assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "g")
+
+
+@pytest.mark.parametrize("read", [
+    "%g = f32[100]{0} bitcast(%buf)",
+    "%t = (f32[7]{0}, f32[100]{0}) tuple(%small, %buf)\n  %g = f32[100]{0} get-tuple-element(%t), index=1",
+])
+def test_the_buffer_a_reduce_reads_is_named_through_views(read: str) -> None:
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} negate(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %buf = f32[100]{{0}} sine(%x)
+  %small = f32[7]{{0}} slice(%x), slice={{[0:7]}}
+  {read}
+  ROOT %f = f32[] fusion(%g), kind=kInput, calls=%sum
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "buf"
+
+
+TWO_INPUTS = """
+%sum (p: f32[{n0}], q: f32[{n1}]) -> f32[] {{
+  %p = f32[{n0}]{{0}} parameter(0)
+  %q = f32[{n1}]{{0}} parameter(1)
+  %z = f32[] constant(0)
+  %pp = f32[100]{{0}} pad(%p, %z), padding=0_{pad0}
+  %qq = f32[100]{{0}} pad(%q, %z), padding=0_{pad1}
+  %m = f32[100]{{0}} multiply(%pp, %qq)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100], y: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %y = f32[100]{{0}} parameter(1)
+  %xs = f32[50]{{0}} slice(%x), slice={{[0:50]}}
+  %ys = f32[50]{{0}} slice(%y), slice={{[0:50]}}
+  %a = f32[{n0}]{{0}} {make0}
+  %b = f32[{n1}]{{0}} {make1}
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}}
+"""
+
+
+@pytest.mark.parametrize(("make0", "n0", "make1", "n1", "expected"), [
+    # an argument copy and a computed buffer: the computed one, whichever comes first
+    ("copy(%x)", 100, "sine(%y)", 100, "b"),
+    ("sine(%x)", 100, "copy(%y)", 100, "a"),
+    # a computed buffer too small and one large enough: the large one, whichever comes first
+    ("negate(%xs)", 50, "sine(%y)", 100, "b"),
+    ("sine(%x)", 100, "negate(%ys)", 50, "a"),
+])  # fmt: skip
+def test_every_buffer_that_flows_in_is_weighed(make0: str, n0: int, make1: str, n1: int, expected: str) -> None:
+    text = TWO_INPUTS.format(n0=n0, n1=n1, pad0=100 - n0, pad1=100 - n1, make0=make0, make1=make1)
+    assert only_reduction(analyze(text)).input_materialized == expected
+
+
+def test_an_element_counts_its_own_elements_not_its_tuples() -> None:
+    # element 0 of (f32[50], f32[100]) has 50 elements: fewer than the 100 reduced
+    analysis = analyze("""
+%two (p: f32[100]) -> (f32[50], f32[100]) {
+  %p = f32[100]{0} parameter(0)
+  %n = f32[100]{0} negate(%p)
+  %s = f32[50]{0} slice(%n), slice={[0:50]}
+  ROOT %t = (f32[50]{0}, f32[100]{0}) tuple(%s, %n)
+}
+
+%sum (q: f32[50]) -> f32[] {
+  %q = f32[50]{0} parameter(0)
+  %z = f32[] constant(0)
+  %qq = f32[100]{0} pad(%q, %z), padding=0_50
+  ROOT %r = f32[] reduce(%qq, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100]) -> (f32[], f32[100]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[50]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[50]{0} get-tuple-element(%m), index=0
+  %g1 = f32[100]{0} get-tuple-element(%m), index=1
+  %f = f32[] fusion(%g0), kind=kInput, calls=%sum
+  ROOT %o = (f32[], f32[100]{0}) tuple(%f, %g1)
+}
+""")
+    assert only_reduction(analysis).fused
+
+
+@pytest.mark.parametrize("operands", ["%qb, %big", "%big, %qb"])
+def test_partial_results_beside_the_programs_data_are_the_programs_reduction(operands: str) -> None:
+    # a variadic reduce of the partial sums and of a buffer as large: that buffer went to memory
+    analysis = analyze(f"""
+%stage1 (p: f32[100,40]) -> f32[100,4] {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  ROOT %r1 = f32[100,4]{{1,0}} reduce(%v, %z), dimensions={{2}}, to_apply=%add
+}}
+
+%pair (a0: f32[], a1: f32[], b0: f32[], b1: f32[]) -> (f32[], f32[]) {{
+  %a0 = f32[] parameter(0)
+  %a1 = f32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = f32[] parameter(3)
+  ROOT %t = (f32[], f32[]) tuple(%a0, %a1)
+}}
+
+%stage2 (q: f32[100,4], w: f32[100,4]) -> (f32[100], f32[100]) {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  %w = f32[100,4]{{1,0}} parameter(1)
+  %qb = f32[100,4]{{1,0}} bitcast(%q)
+  %big = f32[100,4]{{1,0}} negate(%w)
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = (f32[100]{{0}}, f32[100]{{0}}) reduce({operands}, %z.1, %z.1), dimensions={{1}}, to_apply=%pair
+}}
+
+ENTRY %e (x: f32[100,40], y: f32[100,4]) -> (f32[100], f32[100]) {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %y = f32[100,4]{{1,0}} parameter(1)
+  %s1 = f32[100,4]{{1,0}} fusion(%x), kind=kInput, calls=%stage1
+  %w2 = f32[100,4]{{1,0}} sine(%y)
+  ROOT %s2 = (f32[100]{{0}}, f32[100]{{0}}) fusion(%s1, %w2), kind=kInput, calls=%stage2
+}}
+""")
+    second = next(r for r in analysis.reductions if r.name == "r2")
+    assert (second.origin, second.partial_of) == ("user", None)
+    assert second.input_materialized in ("s1", "w2")
+
+
+@pytest.mark.parametrize("order", ["%x, %s", "%s, %x"])
+def test_a_variadic_reduce_weighs_each_of_its_data_operands(order: str) -> None:
+    analysis = analyze(f"""
+%pair (a0: f32[], a1: f32[], b0: f32[], b1: f32[]) -> (f32[], f32[]) {{
+  %a0 = f32[] parameter(0)
+  %a1 = f32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = f32[] parameter(3)
+  ROOT %t = (f32[], f32[]) tuple(%a0, %a1)
+}}
+
+ENTRY %e (x: f32[100]) -> (f32[], f32[]) {{
+  %x = f32[100]{{0}} parameter(0)
+  %s = f32[100]{{0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = (f32[], f32[]) reduce({order}, %z, %z), dimensions={{0}}, to_apply=%pair
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "s"

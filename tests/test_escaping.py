@@ -84,7 +84,7 @@ def test_source_lines_prefix_language_and_code() -> None:
     found = soup(nodes_to_html([source]))
     outer = found.find("div", class_="jaxhlo-source")
     assert outer["data-jaxhlo-src"] == HOSTILE
-    assert f"highlight-{HOSTILE}".split()[0] in outer["class"]
+    assert outer["class"] == f"highlight-{HOSTILE} notranslate jaxhlo-source".split()
     lines = found.find_all("span", class_="jaxhlo-line")
     assert [line["id"] for line in lines] == [f"{HOSTILE}1", f"{HOSTILE}2"]
     assert lines[0].get_text() == "1" + HOSTILE
@@ -145,7 +145,7 @@ def test_code_blocks_language_and_text() -> None:
     text = HOSTILE + "\n" + HOSTILE
     found = soup(nodes_to_html([nodes.literal_block(text, text, language=HOSTILE)]))
     assert found.find("pre").get_text().strip("\n") == text
-    assert f"highlight-{HOSTILE}".split()[0] in found.find("div")["class"]
+    assert found.find("div")["class"] == f"highlight-{HOSTILE} notranslate".split()
 
 
 def test_code_too_long_to_highlight_is_escaped_too() -> None:
@@ -196,3 +196,16 @@ def test_defaults_of_the_escaped_fields() -> None:
     titles = [t.text for t in root.iter(f"{SVG}title")]
     # the picture's name when none is given; a box without a tooltip shows its name
     assert titles == ["Computation graph", "fusion.1"]
+
+
+def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
+    from sphinx_jaxhlo.render.graph import _DETAIL_FONT, _NAME_FONT, _text_width
+
+    node = GraphNode(id="a", name=HOSTILE * 20, computation="main", role="op", detail=HOSTILE * 20)
+    root = ET.fromstring(graph_svg(Graph([Subgraph("main", "main", [node], [])]), uid="g"))
+    box = float(next(r for r in root.iter(f"{SVG}rect")).get("width"))
+    name = next(t for t in root.iter(f"{SVG}text") if t.get("class") == "jaxhlo-graph-name").text
+    detail = next(t for t in root.iter(f"{SVG}text") if t.get("class") == "jaxhlo-graph-detail").text
+    for shown, size in ((name, _NAME_FONT), (detail, _DETAIL_FONT)):
+        assert shown.endswith("…") and HOSTILE.startswith(shown[:-1][: len(HOSTILE)])
+        assert _text_width(shown, size) <= box  # inside its box

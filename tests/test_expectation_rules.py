@@ -302,3 +302,17 @@ def test_check_of_one_expectation() -> None:
     found = check(item, report(temp=10))
     assert (found.passed, found.target, found.function, found.expectation) == (True, "cpu", "f", item)
     assert Expectations([item]).for_target("cpu") == [item]
+
+
+def test_expectations_and_outcomes_are_values() -> None:
+    import dataclasses
+
+    item = Expectation("max-temp", "cpu", "1kB")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.value = "2kB"  # type: ignore[misc]
+    assert {item: 1}[Expectation("max-temp", "cpu", "1kB")] == 1
+    found = check(item, report(temp=5))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.passed = False  # type: ignore[misc]
+    assert Expectations().items == [] and Expectations().for_target("cpu") == []
+    assert Expectations().items is not Expectations().items  # each its own list

@@ -314,3 +314,17 @@ def test_the_parts_an_example_can_show_are_the_documented_ones() -> None:
     parts, default = re.search(r"Parts to render, comma separated: `([^`]*)`\.\s+Default: `([^`]*)`", page).groups()
     assert tuple(p.strip() for p in parts.split(",")) == SHOW_PARTS
     assert tuple(p.strip() for p in default.split(",")) == DEFAULT_SHOW
+
+
+def test_a_request_says_only_what_it_was_given() -> None:
+    import dataclasses as dc
+
+    bare = CompileRequest(source="s", function="f", specs=parse_args("f32[3]"), target="cpu")
+    assert bare.to_json() == {"source": "s", "function": "f", "specs": parse_args("f32[3]").to_json(),
+                              "target": "cpu", "static": [], "xla_flags": [], "extras": [],
+                              "source_name": "example.py", "donate": []}
+    assert (bare.target_fingerprint, bare.versions) == ("", ())
+    for frozen in (bare, CallRequest(payload="p", function="f", target="cpu")):
+        with pytest.raises(dc.FrozenInstanceError):
+            frozen.target = "gpu:h100"  # type: ignore[misc]
+    assert {bare: 1}[dc.replace(bare)] == 1  # hashable, by value

@@ -328,3 +328,50 @@ def test_a_request_says_only_what_it_was_given() -> None:
         with pytest.raises(dc.FrozenInstanceError):
             frozen.target = "gpu:h100"  # type: ignore[misc]
     assert {bare: 1}[dc.replace(bare)] == 1  # hashable, by value
+
+
+# -- the key's form, pinned ----------------------------------------------------------------
+
+
+@pytest.fixture
+def fixed_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything in a key that changes with the installed code, held still."""
+    monkeypatch.setattr(request_mod, "code_fingerprint", lambda: "c" * 64)
+    monkeypatch.setattr(request_mod, "__version__", "0.0.0")
+    monkeypatch.setattr(request_mod, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(request_mod, "installed_versions", lambda: (("jax", "0.10.2"),))
+
+
+def test_the_form_of_the_keys_changes_only_on_purpose(fixed_versions: None) -> None:
+    # Every cached report of every user is found by these keys: a change to how a
+    # key is computed (a field renamed, another JSON spelling) recompiles every
+    # example of every project, TPU ones included.  Such a change should be made
+    # on purpose, with these two digests, and named in the changelog.
+    assert request().cache_key() == "14fac3fd753d0ada9ceaefaf2bcbbcd207d2157c345d2e530c8f4b59d54e7e6a"
+    assert lowered() == "e46c2364b9e2bb38f0ada1ada2cc4465cf9965f78fda93920485f0a441418bc6"
+
+
+def test_the_cache_says_in_the_debug_log_what_it_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="sphinx_jaxhlo.cache")
+    blocked = tmp_path / "file"
+    blocked.write_text("", encoding="utf-8")
+    ReportCache(blocked).put(KEY, Report("f", "cpu"))
+    cache = ReportCache(tmp_path / "c")
+    cache.path(KEY).parent.mkdir(parents=True)
+    cache.path(KEY).write_text("{not json", encoding="utf-8")
+    cache.get(KEY)
+    cache.path(KEY).unlink()
+    cache.path(KEY).mkdir()
+    cache.get(KEY)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0].startswith(f"jax-hlo cache: cannot write {blocked / KEY[:2] / KEY}.json: ")
+    assert messages[1].startswith(f"jax-hlo cache: ignoring unreadable entry {cache.path(KEY)}: ")
+    assert messages[2].startswith(f"jax-hlo cache: cannot read {cache.path(KEY)}: ")
+
+
+def test_a_cache_folder_is_made_with_its_parents(tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path / "not" / "yet")
+    cache.put(KEY, Report("f", "cpu"))
+    assert cache.get(KEY) == Report("f", "cpu")

@@ -1165,6 +1165,7 @@ FileLocations
 4 {file_name_id=3 function_name_id=1 line=12 end_line=12 column=1 end_column=9}
 5 {file_name_id=1 function_name_id=1 line=0 end_line=0 column=1 end_column=9}
 6 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=9}
+7 {file_name_id=2 function_name_id=1 line=901 end_line=901 column=1 end_column=9}
 
 StackFrames
 1 {file_location_id=1 parent_frame_id=1}
@@ -1173,6 +1174,7 @@ StackFrames
 4 {file_location_id=4 parent_frame_id=2}
 5 {file_location_id=5 parent_frame_id=2}
 6 {file_location_id=6 parent_frame_id=1}
+7 {file_location_id=7 parent_frame_id=7}
 
 ENTRY %e (x: f32[10]) -> f32[10] {
   %x = f32[10]{0} parameter(0)
@@ -1181,7 +1183,7 @@ ENTRY %e (x: f32[10]) -> f32[10] {
   %c = f32[10]{0} tanh(%b), metadata={op_name="jit(f)/tanh" stack_frame_id=4}
   %d = f32[10]{0} negate(%c), metadata={op_name="jit(f)/neg" stack_frame_id=5}
   %g = f32[10]{0} abs(%d), metadata={op_name="jit(f)/abs" source_file="/docs/example.py" source_line=9}
-  %one = f32[10]{0} floor(%g), metadata={op_name="jit(f)/floor" stack_frame_id=6}
+  %one = f32[10]{0} floor(%g), metadata={op_name="jit(f)/floor" stack_frame_id=7}
   ROOT %h = f32[10]{0} exponential(%one), metadata={op_name="jit(f)/exp" source_file="/elsewhere/x.py" source_line=3}
 }
 """
@@ -1201,7 +1203,7 @@ def test_a_line_is_the_innermost_frame_in_the_examples_file() -> None:
     assert found["d"] == [4]
     # g: no frames, the metadata's own file and line; h: another file, no line
     assert (found["g"], found["h"]) == ([9], [])
-    assert found["one"] == [1]  # the first line of the file is a line
+    assert found["one"] == [1]  # inside jax, called from the first line of the example: a line too
 
 
 def test_the_examples_file_matches_by_full_path_or_base_name() -> None:
@@ -1219,8 +1221,8 @@ def test_a_windows_path_matches_by_base_name() -> None:
 
 def test_without_a_file_the_innermost_frame_counts() -> None:
     found = lines_by_fusion(None)
-    assert (found["a"], found["b"], found["c"], found["d"], found["g"], found["h"]) == (
-        [900], [7], [12], [4], [9], [3])
+    assert (found["a"], found["b"], found["c"], found["d"], found["g"], found["h"], found["one"]) == (
+        [900], [7], [12], [4], [9], [3], [901])
 
 
 def test_a_fusion_gets_the_lines_of_everything_inside_it_sorted() -> None:
@@ -1724,3 +1726,62 @@ ENTRY %e (x: f32[100]) -> (f32[], f32[]) {{
 }}
 """)
     assert only_reduction(analysis).input_materialized == "s"
+
+
+def test_data_reaching_a_reduce_twice_does_not_hide_the_rest() -> None:
+    # %p reaches the reduce along two paths (add(%p, %p)); the other input, %q,
+    # is still weighed, and it is the larger buffer
+    analysis = analyze("""
+%sum (p: f32[100], q: f32[100]) -> f32[] {
+  %p = f32[100]{0} parameter(0)
+  %q = f32[100]{0} parameter(1)
+  %d = f32[100]{0} add(%p, %p)
+  %m = f32[100]{0} multiply(%q, %d)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %b = f32[100]{0} sine(%x)
+  ROOT %f = f32[] fusion(%x, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(analysis).input_materialized == "b"
+
+
+NESTED = """
+%inner2 (i2: f32[100]) -> f32[100] {{
+  %i2 = f32[100]{{0}} parameter(0)
+  ROOT %t2 = f32[100]{{0}} tanh(%i2)
+}}
+
+%inner1 (i1: f32[100]) -> f32[] {{
+  %i1 = f32[100]{{0}} parameter(0)
+  %n2 = f32[100]{{0}} fusion(%i1), kind=kLoop, calls=%inner2
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n2, %z), dimensions={{0}}, to_apply=%add
+}}
+
+%outer (o: f32[100], w: f32[100]) -> f32[] {{
+  %o = f32[100]{{0}} parameter(0)
+  %w = f32[100]{{0}} parameter(1)
+  %s = f32[100]{{0}} sine(%o)
+  ROOT %n1 = f32[] fusion(%s), kind=kInput, calls=%inner1
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %b = f32[100]{{0}} {make}
+  ROOT %f = f32[] fusion(%b, %x), kind=kOutput, calls=%outer
+}}
+"""
+
+
+@pytest.mark.parametrize(("make", "fused"), [("negate(%x)", False), ("copy(%x)", True)])
+def test_the_reduced_data_is_traced_through_every_level_of_nested_fusions(make: str, fused: bool) -> None:
+    # the reduce sits two fusions deep and reads the output of a third, nested beside it
+    reduction = only_reduction(analyze(NESTED.format(make=make)))
+    assert (reduction.fusion, reduction.fused) == ("f", fused)
+    assert reduction.input_materialized == (None if fused else "b")
+    assert reduction.fused_with == ["sine", "tanh"]

@@ -148,8 +148,9 @@ def test_errors_give_the_column(text: str, message: str, column: int) -> None:
     ("", "unexpected end of input, expected a spec such as f32[3]"),
 ])  # fmt: skip
 def test_parse_shape_takes_one_array(text: str, message: str) -> None:
-    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("(", r"\(")):
+    with pytest.raises(SpecError) as info:
         parse_shape(text)
+    assert str(info.value) == message
 
 
 def test_keys_are_names_only_in_their_own_spelling() -> None:

@@ -1785,3 +1785,34 @@ def test_the_reduced_data_is_traced_through_every_level_of_nested_fusions(make: 
     assert (reduction.fusion, reduction.fused) == ("f", fused)
     assert reduction.input_materialized == (None if fused else "b")
     assert reduction.fused_with == ["sine", "tanh"]
+
+
+@pytest.mark.parametrize("op", ["reduce(%p, %z), dimensions={0}, to_apply=%add", "map(%p), to_apply=%add",
+                                "sort(%p), dimensions={0}, to_apply=%add"])
+def test_an_op_with_a_computation_of_its_own_inside_a_kernel_makes_new_data(op: str) -> None:
+    # its computation (a reducer, a comparator) is not a nested fusion: nothing flows through it
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %n = f32[100]{{0}} {op}
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %big = f32[100]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%big), kind=kInput, calls=%sum
+}}
+""")
+    assert {r.name: r.input_materialized for r in analysis.reductions}["r"] is None
+
+
+def test_a_copy_of_the_whole_loop_state_is_analyzed() -> None:
+    analysis = loop(passed="%all = (s32[], f32[100]{0}, f32[100]{0}) copy(%s)\n"
+                           "  %fromall = f32[100]{0} get-tuple-element(%all), index=1\n"
+                           "  %cz = f32[100]{0} negate(%fromall)")
+    # each element of the copy is a buffer of its own (whether element 1 still counts as
+    # argument data is left open: a move of a whole tuple does not follow elements)
+    assert ("fromall", "body") in {(m.name, m.computation)
+                                   for m in [*analysis.materialized, *analysis.argument_copies]}

@@ -16,7 +16,7 @@ calls :func:`pre_mutation`) and the driver the nox session runs::
 For each module it runs ``mutmut run`` with that module's tests as the runner,
 then prints the score per module (killed / tested; a mutant that hangs the
 tests counts as caught) and every survivor as a one-line diff, marking those
-that docs/development.md lists as equivalent.  It exits 1 when a module scores
+that docs/development.md explains.  It exits 1 when a module scores
 under :data:`GOAL`.  See the ``(jaxhlo-development)=`` page for how to read and
 act on the result.
 
@@ -290,16 +290,18 @@ def _mutated_line(file: str, line: str, number: int, index: int) -> str:
 
 
 def documented_equivalents() -> set[tuple[str, str, str]]:
-    """(file, original line, mutated line) of the equivalent mutants that
-    docs/development.md lists, in its table rows ``| file | `line` | `mutant` | why |``."""
+    """(file, original line, mutated line) of the survivors that docs/development.md
+    explains, in its table rows ``| file:line | `line` | `mutant` | why |`` (the line
+    number is for the reader: a row matches by the texts)."""
     page = ROOT / "docs" / "development.md"
     out: set[tuple[str, str, str]] = set()
     if not page.exists():
         return out
     for row in page.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))] if row.startswith("|") else []
-        if len(cells) >= 4 and cells[0].endswith(".py") and cells[1].startswith("`"):
-            out.add((cells[0].strip("`"), _unquote(cells[1]), _unquote(cells[2])))
+        name = cells[0].strip("`").split(":")[0] if cells else ""
+        if len(cells) >= 4 and name.endswith(".py") and cells[1].startswith("`"):
+            out.add((name, _unquote(cells[1]), _unquote(cells[2])))
     return out
 
 
@@ -324,12 +326,12 @@ def report(names: list[str]) -> bool:
                       and (Path(m.file).name, m.line.strip(), m.mutated) in documented]
         rows.append((name, len(mine), len(killed), len(equivalent), score))
         for m in (m for m in mine if m.status == "bad_survived"):
-            mark = "equivalent" if m in equivalent else "SURVIVED"
+            mark = "explained" if m in equivalent else "SURVIVED"
             print(f"{mark:10} {m.file}:{m.line_number}: {m.line.strip()}  ->  {m.mutated}")
-    print(f"\n{'module':14}{'mutants':>9}{'killed':>9}{'equiv.':>9}{'score':>9}   (goal {GOAL:.0%})")
+    print(f"\n{'module':14}{'mutants':>9}{'killed':>9}{'explained':>10}{'score':>9}   (goal {GOAL:.0%})")
     for name, total, killed_n, equivalent_n, score in rows:
         flag = "" if score >= GOAL else "   below the goal"
-        print(f"{name:14}{total:9}{killed_n:9}{equivalent_n:9}{score:9.1%}{flag}")
+        print(f"{name:14}{total:9}{killed_n:9}{equivalent_n:10}{score:9.1%}{flag}")
     return ok
 
 

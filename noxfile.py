@@ -1,31 +1,66 @@
-"""Developer sessions: ``nox -s tests``, ``nox -s docs``, ``nox -s lint``, ``nox -s bench``, ``nox -s mutation``."""
+"""Developer sessions: ``nox -s tests``, ``nox -s docs``, ``nox -s lint``, ``nox -s bench``, ...
+
+Each session has its own environment under ``.nox/`` (about 1 GB each); the GPU
+and TPU compilers (1.3 GB) are installed once, outside them, into the private
+folder that only compile workers load (``python -m sphinx_jaxhlo compilers
+install``, keyed by the jax version), so ``import jax`` in these environments
+stays quiet.  ``nox -R -s docs`` reuses an environment without reinstalling it.
+"""
 
 from __future__ import annotations
+
+import shutil
 
 import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["lint", "tests", "docs"]
 
+#: What the PDF build runs, and the Debian packages that bring it.
+TEX_TOOLS = ("latexmk", "pdflatex")
+TEX_PACKAGES = "latexmk texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra tex-gyre"
+
+
+def install(session: nox.Session, extras: str) -> None:
+    """Install the package with ``extras``, then the GPU and TPU compilers into
+    their private folder (a no-op when it already holds them for this jax)."""
+    session.install("-e", f".[{extras}]")
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (GPU and TPU compiles included: the extras install their compilers)."""
-    session.install("-e", ".[test,all]")
+    """Run the test suite (GPU and TPU compiles included, through the compilers' private folder)."""
+    install(session, "test")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the documentation site with warnings as errors (a broken claim in the guide fails it)."""
-    session.install("-e", ".[docs]")
+    install(session, "docs")
     session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-W", "--keep-going", "-n", *session.posargs)
+
+
+@nox.session
+def snapshots(session: nox.Session) -> None:
+    """Compile every example of the docs again and rewrite docs/_snapshots (commit them afterwards)."""
+    install(session, "docs")
+    session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-E", "--keep-going", "-n", *session.posargs,
+                env={"JAXHLO_SNAPSHOT_MODE": "refresh"})
 
 
 @nox.session
 def pdf(session: nox.Session) -> None:
     """Build the docs as a PDF through LaTeX (needs latexmk and TeX Live; reuses the docs' report cache)."""
-    session.install("-e", ".[docs]")
+    missing = [tool for tool in TEX_TOOLS if shutil.which(tool) is None]
+    if missing:
+        session.error(
+            f"the PDF build needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not on PATH: "
+            f"install TeX Live, e.g. on Debian or Ubuntu `sudo apt-get install {TEX_PACKAGES}`, "
+            "on macOS MacTeX (`brew install --cask mactex`); or build the HTML site with `nox -s docs`"
+        )
+    install(session, "docs")
     session.run("sphinx-build", "-M", "latexpdf", "docs", "docs/_build", "-W", "--keep-going", *session.posargs)
 
 
@@ -36,7 +71,7 @@ def site(session: nox.Session) -> None:
 
     Run ``nox -s docs`` first; the browser checks need Debian's ``chromium``.
     """
-    session.install("-e", ".[docs,test]")
+    install(session, "docs,test")
     session.run("pytest", "tests/test_site.py", "tests/test_browser.py", "-v",
                 env={"JAXHLO_DOCS_HTML": "docs/_build/html", "JAXHLO_SCREENSHOTS": "docs/_build/screenshots"})
 
@@ -52,7 +87,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks: ratios measured side by side in one run (see docs/performance.md)."""
-    session.install("-e", ".[docs]")
+    install(session, "docs")
     session.run("python", "benchmarks/bench.py", *session.posargs)
 
 

@@ -16,10 +16,17 @@ Measures (the goals are from the project's issue tracker):
 5. peak memory (RSS of the build and its workers) building the seed example (goal: under 1 GB);
 6. the seed page as a MyST-NB notebook that calls the AOT API, cold and cached
    (goals: our cold build at most 0.5x theirs, our cached build at most 1.0x);
-7. parsing optimized HLO text: megabytes per second on a 1 MB module, and the
-   time for 4 MB against 1 MB (goal: at most 4.4x, linear).  ``--parse`` runs
-   this one alone, in seconds.  (The test suite checks linearity by counting
-   calls, not time: tests/test_hlo.py.)
+7. page weight: the bytes each example of ``tests/roots/test-jaxstyle`` (sphinx-book-theme,
+   three targets) and the seed in the default view (one function, then the guide's three)
+   add to its page (goal: at most 60 KB);
+8. render time: from a report to the example's HTML in a real Sphinx build, for every
+   stored test module and for a chain of 2000 matmuls (megabytes of HLO, stored compressed
+   in ``benchmarks/data``) (goal: under 1 s each);
+9. parsing optimized HLO text: megabytes per second on a 1 MB module, and the
+   time for 4 MB against 1 MB (goal: at most 4.4x, linear).  (The test suite
+   checks linearity by counting calls, not time: tests/test_hlo.py.)
+
+``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds).
 """
 
 from __future__ import annotations
@@ -39,7 +46,19 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
+REPO = HERE.parent
 PY = sys.executable
+#: A 2000-step matmul chain: its optimized CPU module (compiling it takes a minute or more).
+CHAIN = HERE / "data" / "chain2000_cpu.hlo.xz"
+CHAIN_SOURCE = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+
+    def chain(x, w):
+        for _ in range(2000):
+            x = x * 0.9 + jnp.tanh(jax.nn.gelu(x @ w + 1.0)) * 0.5
+        return x
+    """)
 
 SEED = textwrap.dedent("""\
     import jax
@@ -200,7 +219,7 @@ def hlo_module_text(computations: int) -> str:
 
 
 def parse_speed(repeats: int = 3) -> dict[str, Any]:
-    """7. Parse 1 MB and 4 MB of HLO text in this process (best of ``repeats``)."""
+    """9. Parse 1 MB and 4 MB of HLO text in this process (best of ``repeats``)."""
     sys.path.insert(0, str(HERE.parent))
     from sphinx_jaxhlo.hlo import parse_module
 
@@ -218,13 +237,228 @@ def parse_speed(repeats: int = 3) -> dict[str, Any]:
             "ratio_4mb_1mb": t4 / t1, "goal": 4.4}
 
 
+# -- 7. page weight --------------------------------------------------------------------------------
+
+class _Blocks(__import__("html.parser").parser.HTMLParser):
+    """The byte spans of the ``<div class="jaxhlo ...">`` blocks of a page (stdlib only)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.text = text
+        self.lines = [0]
+        for line in text.splitlines(keepends=True):
+            self.lines.append(self.lines[-1] + len(line))
+        self.depth = 0
+        self.start: tuple[int, str] | None = None
+        self.blocks: list[tuple[str, int]] = []
+        self.feed(text)
+
+    def _offset(self) -> int:
+        line, col = self.getpos()
+        return self.lines[line - 1] + col
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "div":
+            return
+        if self.start is not None:
+            self.depth += 1
+        elif "jaxhlo" in (dict(attrs).get("class") or "").split():
+            self.start = (self._offset(), dict(attrs).get("id") or f"example {len(self.blocks) + 1}")
+            self.depth = 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag != "div" or self.start is None:
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            end = self._offset() + len("</div>")
+            begin, name = self.start
+            self.blocks.append((name, len(self.text[begin:end].encode())))
+            self.start = None
+
+
+SEED_PAGE = """# The seed in the default view
+
+```{jax-hlo}
+:args: f32[100000,3], f32[50000,3]
+:function: with_dot
+
+""" + SEED + """```
+
+Its three forms, as the guide shows them:
+
+```{jax-hlo} seed.py
+:args: f32[100000,3], f32[50000,3]
+:function: explicit, with_dot, with_outer
+```
+"""
+
+
+def page_weight(work: Path) -> dict[str, Any]:
+    """Build the JAX-style test pages (and the seed in the default view) for CPU, H100 and
+    TPU v5e; the bytes each example adds to its page, and the module texts beside them."""
+    src = work / "jaxstyle"
+    shutil.copytree(REPO / "tests" / "roots" / "test-jaxstyle", src)
+    (src / "seed.md").write_text(SEED_PAGE)
+    shutil.copy(REPO / "docs" / "examples" / "seed.py", src / "seed.py")
+    (src / "index.md").write_text((src / "index.md").read_text().replace("attention\n", "attention\nseed\n"))
+    out = work / "jaxstyle-out"
+    build(src, out, work / "jaxstyle-cache")
+    examples: dict[str, int] = {}
+    for page in sorted((out / "html").glob("*.html")):
+        for name, size in _Blocks(page.read_text(encoding="utf-8")).blocks:
+            examples[f"{page.stem}#{name}"] = size
+    texts = list((out / "html" / "_jaxhlo").glob("*"))
+    return {"examples_bytes": examples, "largest_bytes": max(examples.values()), "goal_bytes": 60_000,
+            "texts_beside_the_pages": {"files": len(texts), "bytes": sum(p.stat().st_size for p in texts)}}
+
+
+# -- 8. render time -------------------------------------------------------------------------------
+
+#: A Sphinx extension for the render-time project: it times what turns a report
+#: into the example's nodes, and the HTML writer's pass over the example (both per
+#: document, which holds one example).
+TIMER = """
+import json, time
+from pathlib import Path
+import sphinx_jaxhlo.examples as ex
+from sphinx_jaxhlo.render import nodes as rn
+
+TIMES = {}
+_render = ex.render_example
+
+def render_example(view, *args, **kwargs):
+    start = time.perf_counter()
+    out = _render(view, *args, **kwargs)
+    TIMES.setdefault(view.key.split(":")[0], {})["nodes_s"] = time.perf_counter() - start
+    return out
+
+ex.render_example = render_example
+_visit, _depart = rn.HTML_VISITORS[rn.jaxhlo_block]
+
+def visit(self, node):
+    node["bench_start"] = time.perf_counter()
+    _visit(self, node)
+
+def depart(self, node):
+    _depart(self, node)
+    TIMES.setdefault(self.builder.current_docname, {})["html_s"] = time.perf_counter() - node["bench_start"]
+
+rn.HTML_VISITORS[rn.jaxhlo_block] = (visit, depart)
+
+def done(app, exc):
+    records = [r for recs in getattr(app.env, "jaxhlo_records", {}).values() for r in recs]
+    TIMES["_compiled"] = sum(not r.cached for r in records)
+    Path(app.outdir, "render-times.json").write_text(json.dumps(TIMES))
+
+def setup(app):
+    app.connect("build-finished", done)
+    return {"parallel_read_safe": True}
+"""
+
+
+def _stored_reports() -> list[tuple[str, Any, str, str]]:
+    """(name, report, source, args) of every stored test module, analyzed here, and of the chain."""
+    import lzma
+
+    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.report import Memory, Report
+    from sphinx_jaxhlo.specs import DTYPES
+
+    out = []
+    for meta_path in sorted((REPO / "tests" / "data" / "hlo").glob("*.json")):
+        hlo_path = meta_path.with_suffix(".txt")
+        if not hlo_path.exists():
+            continue
+        meta = json.loads(meta_path.read_text())
+        text = hlo_path.read_text()
+        analysis = analyze_module(text)
+        report = Report(function=meta["function"], target=meta["target"], hlo=text, source=meta["source"],
+                        memory=Memory(**{k: v for k, v in meta["memory"].items() if k in Memory.__dataclass_fields__}),
+                        fusions=analysis.fusions, materialized=analysis.materialized, reductions=analysis.reductions)
+        dtypes: dict[str, str] = {}
+        for spec_name, (numpy_name, _) in DTYPES.items():
+            dtypes.setdefault(numpy_name, spec_name)
+        args = ", ".join(f"{dtypes[a['dtype']]}[{','.join(map(str, a['shape']))}]" for a in meta["args"])
+        out.append((meta_path.stem, report, meta["source"], args))
+    with lzma.open(CHAIN, "rt") as f:
+        text = f.read()
+    start = time.perf_counter()
+    analysis = analyze_module(text)
+    out.append(("chain2000", Report(function="chain", target="cpu", hlo=text, source=CHAIN_SOURCE,
+                                    memory=Memory(argument_bytes=2 * 256 * 256 * 4, output_bytes=256 * 256 * 4),
+                                    fusions=analysis.fusions, materialized=analysis.materialized,
+                                    reductions=analysis.reductions),
+                CHAIN_SOURCE, "f32[256,256], f32[256,256]"))
+    out[-1][1].compile_seconds = time.perf_counter() - start  # the analysis time, reported below
+    return out
+
+
+def render_times(work: Path) -> dict[str, Any]:
+    """A project with one page per stored report, its reports put in the cache first: the
+    build compiles nothing, and the timer extension measures each example's rendering."""
+    from sphinx_jaxhlo import targets as targets_mod
+    from sphinx_jaxhlo.cache import ReportCache
+    from sphinx_jaxhlo.request import CompileRequest, installed_versions
+    from sphinx_jaxhlo.specs import parse_args
+
+    src = work / "render"
+    src.mkdir(parents=True)
+    cache = ReportCache(work / "render-cache")
+    (src / "bench_timer.py").write_text(TIMER)
+    (src / "conf.py").write_text('import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n'
+                                 'extensions = ["bench_timer", "sphinx_jaxhlo"]\n')
+    reports = _stored_reports()
+    pages = []
+    for name, report, source, args in reports:
+        source = source.rstrip("\n")
+        target = targets_mod.get_target(report.target)
+        request = CompileRequest(source=source, function=report.function, specs=parse_args(args),
+                                 target=target.name, source_name="example.py",
+                                 target_fingerprint=target.fingerprint(), versions=installed_versions())
+        report.source = source
+        cache.put(request.cache_key(), report)
+        body = textwrap.indent(source, "   ")
+        (src / f"{name}.rst").write_text(f"{name}\n{'=' * len(name)}\n\n.. jax-hlo::\n   :args: {args}\n"
+                                         f"   :function: {report.function}\n   :targets: {report.target}\n\n"
+                                         f"{body}\n")
+        pages.append(name)
+    (src / "index.rst").write_text("Render\n======\n\n.. toctree::\n\n" + "".join(f"   {p}\n" for p in pages))
+    out = work / "render-out"
+    build(src, out, work / "render-cache")
+    times = json.loads((out / "html" / "render-times.json").read_text())
+    if times.pop("_compiled"):
+        raise RuntimeError("the render-time build compiled examples: a cache key did not match its report")
+    per_report = {}
+    for name, report, _, _ in reports:
+        t = times.get(name, {})
+        per_report[name] = {"hlo_chars": len(report.hlo), "fusions": len(report.fusions),
+                            "nodes_s": t.get("nodes_s"), "html_s": t.get("html_s"),
+                            "total_s": (t.get("nodes_s") or 0) + (t.get("html_s") or 0)}
+    chain = next(r for n, r, _, _ in reports if n == "chain2000")
+    return {"examples": per_report, "slowest_s": max(v["total_s"] for v in per_report.values()),
+            "chain2000_analysis_s": chain.compile_seconds, "goal_s": 1.0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--parse", action="store_true", help="only the parse-speed figure (7)")
+    parser.add_argument("--pages", action="store_true", help="only page weight and render time (7 and 8)")
+    parser.add_argument("--parse", action="store_true", help="only the parse-speed figure (9)")
     opts = parser.parse_args()
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))
+        return
+    if opts.pages:
+        work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
+        try:
+            pages = {"page_weight": page_weight(work), "render_time": render_times(work)}
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(pages, indent=2))
+        path = HERE / "results.json"
+        stored = json.loads(path.read_text()) if path.exists() else {}
+        path.write_text(json.dumps({**stored, **pages}, indent=2) + "\n")
         return
     sizes = (5, 10, 20) if opts.quick else (10, 50, 100)
     results: dict[str, Any] = {"parse_speed": parse_speed()}
@@ -275,6 +509,9 @@ def main() -> None:
         results["vs_myst_nb"] = {"nb_cold_s": nb_cold, "nb_cached_s": nb_cached, "ours_cold_s": ours_cold,
                                  "ours_cached_s": ours_cached, "cold_ratio": ours_cold / nb_cold,
                                  "cached_ratio": ours_cached / nb_cached, "goals": [0.5, 1.0]}
+        # 7 and 8. page weight and render time
+        results["page_weight"] = page_weight(work)
+        results["render_time"] = render_times(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2))

@@ -33,6 +33,12 @@ intersphinx_mapping = {
 # Every example compiles for the host CPU, an NVIDIA H100 and a TPU v5e.
 jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
 
+# The compiler's answers, committed beside the docs (see snapshots.md): a build
+# compiles only what no snapshot of its toolchain answers and writes the rest;
+# JAXHLO_SNAPSHOT_MODE=use renders from them alone, =check verifies them
+# (`nox -s snapshots` rewrites them all).
+jaxhlo_snapshot_dir = "_snapshots"
+
 # sphinx-book-theme: JAX's own documentation uses it, so readers who arrive from
 # the jax.jit docs find the same navigation, search box and light/dark switch.
 html_theme = "sphinx_book_theme"

@@ -1,8 +1,7 @@
 """What a compiled module does with memory: fusions, materialized buffers, reductions.
 
-Reads a module parsed by :mod:`sphinx_jaxhlo.hlo` and fills the report's
-:class:`~sphinx_jaxhlo.report.Fusion`, :class:`~sphinx_jaxhlo.report.Materialized`
-and :class:`~sphinx_jaxhlo.report.Reduction` lists.
+Reads a module parsed by ``sphinx_jaxhlo.hlo`` and fills the report's lists
+of fusions, materialized buffers and reductions (``sphinx_jaxhlo.report``).
 
 *Top-level* computations are the entry and the computations it runs as
 programs of their own: ``while`` bodies and conditions, ``conditional``
@@ -41,7 +40,7 @@ inside one kernel.
   listed where the loop reads it).  A reduction over dimensions (or windows) of size
   1 is a slice or a reshape in disguise, as TPU compilers emit, and is not
   listed.
-- **Who wrote a reduction** (:attr:`~sphinx_jaxhlo.report.Reduction.origin`):
+- **Who wrote a reduction** (``Reduction.origin`` in the report):
   verdicts are about the reductions the program asked for (``user``); the
   compiler makes others, which are listed with what made them and get no
   verdict.  In order:

@@ -41,7 +41,7 @@ from . import targets as targets_mod
 from .cache import ReportCache, is_deterministic
 from .compiler import CompileWorker
 from .options import parse_assignments
-from .report import SCHEMA_VERSION, Report
+from .report import SCHEMA_VERSION, Report, TargetFailure
 from .request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
 from .specs import ArgSpecs, parse_args
 
@@ -76,25 +76,6 @@ class AnalysisError(RuntimeError):
     def __init__(self, message: str, failures: Sequence[TargetFailure] = ()) -> None:
         super().__init__(message)
         self.failures = list(failures)
-
-
-@dataclass(frozen=True)
-class TargetFailure:
-    """A target that produced no report (a compile error is a report, with
-    its ``error`` set)."""
-
-    target: str
-    function: str
-    #: ``timeout``, ``crash``, ``trace``, ``args``, ``example``, ``function``...
-    #: (the directive's warning subtypes).
-    kind: str
-    message: str
-    #: 1-based line in the function's file, when known.
-    line: int | None = None
-
-    def describe(self) -> str:
-        where = f" (line {self.line})" if self.line else ""
-        return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
 
 
 # -- Reports -----------------------------------------------------------------------------------
@@ -194,11 +175,10 @@ class Reports(Sequence[Report]):
         """The text ``str()`` gives: the comparison table, then per target
         the parts of ``show`` that are short (``summary``, ``memory``,
         ``cost``); name parts to get others (``hlo``, ``source``...)."""
-        from .render.text import FailedTarget, render_text
+        from .render.text import render_text
 
         parts = list(show) if show is not None else [p for p in self.show if p in _SHORT_PARTS]
-        return render_text(self._reports, [FailedTarget(f.target, f.kind, f.message) for f in self.failures],
-                           show=parts, title=self.title,
+        return render_text(self._reports, self.failures, show=parts, title=self.title,
                            notes=self.notes, order=self._order)
 
     def __str__(self) -> str:
@@ -222,7 +202,7 @@ class Reports(Sequence[Report]):
         """
         from .render.standalone_html import render_html
 
-        return render_html(self._reports, [(f.target, f.kind, f.message, f.line) for f in self.failures],
+        return render_html(self._reports, self.failures,
                            show=list(show if show is not None else self.show), function=self.function,
                            args=self.args, notes=self.notes, order=self._order, script=script,
                            full_page=full_page)

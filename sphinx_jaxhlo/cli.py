@@ -1,6 +1,9 @@
 """The command line: ``python -m sphinx_jaxhlo FILE.py:FUNCTION --args ...`` (or ``jaxhlo``).
 
-Compiles a function of a file for each target, from argument shapes, in the
+``python -m sphinx_jaxhlo compilers install|status`` manages the GPU and TPU
+compilers of the compile workers (see :mod:`sphinx_jaxhlo.plugins`).
+
+Otherwise it compiles a function of a file for each target, from argument shapes, in the
 compile worker (exactly as the directive compiles an example), prints the
 summary per target or the JSON reports, and checks expectations.  Exit codes:
 0 when everything compiled and every expectation held, 1 when an expectation
@@ -18,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, plugins
 from . import expectations as exp
 from . import targets as targets_mod
 from .options import parse_assignments
@@ -74,6 +77,13 @@ exit status:
   2  bad input: unreadable file, syntax error, unknown function, bad spec or option,
      unknown target or one whose compiler is not installed
 
+compilers:
+  %(prog)s compilers install [--gpu] [--tpu]
+      install the GPU and TPU compilers into the private folder that only compile workers
+      load (so `import jax` elsewhere in this environment stays quiet); see `compilers --help`
+  %(prog)s compilers status
+      what each worker will load, from where; exit 1 when a compiler is missing
+
 cache:
   reports are cached by everything that decides them (source, function, specs, options,
   target, compiler versions) in $XDG_CACHE_HOME/sphinx-jaxhlo (default
@@ -109,7 +119,8 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
         prog=prog, description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] FILE.py[:FUNCTION] --args SPECS\n"
-              "       %(prog)s [options] --hlo-file DUMP.txt [FILE.py]",
+              "       %(prog)s [options] --hlo-file DUMP.txt [FILE.py]\n"
+              "       %(prog)s compilers {install,status} ...",
     )
     parser.add_argument("example", nargs="?", metavar="FILE.py[:FUNCTION]",
                         help="the file and the function to compile; default function: the file's last "
@@ -232,6 +243,9 @@ def _error(prog: str, message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     prog = _prog(sys.argv[0])
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["compilers"]:
+        return compilers_main(args[1:], prog)
     parser = build_parser(prog)
     ns = parser.parse_args(argv)
     try:
@@ -372,6 +386,75 @@ def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
     name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
     return Reports([report], show=show, notes=[
         f"Analysed from {name}: memory and cost figures need the compiler (not reported)."])
+
+
+# -- python -m sphinx_jaxhlo compilers ---------------------------------------------------------
+
+COMPILERS_DESCRIPTION = """\
+The GPU compiler (jax-cuda12-plugin, jax-cuda12-pjrt and nvidia-cuda-nvcc-cu12's ptxas
+and libdevice) and the TPU compiler (libtpu) are installed into a private folder that
+only the compile workers put on their path: `import jax` in Sphinx, notebook kernels and
+autodoc loads neither (no CUDA or TPU messages), and the directive, the command line
+and the API still compile for GPUs and TPUs. The versions are those the installed jax
+asks for; the folder is per jax version, so after upgrading jax run install again."""
+
+COMPILERS_EPILOG = f"""\
+folder:
+  ${plugins.ENV_VARIABLE} if set, else $XDG_CACHE_HOME/sphinx-jaxhlo/compilers
+  (~/.cache/sphinx-jaxhlo/compilers), then jax-VERSION/gpu and jax-VERSION/tpu.
+  Compilers installed in the environment itself (jax[tpu], jax-cuda12-plugin) are used
+  when the folder lacks them, but they make every `import jax` there print CUDA and
+  TPU errors on a machine without the hardware.
+
+exit status:
+  install: 0 when every kit is installed (or already was), 1 when pip failed
+  status:  0 when the GPU and TPU compilers are both usable, 1 otherwise
+"""
+
+
+def build_compilers_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} compilers", description=COMPILERS_DESCRIPTION, epilog=COMPILERS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{install,status}")
+    install = commands.add_parser("install", help="install the compilers (both unless --gpu or --tpu)",
+                                  description="Install the compilers into the private folder with pip "
+                                              "install --target, pinned to the installed jax.")
+    install.add_argument("--gpu", action="store_true", help="the GPU compiler (about 0.6 GB)")
+    install.add_argument("--tpu", action="store_true", help="the TPU compiler (about 0.7 GB)")
+    install.add_argument("--force", action="store_true", help="reinstall even when the folder matches")
+    install.add_argument("--dry-run", action="store_true", help="say what would be installed where, do nothing")
+    commands.add_parser("status", help="say which compilers a worker loads, from where",
+                        description="Say which compilers a compile worker loads, from where.")
+    return parser
+
+
+def compilers_main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -> int:
+    """``python -m sphinx_jaxhlo compilers install|status``; returns the exit status."""
+    ns = build_compilers_parser(prog).parse_args(argv)
+    if ns.command == "install":
+        kits = [k for k in plugins.KITS if getattr(ns, k)]
+        try:
+            return plugins.install(kits, force=ns.force, dry_run=ns.dry_run)
+        except LookupError as exc:
+            return _error(prog, f"compilers install: {exc}")
+    try:
+        print(f"compilers folder: {plugins.kit_dir('gpu').parent}  (${plugins.ENV_VARIABLE} moves it)")
+    except LookupError as exc:
+        return _error(prog, f"compilers status: {exc}")
+    status = EXIT_OK
+    for kit in plugins.KITS:
+        found = plugins.state(kit)
+        versions = ", ".join(f"{d} {v}" for d, v in sorted(found.versions.items()))
+        if found.folder is not None:
+            print(f"{kit}: {versions}, from {found.folder}")
+        elif found.in_environment:
+            print(f"{kit}: {versions}, installed in this environment (every `import jax` here loads it; "
+                  f"`{plugins.install_command([kit])}` keeps it to the workers)")
+        else:
+            print(f"{kit}: {found.problem}")
+            status = EXIT_FAILED
+    return status
 
 
 def run() -> NoReturn:

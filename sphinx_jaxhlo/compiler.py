@@ -65,6 +65,8 @@ class CompileWorker:
         from .targets import prepare_environment
 
         env = {**os.environ, **self.env}
+        # The GPU/TPU compilers' private folder goes on the worker's PYTHONPATH only:
+        # this process (Sphinx, a notebook kernel's parent) never loads them.
         prepare_environment(env)
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir

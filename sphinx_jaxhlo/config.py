@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .options import VIEW_OPTIONS
 from .request import DEFAULT_SHOW, SHOW_PARTS
 
 
@@ -46,11 +47,50 @@ SETTINGS: tuple[Setting, ...] = (
             "Folder of the cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
             "with ``sphinx-build -M``), or inside the hidden ``.doctrees`` folder when the doctrees sit in the "
             "output folder (``-b``): do not upload that folder with the site. A relative path is relative "
-            "to the folder of ``conf.py``. Persist it in CI to share compile work between builds and machines.",
+            "to the folder of ``conf.py``. Persist it in CI to share compile work between builds and machines. "
+            "Also the URL of any fsspec filesystem (``s3://bucket/prefix``, ``gs://...``, ``file://...``; "
+            "``https://...`` only read), with ``pip install 'sphinx-jaxhlo[remote]'`` and the filesystem's package "
+            "(``s3fs``, ``gcsfs``); the rendered HTML of examples then stays in the local default folder.",
             rebuild=""),
     Setting("jaxhlo_xla_flags", {}, (dict,),
             "XLA options passed to ``compile()`` for every example, before the example's own "
             "``:xla-flags:``, e.g. ``{'xla_cpu_experimental_ynn_fusion_type': ''}``."),
+    Setting("jaxhlo_cache_options", {}, (dict,),
+            "Storage options passed to fsspec when ``jaxhlo_cache_dir`` is a URL, e.g. "
+            "``{'endpoint_url': 'https://minio.example.org'}`` or ``{'anon': True}`` for a public bucket. "
+            "Leave credentials to the filesystem's own environment variables and files.", rebuild=""),
+    Setting("jaxhlo_snapshot_dir", None, (str, type(None)),
+            "Folder of snapshots committed with the docs: one JSON report per example, function and target "
+            "(see the Snapshots page). A relative path is relative to the folder of ``conf.py``. "
+            "``None``: no snapshots."),
+    Setting("jaxhlo_snapshot_mode", "update", (str,),
+            "With ``jaxhlo_snapshot_dir``: ``update`` uses the snapshots this toolchain made, compiles the "
+            "rest (and a target whose compiler is missing shows its snapshot, whoever made it) and writes "
+            "their snapshots; ``use`` compiles nothing and shows every target from its snapshot (a docs host "
+            "without the GPU/TPU compilers, or without jax); ``check`` compiles everything and warns "
+            "``jaxhlo.snapshot`` where a snapshot is missing, stale or differs (CI). The environment variable "
+            "``JAXHLO_SNAPSHOT_MODE`` overrides it."),
+    Setting("jaxhlo_drift_tolerance", 0.05, (int, float),
+            "When a fresh report differs from the one stored before it (a snapshot, or the cache's last report "
+            "of the example, made by another toolchain), how far temp memory may move, as a fraction of the "
+            "larger of the two figures, before ``jaxhlo.drift`` warns; a change of verdict always warns."),
+    # -- how examples are shown (sphinx_jaxhlo.render.rows); each has a directive option of the same name
+    Setting("jaxhlo_table_rows", 8, (int, str, type(None)),
+            "Rows each detail table (fusions, materialized buffers, reductions) shows, largest first; the "
+            "rest are counted (\"4 more, 14 in total\"). Scalars, loop and branch instructions, copies of "
+            "arguments and reductions the compiler added are left out unless it is ``'all'`` (or ``None``), "
+            "which lists every row. An example's ``:rows:`` overrides it."),
+    Setting("jaxhlo_problem_min_size", "1MiB", (int, str),
+            "Stored data smaller than this (bytes, or a size such as ``'1MiB'``) is never shown as a problem: "
+            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it."),
+    Setting("jaxhlo_problem_io_factor", 1.0, (int, float),
+            "Stored data is shown as a problem (red) only when it is at least this many times the program's "
+            "arguments and outputs together (and at least ``jaxhlo_problem_min_size``). "
+            "An example's ``:problem-io-factor:`` overrides it."),
+    Setting("jaxhlo_chart_scale", "auto", (str,),
+            "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
+            "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
+            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -64,7 +104,24 @@ def validate(name: str, value: Any) -> str | None:
         return f"{name} must be {names}, not {type(value).__name__}"
     if name in ("jaxhlo_timeout", "jaxhlo_workers") and isinstance(value, (int, float)) and value <= 0:
         return f"{name} must be positive"
+    if name == "jaxhlo_snapshot_mode":
+        from .snapshots import MODES
+
+        if value not in MODES:
+            return f"{name} must be one of {', '.join(map(repr, MODES))}, not {value!r}"
+    if name == "jaxhlo_drift_tolerance" and value < 0:
+        return f"{name} must be 0 or more"
+    parser = _VIEW_PARSERS.get(name)
+    if parser is not None:
+        try:
+            parser(value)
+        except ValueError as exc:
+            return f"{name}: {exc}"
     return None
+
+
+#: The view settings' parsers (they also parse the directive's options of the same names).
+_VIEW_PARSERS = {setting: parser for setting, parser in VIEW_OPTIONS.values()}
 
 
 def as_list(value: Any) -> list[str]:

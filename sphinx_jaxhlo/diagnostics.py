@@ -29,7 +29,15 @@ SUBTYPES: dict[str, str] = {
     "crash": "The compile worker died (a crash inside XLA, or an example that ended its own process); "
              "the message names the signal.",
     "target": "An unknown target name, or (once per build) a target whose compiler is not installed, "
-              "naming the extra that installs it.",
+              "naming the command that installs it.",
     "config": "A ``jaxhlo_*`` setting has a bad value; its default is used instead.",
+    "snapshot": "A snapshot (``jaxhlo_snapshot_dir``) cannot serve this example: none was made, it was made "
+                "for another version of the example (source, ``:args:``, options or target changed), or its "
+                "files are damaged; in ``check`` mode also one that differs from what this build compiled.",
+    "drift": "A report differs from the one stored before it (a snapshot, or the cache's last report of the "
+             "example) by more than ``jaxhlo_drift_tolerance`` in temp memory, or in its verdict: a toolchain "
+             "upgrade moved a claim. The message gives both figures and both versions.",
+    "cache": "A cache entry was refused (not a valid report, or a report of another example) and compiled "
+             "again, or a cache at a URL could not be read or written.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

@@ -29,6 +29,9 @@ Options:
 ``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
 ``:caption:``, ``:name:``, ``:class:``  as for other Sphinx blocks
+``:rows:``         rows per detail table, largest first (a number or ``all``)
+``:problem-min-size:`` / ``:problem-io-factor:``  when stored data is shown as a problem
+``:chart-scale:``  ``auto``, ``linear`` or ``log`` for the chart of several functions
 
 Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 """
@@ -47,7 +50,7 @@ from sphinx.util.typing import OptionSpec
 
 from . import expectations as exp
 from .config import as_list
-from .options import parse_assignments
+from .options import VIEW_OPTIONS, parse_assignments
 from .render.nodes import jaxhlo_block
 from .request import SHOW_PARTS
 from .specs import SpecError, parse_args
@@ -88,6 +91,8 @@ class JaxHloDirective(SphinxDirective):
         "caption": directives.unchanged_required,
         "name": directives.unchanged,
         "class": directives.class_option,
+        # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
+        **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }
 
     def fail(self, subtype: str, message: str, line: int | None = None, detail: str = "") -> list[nodes.Node]:
@@ -96,6 +101,10 @@ class JaxHloDirective(SphinxDirective):
         return [error_box(f"jax-hlo example could not be built: {message}", detail)]
 
     def run(self) -> list[nodes.Node]:
+        # the example's place in its document, counted before anything can fail (names snapshot slots)
+        data = self.env.temp_data
+        ordinal = (data.get("jaxhlo_examples") or 0) + 1
+        data["jaxhlo_examples"] = ordinal
         source, source_name, first_line, file_path = self._source()
         if source is None:
             return self.fail("file", source_name)
@@ -137,6 +146,13 @@ class JaxHloDirective(SphinxDirective):
             except ValueError:
                 return self.fail("option", f":timeout: {self.options['timeout']!r} is not a positive number of seconds")
         functions = as_list(self.options.get("function")) or [""]
+        view_options = {}
+        for name, (_, parser) in VIEW_OPTIONS.items():
+            if name in self.options:
+                try:
+                    view_options[name] = parser(self.options[name])
+                except ValueError as exc:
+                    return self.fail("option", f":{name}: {exc}")
 
         node = jaxhlo_example()
         node.source, node.line = self.get_source_info()
@@ -154,8 +170,10 @@ class JaxHloDirective(SphinxDirective):
         node["timeout"] = timeout
         node["expectations"] = [(e.kind, e.target, e.value, e.function) for e in expectations.items]
         node["caption"] = self.options.get("caption", "")
+        node["view_options"] = view_options
         node["docname"] = self.env.docname
         node["lineno"] = self.lineno
+        node["ordinal"] = ordinal
         block = jaxhlo_block(classes=list(self.options.get("class", [])))
         block.source, block.line = node.source, node.line
         if node["caption"]:

@@ -1,16 +1,29 @@
 """Compile the examples of one document, check their expectations, render them.
 
 Runs when a document has been read (``doctree-read``), in whichever process
-reads it, so ``-j N`` builds compile in parallel.  Each (function, target) is
-looked up in the cache first; only misses reach the compile worker.
+reads it, so ``-j N`` builds compile in parallel.  Each example goes through
+named steps:
+
+1. :func:`plan`: one :class:`Job` per (function, target): its compile request
+   and, with ``jaxhlo_snapshot_dir``, its snapshot slot;
+2. :func:`look_up`: a snapshot (as the mode allows), else the cache; only
+   misses are left;
+3. :func:`compile_misses`: the misses go to the compile workers;
+4. :func:`reconcile`: snapshots refreshed (``update``) or compared
+   (``check``), and each fresh report compared with the one stored before it
+   (drift);
+5. :func:`check`: expectations checked, warnings, the build's records;
+
+then the example is rendered.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,14 +32,17 @@ from sphinx.util import logging
 from sphinx.util.console import bold
 
 from . import expectations as exp
+from . import snapshots
 from . import targets as targets_mod
-from .cache import ReportCache, is_deterministic
+from .cache import InvalidReport, ReportCache, is_deterministic, is_url
 from .compiler import Failure, get_pool
 from .config import as_list
 from .directive import jaxhlo_example
+from .drift import Drift, compare
 from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
-from .request import DEFAULT_SHOW, CompileRequest, installed_versions
+from .render.rows import display_for
+from .request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
 from .specs import ArgSpecs
 
 if TYPE_CHECKING:
@@ -45,29 +61,80 @@ class Record:
     function: str
     target: str
     status: str  # "ok", "expected error", "failed expectation", or a warning subtype
-    cached: bool
+    #: Where the report came from: "compiled", "cache", "snapshot", or "" (none).
+    origin: str
     seconds: float
     temp_bytes: int | None
     message: str = ""
+    #: How the report differs from the one stored before it, when it does.
+    drift: Drift | None = None
 
+    @property
+    def cached(self) -> bool:
+        """The report was not compiled by this build."""
+        return self.origin in ("cache", "snapshot")
+
+
+# -- settings ------------------------------------------------------------------
+
+def default_cache_folder(app: Sphinx) -> Path:
+    """``jaxhlo-cache`` beside the doctrees, never inside the published output."""
+    doctrees = Path(app.doctreedir)
+    if doctrees.parent.resolve() == Path(app.outdir).resolve():
+        # `sphinx-build -b` keeps the doctrees inside the output folder; keep
+        # the cache out of what gets published, inside the doctrees.
+        return doctrees / "jaxhlo-cache"
+    return doctrees.parent / "jaxhlo-cache"
+
+
+def cache_location(app: Sphinx) -> str | Path:
+    """``jaxhlo_cache_dir`` as a URL, or as a folder (relative to ``conf.py``)."""
+    configured = app.config.jaxhlo_cache_dir
+    if configured and is_url(configured):
+        return str(configured)
+    if configured:
+        path = Path(configured)
+        return path if path.is_absolute() else Path(app.confdir) / path
+    return default_cache_folder(app)
+
+
+#: One cache object per location and process (a forked reader gets its own).
+_CACHES: dict[tuple[str, int], ReportCache] = {}
 
 
 def cache_for(app: Sphinx) -> ReportCache | None:
     if not app.config.jaxhlo_cache:
         return None
-    folder = app.config.jaxhlo_cache_dir
-    if folder:
-        path = Path(folder)
-        if not path.is_absolute():
-            path = Path(app.confdir) / path
-    else:
-        doctrees = Path(app.doctreedir)
-        path = doctrees.parent / "jaxhlo-cache"
-        if doctrees.parent.resolve() == Path(app.outdir).resolve():
-            # `sphinx-build -b` keeps the doctrees inside the output folder; keep
-            # the cache out of what gets published, inside the doctrees.
-            path = doctrees / "jaxhlo-cache"
-    return ReportCache(path)
+    location = cache_location(app)
+    key = (str(location), os.getpid())
+    if key not in _CACHES:
+        try:
+            _CACHES[key] = ReportCache(location, app.config.jaxhlo_cache_options)
+        except ImportError:  # fsspec went missing after the settings were checked
+            _CACHES[key] = ReportCache(default_cache_folder(app))
+    return _CACHES[key]
+
+
+def forget_caches() -> None:
+    """Start each build with fresh cache objects (their problems and reachability)."""
+    _CACHES.clear()
+
+
+def fragment_folder(app: Sphinx) -> Path | None:
+    """Where the rendered HTML of examples is kept: always a local folder, even
+    when the reports come from a URL (HTML is never taken from a shared store)."""
+    if not app.config.jaxhlo_cache:
+        return None
+    location = cache_location(app)
+    return (location if isinstance(location, Path) else default_cache_folder(app)) / "html"
+
+
+def snapshot_root(app: Sphinx) -> Path | None:
+    configured = app.config.jaxhlo_snapshot_dir
+    if not configured:
+        return None
+    path = Path(configured)
+    return path if path.is_absolute() else Path(app.confdir) / path
 
 
 def configured_targets(app: Sphinx) -> list[str]:
@@ -110,6 +177,7 @@ def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
     """``env-before-read-docs``: count the examples about to be read, for the progress line."""
     import re
 
+    forget_caches()
     pattern = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~]{3,}\s*\{jax-hlo\})", re.MULTILINE)
     total = 0
     for docname in docnames:
@@ -131,28 +199,165 @@ def worker_count(app: Sphinx) -> int:
     return min(2, os.cpu_count() or 1)
 
 
-def warn(message: str, subtype: str, location: tuple[str, int]) -> None:
-    logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
+def warn(message: str, subtype: str, location: tuple[str, int], *, repeat: bool = True) -> None:
+    """Warn at an example.
+
+    :param repeat: whether later builds that do not read the document again
+        repeat it (see :class:`sphinx_jaxhlo.extension.WarningRecorder`): yes for
+        what stays true until the document or a file it reads changes (a failed
+        claim, a stale snapshot); no for news of this build alone (drift against
+        a stored report this build has just replaced, a cache entry it rewrote).
+    """
+    if repeat:
+        logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
+        return
+    from .extension import RECORDER
+
+    with RECORDER.paused():
+        logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
+
+
+# -- one document ----------------------------------------------------------------
+
+@dataclass
+class DocumentState:
+    """What the examples of one document used, for pruning its snapshot folder."""
+
+    slots: set[str] = field(default_factory=set)
+    incomplete: bool = False
 
 
 def process_document(app: Sphinx, doctree: nodes.document) -> None:
     """``doctree-read``: compile and render every example of the document."""
+    state = DocumentState()
+    docname = app.env.docname
     for node in list(doctree.findall(jaxhlo_example)):
+        docname = node["docname"]
         try:
-            node.replace_self(process_example(app, node) or nodes.paragraph())
+            node.replace_self(process_example(app, node, state) or nodes.paragraph())
         except Exception as exc:  # never the reason a build crashes
+            state.incomplete = True
             logger.warning("jax-hlo: internal error while building this example: %r", exc,
                            location=(node["docname"], node["lineno"]), type="jaxhlo", subtype="internal")
             from .directive import error_box
 
             node.replace_self(error_box(f"jax-hlo example could not be built: internal error {exc!r}"))
+    root = snapshot_root(app)
+    if root is not None and app.config.jaxhlo_snapshot_mode in snapshots.WRITING_MODES and not state.incomplete:
+        # slots no example of the document has any more (an example, function or target removed)
+        snapshots.prune(snapshots.document_folder(root, docname), state.slots)
 
 
-def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
-    env = app.env
+# -- one example -------------------------------------------------------------------
+
+@dataclass
+class Context:
+    """Everything one example's steps share."""
+
+    app: Sphinx
+    node: jaxhlo_example
+    location: tuple[str, int]
+    expectations: exp.Expectations
+    cache: ReportCache | None
+    snapshot_root: Path | None
+    mode: str
+    tolerance: float
+    timeout: float
+
+
+@dataclass
+class Job:
+    """One (function, target) of an example on its way to a report."""
+
+    result: Result
+    target: targets_mod.Target
+    request: CompileRequest
+    identity: dict[str, Any]
+    #: The versions that decide this target's report here.
+    tools: dict[str, str]
+    #: The snapshot slot (its JSON file), with ``jaxhlo_snapshot_dir``.
+    slot: Path | None = None
+    stored: snapshots.Stored | None = None
+    #: Why the slot's snapshot could not be used, when it could not.
+    stored_problem: str = ""
+    origin: str = ""
+    drift: Drift | None = None
+
+    @property
+    def key(self) -> str:
+        return self.result.report_key
+
+    @property
+    def stored_matches(self) -> bool:
+        return self.stored is not None and self.stored.snapshot.identity == self.identity
+
+    @property
+    def what(self) -> str:
+        function = self.request.function
+        if not function and self.stored is not None:  # the default function, as named when the snapshot was made
+            function = str(self.stored.snapshot.facts.get("function") or "")
+        return f"{function or 'the default function'} on {self.target.name}"
+
+
+def process_example(app: Sphinx, node: jaxhlo_example, state: DocumentState | None = None) -> list[nodes.Node]:
     docname, lineno = node["docname"], node["lineno"]
     location = (docname, lineno)
-    names = node["targets"] if node["targets"] is not None else configured_targets(app)
+    expectations = exp.Expectations([exp.Expectation(k, t, v, f) for k, t, v, f in node["expectations"]])
+    ctx = Context(app, node, location, expectations, cache_for(app), snapshot_root(app),
+                  app.config.jaxhlo_snapshot_mode, float(app.config.jaxhlo_drift_tolerance),
+                  node["timeout"] or float(app.config.jaxhlo_timeout))
+    targets = resolve_targets(ctx)
+    if not targets:
+        from .directive import error_box
+
+        if state is not None:
+            state.incomplete = True  # its snapshots, if any, are not the document's to prune
+        return [error_box("jax-hlo example has no target to compile for")]
+    show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
+    by_function = plan(ctx, targets, show)
+    jobs = [job for group in by_function for job in group]
+    if state is not None:
+        state.slots.update(job.slot.name.removesuffix(".json") for job in jobs if job.slot is not None)
+    misses = look_up(ctx, jobs)
+    compile_misses(ctx, by_function, misses)
+    reconcile(ctx, jobs)
+    if ctx.cache is not None:
+        for problem in ctx.cache.problems:
+            warn(problem, "cache", location, repeat=False)
+        ctx.cache.problems.clear()
+    functions = []
+    for fn, group in zip(node["functions"], by_function, strict=True):
+        # the default function's real name comes back with its report
+        resolved = next((j.result.report.function for j in group if j.result.report is not None), fn)
+        for job in group:
+            job.result.function = resolved or "(default function)"
+        functions.append(resolved or "(default function)")
+    check(ctx, jobs)
+    PROGRESS.step(docname, bool(misses))
+    return render(ctx, functions, targets, [job.result for job in jobs], show)
+
+
+def example_name(node: jaxhlo_example) -> str:
+    """The example's name in snapshot slots: its ``:name:``, else its place in the document."""
+    block = node.parent
+    names = block.get("names", []) if isinstance(block, jaxhlo_block) else []
+    if names:
+        return str(names[0])
+    return f"example-{node.get('ordinal') or node['lineno']}"
+
+
+def resolve_targets(ctx: Context) -> list[targets_mod.Target]:
+    """The example's targets; warns about unknown ones and about expectations no target checks."""
+    node, location = ctx.node, ctx.location
+    if node["targets"] is not None:
+        names = node["targets"]
+    elif ctx.app.config.jaxhlo_targets:
+        names = as_list(ctx.app.config.jaxhlo_targets)
+    elif ctx.mode == "use" and ctx.snapshot_root is not None:
+        # no compiler decides the defaults here: the targets snapshots were made for
+        names = snapshot_targets(ctx) or list(targets_mod.DEFAULT_TARGETS)
+    else:
+        names = targets_mod.default_targets()
     targets: list[targets_mod.Target] = []
     for name in names:
         try:
@@ -163,11 +368,8 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         if target not in targets:
             targets.append(target)
     if not targets:
-        from .directive import error_box
-
-        return [error_box("jax-hlo example has no target to compile for")]
-    expectations = exp.Expectations([exp.Expectation(k, t, v, f) for k, t, v, f in node["expectations"]])
-    for named in sorted(expectations.targets_named() - {t.name for t in targets}):
+        return targets
+    for named in sorted(ctx.expectations.targets_named() - {t.name for t in targets}):
         if named not in targets_mod.TARGETS:
             warn(f"an expectation names unknown target {named!r}", "option", location)
         else:
@@ -176,80 +378,249 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
                  f"(its targets: {', '.join(t.name for t in targets)}): the claim is not checked",
                  "expectation", location)
     listed = set(node["functions"]) - {""}
-    for named in sorted(expectations.functions_named() - listed):
+    for named in sorted(ctx.expectations.functions_named() - listed):
         warn(f"an expectation names function {named!r}, which :function: does not list", "option", location)
-    show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
+    return targets
+
+
+def snapshot_targets(ctx: Context) -> list[str]:
+    """The known targets that have a snapshot of this example's first function."""
+    assert ctx.snapshot_root is not None
+    folder = snapshots.document_folder(ctx.snapshot_root, ctx.node["docname"])
+    name, fn = example_name(ctx.node), ctx.node["functions"][0]
+    return [t for t in targets_mod.TARGETS
+            if (folder / (snapshots.slot_name(name, fn, t) + ".json")).is_file()]
+
+
+def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> list[list[Job]]:
+    """One :class:`Job` per (function, target), grouped by function."""
+    node, app = ctx.node, ctx.app
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
     xla_flags = {**{str(k): str(v) for k, v in app.config.jaxhlo_xla_flags.items()}, **dict(node["xla_flags"])}
-    timeout = node["timeout"] or float(app.config.jaxhlo_timeout)
-    cache = cache_for(app)
     specs = ArgSpecs.from_json(node["specs"])
-    records: list[Record] = env.jaxhlo_records.setdefault(docname, [])  # type: ignore[attr-defined]
-
-    results: list[Result] = []
-    functions: list[str] = []
-    # Cache lookups first; then, per function, one compile alone (an error in the
-    # example itself is the same on every target: no need to meet it three times);
-    # then every other miss at once, over the process's workers.
-    misses: list[tuple[Result, CompileRequest, str]] = []
-    by_function: list[list[Result]] = []
+    versions = installed_versions()
+    folder = (snapshots.document_folder(ctx.snapshot_root, node["docname"])
+              if ctx.snapshot_root is not None else None)
+    name = example_name(node)
+    by_function = []
     for fn in node["functions"]:
-        group: list[Result] = []
+        group = []
         for target in targets:
-            result = Result(function=fn, target=target.name, target_title=target.title)
-            group.append(result)
-            if not target.available():
-                result.missing = target.missing_message()
-                env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
-                continue
             request = CompileRequest(
                 source=node["source_text"], function=fn, specs=specs, target=target.name,
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
                 donate=tuple(node.get("donate", ())),
-                source_name=node["source_name"], target_fingerprint=target.fingerprint(),
-                versions=installed_versions())
-            key = request.cache_key()
-            result.report_key = key
-            report = cache.get(key) if cache else None
-            if report is not None:
-                result.report, result.cached = report, True
-            else:
-                misses.append((result, request, key))
+                source_name=node["source_name"], target_fingerprint=target.fingerprint(), versions=versions)
+            result = Result(function=fn, target=target.name, target_title=target.title,
+                            report_key=request.cache_key())
+            job = Job(result, target, request, snapshots.identity(request),
+                      snapshots.toolchain(dict(versions), target.name))
+            if folder is not None:
+                job.slot = folder / (snapshots.slot_name(name, fn, target.name) + ".json")
+            group.append(job)
         by_function.append(group)
-    def run(batch: list[tuple[Result, CompileRequest, str]]) -> None:
+    return by_function
+
+
+def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
+    """Fill each job from its snapshot (as the mode allows) or the cache.
+
+    :return: the jobs left to compile.
+    """
+    misses: list[Job] = []
+    docname = ctx.node["docname"]
+    for job in jobs:
+        result, target = job.result, job.target
+        if job.slot is not None:
+            try:
+                job.stored = snapshots.read(job.slot)
+            except snapshots.SnapshotError as exc:
+                job.stored_problem = f"the snapshot {_shown(ctx, job.slot)} cannot be used: {exc}"
+            usable = job.stored_matches and (
+                ctx.mode == "use"
+                or (ctx.mode == "update" and job.stored.snapshot.toolchain == job.tools)  # type: ignore[union-attr]
+                or (ctx.mode in snapshots.WRITING_MODES and not target.available()))
+            if usable and use_snapshot(ctx, job):
+                continue
+            if ctx.mode == "use":
+                result.failure = Failure("snapshot", snapshot_missing(ctx, job))
+                continue
+        if not target.available():
+            result.missing = target.missing_message()
+            ctx.app.env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
+            continue
+        report = None
+        if ctx.cache is not None:
+            report = ctx.cache.get(job.key, function=job.request.function, target=target.name,
+                                   source=job.request.source)
+        if report is not None:
+            result.report, result.cached, job.origin = report, True, "cache"
+        else:
+            misses.append(job)
+    return misses
+
+
+def use_snapshot(ctx: Context, job: Job) -> bool:
+    """Take the job's report from its snapshot, the analysis derived again."""
+    assert job.stored is not None
+    try:
+        report = job.stored.snapshot.report(job.request.source, job.request.source_name)
+    except InvalidReport as exc:
+        job.stored_problem = f"the snapshot {_shown(ctx, job.stored.path)} cannot be used: {exc}"
+        return False
+    job.result.report, job.result.cached, job.origin = report, True, "snapshot"
+    # the rendering depends on the stored data and on the code that analyses it
+    job.result.report_key = hashlib.sha256((job.stored.digest + code_fingerprint()).encode()).hexdigest()
+    return True
+
+
+def snapshot_missing(ctx: Context, job: Job) -> str:
+    """Why a job has no snapshot to show, and what to do about it."""
+    refresh = f"make one with {snapshots.MODE_VARIABLE}=update"
+    if job.stored_problem:
+        return f"{job.what}: {job.stored_problem}; {refresh}"
+    assert job.slot is not None
+    if job.stored is None:
+        return f"{job.what}: no snapshot ({_shown(ctx, job.slot)}); {refresh}"
+    changes = snapshots.identity_changes(job.stored.snapshot.identity, job.identity)
+    return (f"{job.what}: the snapshot {_shown(ctx, job.slot)} was made for another version of this example "
+            f"({', '.join(changes)} changed) and is not shown; {refresh}")
+
+
+def _shown(ctx: Context, path: Path) -> str:
+    """A path as the user knows it: relative to the folder of ``conf.py`` when inside it."""
+    try:
+        return str(path.relative_to(Path(ctx.app.confdir)))
+    except ValueError:
+        return str(path)
+
+
+def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]) -> None:
+    """Per function, one compile alone (an error in the example itself is the
+    same on every target: no need to meet it three times); then every other
+    miss at once, over the process's workers."""
+    cache = ctx.cache
+
+    def run(batch: list[Job]) -> None:
         start = time.perf_counter()
-        outcomes = get_pool(worker_count(app)).compile_all([(request, timeout) for _, request, _ in batch])
-        for (result, _, key), outcome in zip(batch, outcomes, strict=True):
+        outcomes = get_pool(worker_count(ctx.app)).compile_all([(job.request, ctx.timeout) for job in batch])
+        for job, outcome in zip(batch, outcomes, strict=True):
+            result = job.result
             result.seconds = outcome.seconds if len(batch) > 1 else time.perf_counter() - start
             result.report, result.failure = outcome.report, outcome.failure
-            if outcome.report is not None and cache is not None and is_deterministic(outcome.report):
-                cache.put(key, outcome.report)
+            if outcome.report is not None:
+                job.origin = "compiled"
+                if cache is not None and is_deterministic(outcome.report):
+                    cache.put(job.key, outcome.report)
 
-    rest: list[tuple[Result, CompileRequest, str]] = []
+    rest: list[Job] = []
     for group in by_function:
-        mine = [m for m in misses if m[0] in group]
+        mine = [job for job in misses if job in group]
         if not mine:
             continue
         run(mine[:1])
-        first = mine[0][0].failure
+        first = mine[0].result.failure
         if first is not None and first.kind not in ("timeout", "crash"):
-            for result, _, _ in mine[1:]:
-                result.failure = first
+            for job in mine[1:]:
+                job.result.failure = first
         else:
             rest += mine[1:]
     if rest:
         run(rest)
-    compiled_any = bool(misses)
-    for fn, group in zip(node["functions"], by_function, strict=True):
-        # the default function's real name comes back with its report
-        resolved = next((r.report.function for r in group if r.report is not None), fn)
-        for r in group:
-            r.function = resolved or "(default function)"
-        functions.append(resolved or "(default function)")
-        results += group
 
+
+def reconcile(ctx: Context, jobs: list[Job]) -> None:
+    """Compare each fresh report with the one stored before it (drift), and
+    refresh (``update``) or check (``check``) its snapshot."""
+    for job in jobs:
+        report = job.result.report
+        if report is None:
+            continue
+        if job.origin == "snapshot":
+            assert job.stored is not None and job.slot is not None
+            if ctx.mode in snapshots.WRITING_MODES and job.stored.text != job.stored.snapshot.document(report):
+                write_snapshot(ctx, job.slot, job.stored.snapshot, report)  # the summary, after an analysis change
+            continue
+        if job.slot is not None:
+            reconcile_snapshot(ctx, job, report)
+        elif ctx.cache is not None and job.origin == "compiled" and is_deterministic(report):
+            drift_from_cache(ctx, job, report)
+        if job.drift is not None and job.drift.significant:
+            # in check mode the stored report stays as it is: the drift stays too
+            warn(job.drift.message, "drift", ctx.location, repeat=job.slot is not None and ctx.mode == "check")
+    for job in jobs:
+        if job.slot is not None and job.slot.is_file():
+            # read again when the snapshot changes (edited, or brought by a pull)
+            ctx.app.env.note_dependency(job.slot, docname=ctx.node["docname"])
+
+
+def reconcile_snapshot(ctx: Context, job: Job, report: Any) -> None:
+    assert job.slot is not None
+    if job.stored is not None and job.stored_matches:
+        try:
+            before = job.stored.snapshot.report(job.request.source, job.request.source_name)
+        except InvalidReport:
+            before = None
+        if before is not None:
+            job.drift = compare(before, report, job.stored.snapshot.toolchain, job.tools, ctx.tolerance)
+    if not is_deterministic(report):
+        return
+    fresh = snapshots.Snapshot.from_report(report, job.identity, job.tools)
+    update = f"{snapshots.MODE_VARIABLE}=update"
+    if ctx.mode in snapshots.WRITING_MODES:
+        if job.stored_problem:
+            warn(f"{job.what}: {job.stored_problem}; compiled again and rewritten", "snapshot", ctx.location,
+                 repeat=False)
+        write_snapshot(ctx, job.slot, fresh, report)
+    elif ctx.mode == "check":
+        if job.stored_problem:
+            message = f"{job.what}: {job.stored_problem}; rewrite it with {update}"
+        elif job.stored is None:
+            message = f"{job.what}: no snapshot ({_shown(ctx, job.slot)}); make one with {update}"
+        elif not job.stored_matches:
+            changes = snapshots.identity_changes(job.stored.snapshot.identity, job.identity)
+            message = (f"{job.what}: the snapshot {_shown(ctx, job.slot)} is stale, made for another version of "
+                       f"this example ({', '.join(changes)} changed); refresh it with {update}")
+        else:
+            # update mode keeps a snapshot this toolchain made; refresh rewrites it whatever it says
+            diffs = snapshots.differences(job.stored, fresh, report)
+            message = (f"{job.what}: the snapshot {_shown(ctx, job.slot)} is out of date: {'; '.join(diffs)}; "
+                       f"refresh it with {snapshots.MODE_VARIABLE}=refresh") if diffs else ""
+        if message:
+            warn(message, "snapshot", ctx.location)
+
+
+def write_snapshot(ctx: Context, slot: Path, snapshot: snapshots.Snapshot, report: Any) -> None:
+    try:
+        snapshots.write(slot, snapshot, report)
+    except OSError as exc:
+        warn(f"cannot write the snapshot {_shown(ctx, slot)}: {exc.strerror or exc}", "snapshot", ctx.location,
+             repeat=False)
+
+
+def drift_from_cache(ctx: Context, job: Job, report: Any) -> None:
+    """Without snapshots, the cache remembers the last report of each example
+    and target: compare with it when another toolchain made it."""
+    assert ctx.cache is not None
+    ident = snapshots.identity_key(job.identity)
+    last = ctx.cache.latest(ident)
+    if last is not None and last[0] != job.key and last[1] != job.tools:
+        before = ctx.cache.get(last[0], function=job.request.function, target=job.target.name,
+                               source=job.request.source)
+        if before is not None:
+            job.drift = compare(before, report, last[1], job.tools, ctx.tolerance)
+    ctx.cache.put_latest(ident, job.key, job.tools)
+
+
+def check(ctx: Context, jobs: list[Job]) -> None:
+    """Check the expectations, warn about every failure, and record each
+    (function, target) for the build report."""
+    node, location = ctx.node, ctx.location
+    docname, lineno = location
+    records: list[Record] = ctx.app.env.jaxhlo_records.setdefault(docname, [])  # type: ignore[attr-defined]
     warned: set[tuple[str, str, str]] = set()
-    for result in results:
+    for job in jobs:
+        result = job.result
         status, message = "ok", ""
         if result.missing:
             status = "target missing"
@@ -264,14 +635,14 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
         else:
             assert result.report is not None
             err = result.report.error
-            if err is not None and not expectations.expects_error(result.target, result.function):
+            if err is not None and not ctx.expectations.expects_error(result.target, result.function):
                 line = err.message.splitlines()[0] if err.message else ""
                 while line.startswith(f"{err.status}: "):  # XLA often repeats its status
                     line = line[len(err.status) + 2:]
                 message = f"{result.function} failed to compile for {result.target_title}: {err.status}: {line}"
                 warn(message, "compile", location)
                 status = "compile error"
-            result.outcomes = exp.check_all(expectations, [result.report])
+            result.outcomes = exp.check_all(ctx.expectations, [result.report])
             failed = [o for o in result.outcomes if not o.passed]
             for o in failed:
                 warn(o.message, "expectation", location)
@@ -280,20 +651,26 @@ def process_example(app: Sphinx, node: jaxhlo_example) -> list[nodes.Node]:
             elif err is not None and status == "ok":
                 status = "expected error"
         temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
-        records.append(Record(docname, lineno, result.function, result.target, status, result.cached,
-                              result.seconds, temp, message))
+        records.append(Record(docname, lineno, result.function, result.target, status, job.origin,
+                              result.seconds, temp, message, job.drift))
 
-    PROGRESS.step(docname, compiled_any)
+
+def render(ctx: Context, functions: list[str], targets: list[targets_mod.Target], results: list[Result],
+           show: list[str]) -> list[nodes.Node]:
+    app, node = ctx.app, ctx.node
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
         hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
-        file_path=node["file_path"], key=f"{docname}:{lineno}")
+        file_path=node["file_path"], key=f"{node['docname']}:{node['lineno']}",
+        specs=ArgSpecs.from_json(node["specs"]), static=tuple(node["static"]),
+        display=display_for(app.config, node.get("view_options")))
     target_pairs = [(t.name, t.title) for t in targets]
     block = node.parent
-    if cache is not None and isinstance(block, jaxhlo_block) and all(
+    folder = fragment_folder(app)
+    if folder is not None and isinstance(block, jaxhlo_block) and all(
             r.report is None or is_deterministic(r.report) for r in results):
         key = fragment_key(app, view, node["caption"], functions, target_pairs, results)
-        block["fragment"] = str(cache.folder / "html" / key[:2] / f"{key}.html")
+        block["fragment"] = str(folder / key[:2] / f"{key}.html")
     return render_example(view, functions, target_pairs, results)
 
 
@@ -309,7 +686,7 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
     import sphinx
 
     payload = {
-        "view": [view.source, list(view.show), view.hlo_collapsed, view.hlo_language, view.file_path, view.key],
+        "view": view.cache_parts(),
         "caption": caption, "functions": functions, "targets": targets,
         "results": [[r.function, r.target, r.report_key if r.report is not None else "",
                      None if r.failure is None else [r.failure.kind, r.failure.message, r.failure.line],

@@ -116,8 +116,8 @@ def _validate(kind: str, value: str) -> None:
     if kind in ("max-temp", "min-temp", "max-peak"):
         parse_size(value)  # raises ValueError
     elif kind == "reduction":
-        if value.lower() not in ("fused", "unfused"):
-            raise ExpectationSyntaxError(f"expected 'fused' or 'unfused', not {value!r}")
+        if value.lower() not in ("fused", "unfused", "none"):
+            raise ExpectationSyntaxError(f"expected 'fused', 'unfused' or 'none', not {value!r}")
     elif kind == "materialized":
         if value.lower() != "none":
             try:
@@ -188,8 +188,13 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)})")
     if kind == "reduction":
         reductions = report.verdict_reductions
+        made = len(report.reductions) - len(reductions)
+        if value.lower() == "none":
+            found = f"{len(reductions)} of the program's own" if reductions else "none of the program's own"
+            return outcome(not reductions, found + (f", {made} made by the compiler" if made else ""))
         if not reductions:
-            return outcome(False, "no reduction")
+            return outcome(False, "no reduction of the program's own"
+                           + (f" ({made} made by the compiler, which get no verdict)" if made else ""))
         fused = [r for r in reductions if r.fused]
         unfused = [r for r in reductions if not r.fused]
         want_fused = value.lower() == "fused"

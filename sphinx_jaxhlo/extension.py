@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging as pylogging
+import os
 import re
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,8 +31,49 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 1
+ENV_VERSION = 2
 STATIC = Path(__file__).parent / "static"
+
+
+class WarningRecorder(pylogging.Handler):
+    """Keeps every ``jaxhlo`` warning located in a document while documents are read.
+
+    A document that is not read again by a later build (nothing in it
+    changed) keeps its warnings in the environment, and :func:`replay_warnings`
+    repeats them: as long as a claim fails, every build says so, at the same
+    place, and ``-W`` fails.  It listens on the package's logger, so the
+    directive's warnings and the examples' are kept alike.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(level=pylogging.WARNING)
+        self.active = False
+        self.by_doc: dict[str, list[tuple[int, str, str]]] = {}
+
+    def emit(self, record: pylogging.LogRecord) -> None:
+        if not self.active or getattr(record, "type", None) != "jaxhlo":
+            return
+        location = getattr(record, "location", None)
+        if isinstance(location, tuple) and location and isinstance(location[0], str):
+            docname, line = location[0], location[1] if len(location) > 1 else None
+        elif isinstance(location, str):
+            docname, line = location, None
+        else:
+            return
+        self.by_doc.setdefault(docname, []).append(
+            (int(line or 0), str(getattr(record, "subtype", "") or ""), record.getMessage()))
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Warnings emitted inside are not kept (news of this build alone)."""
+        active, self.active = self.active, False
+        try:
+            yield
+        finally:
+            self.active = active
+
+
+RECORDER = WarningRecorder()
 
 
 class ExampleCollector(EnvironmentCollector):
@@ -37,6 +82,8 @@ class ExampleCollector(EnvironmentCollector):
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         _init_env(env)
         env.jaxhlo_records.pop(docname, None)  # type: ignore[attr-defined]
+        env.jaxhlo_warnings.pop(docname, None)  # type: ignore[attr-defined]
+        env.jaxhlo_stamps.pop(docname, None)  # type: ignore[attr-defined]
         env.jaxhlo_report_docs.discard(docname)  # type: ignore[attr-defined]
         for docs in env.jaxhlo_missing.values():  # type: ignore[attr-defined]
             docs.discard(docname)
@@ -47,8 +94,9 @@ class ExampleCollector(EnvironmentCollector):
         _init_env(other)
         env.jaxhlo_report_docs |= other.jaxhlo_report_docs & docnames  # type: ignore[attr-defined]
         for docname in docnames:
-            if docname in other.jaxhlo_records:  # type: ignore[attr-defined]
-                env.jaxhlo_records[docname] = other.jaxhlo_records[docname]  # type: ignore[attr-defined]
+            for attr in ("jaxhlo_records", "jaxhlo_warnings", "jaxhlo_stamps"):
+                if docname in getattr(other, attr):
+                    getattr(env, attr)[docname] = getattr(other, attr)[docname]
         for target, docs in other.jaxhlo_missing.items():  # type: ignore[attr-defined]
             env.jaxhlo_missing.setdefault(target, set()).update(docs & docnames)  # type: ignore[attr-defined]
 
@@ -56,7 +104,14 @@ class ExampleCollector(EnvironmentCollector):
         from .examples import process_document
 
         _init_env(app.env)
+        docname = app.env.docname
         process_document(app, doctree)
+        if docname in app.env.jaxhlo_records:  # type: ignore[attr-defined]
+            # the toolchain this document's reports were made with: another one reads it again
+            app.env.jaxhlo_stamps[docname] = toolchain_stamp()  # type: ignore[attr-defined]
+        warnings = RECORDER.by_doc.pop(docname, None)
+        if warnings:
+            app.env.jaxhlo_warnings[docname] = warnings  # type: ignore[attr-defined]
 
 
 def _init_env(env: BuildEnvironment) -> None:
@@ -66,12 +121,24 @@ def _init_env(env: BuildEnvironment) -> None:
         env.jaxhlo_missing = {}  # type: ignore[attr-defined]
     if not hasattr(env, "jaxhlo_report_docs"):
         env.jaxhlo_report_docs = set()  # type: ignore[attr-defined]
+    for attr in ("jaxhlo_warnings", "jaxhlo_stamps"):
+        if not hasattr(env, attr):
+            setattr(env, attr, {})
+
+
+def toolchain_stamp() -> str:
+    """The installed jax, jaxlib, compilers and ``XLA_FLAGS``, as one string."""
+    from .request import installed_versions
+
+    return repr(installed_versions())
 
 
 def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     from .examples import count_examples
 
     env.jaxhlo_read = set(docnames)  # type: ignore[attr-defined]  # this build's documents, for the summary
+    RECORDER.by_doc.clear()
+    RECORDER.active = True  # -j readers fork after this, and record in their own process
     count_examples(app, env, docnames)
 
 
@@ -91,6 +158,19 @@ def setting_location(app: Sphinx, name: str) -> str | None:
     return f"{conf}:{number}" if number else f"{conf}:"
 
 
+def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
+    """``env-updated``: repeat the warnings of the documents this build did not read again."""
+    RECORDER.active = False
+    RECORDER.by_doc.clear()
+    _init_env(env)
+    read: set[str] = getattr(env, "jaxhlo_read", set())
+    for docname in sorted(env.jaxhlo_warnings):  # type: ignore[attr-defined]
+        if docname in read:
+            continue
+        for line, subtype, message in env.jaxhlo_warnings[docname]:  # type: ignore[attr-defined]
+            logger.warning("%s", message, location=(docname, line or None), type="jaxhlo", subtype=subtype)
+
+
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` (at its line of conf.py) and falls back to its default."""
     for setting in SETTINGS:
@@ -100,6 +180,27 @@ def check_config(app: Sphinx, config: Config) -> None:
                            type="jaxhlo", subtype="config", location=setting_location(app, setting.name))
             config[setting.name] = setting.default
     config.numfig_format.setdefault("jax-hlo", "Example %s")
+    from .snapshots import MODE_VARIABLE, MODES
+
+    mode = os.environ.get(MODE_VARIABLE, "").strip()
+    if mode:
+        # set at config-inited, so switching modes reads every document again
+        if mode in MODES:
+            config.jaxhlo_snapshot_mode = mode
+        else:
+            logger.warning("jax-hlo: %s=%r is not one of %s; using jaxhlo_snapshot_mode=%r", MODE_VARIABLE, mode,
+                           ", ".join(MODES), config.jaxhlo_snapshot_mode, type="jaxhlo", subtype="config",
+                           location=setting_location(app, "jaxhlo_snapshot_mode"))
+    from .cache import is_url
+
+    if config.jaxhlo_cache_dir and is_url(config.jaxhlo_cache_dir):
+        try:
+            import fsspec  # noqa: F401
+        except ImportError:
+            logger.warning("jax-hlo: jaxhlo_cache_dir is a URL (%s) but fsspec is not installed "
+                           "(pip install 'sphinx-jaxhlo[remote]'); using the local cache", config.jaxhlo_cache_dir,
+                           type="jaxhlo", subtype="config", location=setting_location(app, "jaxhlo_cache_dir"))
+            config.jaxhlo_cache_dir = None
     from . import targets as targets_mod
     from .config import as_list
 
@@ -132,6 +233,8 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     from .compiler import shutdown_worker
 
     shutdown_worker()
+    if exc is None and app.builder.format == "html":
+        copy_static(app)
     if exc is not None or not hasattr(app.env, "jaxhlo_records"):
         return
     from .examples import report_records
@@ -141,12 +244,15 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     if not records:
         return
     # "compiled": the compiler ran and gave a report (whatever the report says)
-    compiled = [r for r in records if not r.cached and r.status in ("ok", "expected error", "failed expectation",
-                                                                     "compile error")]
-    cached = [r for r in records if r.cached]
+    compiled = [r for r in records if r.origin == "compiled"]
+    cached = [r for r in records if r.origin == "cache"]
+    stored = [r for r in records if r.origin == "snapshot"]
     bad = [r for r in records if r.status not in ("ok", "expected error", "target missing")]
     slowest = max(compiled, key=lambda r: r.seconds, default=None)
-    line = f"jax-hlo: {len(compiled)} compiled, {len(cached)} from cache, {len(bad)} failed"
+    line = f"jax-hlo: {len(compiled)} compiled, {len(cached)} from cache"
+    if stored:
+        line += f", {len(stored)} from snapshots"
+    line += f", {len(bad)} failed"
     if slowest is not None and slowest.seconds > 0:
         line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
     logger.info(line)
@@ -156,8 +262,15 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 
 def copy_static(app: Sphinx) -> None:
-    if app.builder.format == "html":
-        app.config.html_static_path.append(str(STATIC))  # type: ignore[attr-defined]
+    """Copy the CSS and script into the output's ``_static`` (at the end of the
+    build, like Sphinx's own extensions: changing ``html_static_path`` instead
+    would make every rebuild see a changed configuration)."""
+    import shutil
+
+    target = Path(app.outdir) / "_static"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("jaxhlo.css", "jaxhlo.js"):
+        shutil.copyfile(STATIC / name, target / name)
 
 
 class jaxhlo_report(nodes.General, nodes.Element):
@@ -175,13 +288,30 @@ class JaxHloReportDirective(SphinxDirective):
         return [jaxhlo_report()]
 
 
-def outdated_reports(app: Sphinx, env: BuildEnvironment, added: AbstractSet[str], changed: AbstractSet[str],
-                     removed: AbstractSet[str]) -> list[str]:
-    """``env-get-outdated``: a page with ``jax-hlo-report`` tables every example, so
-    it is written again whenever any document is read again."""
-    if not (added or changed or removed):
-        return []
-    return sorted(getattr(env, "jaxhlo_report_docs", set()) - set(removed))
+def outdated_documents(app: Sphinx, env: BuildEnvironment, added: AbstractSet[str], changed: AbstractSet[str],
+                       removed: AbstractSet[str]) -> list[str]:
+    """``env-get-outdated``: documents to read again although their text did not change.
+
+    A page with ``jax-hlo-report`` tables every example, so it is read again
+    whenever any document is; a document whose reports were made by another
+    toolchain (jax, a compiler, ``XLA_FLAGS``) is read again, so an upgrade
+    checks every claim anew (and compares with the stored reports).
+    """
+    _init_env(env)
+    outdated: set[str] = set()
+    if added or changed or removed:
+        outdated |= env.jaxhlo_report_docs  # type: ignore[attr-defined]
+    stamp = toolchain_stamp()
+    outdated |= {doc for doc, s in env.jaxhlo_stamps.items() if s != stamp}  # type: ignore[attr-defined]
+    if removed and app.config.jaxhlo_snapshot_dir and app.config.jaxhlo_snapshot_mode in ("update", "refresh"):
+        from . import snapshots
+        from .examples import snapshot_root
+
+        root = snapshot_root(app)
+        for docname in removed:
+            if root is not None:
+                snapshots.prune(snapshots.document_folder(root, docname), ())
+    return sorted(outdated - set(removed))
 
 
 def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -189,15 +319,34 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     from .render.example import table
     from .sizes import format_bytes
 
+    def size(value: int | None) -> str:
+        return format_bytes(value) if value is not None else "—"
+
     for node in list(doctree.findall(jaxhlo_report)):
         records = report_records(app.env)
+        if not records:
+            node.replace_self(nodes.paragraph(text="No jax-hlo examples in this build."))
+            continue
         rows = [[r.docname, str(r.line), r.function, r.target,
-                 f"{r.seconds:.2f} s" if not r.cached else "—",
-                 format_bytes(r.temp_bytes) if r.temp_bytes is not None else "—",
-                 "cached" if r.cached else "compiled", r.status] for r in records]
-        node.replace_self(table(["document", "line", "function", "target", "compile time", "temp",
-                                 "cache", "status"], rows, ["jaxhlo-report"]) if rows
-                          else nodes.paragraph(text="No jax-hlo examples in this build."))
+                 f"{r.seconds:.2f} s" if r.origin == "compiled" else "—", size(r.temp_bytes),
+                 r.origin or "—", r.status] for r in records]
+        out: list[nodes.Node] = [table(["document", "line", "function", "target", "compile time", "temp",
+                                        "report from", "status"], rows, ["jaxhlo-report"])]
+        drifted = [r for r in records if r.drift is not None]
+        if drifted:
+            out.append(nodes.rubric(text="Changed since the stored reports"))
+            out.append(nodes.paragraph(text=(
+                "Reports that differ from the last one stored for the same example and target (a snapshot, "
+                "or the cache's last report, made by another toolchain). Rows marked warned moved a verdict, "
+                "or temp memory beyond jaxhlo_drift_tolerance.")))
+            drift_rows = [[r.docname, str(r.line), r.function, r.target, d.versions_before, d.versions_after,
+                           size(d.temp_before), size(d.temp_after), size(d.peak_before), size(d.peak_after),
+                           d.verdict_before, d.verdict_after, "warned" if d.significant else ""]
+                          for r in drifted if (d := r.drift) is not None]
+            out.append(table(["document", "line", "function", "target", "versions before", "versions after",
+                              "temp before", "temp after", "peak before", "peak after", "verdict before",
+                              "verdict after", "drift"], drift_rows, ["jaxhlo-report", "jaxhlo-drift"]))
+        node.replace_self(out)
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
@@ -218,11 +367,14 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", check_config)
     app.connect("env-before-read-docs", _count_examples)
+    app.connect("env-updated", replay_warnings)
     app.connect("env-updated", warn_missing_targets)
-    app.connect("env-get-outdated", outdated_reports)
+    app.connect("env-get-outdated", outdated_documents)
     app.connect("doctree-resolved", fill_reports)
     app.connect("build-finished", build_finished)
-    app.connect("builder-inited", copy_static)
+    package_logger = pylogging.getLogger("sphinx." + __package__)
+    if RECORDER not in package_logger.handlers:
+        package_logger.addHandler(RECORDER)
     app.add_css_file("jaxhlo.css")
     app.add_js_file("jaxhlo.js", defer="defer")
     try:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .sizes import parse_size
+
+#: Values of the ``jaxhlo_chart_scale`` setting and the ``:chart-scale:`` option.
+CHART_SCALES = ("auto", "linear", "log")
+
 
 def split_top_level(text: str) -> list[str]:
     """Split ``text`` at the commas outside brackets; the parts are not stripped.
@@ -41,3 +50,58 @@ def parse_assignments(text: str, what: str) -> list[tuple[str, str]]:
             raise ValueError(f"{what}: {part!r} is not name=value")
         out.append((key, value.strip()))
     return out
+
+
+# -- how an example is shown (the view settings and options) --
+
+def parse_rows(value: Any) -> int | None:
+    """``10``, ``"10"`` -> 10; ``"all"`` or ``None`` -> ``None`` (every row).
+
+    :raises ValueError: anything else.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
+        return None
+    try:
+        rows = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{value!r} is not a number of rows (or 'all')") from None
+    if rows < 1:
+        raise ValueError(f"{value!r} is not a positive number of rows (or 'all')")
+    return rows
+
+
+def parse_factor(value: Any) -> float:
+    """A non-negative number: ``1``, ``0.5``. :raises ValueError: anything else."""
+    try:
+        factor = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{value!r} is not a number") from None
+    if factor < 0 or not math.isfinite(factor):
+        raise ValueError(f"{value!r} is not a non-negative number")
+    return factor
+
+
+def parse_min_size(value: Any) -> int:
+    """A size: ``1048576``, ``"1MiB"``, ``"500 kB"``. :raises ValueError: anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value!r} is not a size")
+        return value
+    return parse_size(str(value))
+
+
+def parse_chart_scale(value: Any) -> str:
+    """``auto``, ``linear`` or ``log``. :raises ValueError: anything else."""
+    scale = str(value).strip().lower()
+    if scale not in CHART_SCALES:
+        raise ValueError(f"{value!r} is not one of {', '.join(CHART_SCALES)}")
+    return scale
+
+
+#: The directive's view options -> (the setting they override, their parser).
+VIEW_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "rows": ("jaxhlo_table_rows", parse_rows),
+    "problem-min-size": ("jaxhlo_problem_min_size", parse_min_size),
+    "problem-io-factor": ("jaxhlo_problem_io_factor", parse_factor),
+    "chart-scale": ("jaxhlo_chart_scale", parse_chart_scale),
+}

@@ -161,6 +161,25 @@ class CompileError:
     available_bytes: int | None = None
 
 
+@dataclass(frozen=True)
+class TargetFailure:
+    """A target that produced no report (a compile error is a report, with
+    its ``error`` set): the one form every output shows a failed target in."""
+
+    target: str
+    function: str
+    #: ``timeout``, ``crash``, ``trace``, ``args``, ``example``, ``function``...
+    #: (the directive's warning subtypes).
+    kind: str
+    message: str
+    #: 1-based line in the function's file, when known.
+    line: int | None = None
+
+    def describe(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
+
+
 @dataclass
 class Report:
     """Everything one compile produced for one (function, target)."""

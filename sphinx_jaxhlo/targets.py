@@ -18,11 +18,9 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.resources
-import importlib.util
 import json
 import os
 import platform
-import shutil
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +50,6 @@ _GPU_TOPOLOGY = "1x1x1"
 #: refuses a ``v5e:1x1`` topology ("not divisible by ... chips_per_host_bounds").
 _TPU_CHIPS_PER_HOST = (1, 1, 1)
 
-#: Distributions whose versions decide what the compilers produce.
-_VERSIONED_PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "libtpu")
-
 
 class UnknownTargetError(ValueError):
     """A target name that is not in :data:`TARGETS`."""
@@ -71,8 +66,9 @@ class Target:
     :param name: Stable public name, e.g. ``"gpu:h100"``.
     :param platform: The jax lowering platform: ``"cpu"``, ``"cuda"`` or ``"tpu"``.
     :param description: Human name, e.g. ``"NVIDIA H100 SXM5 80 GB (deviceless)"``.
-    :param extra: The pip extra of sphinx-jaxhlo that installs its compiler,
-        ``None`` when plain ``jax`` is enough.
+    :param compiler: The compilers it needs beyond plain jax, as
+        ``python -m sphinx_jaxhlo compilers install`` names them: ``"gpu"`` or
+        ``"tpu"``; ``None`` when plain ``jax`` is enough.
     :param memory_bytes: Memory of one device, for "does not fit" messages.
     :param gpu_target_file: For a GPU, the file in ``sphinx_jaxhlo/gpu_targets/``
         that describes it.
@@ -82,7 +78,7 @@ class Target:
     name: str
     platform: str
     description: str
-    extra: str | None
+    compiler: str | None
     memory_bytes: int | None
     gpu_target_file: str | None = None
     tpu_topology: str | None = None
@@ -130,8 +126,8 @@ class Target:
     def missing_message(self) -> str:
         """Say what to install to compile for this target.
 
-        :return: A one-line message naming the missing piece and the pip
-            command; for an available target, a message saying so.
+        :return: A one-line message naming the missing piece and the
+            command that installs it; for an available target, a message saying so.
         """
         missing = self._missing()
         if missing is None:
@@ -139,19 +135,17 @@ class Target:
         return missing
 
     def _missing(self) -> str | None:
-        if not (_installed("jax") and _installed("jaxlib")):
-            return f"target {self.name} needs jax: pip install sphinx-jaxhlo"
-        if self.platform == "cuda":
-            if not (_installed("jax_cuda12_plugin") and _distribution_installed("jax-cuda12-pjrt")):
-                return f"target {self.name} needs the CUDA compiler plugin: pip install 'sphinx-jaxhlo[{self.extra}]'"
-            if _cuda_toolkit_dir() is None:
-                return (
-                    f"target {self.name} needs ptxas and libdevice from the CUDA toolkit: "
-                    f"pip install 'sphinx-jaxhlo[{self.extra}]' (it installs nvidia-cuda-nvcc-cu12)"
-                )
-        if self.platform == "tpu" and not _installed("libtpu"):
-            return f"target {self.name} needs the TPU compiler (libtpu): pip install 'sphinx-jaxhlo[{self.extra}]'"
-        return None
+        from . import plugins
+
+        try:
+            plugins.env_version("jax")
+            plugins.env_version("jaxlib")
+        except LookupError:
+            return f"target {self.name} needs jax: pip install sphinx-jaxhlo (it installs jax)"
+        if self.compiler is None:
+            return None
+        problem = plugins.state(self.compiler).problem
+        return None if problem is None else f"target {self.name} {problem}"
 
 
 def _gpu(model: str, description: str, memory_bytes: int) -> Target:
@@ -159,7 +153,7 @@ def _gpu(model: str, description: str, memory_bytes: int) -> Target:
         name=f"gpu:{model}",
         platform="cuda",
         description=f"{description} (deviceless)",
-        extra="gpu",
+        compiler="gpu",
         memory_bytes=memory_bytes,
         gpu_target_file=f"{model}.txtpb",
     )
@@ -170,7 +164,7 @@ def _tpu(generation: str, topology: str, description: str, memory_bytes: int) ->
         name=f"tpu:{generation}",
         platform="tpu",
         description=f"{description} (deviceless)",
-        extra="tpu",
+        compiler="tpu",
         memory_bytes=memory_bytes,
         tpu_topology=topology,
     )
@@ -185,7 +179,7 @@ TARGETS: dict[str, Target] = {
             name="cpu",
             platform="cpu",
             description=f"host CPU ({platform.machine() or 'unknown architecture'})",
-            extra=None,
+            compiler=None,
             memory_bytes=None,
         ),
         _gpu("h100", "NVIDIA H100 SXM5 80 GB", 80 * _GiB),
@@ -231,74 +225,27 @@ def default_targets() -> list[str]:
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of the installed packages that decide compile results.
+    """Versions of the packages that decide compile results, as a compile
+    worker will load them: jax and jaxlib of this environment, the GPU and
+    TPU compilers from the private folder (or the environment, see
+    :mod:`sphinx_jaxhlo.plugins`).  Read from package metadata; jax is not
+    imported.
 
     :return: Distribution name to version, for those of jax, jaxlib,
-        jax-cuda12-plugin, jax-cuda12-pjrt and libtpu that are installed.
+        jax-cuda12-plugin, jax-cuda12-pjrt and libtpu that are there.
     """
+    from . import plugins
+
     versions = {}
-    for dist in _VERSIONED_PACKAGES:
+    for dist in ("jax", "jaxlib"):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             continue
+    if "jax" in versions:
+        for kit in plugins.KITS:
+            versions.update(plugins.state(kit).versions)
     return versions
-
-
-# -- installation checks (no jax) ---------------------------------------------
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def _distribution_installed(dist: str) -> bool:
-    try:
-        importlib.metadata.distribution(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-def _pip_cuda_nvcc_dir() -> Path | None:
-    """The ``nvidia/cuda_nvcc`` folder of the ``nvidia-cuda-nvcc-cu12`` wheel."""
-    try:
-        spec = importlib.util.find_spec("nvidia.cuda_nvcc")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        if _is_cuda_dir(Path(location)):
-            return Path(location)
-    return None
-
-
-def _is_cuda_dir(path: Path) -> bool:
-    return (path / "nvvm" / "libdevice" / "libdevice.10.bc").is_file()
-
-
-def _cuda_toolkit_dir() -> Path | None:
-    """Where XLA will find libdevice and ptxas, or ``None``.
-
-    XLA needs ``nvvm/libdevice/libdevice.10.bc`` to lower math functions and
-    runs ``ptxas`` to finish every GPU compile, device or not.
-    """
-    candidates: list[Path] = []
-    for flag in os.environ.get("XLA_FLAGS", "").split():
-        if flag.startswith("--xla_gpu_cuda_data_dir="):
-            candidates.append(Path(flag.partition("=")[2]))
-    pip_dir = _pip_cuda_nvcc_dir()
-    if pip_dir is not None:
-        candidates.append(pip_dir)
-    candidates += [Path("/usr/local/cuda"), Path("/opt/cuda")]
-    for path in candidates:
-        if _is_cuda_dir(path) and ((path / "bin" / "ptxas").is_file() or shutil.which("ptxas")):
-            return path
-    return None
 
 
 @functools.cache
@@ -314,16 +261,28 @@ def _gpu_target_config(file_name: str) -> str:
 def prepare_environment(environ: MutableMapping[str, str]) -> None:
     """Set what a compile worker needs before it imports jax.
 
-    Forces the CPU client (``JAX_PLATFORMS=cpu``: no GPU or TPU runtime is
+    Puts the private folder of the GPU and TPU compilers first on
+    ``PYTHONPATH`` (only workers load them, see :mod:`sphinx_jaxhlo.plugins`),
+    forces the CPU client (``JAX_PLATFORMS=cpu``: no GPU or TPU runtime is
     created, their compilers still load), skips the CUDA library version
     check, lets several processes load libtpu at once, tells libtpu it is a
     lone host so it neither queries a metadata server nor warns about
-    hostnames, and points XLA at the pip-installed
-    CUDA compiler tools when they are there.
+    hostnames, and points XLA at the pip-installed CUDA compiler tools when
+    they are there.
 
-    :param environ: The environment to change, usually ``os.environ`` of the
-        worker or the ``env`` of its subprocess.
+    ``PYTHONPATH`` only reaches a process started with this environment: call
+    it on the ``env`` of a subprocess (as :class:`~sphinx_jaxhlo.compiler.CompileWorker`
+    does), not on ``os.environ`` of a process that is already running.
+
+    :param environ: The environment to change, usually the ``env`` of the
+        worker's subprocess.
     """
+    from . import plugins
+
+    folders = [str(folder) for folder in plugins.worker_path()]
+    if folders:
+        rest = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in folders]
+        environ["PYTHONPATH"] = os.pathsep.join([*folders, *rest])
     environ["JAX_PLATFORMS"] = "cpu"
     environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] = "1"
     environ.setdefault("PYTHONHASHSEED", "0")  # only takes effect in a process started with it
@@ -339,7 +298,7 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
     environ.setdefault("GRPC_VERBOSITY", "ERROR")
     xla_flags = environ.get("XLA_FLAGS", "")
     if "--xla_gpu_cuda_data_dir" not in xla_flags:
-        nvcc_dir = _pip_cuda_nvcc_dir()
+        nvcc_dir = plugins.cuda_data_dir()
         if nvcc_dir is not None:
             # Prefer the pinned wheel over a system CUDA, whose ptxas may be too
             # old for the newest GPUs.

@@ -296,6 +296,16 @@ def compile_call(data: dict[str, Any]) -> Report:
     return report
 
 
+def compiler_options(flags: dict[str, str]) -> dict[str, Any]:
+    """Option texts as XLA takes them: ``true``/``false`` (any case) become
+    booleans, which XLA's option parser wants; everything else stays text."""
+    out: dict[str, Any] = {}
+    for name, value in flags.items():
+        lowered = value.strip().lower() if isinstance(value, str) else value
+        out[name] = {"true": True, "false": False}.get(lowered, value) if isinstance(lowered, str) else value
+    return out
+
+
 def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwargs: dict[str, Any],
                          flags: dict[str, str], extras: tuple[str, ...], source_name: str, function: str,
                          lowered: Any = None, arguments: str = "arguments") -> Report:
@@ -307,7 +317,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     try:
         if lowered is None:
             lowered = targets_mod.lower_for(target, jitted, args, kwargs)
-        compiled = lowered.compile(flags or None)
+        compiled = lowered.compile(compiler_options(flags) or None)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,3 +23,31 @@ API_EXAMPLE = Path(__file__).parent / "data" / "api_example.py"
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return ROOTS
+
+
+def compilers_without(kit: str, folder: Path) -> Path:
+    """A compilers folder (for ``JAXHLO_COMPILERS_DIR``) that holds, linked,
+    the kits of the real private folder except ``kit``.
+
+    :param kit: ``"gpu"`` or ``"tpu"``: the one to leave out.
+    :param folder: Where to make it.
+    """
+    from sphinx_jaxhlo import plugins
+
+    root = folder / "compilers"
+    root.mkdir(parents=True, exist_ok=True)
+    for other in plugins.KITS:
+        real = plugins.kit_dir(other)
+        link = root / real.parent.name / other
+        if other != kit and plugins.state(other).folder == real and not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(real, target_is_directory=True)
+    return root
+def with_texts(soup: Any, page: Path) -> Any:
+    """``soup`` (a parsed page) with the module texts an HTML page loads when a
+    block is opened (``_jaxhlo/<key>.txt`` beside the pages) put into their blocks,
+    so tests can read the optimized HLO where a reader sees it."""
+    for pre in soup.select("pre[data-jaxhlo-text]"):
+        path = (page.parent / pre["data-jaxhlo-text"]).with_suffix(".txt")
+        pre.string = path.read_text(encoding="utf-8")
+    return soup

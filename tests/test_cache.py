@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,9 @@ def test_corrupt_entries_are_recompiled(project: Path, tmp_path: Path) -> None:
     result, log = sphinx_build(project, tmp_path / "out2", cache)
     assert result["rc"] == 0 and summary(log) == (2, 1), log
     assert "Traceback" not in log
-    assert all(Report.from_json(p.read_text()) for p in cache.rglob("*.json"))
+    # each is said, at its example, and replaced
+    assert log.count("is not a valid report") == 2 and log.count("[jaxhlo.cache]") == 2, log
+    assert all(Report.from_json(p.read_text()) for p in entries)
 
 
 def test_two_builds_at_once_share_one_cache(project: Path, tmp_path: Path) -> None:
@@ -185,7 +188,10 @@ def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_
     sphinx_build(project, tmp_path / "out2", cache)
     assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
     assert sorted(p.name for p in (cache / "html").rglob("*.html")) == fragments
+    # the reused HTML loads module texts from files: the new output folder has them too
+    texts = re.findall(r'data-jaxhlo-text="([^"]+)"', (tmp_path / "out2" / "index.html").read_text())
+    assert texts and all((tmp_path / "out2" / t).is_file() for t in texts)
     # a setting that changes the HTML gives new fragments, never a stale page
     sphinx_build(project, tmp_path / "out3", cache, "-D", "jaxhlo_hlo_collapsed=0")
-    assert "<details class=\"jaxhlo-details\" open>" in (tmp_path / "out3" / "index.html").read_text()
+    assert "<details class=\"jaxhlo-details jaxhlo-lazy\" open>" in (tmp_path / "out3" / "index.html").read_text()
     assert len(list((cache / "html").rglob("*.html"))) == 6

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import with_texts
 
 
 def build(app: Any) -> tuple[BeautifulSoup, str]:
+    """The page (with the module texts it loads on demand put in place) and the warnings."""
     app.build()
-    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser"), app.warning.getvalue()
+    page = Path(app.outdir) / "index.html"
+    return with_texts(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser"), page), app.warning.getvalue()
 
 
 def records(app: Any) -> list[Any]:
@@ -36,23 +38,29 @@ def test_seed_example_on_cpu(app: Any) -> None:
     # the materialized 20 GB intermediate heads the list, with its producer
     rows = block.select("div.jaxhlo-table-box table.jaxhlo-materialized tbody tr")
     first = [td.get_text(" ", strip=True) for td in rows[0].find_all("td")]
-    assert first[1] == "f32[50000,100000]" and first[2] == "20.0 GB"
-    assert re.search(r"dot_general|cos", first[3])
-    # the reduction reads it, and the page says so in words
+    assert first[0] == "f32[50000,100000]" and first[1] == "20.0 GB"
+    assert re.search(r"dot_general|cos", first[2])
+    # the reduction reads it, and the page says so in words, in red: 20 GB against 1.8 MB of arguments
     red = [td.get_text(" ", strip=True) for td in block.select("table.jaxhlo-reductions tbody tr")[0].find_all("td")]
-    assert red[4] == "unfused" and "20.0 GB" in red[3]
-    assert "Unfused reduction" in text and "is stored in memory before the reduction on line 4" in text
+    assert red[3] == "unfused" and "20.0 GB" in red[2]
+    (problem,) = block.select("p.jaxhlo-callout.jaxhlo-bad")
+    assert problem.get_text().startswith("Unfused reduction: the f32[50000,100000] result of")
+    assert "is stored in memory before the reduction on line 4 (reduce_sum) reads it" in problem.get_text()
+    # the signature it was compiled with, arguments named from the source
+    assert block.select_one(".jaxhlo-signature").get_text(" ", strip=True).startswith(
+        "Compiled phase_sum(pos: f32[100000,3], hkl: f32[50000,3]) for CPU")
     # memory figures with units and exact bytes
     mem = {tr.find_all("td")[0].get_text(strip=True): tr.find_all("td")[2].get_text(strip=True)
            for tr in block.select("table.jaxhlo-memory tbody tr")}
     assert mem["temp"] == "20,000,000,000 bytes"
     assert mem["arguments"] == "1,800,000 bytes"
-    # source with line numbers, cost, collapsed highlighted HLO, footer with versions
+    # source with line numbers, cost, collapsed HLO (a file of its own), footer with versions
     assert block.select_one("div.highlight-python") is not None
     assert "flops" in block.select_one("table.jaxhlo-cost").get_text()
     details = next(d for d in block.select("details.jaxhlo-details") if "Optimized HLO" in d.summary.get_text())
     assert not details.has_attr("open")
     assert "ENTRY" in details.get_text() and "HloModule" in details.get_text()
+    assert "HloModule" not in (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
     assert "Compiled for" in block.select_one("p.jaxhlo-footer").get_text() and "jax 0." in text
     # expectations are listed as holding
     assert len(block.select("li.jaxhlo-pass")) == 3
@@ -153,7 +161,7 @@ def test_build_report_tables_every_example(app: Any) -> None:
     soup, _ = build(app)
     table = soup.select_one("table.jaxhlo-report")
     header = [th.get_text(strip=True) for th in table.select("thead th")]
-    assert header == ["document", "line", "function", "target", "compile time", "temp", "cache", "status"]
+    assert header == ["document", "line", "function", "target", "compile time", "temp", "report from", "status"]
     rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.select("tbody tr")]
     assert [(r[0], r[2], r[3], r[7]) for r in rows] == [
         ("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]

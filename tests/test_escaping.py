@@ -18,6 +18,7 @@ from docutils import nodes
 
 from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph, graph_svg
+from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.standalone_html import HIGHLIGHT_LIMIT, nodes_to_html, render_html
 from sphinx_jaxhlo.report import Report
 
@@ -101,16 +102,39 @@ def test_source_lines_when_the_highlighter_fails(monkeypatch: pytest.MonkeyPatch
     assert [s.get_text() for s in found.find_all("span", class_="jaxhlo-line")] == ["1" + HOSTILE, "2" + HOSTILE]
 
 
-def test_line_links_prefix() -> None:
-    found = soup(nodes_to_html([rnodes.jaxhlo_lines(lines=[3, 5], prefix=HOSTILE)]))
-    assert [a["href"] for a in found.find_all("a")] == [f"#{HOSTILE}3", f"#{HOSTILE}5"]
+def hostile_table() -> Table:
+    return Table(key=HOSTILE, title=HOSTILE, header=(HOSTILE, "shape", "source"), rows=(
+        Row((Cell(HOSTILE, tone=HOSTILE), Cell(HOSTILE + ", " + HOSTILE, code=True), Cell("lines 2, 3", lines=(2, 3))),
+            lines=(2, 3), tone=HOSTILE),
+        Row((Cell("b"), Cell("f32[2]", code=True), Cell("line 9", lines=(9,)))),
+    ), total=3, left_out=HOSTILE, note=HOSTILE)
 
 
-def test_table_row_lines_and_prefix() -> None:
-    row = rnodes.jaxhlo_row(lines=[2, 4], prefix=HOSTILE)
-    found = soup(nodes_to_html([row]))
-    tr = found.find("tr")
-    assert (tr["data-jaxhlo-lines"], tr["data-jaxhlo-src"]) == ("2 4", HOSTILE)
+def test_tables_cells_tones_links_and_notes() -> None:
+    found = soup(rnodes.table_html(hostile_table(), prefix=HOSTILE, count=5))
+    assert found.find("p", class_="jaxhlo-table-title").get_text() == HOSTILE
+    table = found.find("table")
+    assert table["class"] == ["jaxhlo-table", *f"jaxhlo-{HOSTILE}".split()]
+    assert table["data-jaxhlo-src"] == HOSTILE
+    assert [th.get_text() for th in table.find_all("th")] == [HOSTILE, "shape", "source"]
+    first, second = table.find("tbody").find_all("tr")
+    assert first["class"] == f"jaxhlo-{HOSTILE}".split() and first["data-jaxhlo-lines"] == "2 3"
+    cells = first.find_all("td")
+    assert cells[0].get_text() == HOSTILE and cells[0]["class"] == f"jaxhlo-{HOSTILE}".split()
+    assert [c.get_text() for c in cells[1].find_all("code")] == [HOSTILE, HOSTILE]
+    assert [a["href"] for a in cells[2].find_all("a")] == [f"#{HOSTILE}2", f"#{HOSTILE}3"]
+    # line 9 is past the source's 5 lines: no link, no highlight
+    assert not second.has_attr("data-jaxhlo-lines") and not second.find("a")
+    more = [p.get_text() for p in found.find_all("p", class_="jaxhlo-more")]
+    assert more[-1] == HOSTILE and HOSTILE in more[0]
+
+
+def test_module_texts_inline() -> None:
+    text = rnodes.jaxhlo_text(title=HOSTILE, text=HOSTILE, language=HOSTILE, open=True)
+    found = soup(nodes_to_html([text]))
+    assert found.find("summary").get_text() == HOSTILE
+    assert found.find("pre").get_text().rstrip("\n") == HOSTILE
+    assert found.find("div")["class"] == f"highlight-{HOSTILE} notranslate".split()
 
 
 def test_graph_caption_and_legend() -> None:
@@ -135,9 +159,8 @@ def test_full_page_title() -> None:
     assert f"<title>jax-hlo: {ESCAPED}</title>" in page
 
 
-def test_fragment_function_args_and_notes() -> None:
+def test_fragment_notes() -> None:
     found = soup(render_html([], function=HOSTILE, args=HOSTILE, notes=[HOSTILE]))
-    assert found.find("p", class_="jaxhlo-file").get_text() == f"{HOSTILE}({HOSTILE})"
     assert found.find("p", class_="jaxhlo-notes").get_text() == HOSTILE
 
 

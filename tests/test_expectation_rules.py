@@ -109,11 +109,27 @@ def test_reduction_verdicts_are_about_all_the_programs_reductions(
     assert outcome("expect-reduction", "FUSED", report(reductions=reductions)).passed is fused_holds
 
 
-@pytest.mark.parametrize("reductions", [[], [red("k", True, "dot")]])
-def test_no_reduction_of_the_programs_fails_either_way(reductions: list[Reduction]) -> None:
+@pytest.mark.parametrize(("reductions", "actual"), [
+    ([], "no reduction of the program's own"),
+    ([red("k", True, "dot")], "no reduction of the program's own (1 made by the compiler, which get no verdict)"),
+])
+def test_no_reduction_of_the_programs_fails_either_way(reductions: list[Reduction], actual: str) -> None:
     for value in ("fused", "unfused"):
         found = outcome("expect-reduction", value, report(reductions=reductions))
-        assert (found.passed, found.actual) == (False, "no reduction")
+        assert (found.passed, found.actual) == (False, actual)
+
+
+@pytest.mark.parametrize(("reductions", "passed", "actual"), [
+    ([], True, "none of the program's own"),
+    ([red("k", False, "dot"), red("s", True, "scan")], True, "none of the program's own, 2 made by the compiler"),
+    ([red("a", True)], False, "1 of the program's own"),
+    ([red("a", True), red("k", False, "dot")], False, "1 of the program's own, 1 made by the compiler"),
+])  # fmt: skip
+def test_reduction_none_holds_without_any_of_the_programs(reductions: list[Reduction], passed: bool,
+                                                          actual: str) -> None:
+    for value in ("none", "None"):
+        found = outcome("expect-reduction", value, report(reductions=reductions))
+        assert (found.passed, found.actual) == (passed, actual)
 
 
 def test_reduction_outcome_names_what_was_found() -> None:
@@ -283,7 +299,7 @@ def test_outcome_message() -> None:
     ({"expect-max-temp": "1x@cpu=1kB"}, r"^:expect-max-temp: '1x@cpu=1kB': '1x' is not a function name$"),
     ({"expect-min-temp": "lots"}, r"^:expect-min-temp: 'lots' is not a size"),
     ({"expect-max-peak": "cpu=lots"}, r"^:expect-max-peak: 'lots' is not a size"),
-    ({"expect-reduction": "maybe"}, r"^:expect-reduction: expected 'fused' or 'unfused', not 'maybe'$"),
+    ({"expect-reduction": "maybe"}, r"^:expect-reduction: expected 'fused', 'unfused' or 'none', not 'maybe'$"),
     ({"expect-materialized": "f32[3"}, r"^:expect-materialized: 'f32\[3' is neither a shape such as "),
     ({"expect-error": "cpu= "}, r"write target=value"),
 ])  # fmt: skip

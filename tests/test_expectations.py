@@ -90,3 +90,33 @@ def test_max_peak() -> None:
     rep.memory.peak_bytes = 60_000_000
     outcome = check_all(e, [rep])[0]
     assert not outcome.passed and "peak 60.0 MB" in outcome.message
+
+
+def _reduction(name: str, origin: str, read: str | None = None) -> Reduction:
+    return Reduction(name, "f", [], read, 4096, "f32[1024]", origin=origin)
+
+
+def test_reduction_expectations_are_about_the_programs_own_reductions() -> None:
+    """A split-K stage that reads the GEMM's partial products, a prefix-scan
+    stage or a second stage is the compiler's: it neither breaks ``fused``
+    nor counts as a reduction for ``none``."""
+    made = [_reduction("splitk", "dot", "gemm"), _reduction("scan", "scan", "stage"),
+            _reduction("second", "second-stage")]
+    report = Report("f", "gpu:h100", reductions=[_reduction("mine", "user"), *made])
+    [fused] = check_all(parse_expectations({"expect-reduction": "fused"}), [report])
+    assert fused.passed, fused.actual
+    [none] = check_all(parse_expectations({"expect-reduction": "none"}), [report])
+    assert not none.passed and none.actual == "1 of the program's own, 3 made by the compiler"
+
+    only_compiler = Report("f", "gpu:h100", reductions=made)
+    [none] = check_all(parse_expectations({"expect-reduction": "none"}), [only_compiler])
+    assert none.passed and none.actual == "none of the program's own, 3 made by the compiler"
+    for word in ("fused", "unfused"):
+        [outcome] = check_all(parse_expectations({"expect-reduction": word}), [only_compiler])
+        assert not outcome.passed
+        assert outcome.actual == "no reduction of the program's own (3 made by the compiler, which get no verdict)"
+
+
+def test_expect_reduction_rejects_other_words() -> None:
+    with pytest.raises(ExpectationSyntaxError, match="'fused', 'unfused' or 'none'"):
+        parse_expectations({"expect-reduction": "partly"})

@@ -6,10 +6,11 @@ project is built once in a subprocess, the way a user builds it, and every test
 here reads that one build: the warnings (subtype, document, line, message), the
 error box or mark on each page, and the pages of good examples.
 
-The CUDA compiler plugin is hidden from that build (a ``sitecustomize`` on
-``PYTHONPATH`` makes ``jax_cuda12_plugin`` unimportable, in the build and in
-its compile workers), so the pages that ask for ``gpu:h100`` show how a
-missing compiler is reported, whether or not the ``gpu`` extra is installed.
+The CUDA compiler plugin is hidden from that build (a compilers folder without
+it, and a ``sitecustomize`` on ``PYTHONPATH`` that makes ``jax_cuda12_plugin``
+unimportable, in the build and in its compile workers), so the pages that ask
+for ``gpu:h100`` show how a missing compiler is reported, whether it is
+installed in the private folder, in the environment or not at all.
 
 The same project is also built with ``-W`` (it must fail) and with ``-j 2``
 (same warnings, same pages).  Last, a build is killed mid-way and run again on
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import compilers_without, with_texts
 
 ROOT = Path(__file__).parent / "roots" / "test-hardening"
 
@@ -161,8 +163,9 @@ class Build:
     seconds: float
 
     def soup(self, docname: str) -> BeautifulSoup:
-        html = (self.out / f"{docname}.html").read_text(encoding="utf-8")
-        return BeautifulSoup(html, "html.parser")
+        """The page, with the module texts it loads on demand in place."""
+        page = self.out / f"{docname}.html"
+        return with_texts(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser"), page)
 
     def body(self, docname: str) -> BeautifulSoup:
         soup = self.soup(docname)
@@ -174,7 +177,8 @@ def sphinx_build(src: Path, out: Path, *args: str, cache: Path, doctrees: Path, 
     tmpdir.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": os.pathsep.join(
-        [str(hide), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(hide), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "JAXHLO_COMPILERS_DIR": str(compilers_without("gpu", hide))}
     env.pop("XLA_FLAGS", None)
     warnings_file = out.parent / f"{out.name}-warnings.txt"
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-N", "-E", "-d", str(doctrees), "-w", str(warnings_file),
@@ -353,7 +357,8 @@ def test_a_missing_compiler_is_one_warning_per_build(built: Build) -> None:
     (w,) = [w for w in jaxhlo_warnings(built) if w.docname == "cases/missing-compiler"]
     assert (w.type, w.line) == ("jaxhlo.target", lines_of(built.src, "missing-compiler")[0][0])
     assert not [w for w in built.warnings if w.docname is None]  # every warning has a location
-    assert "target gpu:h100 needs the CUDA compiler plugin: pip install 'sphinx-jaxhlo[gpu]'" in w.message
+    assert ("target gpu:h100 needs the CUDA compiler plugin (jax-cuda12-plugin, ptxas, libdevice), which is not "
+            "installed: run python -m sphinx_jaxhlo compilers install --gpu") in w.message
     assert "2 document(s) show it as missing (cases/missing-compiler, cases/missing-compiler-again)" in w.message
     for page in ("missing-compiler", "missing-compiler-again"):
         body = built.body(f"cases/{page}")
@@ -361,7 +366,7 @@ def test_a_missing_compiler_is_one_warning_per_build(built: Build) -> None:
         assert set(panels) == {"cpu", "gpu:h100"}
         assert "HloModule jit_f" in text(panels["cpu"])
         missing = text(panels["gpu:h100"].select_one("p.jaxhlo-missing"))
-        assert "Not compiled for H100" in missing and "sphinx-jaxhlo[gpu]" in missing
+        assert "Not compiled for H100" in missing and "compilers install --gpu" in missing
         assert "compiler not installed" in text(body.select_one("table.jaxhlo-compare"))
 
 
@@ -381,8 +386,8 @@ def test_files_written_by_an_example_land_in_a_removed_temporary_folder(built: B
 
 def test_a_jax_config_change_stays_inside_its_example(built: Build) -> None:
     widened, narrowed = built.body("cases/config").select("div.jaxhlo")
-    assert "f64[3]" in widened.select_one("details").get_text()
-    hlo = narrowed.select_one("details").get_text()
+    assert "f64[3]" in widened.select_one("details.jaxhlo-lazy").get_text()
+    hlo = narrowed.select_one("details.jaxhlo-lazy").get_text()
     assert "f32[3]" in hlo and "f64" not in hlo
 
 
@@ -518,7 +523,8 @@ def test_a_build_killed_mid_way_leaves_a_cache_the_next_build_uses(interrupted: 
     m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache, 0 failed", log)
     assert m and int(m.group(2)) >= interrupted.landed and int(m.group(1)) + int(m.group(2)) == 4, log
     for i in range(4):
-        page = BeautifulSoup((interrupted.out / f"page{i}.html").read_text(encoding="utf-8"), "html.parser")
+        path = interrupted.out / f"page{i}.html"
+        page = with_texts(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), path)
         assert f"HloModule jit_f{i}" in text(page)
     assert len(list(interrupted.cache.rglob("*.json"))) == 4
     assert not list(interrupted.cache.rglob(".tmp-*"))

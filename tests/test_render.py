@@ -28,7 +28,7 @@ from sphinx_jaxhlo.render.graph import (
     graph_svg,
     graph_text,
 )
-from sphinx_jaxhlo.render.nodes import jaxhlo_graph, jaxhlo_lines, jaxhlo_row, jaxhlo_source
+from sphinx_jaxhlo.render.nodes import jaxhlo_graph, jaxhlo_source, jaxhlo_table, table_html
 from sphinx_jaxhlo.report import CompileError, Report
 from sphinx_jaxhlo.request import DEFAULT_SHOW, SHOW_PARTS
 
@@ -198,14 +198,20 @@ def test_rows_link_to_the_source_only_when_it_is_shown() -> None:
     (source,) = _all(shown, jaxhlo_source)
     prefix = source["prefix"]
     assert prefix.startswith("jaxhlo-") and prefix.endswith("-L")
-    rows, lines = _all(shown, jaxhlo_row), _all(shown, jaxhlo_lines)
-    assert rows and lines and all(r["prefix"] == prefix for r in rows)
-    assert all(ln["lines"] == [6] and ln.astext() == "line 6" for ln in lines)
+    tables = _all(shown, jaxhlo_table)
+    assert tables and all(t["prefix"] == prefix and t["count"] == 7 for t in tables)
+    traced = [r for t in tables for r in t["table"].rows if r.lines]
+    assert traced and all(r.lines == (6,) for r in traced)
+    html = "".join(table_html(t["table"], t["prefix"], t["count"]) for t in tables)
+    assert f'data-jaxhlo-src="{prefix}"' in html and 'tabindex="0" data-jaxhlo-lines="6"' in html
+    assert f'<td class="jaxhlo-lines">line <a href="#{prefix}6">6</a></td>' in html
     (graph,) = _all(shown, jaxhlo_graph)
     assert f'href="#{prefix}6"' in graph["svg"]
     hidden = _render(["summary", "graph"])
-    assert not _all(hidden, jaxhlo_row) and not _all(hidden, jaxhlo_lines)
-    assert "line 6" in nodes.container("", *hidden).astext()
+    tables = _all(hidden, jaxhlo_table)
+    assert tables and all(t["prefix"] == "" for t in tables)
+    html = "".join(table_html(t["table"], t["prefix"], t["count"]) for t in tables)
+    assert "data-jaxhlo-lines" not in html and "href" not in html and "<td>line 6</td>" in html
     (graph,) = _all(hidden, jaxhlo_graph)
     assert "href=" not in graph["svg"]
     assert not _all(_render(["source", "summary"]), jaxhlo_graph)
@@ -227,7 +233,8 @@ def build(app: Any) -> tuple[BeautifulSoup, str]:
 
 
 def first_fusion(block: Tag) -> str:
-    return block.select("table.jaxhlo-fusions tbody tr")[0].find("td").get_text(strip=True)
+    """The HLO name of the largest fusion (its last column)."""
+    return block.select("table.jaxhlo-fusions tbody tr")[0].find_all("td")[-1].get_text(strip=True)
 
 
 @pytest.mark.sphinx("html", testroot="graph")
@@ -249,8 +256,8 @@ def test_rows_link_to_line_anchors_and_highlight_them(app: Any) -> None:
         rows = block.select("table.jaxhlo-table tbody tr[data-jaxhlo-lines]")
         assert rows, "no row links to the source"
         for row in rows:
-            assert row["tabindex"] == "0" and row["data-jaxhlo-src"] == prefix
-            hrefs = [a["href"] for a in row.select("a.jaxhlo-line-link")]
+            assert row["tabindex"] == "0" and row.find_parent("table")["data-jaxhlo-src"] == prefix
+            hrefs = [a["href"] for a in row.select("td.jaxhlo-lines a")]
             assert hrefs == [f"#{prefix}{n}" for n in row["data-jaxhlo-lines"].split()]
             for href in hrefs:  # every link lands on a line of this example's source
                 assert source.select_one(f'[id="{href[1:]}"]') is not None
@@ -258,7 +265,7 @@ def test_rows_link_to_line_anchors_and_highlight_them(app: Any) -> None:
     seed = blocks[0]
     materialized = seed.select("table.jaxhlo-materialized tbody tr")
     assert materialized and all(r["data-jaxhlo-lines"] == "4" for r in materialized)
-    assert materialized[0].select("td")[-1].get_text(" ", strip=True) == "line 4"
+    assert materialized[0].select("td")[3].get_text(" ", strip=True) == "line 4"
     # the page loads the script and the styles that do the highlighting
     assert soup.select_one('script[src*="jaxhlo.js"]') is not None
     assert soup.select_one('link[href*="jaxhlo.css"]') is not None

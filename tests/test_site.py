@@ -70,3 +70,20 @@ def test_a_project_links_to_the_guide_through_intersphinx(tmp_path: Path) -> Non
     hrefs = re.findall(r'href="(https://sphinx-jaxhlo\.example/en/latest/[^"]+)"', html)
     assert any("guide" in h for h in hrefs), hrefs
     assert len(hrefs) == 2
+
+
+def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() -> None:
+    from bs4 import BeautifulSoup
+
+    root = Path(DOCS or "")
+    seed = BeautifulSoup((root / "guide" / "seed.html").read_text(encoding="utf-8"), "html.parser")
+    block = seed.find(id="jaxhlo-example-seed")
+    assert block is not None
+    red = block.select("p.jaxhlo-callout.jaxhlo-bad")
+    assert red and all("20.0 GB" in p.get_text() for p in red)
+    # no example of the site inlines its module texts, and none outweighs the budget
+    for page in root.rglob("*.html"):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for example in soup.select("div.jaxhlo"):
+            assert len(str(example).encode()) <= 60_000, f"{page.relative_to(root)}#{example.get('id')}"
+            assert "HloModule" not in str(example)

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from sphinx_jaxhlo.specs import ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape
+from sphinx_jaxhlo.specs import ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape, to_shape_dtype_structs
 
 
 def test_positional_and_keyword_specs() -> None:
@@ -46,3 +47,23 @@ def test_malformed_specs_say_what_is_wrong(text: str, message: str) -> None:
 
 def test_empty_args_means_no_arguments() -> None:
     assert parse_args("  ") == ArgSpecs()
+
+
+@pytest.mark.parametrize(("text", "impl", "size"), [
+    ("key<fry>[]", "threefry2x32", 8), ("key<rbg>[4]", "rbg", 16), ("key<urbg>[2,3]", "unsafe_rbg", 16)])
+def test_typed_prng_keys(text: str, impl: str, size: int) -> None:
+    import jax
+
+    specs = parse_args(text)
+    (spec,) = specs.args
+    assert str(specs) == text
+    assert spec.bytes == size * (1 if not spec.shape else int(np.prod(spec.shape)))
+    (struct,), _ = to_shape_dtype_structs(specs)
+    made = jax.eval_shape(lambda: jax.random.key(0, impl=impl))
+    assert struct.dtype == made.dtype and struct.shape == spec.shape
+    assert jax.dtypes.issubdtype(struct.dtype, jax.dtypes.prng_key)
+
+
+def test_unknown_key_implementation() -> None:
+    with pytest.raises(SpecError, match="unknown dtype 'key<philox>'"):
+        parse_args("key<philox>[]")

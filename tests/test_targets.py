@@ -90,7 +90,7 @@ def test_target_fields(name: str) -> None:
     target = TARGETS[name]
     family = name.partition(":")[0]
     assert target.platform == {"cpu": "cpu", "gpu": "cuda", "tpu": "tpu"}[family]
-    assert target.extra == {"cpu": None, "gpu": "gpu", "tpu": "tpu"}[family]
+    assert target.compiler == {"cpu": None, "gpu": "gpu", "tpu": "tpu"}[family]
     assert target.description
     if family == "cpu":
         assert target.memory_bytes is None
@@ -152,14 +152,13 @@ def test_package_versions_report_jax() -> None:
 
 
 @pytest.fixture
-def nothing_but_jax(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Pretend the CUDA plugin and libtpu are not installed."""
-    real = targets._installed
+def nothing_but_jax(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Pretend the GPU and TPU compilers are installed neither in the private
+    folder (an empty one) nor in the environment."""
+    from sphinx_jaxhlo import plugins
 
-    def installed(module: str) -> bool:
-        return module in ("jax", "jaxlib") and real(module)
-
-    monkeypatch.setattr(targets, "_installed", installed)
+    monkeypatch.setenv(plugins.ENV_VARIABLE, str(tmp_path / "compilers"))
+    monkeypatch.setattr(plugins, "_module_installed", lambda module: False)
     yield
 
 
@@ -170,25 +169,32 @@ def test_default_targets_fall_back_to_cpu() -> None:
 
 
 @pytest.mark.usefixtures("nothing_but_jax")
-def test_missing_messages_name_the_extra() -> None:
+def test_missing_messages_name_the_command_that_installs_the_compiler() -> None:
     assert not TARGETS["gpu:h100"].available()
     assert TARGETS["gpu:h100"].missing_message() == (
-        "target gpu:h100 needs the CUDA compiler plugin: pip install 'sphinx-jaxhlo[gpu]'"
+        "target gpu:h100 needs the CUDA compiler plugin (jax-cuda12-plugin, ptxas, libdevice), which is not "
+        "installed: run python -m sphinx_jaxhlo compilers install --gpu"
     )
     assert not TARGETS["tpu:v5e"].available()
     assert TARGETS["tpu:v5e"].missing_message() == (
-        "target tpu:v5e needs the TPU compiler (libtpu): pip install 'sphinx-jaxhlo[tpu]'"
+        "target tpu:v5e needs the TPU compiler (libtpu), which is not installed: "
+        "run python -m sphinx_jaxhlo compilers install --tpu"
     )
 
 
-def test_missing_cuda_toolkit_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(targets, "_installed", lambda module: True)
-    monkeypatch.setattr(targets, "_distribution_installed", lambda dist: True)
-    monkeypatch.setattr(targets, "_cuda_toolkit_dir", lambda: None)
+def test_missing_cuda_toolkit_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The CUDA plugin installed in the environment without ptxas and libdevice."""
+    from sphinx_jaxhlo import plugins
+
+    monkeypatch.setenv(plugins.ENV_VARIABLE, str(tmp_path / "compilers"))
+    monkeypatch.setattr(plugins, "_module_installed", lambda module: True)
+    monkeypatch.setattr(plugins, "_environment_versions",
+                        lambda dists: {"jax-cuda12-plugin": "0.10.2", "jax-cuda12-pjrt": "0.10.2"})
+    monkeypatch.setattr(plugins, "_environment_cuda_dir", lambda: None)
     assert not TARGETS["gpu:b200"].available()
     message = TARGETS["gpu:b200"].missing_message()
     assert "ptxas and libdevice" in message
-    assert "sphinx-jaxhlo[gpu]" in message
+    assert message.endswith("run python -m sphinx_jaxhlo compilers install --gpu")
 
 
 def test_default_targets_keep_their_order() -> None:
@@ -330,10 +336,10 @@ def test_stored_hlo_shows_the_seed_results() -> None:
 
 # -- real compiles ------------------------------------------------------------------
 
+#: Run with the environment a compile worker gets (targets.prepare_environment).
 COMPILE_SCRIPT = r'''
 import json, os, sys
 from sphinx_jaxhlo import targets
-targets.prepare_environment(os.environ)
 import jax
 import jax.numpy as jnp
 
@@ -379,11 +385,13 @@ print("RESULTS " + json.dumps(results))
 def compiled() -> dict[str, Any]:
     """Compile a small function for every installed target, in one subprocess."""
     names = [name for name in NAMES if TARGETS[name].available()]
+    env = subprocess_env()
+    targets.prepare_environment(env)
     run = subprocess.run(
         [sys.executable, "-c", COMPILE_SCRIPT, *names],
         capture_output=True,
         text=True,
-        env=subprocess_env(),
+        env=env,
         timeout=600,
     )
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULTS ")]

@@ -8,13 +8,15 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import with_texts
 
 
 @pytest.mark.sphinx("html", testroot="workers")
 def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
     app.build()
     warnings = app.warning.getvalue()
-    soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    page = Path(app.outdir) / "index.html"
+    soup = with_texts(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser"), page)
     # a stuck example is stopped at its timeout and reported at its line
     assert re.search(r"index\.rst:7: WARNING: jax-hlo: compiling took longer than 3 s.*\[jaxhlo\.timeout\]", warnings)
     # a worker that dies is reported with its signal, and the next example gets a fresh worker
@@ -23,8 +25,8 @@ def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
     )
     # jax.config changes stay inside their example
     config = soup.find("section", id="config").select("div.jaxhlo")
-    assert "f64[3]" in config[0].select_one("details").get_text()
-    second = config[1].select_one("details").get_text()
+    assert "f64[3]" in config[0].select_one("details.jaxhlo-lazy").get_text()
+    second = config[1].select_one("details.jaxhlo-lazy").get_text()
     assert "f64[3]" not in second and "f32[3]" in second
     # megabytes printed by an example do not reach the build log; files it writes stay out of the source tree
     noise = soup.find("section", id="noise")

@@ -1,7 +1,20 @@
 """Reports -> docutils nodes for one example.
 
-Pure node building: no Sphinx application, no jax.  Every text from the
-example or the compiler goes into text nodes, so each writer escapes it.
+Pure node building: no Sphinx application, no jax.  The tables and findings
+come from :mod:`sphinx_jaxhlo.render.rows` (the model the text output uses
+too); every text from the example or the compiler goes into text nodes or
+node attributes that the writers escape.
+
+What an example shows, in order: its caption, the compiled signature (the
+functions with their argument specs and static values, and the targets), then
+the parts of ``:show:`` in the order given.  ``source`` is the listing;
+``summary`` puts the side-by-side table (and, for several functions, the
+variants table and chart) where it stands, and the findings and the collapsed
+detail tables in each target's panel; the other parts (``graph``, ``memory``,
+``cost``, ``hlo``, ``stablehlo``, ``jaxpr``) are per target.  The per-target
+parts share one set of target tabs, placed where the first of them is named.
+The checked expectations follow the side-by-side table (or the signature,
+without ``summary``).
 """
 
 from __future__ import annotations
@@ -12,39 +25,34 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 
-from ..compiler import Failure
-from ..expectations import Outcome
-from ..report import CompileError, Report
-from ..sizes import format_bytes, format_exact
+from ..report import Report
+from ..specs import ArgSpecs, format_tree
+from . import rows as rowmodel
 from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
 from .nodes import (
     jaxhlo_bars,
     jaxhlo_details,
     jaxhlo_graph,
-    jaxhlo_lines,
-    jaxhlo_row,
     jaxhlo_source,
     jaxhlo_tab,
+    jaxhlo_table,
     jaxhlo_tabs,
+    jaxhlo_text,
 )
+from .rows import Display, Finding, Result, Table, compile_error_title, reduction_verdict, short_status
 
+__all__ = [
+    "ExampleView",
+    "Result",
+    "compile_error_title",
+    "reduction_verdict",
+    "render_example",
+    "short_status",
+    "table",
+]
 
-@dataclass
-class Result:
-    """One (function, target) of an example, compiled or not."""
-
-    function: str
-    target: str
-    target_title: str
-    report: Report | None = None
-    failure: Failure | None = None
-    cached: bool = False
-    seconds: float = 0.0
-    outcomes: list[Outcome] = field(default_factory=list)
-    #: The compiler for this target is not installed.
-    missing: str | None = None
-    #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.
-    report_key: str = ""
+#: The parts shown per target (in the tabs); ``source`` is shown once.
+PER_TARGET = ("summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
 
 
 @dataclass
@@ -57,6 +65,17 @@ class ExampleView:
     hlo_language: str = "hlo"
     file_path: str = ""
     key: str = ""
+    #: The argument specs (the ``:args:`` option, parsed) and static values, for the signature.
+    specs: ArgSpecs | None = None
+    static: Sequence[tuple[str, str]] = ()
+    #: The arguments as text, for the signature when ``specs`` is not known (the API).
+    args_text: str = ""
+    display: Display = field(default_factory=Display)
+
+    def cache_parts(self) -> list[object]:
+        """Everything of the view the rendering depends on, for cache keys."""
+        return [self.source, list(self.show), self.hlo_collapsed, self.hlo_language, self.file_path, self.key,
+                str(self.specs or ""), [list(p) for p in self.static], self.args_text, self.display.key()]
 
 
 @dataclass(frozen=True)
@@ -100,10 +119,8 @@ def code(text: str) -> nodes.literal:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], classes: Sequence[str] = (),
-          title: str = "", row_lines: Sequence[Sequence[int]] | None = None,
-          links: SourceLinks | None = None) -> nodes.Element:
-    """A table; with ``row_lines`` (the source lines of each row) and ``links``,
-    the rows traced from shown lines highlight them."""
+          title: str = "") -> nodes.Element:
+    """A docutils table (what builders other than HTML show of a :class:`jaxhlo_table`)."""
     tab = nodes.table(classes=["jaxhlo-table", *classes])
     group = nodes.tgroup(cols=len(header))
     tab += group
@@ -117,12 +134,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], cla
     thead += row
     tbody = nodes.tbody()
     group += tbody
-    for i, cells in enumerate(rows):
-        lines = row_lines[i] if row_lines is not None and i < len(row_lines) else ()
-        if links is not None and links.covers(lines):
-            row = jaxhlo_row(lines=list(lines), prefix=links.prefix)
-        else:
-            row = nodes.row()
+    for cells in rows:
+        row = nodes.row()
         for cell in cells:
             entry = nodes.entry()
             if isinstance(cell, nodes.paragraph):
@@ -138,18 +151,29 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str | nodes.Node]], cla
     return tab
 
 
-def lines_text(lines: Sequence[int]) -> str:
-    if not lines:
-        return ""
-    return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+def plain_table(model: Table, titled: bool = True) -> nodes.Element:
+    """A :class:`~sphinx_jaxhlo.render.rows.Table` as docutils nodes (code cells as literals)."""
+    rows = [[code(c.text) if c.code else c.text for c in r.cells] for r in model.rows]
+    out = table(model.header, rows, [f"jaxhlo-{model.key}"], title=model.title if titled else "")
+    extra = [t for t in (model.more_text, model.note) if t]
+    if not extra:
+        return out
+    box = out if isinstance(out, nodes.container) else nodes.container("", out, classes=["jaxhlo-table-box"])
+    box += para(" ".join(extra), classes=["jaxhlo-more"])
+    return box
 
 
-def source_cell(lines: Sequence[int], links: SourceLinks | None) -> str | nodes.Node:
-    """``line 4``: links to the source block's lines when it is on the page."""
-    text = lines_text(lines)
-    if links is None or not links.covers(lines):
-        return text
-    return jaxhlo_lines(text, text, lines=list(lines), prefix=links.prefix)
+def table_node(model: Table, links: SourceLinks | None, titled: bool = True) -> jaxhlo_table:
+    """A table of the row model; in HTML, rows traced from shown source lines link to them."""
+    return jaxhlo_table(table=model, prefix=links.prefix if links else "", count=links.count if links else 0,
+                        titled=titled)
+
+
+def collapsed_table(model: Table, links: SourceLinks | None) -> nodes.Node:
+    """A detail table in a collapsed block titled with its count (``Fusions (10 of 72)``)."""
+    details = jaxhlo_details(title=model.summary, open=False, classes=[f"jaxhlo-{model.key}-box"])
+    details += table_node(model, links, titled=False)
+    return details
 
 
 def literal_block(text: str, language: str, linenos: bool = False) -> nodes.literal_block:
@@ -161,115 +185,57 @@ def literal_block(text: str, language: str, linenos: bool = False) -> nodes.lite
 
 # -- verdicts ----------------------------------------------------------------
 
-def reduction_verdict(report: Report) -> str:
-    if report.error:
-        return "—"
-    fused = report.all_reductions_fused
-    if fused is None:
-        return "no reduction"
-    n = len(report.verdict_reductions)
-    unfused = sum(not r.fused for r in report.verdict_reductions)
-    if fused:
-        return "fused" if n == 1 else f"all {n} fused"
-    if unfused == n:
-        return "unfused" if n == 1 else f"all {n} unfused"
-    return f"{unfused} of {n} unfused"
-
-
-def compile_error_title(err: CompileError, where: str) -> str:
-    """``does not fit on TPU v5e: needs 18.65 GiB of temporaries, 15.75 GiB available``."""
-    if err.status == "RESOURCE_EXHAUSTED":
-        if err.needed_bytes and err.available_bytes:
-            # XLA writes these sizes in binary units ("18.65G"); so do we, so they match its message.
-            return (f"does not fit on {where}: needs {err.needed_bytes / 2**30:.2f} GiB "
-                    f"of temporaries, {err.available_bytes / 2**30:.2f} GiB available")
-        return f"does not fit on {where}: compilation ran out of memory"
-    return f"compilation failed on {where}: {err.status}"
-
-
 def error_title(result: Result) -> str:
     assert result.report is not None and result.report.error is not None
     return compile_error_title(result.report.error, result.target_title)
 
 
-def short_status(result: Result) -> str:
-    if result.missing:
-        return "compiler not installed"
-    if result.failure:
-        return f"failed ({result.failure.kind})"
-    assert result.report is not None
-    if result.report.error:
-        return "does not fit" if result.report.error.status == "RESOURCE_EXHAUSTED" else result.report.error.status
-    return format_bytes(result.report.memory.temp_bytes)
+def finding_node(finding: Finding) -> nodes.paragraph:
+    tone = {"problem": ["jaxhlo-bad"], "good": ["jaxhlo-good"]}.get(finding.level, [])
+    classes = ["jaxhlo-callout", *tone]
+    if finding.title:
+        return para(nodes.strong(text=f"{finding.title}: "), finding.text, classes=classes)
+    return para(finding.text, classes=classes)
 
 
-def callouts(report: Report) -> list[nodes.Node]:
-    """The findings in words a reader understands."""
-    out: list[nodes.Node] = []
-    by_name = {m.name: m for m in report.materialized}
-    for red in report.reductions:
-        if red.fused:
-            continue
-        buf = by_name.get(red.input_materialized or "")
-        what = f"the {format_bytes(red.input_bytes)} {red.input_shape}"
-        origin = ""
-        if buf is not None:
-            what = f"the {format_bytes(buf.bytes)} result"
-            if buf.producer_op:
-                origin = f" of {buf.producer_op}"
-            if buf.source_lines:
-                origin += f" on {lines_text(buf.source_lines)}"
+def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]]) -> nodes.Element:
+    """``Compiled power_sum(x: f32[1024,256], n=7) for CPU, H100 and TPU v5e, ...``;
+    with several functions, one signature per line."""
+    specs = view.specs or ArgSpecs()
+    args = [format_tree(a) for a in specs.args]
+    kwargs = [(k, format_tree(v)) for k, v in specs.kwargs]
+    signatures = []
+    for fn in functions:
+        name = fn if fn != "(default function)" else (rowmodel.default_function(view.source) or "(function)")
+        if view.specs is None:
+            signatures.append(f"{name}({view.args_text})" if view.args_text else name)
         else:
-            origin = f" ({red.input_materialized})"
-        red_where = f" on {lines_text(red.source_lines)}" if red.source_lines else ""
-        out.append(para(nodes.strong(text="Unfused reduction: "),
-                        f"{what}{origin} is stored in memory before the reduction{red_where} "
-                        f"({red.name}, in {red.fusion}) reads it.", classes=["jaxhlo-callout", "jaxhlo-bad"]))
-    fused = [r for r in report.verdict_reductions if r.fused]
-    if fused and len(fused) == len(report.verdict_reductions):
-        names = ", ".join(sorted({r.fusion for r in fused}))
-        out.append(para(nodes.strong(text="Fused: "),
-                        f"every reduction computes its data inside its fusion ({names}); "
-                        "the values it reduces never go to memory.", classes=["jaxhlo-callout", "jaxhlo-good"]))
-    biggest = report.largest_materialized
-    if biggest is not None and not any(not r.fused for r in report.reductions):
-        origin = f" ({biggest.producer_op})" if biggest.producer_op else ""
-        out.append(para(f"Largest materialized buffer: {biggest.shape}, {format_bytes(biggest.bytes)}, "
-                        f"made by {biggest.producer}{origin}.", classes=["jaxhlo-callout"]))
-    elif biggest is None and not report.error:
-        out.append(para("No buffer is materialized between instructions: the computation is one kernel "
-                        "from the arguments to the result.", classes=["jaxhlo-callout"]))
-    return out
+            signatures.append(rowmodel.signature(name, args, kwargs, list(view.static), view.source))
+    titles = [title for _, title in targets]
+    where = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+    if len(signatures) == 1:
+        return para("Compiled ", code(signatures[0]), f" for {where}, from the shapes alone: nothing ran.",
+                    classes=["jaxhlo-signature"])
+    box = nodes.container(classes=["jaxhlo-signature"])
+    box += para(f"Compiled for {where}, from the shapes alone (nothing ran):")
+    items = nodes.bullet_list()
+    for text in signatures:
+        items += nodes.list_item("", para(code(text)))
+    box += items
+    return box
 
 
 # -- parts -------------------------------------------------------------------
 
-def summary_nodes(report: Report, links: SourceLinks | None = None) -> list[nodes.Node]:
-    out: list[nodes.Node] = list(callouts(report))
+def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
+    """The findings in words, then the detail tables, collapsed."""
+    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.findings(report, display)]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
-    if report.fusions:
-        rows = [[code(f.name), f.kind + (f" ({f.custom_kind})" if f.custom_kind else ""),
-                 " + ".join(f.ops) or "—", code(f.shape), format_bytes(f.bytes), source_cell(f.source_lines, links)]
-                for f in report.fusions]
-        out.append(table(["fusion", "kind", "ops", "shape", "size", "source"], rows, ["jaxhlo-fusions"],
-                         title="Fusions", row_lines=[f.source_lines for f in report.fusions], links=links))
-    if report.materialized:
-        rows = [[code(m.name), code(m.shape), format_bytes(m.bytes),
-                 m.producer + (f" ({m.producer_op})" if m.producer_op else ""), ", ".join(m.consumers),
-                 source_cell(m.source_lines, links)] for m in report.materialized]
-        out.append(table(["buffer", "shape", "size", "producer", "consumers", "source"], rows,
-                         ["jaxhlo-materialized"], title="Materialized buffers",
-                         row_lines=[m.source_lines for m in report.materialized], links=links))
-    if report.reductions:
-        rows = [[code(r.name), code(r.fusion), " + ".join(r.fused_with) or "—",
-                 (f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
-                  else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion"),
-                 ("second stage" if r.partial_of else "fused" if r.fused else "unfused"),
-                 source_cell(r.source_lines, links)] for r in report.reductions]
-        out.append(table(["reduction", "in", "fused with", "reads", "verdict", "source"], rows,
-                         ["jaxhlo-reductions"], title="Reductions",
-                         row_lines=[r.source_lines for r in report.reductions], links=links))
+    for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
+        model = build(report, display)
+        if model.total:
+            out.append(collapsed_table(model, links))
     return out
 
 
@@ -308,34 +274,14 @@ def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> l
     return [node]
 
 
-def memory_nodes(report: Report) -> list[nodes.Node]:
-    m = report.memory
-    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
-    rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
-        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
-        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))]
-    return [table(["memory", "size", "exact"], rows, ["jaxhlo-memory"], title="Memory")]
-
-
-def cost_nodes(report: Report) -> list[nodes.Node]:
-    c = report.cost
-
-    def fmt(v: float | None) -> str:
-        return "not reported" if v is None else f"{v:,.0f}"
-
-    rows = [["flops", fmt(c.flops)], ["transcendentals", fmt(c.transcendentals)],
-            ["bytes accessed", fmt(c.bytes_accessed)]]
-    return [table(["cost", "value"], rows, ["jaxhlo-cost"], title="Cost")]
-
-
 def text_nodes(title: str, text: str, language: str, opened: bool) -> list[nodes.Node]:
-    details = jaxhlo_details(title=f"{title} ({len(text.splitlines())} lines)", open=opened)
-    details += literal_block(text, language)
-    return [details]
+    """A module text (HLO, StableHLO, jaxpr): in HTML pages a file of its own, loaded when opened."""
+    lines = len(text.splitlines())
+    return [jaxhlo_text(title=f"{title} ({lines:,} lines)", text=text, language=language, open=opened)]
 
 
-def result_nodes(view: ExampleView, result: Result) -> list[nodes.Node]:
-    """Everything shown for one (function, target)."""
+def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> list[nodes.Node]:
+    """The per-target parts of one (function, target), in the order of ``parts``."""
     out: list[nodes.Node] = []
     if result.missing:
         return [para(f"Not compiled for {result.target_title}: {result.missing}", classes=["jaxhlo-missing"])]
@@ -347,69 +293,39 @@ def result_nodes(view: ExampleView, result: Result) -> list[nodes.Node]:
         out.append(para(nodes.strong(text=error_title(result)), classes=["jaxhlo-callout", "jaxhlo-oom"]))
         out.append(literal_block(report.error.message, "text"))
         return out
-    show = view.show
     links = source_links(view)
-    if "summary" in show:
-        out += summary_nodes(report, links)
-    if "graph" in show:
-        uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
-        out += graph_nodes(report, uid, links)
-    if "memory" in show:
-        out += memory_nodes(report)
-    if "cost" in show:
-        out += cost_nodes(report)
-    if "hlo" in show:
-        out += text_nodes("Optimized HLO", report.hlo, view.hlo_language, not view.hlo_collapsed)
-    if "stablehlo" in show and report.stablehlo:
-        out += text_nodes("StableHLO", report.stablehlo, "text", False)
-    if "jaxpr" in show and report.jaxpr:
-        out += text_nodes("jaxpr", report.jaxpr, "text", False)
+    for part in parts:
+        if part == "summary":
+            out += summary_nodes(report, view.display, links)
+        elif part == "graph":
+            uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
+            out += graph_nodes(report, uid, links)
+        elif part == "memory":
+            out.append(collapsed_table(rowmodel.memory_table(report), None))
+        elif part == "cost":
+            out.append(collapsed_table(rowmodel.cost_table(report), None))
+        elif part == "hlo":
+            out += text_nodes("Optimized HLO", report.hlo, view.hlo_language, not view.hlo_collapsed)
+        elif part == "stablehlo" and report.stablehlo:
+            language = "stablehlo" if view.hlo_language == "hlo" else "text"
+            out += text_nodes("StableHLO", report.stablehlo, language, False)
+        elif part == "jaxpr" and report.jaxpr:
+            out += text_nodes("jaxpr", report.jaxpr, "text", False)
     return out
 
 
-def comparison_table(results: Sequence[Result]) -> nodes.Element:
-    """One column per target; rows for the figures that differ between backends."""
-    header = ["", *[r.target_title for r in results]]
-
-    def row(label: str, fn: object) -> list[str]:
-        cells = [label]
-        for r in results:
-            if r.report is None or r.report.error:
-                cells.append(short_status(r))
-            else:
-                cells.append(fn(r.report))  # type: ignore[operator]
-        return cells
-
-    def largest(rep: Report) -> str:
-        b = rep.largest_materialized
-        return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
-
-    rows = [row("temp memory", lambda rep: format_bytes(rep.memory.temp_bytes)),
-            row("peak" , lambda rep: format_bytes(rep.memory.peak_bytes)
-                + (" (est.)" if rep.memory.peak_is_estimate else "")),
-            row("largest materialized", largest),
-            row("reductions", reduction_verdict),
-            row("fusions", lambda rep: str(sum(1 for f in rep.fusions
-                                               if f.kind in ("Loop", "Input", "Output", "Custom"))))]
-    return table(header, rows, ["jaxhlo-compare"], title="Side by side")
-
-
-def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
-                   results: dict[tuple[str, str], Result]) -> nodes.Element:
-    header = ["function", *[title for _, title in targets]]
-    rows: list[list[str | nodes.Node]] = []
-    for fn in functions:
-        cells: list[str | nodes.Node] = [code(fn)]
-        for target, _ in targets:
-            r = results.get((fn, target))
-            if r is None:
-                cells.append("—")
-            elif r.report is None or r.report.error:
-                cells.append(short_status(r))
-            else:
-                cells.append(f"{format_bytes(r.report.memory.temp_bytes)}, {reduction_verdict(r.report)}")
-        rows.append(cells)
-    return table(header, rows, ["jaxhlo-variants"], title="Temp memory and reductions, by variant and target")
+def bars_node(functions: Sequence[str], targets: Sequence[tuple[str, str]], by_key: dict[tuple[str, str], Result],
+              display: Display) -> jaxhlo_bars | None:
+    """Temp memory of each (function, target), each bar labelled with its ratio to the smallest."""
+    values = [(f"{fn} · {title}", float(r.report.memory.temp_bytes or 0))
+              for fn in functions for target, title in targets
+              if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
+    if not any(v > 0 for _, v in values):
+        return None
+    smallest = min(v for _, v in values if v > 0)
+    scale = rowmodel.chart_scale([v for _, v in values], display.chart_scale)
+    bars = [(label, value, rowmodel.bar_text(value, smallest)) for label, value in values]
+    return jaxhlo_bars(title="Temp memory by variant and target", bars=bars, scale=scale)
 
 
 def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
@@ -463,35 +379,30 @@ def footer(results: Sequence[Result]) -> list[nodes.Node]:
                  classes=["jaxhlo-footer"])]
 
 
-def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
-                   results: Sequence[Result]) -> list[nodes.Node]:
-    """The full rendering of one example (the content of its :class:`jaxhlo_block`).
-
-    :param functions: the compiled functions, in order.
-    :param targets: (name, title) of each target, in order.
-    :param results: one per (function, target).
-    """
-    block: list[nodes.Node] = []
-    if "source" in view.show:
-        if view.file_path:
-            block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-        links = source_links(view)
-        source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
-        source += literal_block(view.source, "python", linenos=True)
-        block.append(source)
-    by_key = {(r.function, r.target): r for r in results}
-    tabset = example_id(view).removeprefix("jaxhlo-")
+def _overview(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
+              by_key: dict[tuple[str, str], Result]) -> list[nodes.Node]:
+    """The side-by-side table (one function) or the variants table and chart (several)."""
+    links = source_links(view)
     if len(functions) > 1:
-        block.append(variants_table(functions, targets, by_key))
-        bars = [(f"{fn} · {title}", float(r.report.memory.temp_bytes or 0), short_status(r))
-                for fn in functions for target, title in targets
-                if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
-        if any(value > 0 for _, value, _ in bars):
-            block.append(jaxhlo_bars(title="Temp memory by variant and target", bars=bars))
-    elif len(targets) > 1:
-        block.append(comparison_table([by_key[(functions[0], t)] for t, _ in targets if (functions[0], t) in by_key]))
-    block += expectation_nodes(results)
+        out: list[nodes.Node] = [table_node(rowmodel.variants_table(functions, targets, by_key, view.display), links)]
+        bars = bars_node(functions, targets, by_key, view.display)
+        if bars is not None:
+            out.append(bars)
+        return out
+    columns = [by_key[(functions[0], t)] for t, _ in targets if (functions[0], t) in by_key]
+    if not any(r.report is not None and not r.report.error for r in columns):
+        return []  # nothing compiled: each target says why below
+    model = rowmodel.comparison_table(columns, view.display)
+    if len(columns) == 1:
+        model = Table(model.key, "Summary", model.header, model.rows, model.total)
+    return [table_node(model, links)]
+
+
+def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                by_key: dict[tuple[str, str], Result], parts: Sequence[str]) -> list[nodes.Node]:
+    """The per-target parts: target tabs, or inline for one target."""
     if len(targets) > 1:
+        tabset = example_id(view).removeprefix("jaxhlo-")
         tabs = jaxhlo_tabs(group="target", tabset_id=f"jaxhlo-{tabset}")
         for target, title in targets:
             tab = jaxhlo_tab(title=title, key=target)
@@ -501,17 +412,51 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
                     continue
                 if len(functions) > 1:
                     tab += nodes.rubric(text=f"{fn} on {title}")
-                tab += result_nodes(view, r)
+                tab += result_nodes(view, r, parts)
             tabs += tab
-        block.append(tabs)
-    else:
-        for fn in functions:
-            r = by_key.get((fn, targets[0][0]))
-            if r is None:
-                continue
-            if len(functions) > 1:
-                block.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
-            block += result_nodes(view, r)
+        return [tabs]
+    out: list[nodes.Node] = []
+    for fn in functions:
+        r = by_key.get((fn, targets[0][0]))
+        if r is None:
+            continue
+        if len(functions) > 1:
+            out.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
+        out += result_nodes(view, r, parts)
+    return out
+
+
+def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                   results: Sequence[Result]) -> list[nodes.Node]:
+    """The full rendering of one example (the content of its :class:`jaxhlo_block`).
+
+    :param functions: the compiled functions, in order.
+    :param targets: (name, title) of each target, in order.
+    :param results: one per (function, target).
+    """
+    by_key = {(r.function, r.target): r for r in results}
+    show = list(dict.fromkeys(view.show))
+    per_target = [p for p in show if p in PER_TARGET]
+    block: list[nodes.Node] = [signature_node(view, functions, targets)]
+    checks = expectation_nodes(results)
+    if "summary" not in show:
+        block += checks
+    tabs_done = False
+    for part in show:
+        if part == "source":
+            if view.file_path:
+                block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
+            links = source_links(view)
+            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
+            source += literal_block(view.source, "python", linenos=True)
+            block.append(source)
+            continue
+        if part == "summary":
+            block += _overview(view, functions, targets, by_key)
+            block += checks
+        if part in PER_TARGET and not tabs_done:
+            block += _per_target(view, functions, targets, by_key, per_target)
+            tabs_done = True
     block += footer(results)
     # What the compiler printed (tables, HLO, graph) stays out of the search
     # index: readers search for prose and code, not for fusion names.
@@ -519,3 +464,4 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
         if isinstance(node, nodes.Element) and not isinstance(node, jaxhlo_source):
             node["classes"].append("no-search")
     return block
+

@@ -11,16 +11,17 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .example import plain_table
 from .nodes import (
     jaxhlo_bars,
     jaxhlo_block,
     jaxhlo_details,
     jaxhlo_graph,
-    jaxhlo_lines,
-    jaxhlo_row,
     jaxhlo_source,
     jaxhlo_tab,
+    jaxhlo_table,
     jaxhlo_tabs,
+    jaxhlo_text,
 )
 
 #: Marks that only HTML output keeps.
@@ -42,11 +43,13 @@ class PlainFallback(SphinxPostTransform):
             node.parent.remove(node)
         for source in list(self.document.findall(jaxhlo_source)):
             source.replace_self(source.children[:] or [nodes.Text("")])
-        for lines in list(self.document.findall(jaxhlo_lines)):
-            lines.replace_self(nodes.Text(lines.astext()))
-        for row in list(self.document.findall(jaxhlo_row)):
-            plain = nodes.row("", *row.children, classes=row.get("classes", []))
-            row.replace_self(plain)
+        for table in list(self.document.findall(jaxhlo_table)):
+            table.replace_self(plain_table(table["table"], titled=table.get("titled", True)))
+        for text in list(self.document.findall(jaxhlo_text)):
+            box = nodes.container(classes=["jaxhlo-section"])
+            box += nodes.rubric(text=text["title"])
+            box += nodes.literal_block(text["text"], text["text"], language=text.get("language") or "text")
+            text.replace_self(box)
         for graph in list(self.document.findall(jaxhlo_graph)):
             box = nodes.container(classes=["jaxhlo-section", "jaxhlo-graph"])
             box += nodes.rubric(text=graph["title"])

@@ -36,7 +36,8 @@ class jaxhlo_tab(nodes.General, nodes.Element):
 
 
 class jaxhlo_bars(nodes.General, nodes.Element):
-    """A bar chart: ``bars`` is a list of (label, value in bytes, text); log scale."""
+    """A bar chart: ``bars`` is a list of (label, value in bytes, text); ``scale`` is
+    ``linear`` or ``log``."""
 
 
 class jaxhlo_source(nodes.General, nodes.Element):
@@ -47,14 +48,17 @@ class jaxhlo_source(nodes.General, nodes.Element):
     """
 
 
-class jaxhlo_lines(nodes.Inline, nodes.TextElement):
-    """``line 4`` / ``lines 4, 6``: links to the source lines in HTML (``lines``,
-    ``prefix`` attributes), the text elsewhere."""
+class jaxhlo_table(nodes.General, nodes.Element):
+    """A table of the row model: ``table`` is a :class:`sphinx_jaxhlo.render.rows.Table`;
+    ``prefix`` and ``count`` say where the example's source lines are on the page
+    (rows traced from them link there and highlight them in HTML); ``titled``:
+    show the title above it.  Other builders get a docutils table."""
 
 
-class jaxhlo_row(nodes.row):
-    """A table row traced from source lines (``lines``, ``prefix``): in HTML it
-    is focusable and hovering or focusing it highlights those lines."""
+class jaxhlo_text(nodes.General, nodes.Element):
+    """A module text (optimized HLO, StableHLO, jaxpr): ``title``, ``text``,
+    ``language``, ``open``.  An HTML page links it as files of its own, loaded
+    when the reader opens the block; other outputs show it as a literal block."""
 
 
 class jaxhlo_graph(nodes.General, nodes.Element):
@@ -83,6 +87,7 @@ def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
         except (OSError, UnicodeDecodeError):
             node["fragment_start"] = len(self.body)
         else:
+            ensure_text_files(self, node)
             self.body.append(text)
             self.body.append("</div>\n")
             raise nodes.SkipNode
@@ -95,8 +100,11 @@ def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
     self.body.append("</div>\n")
 
 
-def _store_fragment(path: Path, text: str) -> None:
-    """Write atomically; a cache that cannot be written is only slower."""
+def _store_fragment(path: Path, text: str, mode: int | None = None) -> None:
+    """Write atomically; a cache that cannot be written is only slower.
+
+    :param mode: permissions to give the file (a temporary file is private to its owner).
+    """
     import os
     import tempfile
 
@@ -108,6 +116,8 @@ def _store_fragment(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError:
         Path(tmp).unlink(missing_ok=True)
@@ -157,31 +167,61 @@ def depart_tab_html(self: HTML5Translator, node: jaxhlo_tab) -> None:
 BAR_FLOOR = 1e3
 
 
-def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
-    """One bar per (label, bytes, text), on a shared log scale with a tick per decade,
-    so 50 MB and 20 GB read as three decades apart, not as 75 % and 100 %."""
+def _nice_step(top: float) -> float:
+    """A step of 1, 2 or 5 times a power of ten that cuts ``top`` into 3 to 6 parts."""
     import math
+
+    raw = top / 4
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
+    """One bar per (label, bytes, text): on a linear scale when the values are close
+    (so 269 MB and 1.1 GB look 4x apart), else on a log scale with a tick per decade
+    (so 50 MB and 20 GB read as three decades apart, not as 0 % and 100 %)."""
+    import math
+
+    from ..sizes import format_bytes
 
     bars: list[tuple[str, float, str]] = node["bars"]
     top = max((v for _, v, _ in bars), default=0.0)
-    decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
-    units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
-    # a gridline every decade, a label every thousand (kB, MB, GB...), so labels never crowd
-    ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i]}</span>'
-                    for i in range(0, decades + 1, 3) if i < len(units))
+    if node.get("scale", "log") == "linear" and top > 0:
+        step = _nice_step(top)
+        end = step * math.ceil(top / step)
+        count = round(end / step)
+        ticks = "".join(f'<span style="left:{100 * i / count:.2f}%">{format_bytes(i * step)}</span>'
+                        for i in range(count + 1))
+        grid = 100 / count
+
+        def width(value: float) -> float:
+            return max(0.0, 100.0 * value / end)
+
+        note = ("Linear scale; each bar gives its value and, in brackets, how many times the smallest it is.")
+    else:
+        decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
+        units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
+        # a gridline every decade, a label every thousand (kB, MB, GB...), so labels never crowd
+        ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i]}</span>'
+                        for i in range(0, decades + 1, 3) if i < len(units))
+        grid = 100 / decades
+
+        def width(value: float) -> float:
+            return 0.0 if value < BAR_FLOOR else min(100.0, 100.0 * math.log10(value / BAR_FLOOR) / decades)
+
+        note = ("Logarithmic scale (the values are more than 100× apart), one gridline per factor of ten; "
+                "values under 1 kB draw no bar. Each bar gives its value and how many times the smallest it is.")
     self.body.append(
-        f'<figure class="jaxhlo-bars" style="--jaxhlo-decade:{100 / decades:.4f}%">'
+        f'<figure class="jaxhlo-bars" style="--jaxhlo-decade:{grid:.4f}%">'
         f'<figcaption>{html.escape(node["title"])}</figcaption><div class="jaxhlo-bars-grid">'
         f'<div></div><div class="jaxhlo-bar-axis" aria-hidden="true">{ticks}</div><div></div>')
     for label, value, text in bars:
-        width = 0.0 if value < BAR_FLOOR else min(100.0, 100.0 * math.log10(value / BAR_FLOOR) / decades)
         self.body.append(
             f'<div class="jaxhlo-bar-label">{html.escape(label)}</div>'
             f'<div class="jaxhlo-bar-track" role="img" aria-label="{_attr(label)}: {_attr(text)}">'
-            f'<div class="jaxhlo-bar" style="width:{width:.1f}%"></div></div>'
+            f'<div class="jaxhlo-bar" style="width:{width(value):.1f}%"></div></div>'
             f'<div class="jaxhlo-bar-value">{html.escape(text)}</div>')
-    self.body.append('</div><p class="jaxhlo-bars-note">Logarithmic scale, one tick per factor of ten; '
-                     'values under 1 kB draw no bar.</p></figure>\n')
+    self.body.append(f'</div><p class="jaxhlo-bars-note">{html.escape(note)}</p></figure>\n')
     raise nodes.SkipNode
 
 
@@ -236,25 +276,148 @@ def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
     raise nodes.SkipNode
 
 
-def visit_lines_html(self: HTML5Translator, node: jaxhlo_lines) -> None:
-    lines: list[int] = node["lines"]
-    prefix = _attr(node["prefix"])
-    links = ", ".join(f'<a class="jaxhlo-line-link" href="#{prefix}{n}">{n}</a>' for n in lines)
-    self.body.append(f'<span class="jaxhlo-lines">{"line" if len(lines) == 1 else "lines"} {links}</span>')
+def _cell_html(cell: Any, prefix: str, count: int) -> str:
+    text = html.escape(cell.text)
+    tone = f' class="jaxhlo-{_attr(cell.tone)}"' if cell.tone else ""
+    if cell.code:
+        # a tuple of shapes may wrap between its elements, a shape never
+        text = ", ".join(f"<code>{part}</code>" for part in text.split(", "))
+    elif cell.lines and prefix and all(1 <= n <= count for n in cell.lines):
+        links = ", ".join(f'<a href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
+        return f'<td class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</td>'
+    return f"<td{tone}>{text}</td>"
+
+
+def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True) -> str:
+    """A :class:`~sphinx_jaxhlo.render.rows.Table` as compact HTML: its title, the table in a
+    box that scrolls sideways when it is wider than the page's column, what it leaves out."""
+    out = []
+    if titled and model.title:
+        out.append(f'<p class="rubric jaxhlo-table-title">{html.escape(model.title)}</p>')
+    traced = bool(prefix) and any(row.lines and all(1 <= n <= count for n in row.lines) for row in model.rows)
+    # the rows traced from source lines say which; the table says whose lines (jaxhlo.js)
+    src = f' data-jaxhlo-src="{_attr(prefix)}"' if traced else ""
+    out.append(f'<div class="jaxhlo-table-box"><table class="jaxhlo-table jaxhlo-{_attr(model.key)}"{src}><thead><tr>')
+    out += [f"<th>{html.escape(h)}</th>" for h in model.header]
+    out.append("</tr></thead><tbody>")
+    for row in model.rows:
+        attrs = f' class="jaxhlo-{_attr(row.tone)}"' if row.tone else ""
+        if traced and row.lines and all(1 <= n <= count for n in row.lines):
+            attrs += f' tabindex="0" data-jaxhlo-lines="{" ".join(map(str, row.lines))}"'
+        out.append(f"<tr{attrs}>" + "".join(_cell_html(c, prefix, count) for c in row.cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    for extra in (model.more_text, model.note):
+        if extra:
+            out.append(f'<p class="jaxhlo-more">{html.escape(extra)}</p>')
+    return "".join(out) + "\n"
+
+
+def visit_table_html(self: HTML5Translator, node: jaxhlo_table) -> None:
+    self.body.append(table_html(node["table"], node.get("prefix", ""), node.get("count", 0),
+                                node.get("titled", True)))
     raise nodes.SkipNode
 
 
-def visit_row_html(self: HTML5Translator, node: jaxhlo_row) -> None:
-    self.visit_row(node)
-    tag = self.body[-1]
-    if tag.startswith("<tr"):
-        lines = " ".join(map(str, node["lines"]))
-        self.body[-1] = (f'<tr tabindex="0" data-jaxhlo-lines="{_attr(lines)}" '
-                         f'data-jaxhlo-src="{_attr(node["prefix"])}"' + tag[3:])
+#: Module texts longer than this (characters) are not highlighted: Pygments
+#: takes about 0.3 s per megabyte of HLO, and a page must render in well under a second.
+HIGHLIGHT_LIMIT = 1_000_000
+#: The folder of the build output that holds the module texts.
+TEXT_FOLDER = "_jaxhlo"
 
 
-def depart_row_html(self: HTML5Translator, node: jaxhlo_row) -> None:
-    self.depart_row(node)
+def highlighted_html(text: str, language: str) -> str:
+    """``text`` highlighted (HTML for a ``<pre>``), or escaped when it is too long
+    or the lexer fails."""
+    from pygments import highlight
+
+    if len(text) > HIGHLIGHT_LIMIT:
+        return html.escape(text)
+    lexer, formatter = _highlighter(language)
+    try:
+        return str(highlight(text, lexer, formatter))
+    except Exception:  # a lexer bug must not cost the page
+        return html.escape(text)
+
+
+def text_key(text: str, language: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{language}\0{text}".encode()).hexdigest()[:24]
+
+
+def write_text_files(outdir: Path, text: str, language: str) -> str:
+    """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
+    ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
+    which works from ``file://`` as over HTTP, where a fetch would not).
+    Files that exist are kept: the name is a hash of the content.
+
+    :return: the key.
+    """
+    import json
+
+    key = text_key(text, language)
+    folder = outdir / TEXT_FOLDER
+    js, txt = folder / f"{key}.js", folder / f"{key}.txt"
+    if not txt.exists():
+        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
+    if not js.exists():
+        body = highlighted_html(text, language)
+        payload = {"html": body} if len(text) <= HIGHLIGHT_LIMIT else {"text": text}
+        _store_fragment(js, f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},"
+                            f"{json.dumps(payload)});\n", mode=0o644)
+    return key
+
+
+def _page_folder(translator: Any) -> Path | None:
+    """The folder of the page being written, when this is a Sphinx HTML builder
+    that writes pages into its output folder (not an EPUB: no scripts there)."""
+    builder = getattr(translator, "builder", None)
+    if builder is None or getattr(builder, "format", "") != "html" or builder.name.startswith("epub"):
+        return None
+    docname = getattr(builder, "current_docname", None)
+    output_path = getattr(builder, "get_output_path", None)
+    if not docname or output_path is None:
+        return None
+    return Path(output_path(docname)).parent
+
+
+def _text_inline(node: jaxhlo_text) -> str:
+    language = node.get("language") or "text"
+    return (f'<div class="highlight-{_attr(language)} notranslate"><div class="highlight"><pre>'
+            + highlighted_html(node["text"], language) + "</pre></div></div>\n")
+
+
+def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
+    import os
+
+    opened = " open" if node.get("open") else ""
+    title = html.escape(node["title"])
+    folder = _page_folder(self)
+    if folder is None:
+        # a notebook output or an EPUB: everything inline, collapsed
+        self.body.append(f'<details class="jaxhlo-details"{opened}><summary>{title}</summary>\n'
+                         + _text_inline(node) + "</details>\n")
+        raise nodes.SkipNode
+    outdir = Path(self.builder.outdir)
+    key = write_text_files(outdir, node["text"], node.get("language") or "text")
+    base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
+    language = _attr(node.get("language") or "text")
+    self.body.append(
+        f'<details class="jaxhlo-details jaxhlo-lazy"{opened}><summary>{title}</summary>'
+        f'<p class="jaxhlo-text-file"><a href="{_attr(base)}/{key}.txt">Open as a text file</a></p>'
+        f'<div class="highlight-{language} notranslate"><div class="highlight">'
+        f'<pre data-jaxhlo-text="{_attr(base)}/{key}.js" data-jaxhlo-key="{key}"></pre></div></div></details>\n')
+    raise nodes.SkipNode
+
+
+def ensure_text_files(translator: Any, block: nodes.Element) -> None:
+    """Write the module texts of a block whose HTML is reused from the cache
+    (the output folder may be new)."""
+    if _page_folder(translator) is None:
+        return
+    outdir = Path(translator.builder.outdir)
+    for node in block.findall(jaxhlo_text):
+        write_text_files(outdir, node["text"], node.get("language") or "text")
 
 
 def visit_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
@@ -275,7 +438,7 @@ HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_tab: (visit_tab_html, depart_tab_html),
     jaxhlo_bars: (visit_bars_html, None),
     jaxhlo_source: (visit_source_html, None),
-    jaxhlo_lines: (visit_lines_html, None),
-    jaxhlo_row: (visit_row_html, depart_row_html),
+    jaxhlo_table: (visit_table_html, None),
+    jaxhlo_text: (visit_text_html, None),
     jaxhlo_graph: (visit_graph_html, depart_graph_html),
 }

@@ -19,6 +19,7 @@ import importlib.resources
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from docutils import frontend, nodes
@@ -26,14 +27,10 @@ from docutils.utils import new_document
 from docutils.writers import html5_polyglot
 
 from .. import targets as targets_mod
-from ..compiler import Failure
-from ..report import Report
-from .example import ExampleView, Result, code, para, render_example
-from .nodes import HTML_VISITORS, jaxhlo_block
-
-#: Code longer than this is shown without highlighting (Pygments on a
-#: megabyte-sized HLO module takes seconds).
-HIGHLIGHT_LIMIT = 1_000_000
+from ..report import Report, TargetFailure
+from .example import ExampleView, Result, para, render_example
+from .nodes import HIGHLIGHT_LIMIT, HTML_VISITORS, jaxhlo_block
+from .rows import result_of_failure
 
 #: Extra rules for outside Sphinx: a page theme normally styles these.
 _BASE_CSS = """
@@ -142,13 +139,13 @@ def target_title(name: str) -> str:
     return str(title) if title else name
 
 
-def render_html(reports: Sequence[Report], failed: Sequence[tuple[str, str, str, int | None]] = (),
+def render_html(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
                 show: Sequence[str] = ("summary", "memory", "hlo"), function: str = "", args: str = "",
                 notes: Sequence[str] = (), order: Sequence[str] | None = None, script: bool = True,
                 full_page: bool = False) -> str:
     """The directive's rendering of one function's reports, self-contained.
 
-    :param failed: ``(target, kind, message, line)`` of targets that produced no report.
+    :param failed: the targets that produced no report.
     :param show: parts as the directive's ``:show:``.
     :param script: include the script for the tabs and the source-line
         highlighting (without it every panel shows, titled, and the line links
@@ -159,15 +156,14 @@ def render_html(reports: Sequence[Report], failed: Sequence[tuple[str, str, str,
     results: dict[str, Result] = {}
     for r in reports:
         results[r.target] = Result(function=fn, target=r.target, target_title=target_title(r.target), report=r)
-    for target, kind, message, line in failed:
-        results[target] = Result(function=fn, target=target, target_title=target_title(target),
-                                 failure=Failure(kind, message, line))
+    for f in failed:
+        results[f.target] = result_of_failure(replace(f, function=fn), target_title(f.target))
     targets = [t for t in (order or results) if t in results]
     root = "jaxhlo-" + uuid.uuid4().hex[:12]
     source = next((r.source for r in reports if r.source), "")
-    view = ExampleView(source=source, show=list(show), hlo_collapsed=True, hlo_language="hlo", key=root)
+    view = ExampleView(source=source, show=list(show), hlo_collapsed=True, hlo_language="hlo", key=root,
+                       args_text=args)
     block = jaxhlo_block()
-    block += para(code(f"{fn}({args})" if args else fn), classes=["jaxhlo-file"])
     if targets:
         block.extend(render_example(view, [fn], [(t, results[t].target_title) for t in targets],
                                     [results[t] for t in targets]))

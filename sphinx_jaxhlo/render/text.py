@@ -1,38 +1,29 @@
 """Reports -> plain text, for ``str(reports)`` and the command line.
 
-The same facts as the directive's HTML, as monospace tables: one comparison
-table with a column per target (temp, peak, largest materialized buffer,
-reductions, fusions), then per target the parts asked for (``summary``,
-``graph``, ``memory``, ``cost``, ``hlo``, ``stablehlo``, ``jaxpr``, ``source``).  The
-findings in words are the directive's own call-outs
-(:func:`sphinx_jaxhlo.render.example.callouts`), as text.
+The same rows as the directive's tables (:mod:`sphinx_jaxhlo.render.rows`),
+as monospace tables: the side-by-side table with a column per target, then
+per target the parts asked for, in the order asked (``summary``: the findings
+in words and the fusions, materialized buffers and reductions tables, largest
+first, up to the row limit; ``graph``, ``memory``, ``cost``, ``hlo``,
+``stablehlo``, ``jaxpr``; ``source`` once, after the side-by-side table).
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from ..report import Report
-from ..sizes import format_bytes, format_exact
-from .example import callouts, compile_error_title, lines_text, reduction_verdict
-
-
-@dataclass(frozen=True)
-class FailedTarget:
-    """A target that produced no report, as the text shows it."""
-
-    target: str
-    kind: str
-    message: str
+from ..report import Report, TargetFailure
+from . import rows as rowmodel
+from .rows import Display, Result, Table, compile_error_title, result_of_failure
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:
     """A left-aligned table with a rule under the header; cells may not hold newlines."""
     cols = len(header)
     cells = [[str(c).replace("\n", " ") for c in row] + [""] * (cols - len(row)) for row in rows]
-    widths = [max(len(header[i]), *(len(r[i]) for r in cells)) for i in range(cols)]
+    widths = [max([len(header[i]), *(len(r[i]) for r in cells)]) for i in range(cols)]
 
     def line(values: Sequence[str]) -> str:
         return (indent + "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True))).rstrip()
@@ -42,108 +33,63 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str
     return "\n".join(out)
 
 
-def _largest(report: Report) -> str:
-    b = report.largest_materialized
-    return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
+def model_text(model: Table, indent: str = "  ") -> str:
+    """A :class:`~sphinx_jaxhlo.render.rows.Table` under its title, with what it leaves out."""
+    out = f"{indent}{model.title}"
+    if model.rows:  # every row may be left out of the default view (copies of arguments, say)
+        out += "\n" + text_table(model.header, [[c.text for c in r.cells] for r in model.rows], indent + "  ")
+    for extra in (model.more_text, model.note):
+        if extra:
+            out += "\n" + _wrap(extra, indent + "  ")
+    return out
 
 
-def _status(report: Report) -> str:
-    err = report.error
-    assert err is not None
-    return "does not fit" if err.status == "RESOURCE_EXHAUSTED" else f"failed: {err.status}"
-
-
-def _kernel_count(report: Report) -> str:
-    return str(sum(1 for f in report.fusions if f.kind in ("Loop", "Input", "Output", "Custom")))
-
-
-def comparison(reports: Sequence[Report], failed: Sequence[FailedTarget] = (),
-               order: Sequence[str] | None = None) -> str:
-    """The key figures, one column per target (failed targets say why)."""
-    by_target: dict[str, Report | FailedTarget] = {r.target: r for r in reports}
-    by_target.update({f.target: f for f in failed})
-    targets = [t for t in (order or by_target) if t in by_target]
-
-    def row(label: str, fn: Callable[[Report], str]) -> list[str]:
-        cells = [label]
-        for t in targets:
-            item = by_target[t]
-            if isinstance(item, FailedTarget):
-                cells.append(f"no report ({item.kind})")
-            elif item.error is not None:
-                cells.append(_status(item))
-            else:
-                cells.append(fn(item))
-        return cells
-
-    def peak(r: Report) -> str:
-        return format_bytes(r.memory.peak_bytes) + (" (est.)" if r.memory.peak_is_estimate else "")
-
-    rows = [
-        row("temp memory", lambda r: format_bytes(r.memory.temp_bytes)),
-        row("peak", peak),
-        row("largest materialized", _largest),
-        row("reductions", reduction_verdict),
-        row("fusions", _kernel_count),
-    ]
-    return text_table(["", *targets], rows)
+_SIZE = re.compile(r"(\d) ([kMGT]?B)\b")
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent + "  ")
+    """Fill to 100 columns, never between a number and its unit."""
+    glued = _SIZE.sub("\\1\u00a0\\2", text)
+    filled = textwrap.fill(glued, width=100, initial_indent=indent, subsequent_indent=indent + "  ")
+    return filled.replace("\u00a0", " ")
 
 
-def summary_text(report: Report) -> str:
-    """Call-outs, then the fusions, materialized buffers and reductions tables."""
-    parts: list[str] = [_wrap(node.astext()) for node in callouts(report)]
+def _results(reports: Sequence[Report], failed: Sequence[TargetFailure],
+             order: Sequence[str] | None) -> list[Result]:
+    by_target: dict[str, Result] = {}
+    for r in reports:
+        by_target[r.target] = Result(function=r.function, target=r.target, target_title=r.target, report=r)
+    for f in failed:
+        by_target[f.target] = result_of_failure(f)
+    return [by_target[t] for t in (order or by_target) if t in by_target]
+
+
+def comparison(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
+               order: Sequence[str] | None = None, display: Display | None = None) -> str:
+    """The key figures, one column per target (failed targets say why)."""
+    model = rowmodel.comparison_table(_results(reports, failed, order), display or Display())
+    return text_table(model.header, [[c.text for c in r.cells] for r in model.rows])
+
+
+def summary_text(report: Report, display: Display | None = None) -> str:
+    """The findings in words, then the fusions, materialized buffers and reductions tables."""
+    display = display or Display()
+    parts: list[str] = []
+    for f in rowmodel.findings(report, display):
+        parts.append(_wrap((f"{f.title}: " if f.title else "") + f.text))
     if report.analysis_error:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
-    if report.fusions:
-        rows = [[f.name, f.kind + (f" ({f.custom_kind})" if f.custom_kind else ""), " + ".join(f.ops) or "—",
-                 f.shape, format_bytes(f.bytes), lines_text(f.source_lines)] for f in report.fusions]
-        parts.append("  Fusions\n" + text_table(["fusion", "kind", "ops", "shape", "size", "source"], rows, "    "))
-    if report.materialized:
-        rows = [[m.name, m.shape, format_bytes(m.bytes), m.producer + (f" ({m.producer_op})" if m.producer_op else ""),
-                 ", ".join(m.consumers), lines_text(m.source_lines)] for m in report.materialized]
-        parts.append("  Materialized buffers\n" + text_table(
-            ["buffer", "shape", "size", "producer", "consumers", "source"], rows, "    "))
-    if report.reductions:
-        rows = [[r.name, r.fusion, " + ".join(r.fused_with) or "—",
-                 f"{r.input_materialized} ({format_bytes(r.input_bytes)})" if r.input_materialized
-                 else f"partial sums in {r.partial_of}" if r.partial_of else "computed in the fusion",
-                 "second stage" if r.partial_of else "fused" if r.fused else "unfused", lines_text(r.source_lines)]
-                for r in report.reductions]
-        parts.append("  Reductions\n" + text_table(["reduction", "in", "fused with", "reads", "verdict", "source"],
-                                                   rows, "    "))
+    for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
+        model = build(report, display)
+        if model.total:
+            parts.append(model_text(model))
     return "\n\n".join(parts)
-
-
-def memory_text(report: Report) -> str:
-    m = report.memory
-    peak_label = "peak (estimate)" if m.peak_is_estimate else "peak"
-    rows = [[label, format_bytes(value), format_exact(value)] for label, value in (
-        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
-        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))]
-    return "  Memory\n" + text_table(["memory", "size", "exact"], rows, "    ")
-
-
-def cost_text(report: Report) -> str:
-    c = report.cost
-
-    def fmt(v: float | None) -> str:
-        return "not reported" if v is None else f"{v:,.0f}"
-
-    rows = [["flops", fmt(c.flops)], ["transcendentals", fmt(c.transcendentals)],
-            ["bytes accessed", fmt(c.bytes_accessed)]]
-    return "  Cost\n" + text_table(["cost", "value"], rows, "    ")
 
 
 def graph_text_part(report: Report) -> str:
     """The entry computation as a graph, in text (the directive's ``graph`` part)."""
-    try:
-        from .graph import GraphError, build_graph, graph_text
-    except ImportError:  # pragma: no cover - the graph module is optional
-        return "  Graph\n    (not available)"
+    from .graph import GraphError, build_graph, graph_text
+
     try:
         text = graph_text(build_graph(report))
     except GraphError as exc:
@@ -157,8 +103,12 @@ def numbered(text: str) -> str:
     return "\n".join(f"{i:>{width}} | {line}".rstrip() for i, line in enumerate(lines, 1))
 
 
-def report_text(report: Report, show: Sequence[str]) -> str:
-    """The parts of one target's report, under a heading naming the target."""
+_TEXTS = {"hlo": ("Optimized HLO", "hlo"), "stablehlo": ("StableHLO", "stablehlo"), "jaxpr": ("jaxpr", "jaxpr")}
+
+
+def report_text(report: Report, show: Sequence[str], display: Display | None = None) -> str:
+    """The parts of one target's report, in the order of ``show``, under a heading naming the target."""
+    display = display or Display()
     title = report.target + (f": {report.target_description}" if report.target_description else "")
     out = [f"== {report.function} on {title} =="]
     if report.error is not None:
@@ -166,54 +116,56 @@ def report_text(report: Report, show: Sequence[str]) -> str:
         out.append("  " + compile_error_title(err, report.target))
         out.append(textwrap.indent(err.message.strip(), "    "))
         return "\n".join(out)
-    if "summary" in show:
-        out.append(summary_text(report))
-    if "graph" in show:
-        out.append(graph_text_part(report))
-    if "memory" in show:
-        out.append(memory_text(report))
-    if "cost" in show:
-        out.append(cost_text(report))
-    for part, title_text, text in (("hlo", "Optimized HLO", report.hlo),
-                                   ("stablehlo", "StableHLO", report.stablehlo),
-                                   ("jaxpr", "jaxpr", report.jaxpr)):
-        if part in show:
+    for part in dict.fromkeys(show):
+        if part == "summary":
+            out.append(summary_text(report, display))
+        elif part == "graph":
+            out.append(graph_text_part(report))
+        elif part == "memory":
+            out.append(model_text(rowmodel.memory_table(report)))
+        elif part == "cost":
+            out.append(model_text(rowmodel.cost_table(report)))
+        elif part in _TEXTS:
+            heading, attr = _TEXTS[part]
+            text = getattr(report, attr)
             body = text.rstrip() if text else "(not produced: ask for it when compiling)"
-            out.append(f"  {title_text}\n{textwrap.indent(body, '    ')}")
+            out.append(f"  {heading}\n{textwrap.indent(body, '    ')}")
     return "\n\n".join(out)
 
 
-def render_text(reports: Sequence[Report], failed: Sequence[FailedTarget] = (), show: Sequence[str] = ("summary",),
-                title: str = "", notes: Sequence[str] = (), order: Sequence[str] | None = None) -> str:
+def render_text(reports: Sequence[Report], failed: Sequence[TargetFailure] = (), show: Sequence[str] = ("summary",),
+                title: str = "", notes: Sequence[str] = (), order: Sequence[str] | None = None,
+                display: Display | None = None) -> str:
     """Everything about one function, as text.
 
     :param reports: one per compiled target.
     :param failed: the targets that produced no report.
-    :param show: parts from :data:`sphinx_jaxhlo.request.SHOW_PARTS`.
+    :param show: parts from :data:`sphinx_jaxhlo.request.SHOW_PARTS`, in the order to show them.
     :param title: a first line, e.g. ``with_dot(f32[100000,3], f32[50000,3])``.
     :param notes: lines printed at the end (how it was compiled, ...).
     :param order: target order; default: reports, then failures.
+    :param display: row limit and problem threshold; default: :class:`~sphinx_jaxhlo.render.rows.Display`'s.
     """
+    display = display or Display()
     out: list[str] = []
     if title:
         out.append(title)
-    if not reports and not failed:
+    results = _results(reports, failed, order)
+    if not results:
         out.append("(no report)")
     else:
-        out.append(comparison(reports, failed, order))
+        out.append(comparison(reports, failed, order, display))
     if "source" in show:
         source = next((r.source for r in reports if r.source), "")
         if source:
             out.append("Source\n" + textwrap.indent(numbered(source), "  "))
-    by_target: dict[str, Report | FailedTarget] = {r.target: r for r in reports}
-    by_target.update({f.target: f for f in failed})
     parts = [p for p in show if p != "source"]
-    for t in [t for t in (order or by_target) if t in by_target]:
-        item = by_target[t]
-        if isinstance(item, FailedTarget):
-            out.append(f"== {t}: no report ({item.kind}) ==\n" + textwrap.indent(item.message.strip(), "  "))
-        elif parts or item.error is not None:
-            out.append(report_text(item, parts))
+    for result in results:
+        if result.failure is not None:
+            out.append(f"== {result.target}: no report ({result.failure.kind}) ==\n"
+                       + textwrap.indent(result.failure.message.strip(), "  "))
+        elif result.report is not None and (parts or result.report.error is not None):
+            out.append(report_text(result.report, parts, display))
     versions: dict[str, str] = {}
     for r in reports:
         versions.update(r.versions)

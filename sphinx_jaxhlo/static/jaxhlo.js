@@ -10,16 +10,62 @@
 // on the page and across pages (sessionStorage).
 //
 // Source lines.  A table row or graph box traced from lines of the example
-// carries data-jaxhlo-lines="4 6" and data-jaxhlo-src="<prefix>"; hovering or
+// carries data-jaxhlo-lines="4 6", and it or its table data-jaxhlo-src="<prefix>"; hovering or
 // focusing it highlights the lines <prefix>4 and <prefix>6 of the example's
 // source.  Enter on a focused row jumps to its first line.  Without JavaScript
 // the links in the rows still jump to the lines (:target).
+//
+// Module texts.  The optimized HLO, StableHLO and jaxpr of a page live in files
+// of their own (_jaxhlo/<key>.js beside the pages): a collapsed block holds an
+// empty <pre data-jaxhlo-text="URL" data-jaxhlo-key="KEY">, and opening it adds
+// a <script src=URL> that calls window.jaxhloText(KEY, {html} or {text}).  A
+// script element, unlike fetch(), loads from file:// too.  Without JavaScript
+// the block links the text as a file.
 (function () {
   "use strict";
   var STORE = "jaxhlo-tab-";
   var TABS_DONE = "jaxhlo-js";
   var HL = "jaxhlo-hl";
   var WATCHED = "jaxhlo-watched";
+  var pending = {};
+
+  window.jaxhloText = function (key, data) {
+    delete pending[key];
+    document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"]').forEach(function (pre) {
+      if (pre.getAttribute("data-jaxhlo-state") === "loaded") { return; }
+      if (typeof data.html === "string") { pre.innerHTML = data.html; } else { pre.textContent = String(data.text); }
+      pre.setAttribute("data-jaxhlo-state", "loaded");
+    });
+  };
+
+  function loadText(pre) {
+    var key = pre.getAttribute("data-jaxhlo-key");
+    var url = pre.getAttribute("data-jaxhlo-text");
+    if (!key || !url || pre.getAttribute("data-jaxhlo-state")) { return; }
+    pre.setAttribute("data-jaxhlo-state", "loading");
+    if (pending[key]) { return; }
+    pending[key] = true;
+    var script = document.createElement("script");
+    script.src = url;
+    script.async = true;
+    script.onerror = function () {
+      delete pending[key];
+      document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"]').forEach(function (p) {
+        p.setAttribute("data-jaxhlo-state", "failed");
+        p.textContent = "The text could not be loaded; open it as a file (the link above).";
+      });
+    };
+    (document.head || document.documentElement).appendChild(script);
+  }
+
+  function initLazy(details) {
+    if (details.classList.contains(WATCHED)) { return; }
+    details.classList.add(WATCHED);
+    var pre = details.querySelector("pre[data-jaxhlo-key]");
+    if (!pre) { return; }
+    if (details.open) { loadText(pre); }
+    details.addEventListener("toggle", function () { if (details.open) { loadText(pre); } });
+  }
 
   function select(tabset, key, focus) {
     var tabs = tabset.querySelectorAll(":scope > .jaxhlo-tablist > .jaxhlo-tab");
@@ -66,7 +112,8 @@
   }
 
   function lines(el) {
-    var src = el.getAttribute("data-jaxhlo-src") || "";
+    var owner = el.closest("[data-jaxhlo-src]");
+    var src = owner ? owner.getAttribute("data-jaxhlo-src") : "";
     var out = [];
     (el.getAttribute("data-jaxhlo-lines") || "").split(/\s+/).forEach(function (n) {
       var line = n ? document.getElementById(src + n) : null;
@@ -107,7 +154,7 @@
     if (el.tagName === "TR") {
       el.addEventListener("keydown", function (ev) {
         if (ev.key !== "Enter" || ev.target !== el) { return; }
-        var link = el.querySelector("a.jaxhlo-line-link");
+        var link = el.querySelector("td.jaxhlo-lines a");
         if (link) { ev.preventDefault(); link.click(); }
       });
     }
@@ -115,8 +162,10 @@
 
   window.jaxhloInit = function (root) {
     if (!root) { return; }
+    document.documentElement.classList.add("jaxhlo-scripted");
     root.querySelectorAll(".jaxhlo-tabs").forEach(initTabs);
-    root.querySelectorAll("[data-jaxhlo-lines][data-jaxhlo-src]").forEach(watch);
+    root.querySelectorAll("[data-jaxhlo-lines]").forEach(watch);
+    root.querySelectorAll("details.jaxhlo-lazy").forEach(initLazy);
   };
 
   var own = document.currentScript;

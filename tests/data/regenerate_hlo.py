@@ -14,7 +14,7 @@ For each (target, variant) it writes, with ``<stem>`` =
 - ``<stem>.json``: the target, the source, the argument shapes, the package
   versions, ``memory_analysis()`` and ``cost_analysis()`` figures, the error.
 
-Run it with the GPU and TPU compilers installed (``pip install -e '.[all]'``)::
+Run it with the GPU and TPU compilers installed (``python -m sphinx_jaxhlo compilers install``)::
 
     python tests/data/regenerate_hlo.py                   # everything
     python tests/data/regenerate_hlo.py --targets gpu:h100 --variants with_dot
@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from sphinx_jaxhlo import targets  # noqa: E402  (needs the path above; imports no jax)
+from sphinx_jaxhlo import plugins, targets  # noqa: E402  (needs the path above; imports no jax)
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "hlo"
@@ -255,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     targets.prepare_environment(os.environ)
+    # PYTHONPATH is read at start-up only: put the compilers' private folder on this process's path too.
+    sys.path[:0] = [str(folder) for folder in plugins.worker_path()]
     from jax.extend.source_info_util import register_exclusion
 
     register_exclusion(str(Path(__file__).resolve()))  # only example.py in the metadata

@@ -1,0 +1,100 @@
+"""Drift: how a fresh report differs from the last one stored for the same example and target.
+
+When the toolchain changes (a new jax, jaxlib, CUDA plugin or libtpu), the
+build compares each fresh report with the stored one (a snapshot, or the
+cache's last entry for the example) on three figures a reader's claims rest
+on: temp memory, peak memory and the verdict (the reductions fused or not, or
+the compile error).  A change of verdict, or of temp by more than the
+tolerance, is worth a ``jaxhlo.drift`` warning; every difference goes into the
+build report's "changed since" table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .report import Report
+from .sizes import format_bytes
+
+
+def verdict(report: Report) -> str:
+    """What the reductions came to, or the compile error: the word compared for drift."""
+    if report.error is not None:
+        return f"error {report.error.status}"
+    reductions = report.verdict_reductions
+    if not reductions:
+        return "no reduction"
+    n = len(reductions)
+    unfused = sum(not r.fused for r in reductions)
+    if unfused == 0:
+        return "fused" if n == 1 else f"all {n} fused"
+    if unfused == n:
+        return "unfused" if n == 1 else f"all {n} unfused"
+    return f"{unfused} of {n} unfused"
+
+
+def versions_text(toolchain: Mapping[str, str]) -> str:
+    """``jax 0.10.2, jaxlib 0.10.2, libtpu 0.0.42``."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(toolchain.items())) or "unknown versions"
+
+
+@dataclass
+class Drift:
+    """One example's (function, target) before and after."""
+
+    function: str
+    target: str
+    versions_before: str
+    versions_after: str
+    temp_before: int | None
+    temp_after: int | None
+    peak_before: int | None
+    peak_after: int | None
+    verdict_before: str
+    verdict_after: str
+    #: The verdict changed, or temp moved by more than the tolerance.
+    significant: bool
+
+    @property
+    def message(self) -> str:
+        """``with_dot on gpu:h100 changed since jax 0.10.1: temp 50.4 MB -> 20.1 GB, ...``."""
+        parts = []
+        if self.temp_before != self.temp_after:
+            parts.append(f"temp {_size(self.temp_before)} -> {_size(self.temp_after)}")
+        if self.peak_before != self.peak_after:
+            parts.append(f"peak {_size(self.peak_before)} -> {_size(self.peak_after)}")
+        if self.verdict_before != self.verdict_after:
+            parts.append(f"reductions {self.verdict_before} -> {self.verdict_after}")
+        since = (f"since {self.versions_before} (now {self.versions_after})"
+                 if self.versions_before != self.versions_after else f"since the stored report ({self.versions_after})")
+        return f"{self.function} on {self.target} changed {since}: " + ("; ".join(parts) or "same figures")
+
+
+def _size(value: int | None) -> str:
+    return "not reported" if value is None else format_bytes(value)
+
+
+def compare(before: Report, after: Report, toolchain_before: Mapping[str, str],
+            toolchain_after: Mapping[str, str], tolerance: float) -> Drift | None:
+    """The drift from ``before`` to ``after``, or ``None`` when the toolchain
+    and the three figures are all the same.
+
+    :param tolerance: a temp change counts when it exceeds this fraction of the
+        larger of the two figures (0: any change counts).
+    """
+    temp_before = None if before.error else before.memory.temp_bytes
+    temp_after = None if after.error else after.memory.temp_bytes
+    peak_before = None if before.error else before.memory.peak_bytes
+    peak_after = None if after.error else after.memory.peak_bytes
+    verdict_before, verdict_after = verdict(before), verdict(after)
+    same_figures = (temp_before, peak_before, verdict_before) == (temp_after, peak_after, verdict_after)
+    if same_figures and dict(toolchain_before) == dict(toolchain_after):
+        return None
+    significant = verdict_before != verdict_after
+    if temp_before is not None and temp_after is not None:
+        significant |= abs(temp_after - temp_before) > tolerance * max(temp_before, temp_after)
+    elif temp_before != temp_after:
+        significant = True
+    return Drift(after.function, after.target, versions_text(toolchain_before), versions_text(toolchain_after),
+                 temp_before, temp_after, peak_before, peak_after, verdict_before, verdict_after, significant)

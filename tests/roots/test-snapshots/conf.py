@@ -1,0 +1,3 @@
+extensions = ["sphinx_jaxhlo"]
+jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
+jaxhlo_snapshot_dir = "_snapshots"

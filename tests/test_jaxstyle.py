@@ -1,0 +1,416 @@
+"""Pages of the kind JAX's own documentation publishes, built as JAX builds its docs.
+
+``tests/roots/test-jaxstyle`` has three pages in MyST with sphinx-book-theme (a
+gradient-checkpointing page, an ahead-of-time compilation page, an attention
+page), every example compiled for the CPU, an H100 and a TPU v5e.  The tests
+check what a reader relies on: the compiled signature on every example, the
+``:show:`` order, red only where stored data is large, the page-weight budget,
+module texts in files of their own that load from ``file://`` and over HTTP,
+and, in headless Chromium, that nothing is cut off in sphinx-book-theme or in
+alabaster, light or dark.  The screenshots go to ``JAXHLO_SCREENSHOTS``
+(default: a temporary folder).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup, Tag
+
+from sphinx_jaxhlo.sizes import parse_size
+
+pytest.importorskip("sphinx_book_theme", reason="sphinx-book-theme is not installed")
+pytest.importorskip("myst_nb", reason="myst-nb is not installed")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).parent / "roots" / "test-jaxstyle"
+#: What one example compiled for three targets may add to its page, in bytes.
+PAGE_BUDGET = 60_000
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
+
+
+@dataclass
+class Site:
+    out: Path
+    warnings: str
+
+    def page(self, name: str) -> BeautifulSoup:
+        return BeautifulSoup((self.out / f"{name}.html").read_text(encoding="utf-8"), "html.parser")
+
+    def block(self, name: str, example_id: str) -> Tag:
+        found = self.page(name).find("div", id=example_id)
+        assert isinstance(found, Tag), f"no example {example_id} on {name}"
+        return found
+
+
+def build(tmp: Path, cache: Path, conf: str = "") -> Site:
+    """Build the pages in a process of their own (MyST-NB's set-up does not mix with the
+    other test roots' in one process), with ``conf`` added to ``conf.py``."""
+    src = tmp / "src"
+    shutil.copytree(ROOT, src)
+    if conf:
+        (src / "conf.py").write_text((src / "conf.py").read_text() + "\n" + conf + "\n")
+    out, warnings = tmp / "html", tmp / "warnings.txt"
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-w", str(warnings),
+                          "-d", str(tmp / "doctrees"), "-D", f"jaxhlo_cache_dir={cache}", str(src), str(out)],
+                         capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return Site(out, warnings.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("jaxstyle-cache")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Site:
+    return build(tmp_path_factory.mktemp("jaxstyle-book"), cache)
+
+
+@pytest.fixture(scope="module")
+def alabaster(tmp_path_factory: pytest.TempPathFactory, cache: Path, site: Site) -> Site:
+    """The same pages in Sphinx's default theme (the reports come from the cache)."""
+    return build(tmp_path_factory.mktemp("jaxstyle-alabaster"), cache,
+                 'html_theme = "alabaster"\nhtml_theme_options = {}\nhtml_context = {}')
+
+
+def test_the_pages_build_without_warnings_from_the_extension(site: Site) -> None:
+    assert "jax-hlo" not in site.warnings and "[jaxhlo" not in site.warnings, site.warnings
+    for page in ("gradient-checkpointing", "aot", "attention"):
+        assert site.page(page).select("div.jaxhlo"), page
+
+
+# -- what a reader sees first ---------------------------------------------------------------------
+
+SIGNATURES = {
+    ("gradient-checkpointing", "jaxstyle-remat"): [
+        f"{fn}(w1s: f32[8,512,2048], w2s: f32[8,2048,512], x: f32[2048,512])"
+        for fn in ("grad_plain", "grad_remat", "grad_save_dots")],
+    ("aot", "jaxstyle-aot"): ["power_sum(x: f32[1024,256], n=7)"],
+    ("attention", "jaxstyle-attention"): [
+        f"{fn}(q: bf16[4,2048,8,64], k: bf16[4,2048,8,64], v: bf16[4,2048,8,64])" for fn in ("attention", "library")],
+}
+
+
+def text(element: Tag) -> str:
+    return " ".join(element.get_text(" ").split())
+
+
+def test_every_example_states_the_signature_it_was_compiled_with(site: Site) -> None:
+    for (page, example), signatures in SIGNATURES.items():
+        block = site.block(page, example)
+        signature = block.select_one(".jaxhlo-signature")
+        assert signature is not None
+        # it comes first, right under the caption
+        assert block.find(class_="jaxhlo-signature") is block.select(".jaxhlo-signature, .jaxhlo-table-title, "
+                                                                     ".jaxhlo-tabs, .jaxhlo-source")[0]
+        codes = [text(c) for c in signature.select("code")]
+        assert codes == signatures, codes
+        assert "for CPU, H100 and TPU v5e" in text(signature)
+    # the static value of the second AOT example, compiled for the CPU only
+    other = [b for b in site.page("aot").select("div.jaxhlo") if b.get("id") != "jaxstyle-aot"]
+    assert [text(c) for c in other[0].select(".jaxhlo-signature code")] == ["power_sum(x: f32[1024,256], n=3)"]
+    assert "for CPU," in text(other[0].select_one(".jaxhlo-signature"))
+    # every example of every page has one
+    for page in ("gradient-checkpointing", "aot", "attention"):
+        for block in site.page(page).select("div.jaxhlo"):
+            assert block.select_one(".jaxhlo-signature code"), (page, block.get("id"))
+
+
+def test_show_renders_the_parts_in_the_order_given(site: Site) -> None:
+    block = site.block("aot", "jaxstyle-aot")  # :show: jaxpr, stablehlo, hlo
+    panels = block.select("div.jaxhlo-panel")
+    assert [p["data-key"] for p in panels] == ["cpu", "gpu:h100", "tpu:v5e"]
+    for panel in panels:
+        titles = [text(s) for s in panel.select("details > summary")]
+        assert [t.split(" (")[0] for t in titles] == ["jaxpr", "StableHLO", "Optimized HLO"], titles
+        # and nothing that was not asked for
+        assert not panel.select("table, .jaxhlo-callout")
+    assert not block.select(".jaxhlo-source") and not block.select("table.jaxhlo-compare")
+    # the default parts, in their order: source, the side-by-side table, then the details
+    default = next(b for b in site.page("aot").select("div.jaxhlo") if b.get("id") != "jaxstyle-aot")
+    order = default.select(".jaxhlo-source, table.jaxhlo-compare, details > summary")
+    assert "jaxhlo-source" in order[0]["class"] and "jaxhlo-compare" in order[1]["class"]
+    titles = [text(s).split(" (")[0] for s in order[2:]]
+    assert titles == ["Fusions", "Reductions", "Memory", "Optimized HLO"], titles
+
+
+def test_the_detail_tables_are_collapsed_largest_first_and_limited(site: Site) -> None:
+    block = site.block("gradient-checkpointing", "jaxstyle-remat")
+    tables = block.select("details.jaxhlo-details table.jaxhlo-fusions, details.jaxhlo-details "
+                          "table.jaxhlo-materialized")
+    assert tables
+    cut = 0
+    for table in tables:
+        details = table.find_parent("details")
+        assert not details.has_attr("open")
+        rows = table.select("tbody tr")
+        assert 1 <= len(rows) <= 8
+        sizes = [parse_size(tr.select("td")[2 if "jaxhlo-fusions" in table["class"] else 1].get_text(strip=True))
+                 for tr in rows]
+        assert sizes == sorted(sizes, reverse=True)
+        m = re.fullmatch(r".+ \((\d+) of ([\d,]+)\)", text(details.summary))
+        more = table.find_parent("div", class_="jaxhlo-table-box").find_next_sibling("p", class_="jaxhlo-more")
+        if m:
+            shown, total = int(m.group(1)), int(m.group(2).replace(",", ""))
+            assert shown == len(rows) and more is not None
+            assert text(more).startswith(f"{total - shown:,} more, {total:,} in total")
+            cut += 1
+        # loop counters and flags stay out of the default view
+        assert not any(re.fullmatch(r"(s32|u32|pred)\[\]", td.get_text(strip=True))
+                       for tr in rows for td in tr.select("td"))
+    assert cut, "the 8-layer gradient has more fusions than a table shows"
+
+
+# -- red only where it matters --------------------------------------------------------------------
+
+def test_no_red_finding_on_the_gradient_and_aot_examples(site: Site) -> None:
+    for page, example in (("gradient-checkpointing", "jaxstyle-remat"), ("aot", "jaxstyle-aot")):
+        block = site.block(page, example)
+        assert not block.select(".jaxhlo-bad"), text(block.select(".jaxhlo-bad")[0])
+    # what reads stored data there is small next to the arguments and outputs, and says so
+    block = site.block("gradient-checkpointing", "jaxstyle-remat")
+    for p in block.select("p.jaxhlo-callout"):
+        if "Unfused reduction" in text(p):
+            assert re.search(r"It is smaller than the arguments and outputs together \([\d.]+ [kMG]?B\): "
+                             r"not a problem here\.$", text(p)), text(p)
+
+
+def test_large_stored_scores_are_red_on_the_attention_page(site: Site) -> None:
+    block = site.block("attention", "jaxstyle-attention")
+    h100 = block.select_one('div.jaxhlo-panel[data-key="gpu:h100"]')
+    red = h100.select("p.jaxhlo-callout.jaxhlo-bad")
+    assert red, "the H100 stores the attention scores before the softmax reads them"
+    for p in red:
+        words = text(p)
+        assert words.startswith("Unfused reduction: the "), words
+        m = re.search(r"That is ([\d,]+)× the ([\d.]+ [kMG]?B) the arguments and outputs take", words)
+        assert m and int(m.group(1).replace(",", "")) >= 2, words
+        # the op and its line next to any HLO name
+        assert re.search(r"result of \w+ on line \d+ \(", words) and re.search(r"on line \d+ \(reduce_\w+", words)
+    # the variants table marks the same cell
+    cells = [td for td in block.select("table.jaxhlo-variants td.jaxhlo-bad")]
+    assert cells and any("unfused" in td.get_text() for td in cells)
+
+
+def test_the_seed_intermediate_is_still_red(tmp_path: Path) -> None:
+    """The guide's 20 GB case (the seed, for the CPU) against a tiny threshold and a huge one."""
+    from sphinx.testing.util import SphinxTestApp
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-basic", src)
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build",
+                        confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")})
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    seed = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser").select(
+        "div.jaxhlo")[0]
+    (red,) = seed.select("p.jaxhlo-callout.jaxhlo-bad")
+    assert "f32[50000,100000]" in text(red) and "20.0 GB" in text(red)
+    # raised above 20 GB by the option's setting, the same finding is neutral
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build2",
+                        confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache"),
+                                       "jaxhlo_problem_min_size": "30GB"})
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    seed = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser").select(
+        "div.jaxhlo")[0]
+    assert not seed.select(".jaxhlo-bad")
+    assert "It is under 30.0 GB: not a problem here." in text(seed)
+
+
+# -- the chart ----------------------------------------------------------------------------------------
+
+def test_the_chart_is_linear_for_close_values_and_labels_ratios(site: Site) -> None:
+    chart = site.block("gradient-checkpointing", "jaxstyle-remat").select_one("figure.jaxhlo-bars")
+    assert chart is not None and "Linear scale" in text(chart.select_one(".jaxhlo-bars-note"))
+    labels = [text(v) for v in chart.select(".jaxhlo-bar-value")]
+    values = []
+    for label in labels:
+        m = re.fullmatch(r"([\d.]+ [kMG]?B)(?: \(([\d.,]+)×\))?", label)
+        assert m, label
+        values.append((parse_size(m.group(1).replace(" ", "")), m.group(2)))
+    smallest = min(v for v, _ in values if v > 0)
+    for value, ratio in values:
+        if value:
+            assert ratio is not None and abs(float(ratio.replace(",", "")) - value / smallest) < 0.06 * value / smallest
+    # bar lengths follow the values on a linear scale
+    widths = [float(re.search(r"width:([\d.]+)%", b["style"]).group(1)) for b in chart.select(".jaxhlo-bar")]
+    big = max(range(len(values)), key=lambda i: values[i][0])
+    for (value, _), width in zip(values, widths, strict=True):
+        assert abs(width - widths[big] * value / values[big][0]) < 1.5
+
+
+# -- light pages ----------------------------------------------------------------------------------------
+
+def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(site: Site) -> None:
+    for page in ("gradient-checkpointing", "aot", "attention"):
+        html = (site.out / f"{page}.html").read_text(encoding="utf-8")
+        soup = BeautifulSoup(html, "html.parser")
+        for block in soup.select("div.jaxhlo"):
+            size = len(str(block).encode())
+            assert size <= PAGE_BUDGET, f"{page}#{block.get('id')}: {size:,} bytes"
+        # no module text inline: not the HLO, not StableHLO, not a jaxpr
+        assert "HloModule" not in html and "stablehlo.multiply" not in html and "lambda ; " not in html
+        for pre in soup.select("pre[data-jaxhlo-text]"):
+            script = site.out / pre["data-jaxhlo-text"]
+            assert script.is_file() and script.stat().st_mode & 0o044 == 0o044, script
+            call = f'window.jaxhloText&&window.jaxhloText("{pre["data-jaxhlo-key"]}",'
+            assert script.read_text(encoding="utf-8").startswith(call)
+            plain = script.with_suffix(".txt")
+            link = pre.find_parent("details").select_one("p.jaxhlo-text-file a")
+            assert link is not None and (site.out / link["href"]) == plain and plain.is_file()
+    texts = [p.read_text(encoding="utf-8") for p in (site.out / "_jaxhlo").glob("*.txt")]
+    assert any(t.startswith("HloModule jit_power_sum") for t in texts)
+    assert any("stablehlo.multiply" in t for t in texts) and any(t.startswith("{ lambda") for t in texts)
+
+
+# -- in a browser ---------------------------------------------------------------------------------------
+
+CUT_OFF_JS = """
+(block) => {
+  // Everything inside the example must be visible, or reachable by scrolling a box of its own.
+  const problems = [];
+  const where = (el) => el.tagName.toLowerCase() + (el.className && typeof el.className === "string"
+      ? "." + el.className.trim().split(/\\s+/).join(".") : "") + ": " + (el.textContent || "").trim().slice(0, 60);
+  const box = block.getBoundingClientRect();
+  // the example itself fits every box of the theme that could cut it
+  for (let a = block.parentElement; a && a !== document.body; a = a.parentElement) {
+    const c = a.getBoundingClientRect();
+    if (getComputedStyle(a).overflowX !== "visible" && (box.right > c.right + 1 || box.left < c.left - 1)) {
+      problems.push("the example is wider than the theme's " + where(a).slice(0, 40));
+    }
+  }
+  for (const el of block.querySelectorAll("*")) {
+    if (!el.getClientRects().length) { continue; }
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) { continue; }
+    let clip = null;
+    for (let a = el.parentElement; a && a !== block; a = a.parentElement) {
+      const ox = getComputedStyle(a).overflowX;
+      if (ox !== "visible") { clip = a; break; }
+    }
+    const style = getComputedStyle(el);
+    if ((style.overflowX === "hidden" || style.overflowX === "clip") && el.scrollWidth > el.clientWidth + 1) {
+      problems.push("clips its own content: " + where(el));
+    }
+    if (clip === null) {
+      if (r.right > box.right + 1 || r.left < box.left - 1) {
+        problems.push("sticks out of the example: " + where(el));
+      }
+    } else {
+      const ox = getComputedStyle(clip).overflowX;
+      const c = clip.getBoundingClientRect();
+      if ((ox === "hidden" || ox === "clip") && (r.right > c.right + 1 || r.left < c.left - 1)) {
+        problems.push("cut off by " + where(clip) + ": " + where(el));
+      }
+      if (c.right > box.right + 1) { problems.push("scroll box wider than the example: " + where(clip)); }
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) { problems.push("the page scrolls sideways"); }
+  return problems;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def open_page(browser: Any, url: str, scheme: str, width: int) -> tuple[Any, list[str]]:
+    page = browser.new_page(color_scheme=scheme, viewport={"width": width, "height": 1200})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text)
+            if msg.type == "error" and "Failed to load resource" not in msg.text else None)
+    # the theme's MathJax comes from a CDN this machine cannot reach; nothing of ours does
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}")
+            if r.url.startswith(("file:", "http://127.0.0.1")) else None)
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return page, errors
+
+
+def check_nothing_cut_off(page: Any, label: str) -> int:
+    """Open every collapsed block of every target's panel; check each example."""
+    checked = 0
+    blocks = page.locator("div.jaxhlo")
+    for i in range(blocks.count()):
+        block = blocks.nth(i)
+        tabs = block.locator(".jaxhlo-tablist [role=tab]")
+        for t in range(max(1, tabs.count())):
+            if tabs.count():
+                tabs.nth(t).click()
+            summaries = block.locator("details:not([open]) > summary")
+            for s in range(summaries.count() - 1, -1, -1):
+                if summaries.nth(s).is_visible():
+                    summaries.nth(s).click()
+            page.wait_for_timeout(100)
+            problems = block.evaluate(CUT_OFF_JS)
+            assert not problems, f"{label}, example {i}, tab {t}: {problems[:5]}"
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("theme", ["book", "alabaster"])
+def test_nothing_is_cut_off_light_and_dark(browser: Any, request: pytest.FixtureRequest, theme: str) -> None:
+    built: Site = request.getfixturevalue("site" if theme == "book" else "alabaster")
+    # colours move nothing: dark is checked at one width
+    for width, scheme in ((1280, "light"), (760, "light"), (1280, "dark")):
+        for name in ("gradient-checkpointing", "aot", "attention"):
+            page, errors = open_page(browser, (built.out / f"{name}.html").as_uri(), scheme, width)
+            assert check_nothing_cut_off(page, f"{theme} {name} {scheme} {width}px") >= 1
+            page.locator("div.jaxhlo .jaxhlo-tablist [role=tab]").first.click()
+            page.screenshot(path=str(SHOTS / f"jaxstyle-{theme}-{name}-{scheme}-{width}.png"), full_page=True)
+            assert not errors, errors
+            page.close()
+
+
+def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, site: Site) -> None:
+    from test_browser import Server
+
+    server = Server(site.out)
+    try:
+        for url in ((site.out / "aot.html").as_uri(), server.url(site.out / "aot.html")):
+            page, errors = open_page(browser, url, "light", 1280)
+            panel = page.locator("#jaxstyle-aot div.jaxhlo-panel").first
+            expected = {"jaxpr": "{ lambda", "StableHLO": "stablehlo.multiply",
+                        "Optimized HLO": "HloModule jit_power_sum"}
+            for title, start in expected.items():
+                details = panel.locator("details.jaxhlo-lazy", has_text=title).first
+                pre = details.locator("pre[data-jaxhlo-key]")
+                assert pre.get_attribute("data-jaxhlo-state") is None and pre.inner_text() == ""
+                details.locator(":scope > summary").click()
+                page.wait_for_function("(pre) => pre.getAttribute('data-jaxhlo-state') === 'loaded'",
+                                       arg=pre.element_handle(), timeout=10_000)
+                assert start in pre.inner_text(), (url, title)
+            # highlighted, as code blocks are
+            assert panel.locator("details.jaxhlo-lazy", has_text="Optimized HLO").locator("pre span").count() > 10
+            assert not errors, errors
+            page.close()
+    finally:
+        server.close()

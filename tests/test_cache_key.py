@@ -361,7 +361,7 @@ def test_the_cache_says_what_it_skipped(tmp_path: Path, caplog: pytest.LogCaptur
     blocked.write_text("", encoding="utf-8")
     ReportCache(blocked).put(KEY, Report("f", "cpu"))
     # a local cache that cannot be written is only slower: a debug line
-    assert [r.getMessage() for r in caplog.records][0].startswith(
+    assert next(r.getMessage() for r in caplog.records).startswith(
         f"jax-hlo cache: cannot write {blocked / KEY[:2] / KEY}.json: ")
     # entries that cannot be used are problems the build reports
     cache = ReportCache(tmp_path / "c")

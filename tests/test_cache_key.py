@@ -379,3 +379,89 @@ def test_a_cache_folder_is_made_with_its_parents(tmp_path: Path) -> None:
     cache = ReportCache(tmp_path / "not" / "yet")
     cache.put(KEY, Report("f", "cpu"))
     assert cache.get(KEY) == Report("f", "cpu")
+
+
+# -- where a cache lives -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("location", "url"), [
+    ("s3://bucket/jaxhlo", True), ("memory://c", True), ("gcs+x.y-z://b", True), ("https://host/c", True),
+    ("/tmp/cache", False), ("cache", False), ("C:\\cache", False), ("1s3://b", False), ("s3:/b", False),
+])  # fmt: skip
+def test_a_cache_location_is_a_url_or_a_folder(location: str, url: bool) -> None:
+    from sphinx_jaxhlo.cache import is_url
+
+    assert is_url(location) is url
+    assert is_url(Path("/tmp/x")) is False
+
+
+@pytest.mark.parametrize("location", ["memory://jaxhlo-test-cache", "local"])
+def test_reports_and_latest_references_round_trip(location: str, tmp_path: Path) -> None:
+    cache = ReportCache(location if "://" in location else tmp_path / location)
+    report = Report("f", "cpu", memory=Memory(temp_bytes=3))
+    cache.put(KEY, report)
+    assert cache.get(KEY) == report
+    assert cache.get("cd" * 32) is None
+    identity = "ef" * 32
+    cache.put_latest(identity, KEY, {"jax": "0.10.2"})
+    assert cache.latest(identity) == (KEY, {"jax": "0.10.2"})
+    assert cache.latest("00" * 32) is None
+    assert cache.problems == []
+    if "://" in location:
+        assert cache.folder is None
+        assert cache.store.describe("ab/x.json") == f"{location}/ab/x.json"
+
+
+@pytest.mark.parametrize("bad", ["AB" * 32, "ab" * 31, "../" + "ab" * 31, ""])
+def test_a_key_is_64_lowercase_hex_digits(bad: str, tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path)
+    with pytest.raises(ValueError, match="not a cache key"):
+        cache.get(bad)
+    with pytest.raises(ValueError, match="not a cache key"):
+        cache.put(bad, Report("f", "cpu"))
+
+
+@pytest.mark.parametrize("location", ["memory://jaxhlo-test-large", "local"])
+def test_an_entry_too_large_is_a_miss_said_once(location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ReportCache(location if "://" in location else tmp_path / location)
+    cache.put(KEY, Report("f", "cpu"))
+    monkeypatch.setattr(cache_mod, "MAX_ENTRY_BYTES", 10)
+    assert cache.get(KEY) is None
+    where = cache.store.describe(ReportCache.name(KEY))
+    assert cache.problems == [f"cache entry {where} ignored: larger than 10 bytes"]
+
+
+def test_a_bad_latest_reference_is_ignored_and_said(tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path)
+    identity = "ef" * 32
+    ref = tmp_path / "latest" / identity[:2] / f"{identity}.ref"
+    ref.parent.mkdir(parents=True)
+    for text in ('{"key": "nope", "toolchain": {}}', '{"key": "' + KEY + '", "toolchain": {"jax": 1}}', "[]"):
+        ref.write_text(text, encoding="utf-8")
+        assert cache.latest(identity) is None
+    assert len(cache.problems) == 3
+    assert all(p.startswith(f"cache entry latest/{identity}.ref is not valid (") for p in cache.problems)
+
+
+def test_a_cache_over_http_is_never_written() -> None:
+    cache = ReportCache("https://example.invalid/jaxhlo")
+    assert cache.store.read_only
+    cache.put(KEY, Report("f", "cpu"))  # nothing is sent
+    assert cache.problems == []
+    assert not ReportCache("s3://bucket/c").store.read_only
+
+
+def test_shared_files_are_readable_by_all(tmp_path: Path) -> None:
+    import os
+
+    from sphinx_jaxhlo.cache import LocalStore
+
+    mask = os.umask(0o022)
+    try:
+        LocalStore(tmp_path, shared=True).write("a/x.txt", b"x")
+        LocalStore(tmp_path).write("a/y.txt", b"y")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "a" / "x.txt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "a" / "y.txt").stat().st_mode & 0o777 == 0o600
+    assert LocalStore(tmp_path).read("a/x.txt") == b"x" and LocalStore(tmp_path).read("a/none") is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -232,3 +233,22 @@ def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
     for shown, size in ((name, _NAME_FONT), (detail, _DETAIL_FONT)):
         assert shown.endswith("…") and HOSTILE.startswith(shown[:-1][: len(HOSTILE)])
         assert _text_width(shown, size) <= box  # inside its box
+
+
+@pytest.mark.parametrize("language", [HOSTILE, None])
+def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
+    from types import SimpleNamespace
+
+    builder = SimpleNamespace(format="html", name="html", outdir=str(tmp_path), current_docname="page",
+                              get_output_path=lambda docname: tmp_path / f"{docname}.html")
+    page = SimpleNamespace(builder=builder, body=[])
+    node = rnodes.jaxhlo_text(title=HOSTILE, text=HOSTILE, open=False,
+                              **({} if language is None else {"language": language}))
+    with pytest.raises(nodes.SkipNode):
+        rnodes.visit_text_html(page, node)
+    found = soup("".join(page.body))
+    assert found.find("summary").get_text() == HOSTILE
+    assert found.find("div")["class"] == f"highlight-{language or 'text'} notranslate".split()
+    key = found.find("pre")["data-jaxhlo-key"]
+    assert found.find("a")["href"] == f"_jaxhlo/{key}.txt"
+    assert (tmp_path / "_jaxhlo" / f"{key}.txt").read_text(encoding="utf-8") == HOSTILE

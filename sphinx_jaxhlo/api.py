@@ -43,7 +43,7 @@ from .compiler import CompileWorker
 from .options import parse_assignments
 from .report import SCHEMA_VERSION, Report, TargetFailure
 from .request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
-from .specs import ArgSpecs, parse_args
+from .specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
 
 __all__ = [
     "DEFAULT_SHOW",
@@ -258,7 +258,8 @@ class Reports(Sequence[Report]):
     # -- expectations -----------------------------------------------------------------------
 
     def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-                 materialized: Any = None, error: Any = None) -> tuple[list[exp.Outcome], list[str]]:
+                 materialized: Any = None, error: Any = None, collectives: Any = None,
+                 ) -> tuple[list[exp.Outcome], list[str]]:
         """Check expectations without raising.
 
         :return: ``(outcomes, problems)``: one outcome per (expectation,
@@ -269,7 +270,8 @@ class Reports(Sequence[Report]):
         """
         options: dict[str, str] = {}
         for kind, value in (("max-temp", max_temp), ("min-temp", min_temp), ("max-peak", max_peak),
-                            ("reduction", reduction), ("materialized", materialized), ("error", error)):
+                            ("reduction", reduction), ("materialized", materialized), ("error", error),
+                            ("collectives", collectives)):
             if value is not None:
                 options[f"expect-{kind}"] = _expectation_text(value)
         return self.evaluate_options(options)
@@ -308,7 +310,7 @@ class Reports(Sequence[Report]):
         return outcomes, problems
 
     def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-              materialized: Any = None, error: Any = None) -> Reports:
+              materialized: Any = None, error: Any = None, collectives: Any = None) -> Reports:
         """Assert what the compiler did, for test suites.
 
         Each value is what the directive's ``:expect-*:`` option takes: a bare
@@ -325,6 +327,9 @@ class Reports(Sequence[Report]):
             materialized, or ``"none"``: nothing is.
         :param error: the compile must fail with this status (``"RESOURCE_EXHAUSTED"``)
             or message fragment; ``"none"``: it must not fail.
+        :param collectives: conditions on the collectives of a program on
+            several devices, as ``:expect-collectives:`` takes them:
+            ``"all-gather=0, all-reduce<=1"``, ``"reduce-scatter<=64MiB"``, ``"none"``.
         :return: ``self``, so ``analyze(...).check(...)`` can be printed.
         :raises AssertionError: listing, per target, what was expected and what
             was found.  Also when a target produced no report, when a compile
@@ -333,7 +338,8 @@ class Reports(Sequence[Report]):
         :raises ValueError: a malformed expectation or unknown target name.
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
-                                           reduction=reduction, materialized=materialized, error=error)
+                                           reduction=reduction, materialized=materialized, error=error,
+                                           collectives=collectives)
         if problems:
             held = sum(o.passed for o in outcomes)
             lines = [f"jax-hlo check failed for {self.title or '(function)'}:"]
@@ -611,7 +617,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    xla_flags: str | Mapping[str, Any] | None = None, timeout: float = 120,
                    source_name: str = "example.py", show: Sequence[str] | str | None = None,
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
-                   donate: str | Sequence[str] = ()) -> Reports:
+                   donate: str | Sequence[str] = (), mesh: Any = None) -> Reports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -631,6 +637,10 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
         produced when asked for here).
     :param donate: arguments to donate, by name or position (``"params, 1"``
         or a list), as the directive's ``:donate:``.
+    :param mesh: the mesh of a target of several devices, as the
+        directive's ``:mesh:`` (``"data=4, model=2"``, a ``{name: size}``
+        dict or a ``jax.sharding.Mesh``); specs may then carry
+        ``@ P(data, None)``.
     :param cache_dir: a folder to cache reports in; ``None``: no cache.
     :param pythonpath: folders the worker should import from, besides this
         process's ``sys.path``.
@@ -639,7 +649,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     """
     reports = _compile_source(source, function, args, targets=targets, static=static, xla_flags=xla_flags,
                               timeout=timeout, source_name=source_name, show=show, cache_dir=cache_dir,
-                              pythonpath=pythonpath, donate=donate)
+                              pythonpath=pythonpath, donate=donate, mesh=mesh)
     return _raise_if_empty(reports)
 
 
@@ -648,9 +658,13 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
                     xla_flags: str | Mapping[str, Any] | None, timeout: float, source_name: str,
                     show: Sequence[str] | str | None, cache_dir: str | os.PathLike[str] | None,
                     pythonpath: Sequence[str] = (), progress: Callable[[str], None] | None = None,
-                    donate: str | Sequence[str] = ()) -> Reports:
+                    donate: str | Sequence[str] = (), mesh: Any = None) -> Reports:
     """:func:`analyze_source` without raising when no target produced a report."""
     specs = parse_args(args) if isinstance(args, str) else args
+    mesh_spec = mesh_spec_of(mesh)
+    problems = sharding_problems(specs, mesh_spec)
+    if problems:
+        raise ValueError(problems[0])
     target_list = resolve_targets(targets)
     pairs, _values = _static_pairs(static)
     if pairs is None:  # a Mapping with non-literal values
@@ -667,7 +681,8 @@ def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
             raise ValueError(f"donate: {item!r} is neither an argument name nor a position")
     jobs = [_Job(t, CompileRequest(source=source, function=function or "", specs=specs, target=t.name,
                                    static=pairs, xla_flags=flags, extras=extras, source_name=source_name,
-                                   target_fingerprint=t.fingerprint(), versions=versions, donate=donated))
+                                   target_fingerprint=t.fingerprint(), versions=versions, donate=donated,
+                                   mesh=mesh_spec), _mesh_failure(t, mesh_spec, function or "(default function)"))
             for t in target_list]
     name = function or "(default function)"
     reports, failures, _ = _run_jobs(jobs, name, timeout, _cache(cache_dir), _python_path(pythonpath), progress)
@@ -682,8 +697,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
             timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
-            **kwargs: Any) -> Reports:
-    """Compile ``fn`` for each target from argument shapes, never running it,
+            mesh: Any = None, **kwargs: Any) -> Reports:
+    r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
 
     Example::
@@ -725,6 +740,13 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         function lowers to; ``None`` (the default): no cache.
     :param show: the parts ``str()`` and the HTML show; default
         ``summary, memory, hlo``.
+    :param mesh: for a target of several devices (``gpu:h100x8``,
+        ``tpu:v5e-8``...), the mesh to lay the arguments over:
+        ``"data=4, model=2"``, a ``{name: size}`` dict or a
+        ``jax.sharding.Mesh`` (only its axis names and sizes are used).
+        Default: the mesh of the arguments' ``NamedSharding``\ s, whatever
+        devices it was made of; their partition specs are kept, the axes
+        matched by name.  On a target of one device the axes have size 1.
     :return: one report per target; a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
@@ -756,7 +778,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
     from .call import describe_arguments, dumps, make_call, modules_sent_by_value
 
-    call = make_call(fn, args, all_kwargs, static_values, nums, names)
+    call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
     try:
         import cloudpickle
     except ImportError:  # pragma: no cover - a dependency
@@ -779,11 +801,12 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
     cache = os.fspath(cache_dir) if cache_dir is not None else None
     jobs = [_Job(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
-                                source_name=source_name, source=source, cache_dir=cache)) for t in target_list]
+                                source_name=source_name, source=source, cache_dir=cache),
+                 _mesh_failure(t, call.mesh, name)) for t in target_list]
     reports, failures, _ = _run_jobs(jobs, name, timeout, None, path, None)
     described, dropped = describe_arguments(call)
     notes = []
-    if dropped:
+    if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
 
@@ -796,12 +819,41 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
-                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None}
+                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "
                         f"of {_function_name(fn)}; analyze() took it as its own option. Pass the function's "
                         f"through fn_kwargs={{{clash[0]!r}: ...}}.")
+
+
+def mesh_spec_of(mesh: Any) -> MeshSpec | None:
+    """A mesh as the API takes it (``"data=4, model=2"``, ``{"data": 4}``, a
+    ``jax.sharding.Mesh`` or ``AbstractMesh``, a :class:`MeshSpec`) as a
+    :class:`~sphinx_jaxhlo.specs.MeshSpec`.
+
+    :raises ValueError: a malformed mesh.
+    :raises TypeError: something that is not a mesh.
+    """
+    if mesh is None or isinstance(mesh, MeshSpec):
+        return mesh
+    if isinstance(mesh, str):
+        try:
+            return parse_mesh(mesh)
+        except SpecError as exc:
+            raise ValueError(f"mesh: {exc}") from None
+    shape = getattr(mesh, "shape", None) if not isinstance(mesh, Mapping) else mesh
+    if shape is None or not hasattr(shape, "items"):
+        raise TypeError(f"mesh must be text such as 'data=4, model=2', a dict or a jax Mesh, "
+                        f"not {type(mesh).__name__}")
+    text = ", ".join(f"{name}={size}" for name, size in shape.items())
+    return mesh_spec_of(text)
+
+
+def _mesh_failure(target: targets_mod.Target, mesh: MeshSpec | None, function: str) -> TargetFailure | None:
+    """A target the mesh does not fit: it gets no request."""
+    problem = targets_mod.mesh_problem(target, mesh)
+    return None if problem is None else TargetFailure(target.name, function, "args", problem)
 
 
 def _int_tuple(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
@@ -858,4 +910,9 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
     report.fusions, report.materialized, report.reductions = (
         analysis.fusions, analysis.materialized, analysis.reductions)
     report.argument_copies = analysis.argument_copies
+    from .collectives import analyze_collectives
+
+    partitions = re.search(r"\bnum_partitions=(\d+)", match.group(2))
+    report.devices = int(partitions.group(1)) if partitions else 1
+    report.collectives = analyze_collectives(text, (), source_file)
     return report

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .specs import ArraySpec, SpecError, parse_args
+from .specs import ArgSpecs, ArraySpec, MeshSpec, Partition, SpecError, SpecTree, parse_args, sharding_problems
 
 __all__ = ["AbstractArray", "Call", "abstract_arguments", "describe_arguments", "dumps", "make_call",
-           "modules_sent_by_value"]
+           "modules_sent_by_value", "sharding_problems_of"]
 
 #: jax config values sent with a call when the caller changed them: they
 #: change what a function traces to.
@@ -32,13 +32,18 @@ class AbstractArray:
     """The shape and dtype of an array argument (an array's values are never sent).
 
     ``dtype`` is the array's own dtype object (numpy, ml_dtypes or a jax key
-    type); ``had_sharding`` says the caller gave a sharding, which a
-    single-device target drops.
+    type); ``had_sharding`` says the caller gave a sharding.  A
+    ``NamedSharding`` is kept as its partition spec and the sizes of its
+    mesh's axes (the worker lays them over the target's devices, axes
+    matched by name); other shardings are dropped.
     """
 
     shape: tuple[int, ...]
     dtype: Any
     had_sharding: bool = False
+    partition: Partition | None = None
+    #: ``(name, size)`` of the axes of the mesh the caller's sharding was made on.
+    mesh_axes: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass
@@ -57,6 +62,8 @@ class Call:
     jit_options: dict[str, Any] = field(default_factory=dict)
     #: jax settings the caller changed (``jax_enable_x64``, the default matmul precision...).
     config: dict[str, Any] = field(default_factory=dict)
+    #: The mesh to lay the arguments over: the one given, or the one their shardings were made on.
+    mesh: MeshSpec | None = None
 
 
 def _is_array_like(value: Any) -> bool:
@@ -77,8 +84,9 @@ def _abstract(value: Any) -> Any:
             shape = tuple(int(d) for d in value.shape)
         except TypeError:
             raise TypeError(f"shape {value.shape!r} is not a tuple of integers") from None
-        return AbstractArray(shape, value.dtype, getattr(value, "sharding", None) is not None
-                             and type(value).__name__ == "ShapeDtypeStruct")
+        sharding = getattr(value, "sharding", None) if type(value).__name__ == "ShapeDtypeStruct" else None
+        partition, mesh_axes = _named_sharding(sharding)
+        return AbstractArray(shape, value.dtype, sharding is not None, partition, mesh_axes)
     if type(value) is tuple or type(value) is list:
         return type(value)(_abstract(v) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
@@ -86,6 +94,68 @@ def _abstract(value: Any) -> Any:
     if type(value) is dict:
         return {k: _abstract(v) for k, v in value.items()}
     return value
+
+
+def _named_sharding(sharding: Any) -> tuple[Partition | None, tuple[tuple[str, int], ...] | None]:
+    """The partition spec and mesh axes of a ``jax.sharding.NamedSharding``
+    (read from its attributes: nothing is imported); ``(None, None)`` for
+    anything else."""
+    spec = getattr(sharding, "spec", None)
+    shape = getattr(getattr(sharding, "mesh", None), "shape", None)
+    if spec is None or isinstance(spec, str) or shape is None or not hasattr(shape, "items"):
+        return None, None
+    try:
+        items = list(spec)  # a PartitionSpec iterates over its entries (it is no longer a tuple)
+    except TypeError:
+        return None, None
+    entries: list[tuple[str, ...] | None] = []
+    for entry in items:
+        if entry is None:
+            entries.append(None)
+        elif isinstance(entry, str):
+            entries.append((entry,))
+        elif isinstance(entry, tuple) and all(isinstance(a, str) for a in entry):
+            entries.append(tuple(entry) or None)
+        else:  # PartitionSpec.UNCONSTRAINED and the like: not a layout to reproduce
+            return None, None
+    return tuple(entries), tuple((str(name), int(size)) for name, size in shape.items())
+
+
+def call_mesh(args: Sequence[Any], kwargs: Mapping[str, Any], given: MeshSpec | None) -> MeshSpec | None:
+    """The mesh of a call: ``given``, else the mesh the arguments' shardings
+    were made on (they must agree).
+
+    :raises ValueError: the arguments' shardings come from meshes with
+        different axes, or name axes ``given`` does not have in the same sizes.
+    """
+    found: dict[tuple[tuple[str, int], ...], None] = {}
+
+    def walk(x: Any) -> None:
+        if isinstance(x, AbstractArray):
+            if x.mesh_axes is not None:
+                found[x.mesh_axes] = None
+        elif isinstance(x, (tuple, list)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+
+    walk(tuple(args))
+    walk(dict(kwargs))
+    meshes = [m for m in found if m]
+    if given is not None:
+        for axes in meshes:
+            sizes = dict(given.axes)
+            wrong = [f"{n}={s}" for n, s in axes if n in sizes and sizes[n] != s]
+            if wrong:
+                raise ValueError(f"the arguments' shardings were made on a mesh with {', '.join(wrong)}; "
+                                 f"the mesh given is {given}")
+        return given
+    if len(meshes) > 1:
+        texts = " and ".join(MeshSpec(m).__str__() for m in meshes)
+        raise ValueError(f"the arguments' shardings were made on different meshes ({texts}); pass mesh=...")
+    return MeshSpec(meshes[0]) if meshes else None
 
 
 def jit_options_of(fn: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -122,10 +192,14 @@ def _changed_config() -> dict[str, Any]:
 
 
 def make_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], static: Mapping[str, Any],
-              donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = ()) -> Call:
-    """Build the call to send (in the caller's process; no jax import).
+              donate_argnums: Sequence[int] = (), donate_argnames: Sequence[str] = (),
+              mesh: MeshSpec | None = None) -> Call:
+    r"""Build the call to send (in the caller's process; no jax import).
 
-    :raises ValueError: a malformed spec string.
+    :param mesh: the mesh to lay the arguments over; default: the one their
+        ``NamedSharding``\ s were made on.
+    :raises ValueError: a malformed spec string, shardings that do not fit
+        the mesh (see :func:`sharding_problems_of`).
     :raises TypeError: an array-like whose shape is not integers.
     """
     inner, options = jit_options_of(fn)
@@ -138,8 +212,38 @@ def make_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, 
         abstract_kwargs = {k: _abstract(v) for k, v in kwargs.items()}
     except SpecError as exc:
         raise ValueError(str(exc)) from None
-    return Call(fn=inner, args=abstract_args, kwargs=abstract_kwargs, static=dict(static), jit_options=options,
-                config=_changed_config())
+    call = Call(fn=inner, args=abstract_args, kwargs=abstract_kwargs, static=dict(static), jit_options=options,
+                config=_changed_config(), mesh=call_mesh(abstract_args, abstract_kwargs, mesh))
+    problems = sharding_problems_of(call)
+    if problems:
+        raise ValueError(problems[0])
+    return call
+
+
+def _dtype_name(dtype: Any) -> str:
+    from .specs import DTYPES
+
+    names = {numpy_name: spec for spec, (numpy_name, _size) in reversed(list(DTYPES.items()))}
+    name = str(getattr(dtype, "name", dtype))
+    return names.get(name, name)
+
+
+def sharding_problems_of(call: Call) -> list[str]:
+    """:func:`sphinx_jaxhlo.specs.sharding_problems` of a call's arguments on its mesh."""
+    def spec_tree(x: Any) -> SpecTree:
+        if isinstance(x, ArraySpec):
+            return x
+        if isinstance(x, AbstractArray):
+            return ArraySpec(_dtype_name(x.dtype), x.shape, x.partition)
+        if isinstance(x, (tuple, list)):
+            return tuple(spec_tree(v) for v in x)
+        if isinstance(x, dict):
+            return {str(k): spec_tree(v) for k, v in x.items()}
+        return ()
+
+    specs = ArgSpecs(tuple(spec_tree(a) for a in call.args),
+                     tuple((k, spec_tree(v)) for k, v in call.kwargs.items()))
+    return sharding_problems(specs, call.mesh)
 
 
 def dumps(call: Call) -> bytes:
@@ -207,11 +311,22 @@ def modules_sent_by_value(fn: Any, paths: Sequence[str]) -> list[Any]:
     return out
 
 
-def abstract_arguments(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The call's arguments as ``jax.ShapeDtypeStruct`` pytrees (worker only: imports jax)."""
+def abstract_arguments(call: Call, mesh: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's arguments as ``jax.ShapeDtypeStruct`` pytrees (worker only: imports jax).
+
+    :param mesh: a ``jax.sharding.Mesh``: every struct gets a
+        ``NamedSharding`` on it, from its partition spec (replicated when it
+        has none); ``None``: no sharding.
+    """
     import jax
 
-    from .specs import ArgSpecs, to_shape_dtype_structs
+    from .specs import to_shape_dtype_structs
+
+    def sharding(partition: Partition | None) -> Any:
+        if mesh is None:
+            return None
+        entries = [None if e is None else (e[0] if len(e) == 1 else e) for e in partition or ()]
+        return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*entries))
 
     def is_leaf(x: Any) -> bool:
         return isinstance(x, (str, ArraySpec, AbstractArray))
@@ -220,10 +335,10 @@ def abstract_arguments(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if isinstance(x, str):
             x = _abstract(x)
         if isinstance(x, ArraySpec):
-            structs, _ = to_shape_dtype_structs(ArgSpecs((x,)))
+            structs, _ = to_shape_dtype_structs(ArgSpecs((x,)), mesh)
             return structs[0]
         if isinstance(x, AbstractArray):
-            return jax.ShapeDtypeStruct(x.shape, x.dtype)
+            return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding(x.partition))
         if _is_array_like(x):
             return jax.ShapeDtypeStruct(tuple(int(d) for d in x.shape), x.dtype)
         return x
@@ -234,10 +349,10 @@ def abstract_arguments(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 
 def describe_arguments(call: Call) -> tuple[str, bool]:
-    """``("f32[100000,3], f32[50000,3], scale=f32[]", dropped)``: the argument
-    shapes as specs for titles, and whether any input sharding was given
-    (single-device targets drop it)."""
-    from .specs import DTYPES, format_tree
+    """``("f32[100000,3], f32[50000,3], scale=f32[]", sharded)``: the argument
+    shapes as specs for titles (with their partition specs), and whether any
+    input sharding was given."""
+    from .specs import DTYPES, format_partition, format_tree
 
     names = {numpy_name: spec for spec, (numpy_name, _size) in reversed(list(DTYPES.items()))}
     dropped = False
@@ -249,7 +364,8 @@ def describe_arguments(call: Call) -> tuple[str, bool]:
         if isinstance(x, AbstractArray):
             dropped = dropped or x.had_sharding
             dtype = str(getattr(x.dtype, "name", x.dtype))
-            return f"{names.get(dtype, dtype)}[{','.join(map(str, x.shape))}]"
+            shape = f"{names.get(dtype, dtype)}[{','.join(map(str, x.shape))}]"
+            return shape if x.partition is None else f"{shape} @ {format_partition(x.partition)}"
         if isinstance(x, tuple) and not hasattr(x, "_fields"):
             inner = ", ".join(text(v) for v in x)
             return f"({inner},)" if len(x) == 1 else f"({inner})"

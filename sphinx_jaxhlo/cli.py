@@ -26,7 +26,7 @@ from . import expectations as exp
 from . import targets as targets_mod
 from .options import parse_assignments
 from .request import SHOW_PARTS
-from .specs import SpecError, parse_args
+from .specs import SpecError, parse_args, parse_mesh, sharding_problems
 
 #: Failure kinds that mean the input was wrong (exit 2), not the compile.
 BAD_INPUT_KINDS = frozenset({"function", "syntax", "empty", "args", "option", "example"})
@@ -62,6 +62,8 @@ argument specs (--args):
   DTYPE[DIM,...] per argument, comma separated: f32[100000,3], bf16[8,128], i32[], bool[4];
   keyword arguments as name=spec after the positional ones: scale=f32[];
   pytrees as (spec, spec), [spec, spec] or {key: spec}.
+  on a target of several devices (gpu:h100x8, tpu:v5e-8...), with --mesh "data=4, model=2":
+  "f32[8192,8192] @ P(data, None)" splits dimension 0 over the axis data; no @: replicated.
   dtypes: f64 f32 f16 bf16 i64 i32 i16 i8 (or s64...) u64 u32 u16 u8 bool c64 c128
 
 expectations (--expect-*):
@@ -100,6 +102,8 @@ EXPECTATION_HELP = {
     "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
     "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "
                                     "must not fail"),
+    "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
+                                         "or none"),
 }
 
 
@@ -132,6 +136,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     what.add_argument("--targets", metavar="LIST",
                       help=f"comma-separated targets (known: {', '.join(targets_mod.TARGETS)}); default: "
                            f"{', '.join(targets_mod.DEFAULT_TARGETS)}, those whose compiler is installed")
+    what.add_argument("--mesh", metavar="AXES",
+                      help='the mesh of a target of several devices, e.g. "data=4, model=2"; specs may then '
+                           'say how they are split: "f32[8192,8192] @ P(data, None)"')
     what.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
                       help="a static argument as a Python literal, e.g. chunk=1000; repeat it or give a "
                            "comma list")
@@ -294,6 +301,13 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             specs = parse_args(ns.args)
         except SpecError as exc:
             raise _UsageError(f"--args: {exc}") from None
+        try:
+            mesh = parse_mesh(ns.mesh) if ns.mesh is not None else None
+        except SpecError as exc:
+            raise _UsageError(f"--mesh: {exc}") from None
+        problems = sharding_problems(specs, mesh)
+        if problems:
+            raise _UsageError(f"--args: {problems[0]}")
         static = _assignments(ns.static, "--static")
         for key, value in static:
             try:
@@ -318,7 +332,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             source, function or None, specs, targets=[t.name for t in targets],
             static=", ".join(f"{k}={v}" for k, v in static) or None,
             xla_flags=dict(flags), timeout=ns.timeout or 120.0, source_name=os.path.basename(path), show=show,
-            cache_dir=cache_dir, pythonpath=[folder], progress=progress, donate=tuple(donate))
+            cache_dir=cache_dir, pythonpath=[folder], progress=progress, donate=tuple(donate), mesh=mesh)
 
     bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
     try:

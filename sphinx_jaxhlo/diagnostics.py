@@ -12,7 +12,9 @@ from __future__ import annotations
 
 SUBTYPES: dict[str, str] = {
     "args": "The ``:args:`` value is malformed (unknown dtype, bad dimension, bad syntax), or the function "
-            "cannot be called with those arguments (wrong count, unknown keyword).",
+            "cannot be called with those arguments (wrong count, unknown keyword); or the arguments do not fit "
+            "the mesh: a malformed ``:mesh:``, a mesh that does not span a target's devices, a partition spec "
+            "naming an axis the mesh lacks, or a dimension its axes do not divide.",
     "option": "Another option is malformed: an expectation value such as ``lots`` for a size, ``:static:`` "
               "that is not a Python literal, an unknown ``:show:`` part, a bad ``:timeout:``.",
     "file": "The file argument cannot be read: missing, not UTF-8, or outside the source directory.",

@@ -15,7 +15,9 @@ Usage (reStructuredText; in MyST the same options go on ``:name: value`` lines):
 
 Options:
 
-``:args:``         positional and keyword argument specs, ``f32[100000,3], scale=f32[]``
+``:args:``         positional and keyword argument specs, ``f32[100000,3], scale=f32[]``;
+                   on a mesh, ``f32[8192,8192] @ P(data, None)`` (replicated without ``@``)
+``:mesh:``         the mesh's axes and sizes, ``data=4, model=2`` (targets of several devices)
 ``:function:``     the function(s) to compile, comma separated; default: the last ``def``
 ``:static:``       static arguments as Python literals, ``chunk=1000, axis=0``
 ``:donate:``       arguments to donate (their buffers may hold the output), by name or position: ``params, 1``
@@ -28,6 +30,7 @@ Options:
 ``:expect-reduction:``  ``fused`` or ``unfused``
 ``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
+``:expect-collectives:``  ``all-gather=0, all-reduce<=1``, ``reduce-scatter<=64MiB``, or ``none``
 ``:caption:``, ``:name:``, ``:class:``  as for other Sphinx blocks
 ``:rows:``         rows per detail table, largest first (a number or ``all``)
 ``:problem-min-size:`` / ``:problem-io-factor:``  when stored data is shown as a problem
@@ -53,7 +56,7 @@ from .config import as_list
 from .options import VIEW_OPTIONS, parse_assignments
 from .render.nodes import jaxhlo_block
 from .request import SHOW_PARTS
-from .specs import SpecError, parse_args
+from .specs import SpecError, parse_args, parse_mesh, sharding_problems
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +83,7 @@ class JaxHloDirective(SphinxDirective):
     final_argument_whitespace = False
     option_spec: ClassVar[OptionSpec] = {
         "args": directives.unchanged,
+        "mesh": directives.unchanged_required,
         "function": directives.unchanged_required,
         "static": directives.unchanged,
         "donate": directives.unchanged,
@@ -114,6 +118,13 @@ class JaxHloDirective(SphinxDirective):
             specs = parse_args(self.options.get("args", "") or "")
         except SpecError as exc:
             return self.fail("args", f":args: {exc}")
+        try:
+            mesh = parse_mesh(self.options["mesh"]) if "mesh" in self.options else None
+        except SpecError as exc:
+            return self.fail("args", f":mesh: {exc}")
+        problems = sharding_problems(specs, mesh)
+        if problems:
+            return self.fail("args", f":args: {problems[0]}")
         try:
             expectations = exp.parse_expectations({k: v for k, v in self.options.items() if k.startswith("expect-")})
         except exp.ExpectationSyntaxError as exc:
@@ -162,6 +173,7 @@ class JaxHloDirective(SphinxDirective):
         node["file_path"] = file_path
         node["functions"] = functions
         node["specs"] = specs.to_json()
+        node["mesh"] = mesh.to_json() if mesh is not None else None
         node["static"] = static
         node["donate"] = donate
         node["xla_flags"] = xla_flags

@@ -43,7 +43,7 @@ from .render.example import ExampleView, Result, render_example
 from .render.nodes import jaxhlo_block
 from .render.rows import display_for
 from .request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
-from .specs import ArgSpecs
+from .specs import ArgSpecs, MeshSpec
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -398,6 +398,7 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
     xla_flags = {**{str(k): str(v) for k, v in app.config.jaxhlo_xla_flags.items()}, **dict(node["xla_flags"])}
     specs = ArgSpecs.from_json(node["specs"])
+    mesh = MeshSpec.from_json(node["mesh"]) if node.get("mesh") else None
     versions = installed_versions()
     folder = (snapshots.document_folder(ctx.snapshot_root, node["docname"])
               if ctx.snapshot_root is not None else None)
@@ -410,7 +411,8 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
                 source=node["source_text"], function=fn, specs=specs, target=target.name,
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
                 donate=tuple(node.get("donate", ())),
-                source_name=node["source_name"], target_fingerprint=target.fingerprint(), versions=versions)
+                source_name=node["source_name"], target_fingerprint=target.fingerprint(), versions=versions,
+                mesh=mesh)
             result = Result(function=fn, target=target.name, target_title=target.title,
                             report_key=request.cache_key())
             job = Job(result, target, request, snapshots.identity(request),
@@ -431,6 +433,10 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
     docname = ctx.node["docname"]
     for job in jobs:
         result, target = job.result, job.target
+        problem = targets_mod.mesh_problem(target, job.request.mesh)
+        if problem is not None:  # the mesh does not span this target's devices
+            result.failure = Failure("args", f":mesh: {problem}")
+            continue
         if job.slot is not None:
             try:
                 job.stored = snapshots.read(job.slot)

@@ -5,10 +5,23 @@ comma list of ``target=value`` pairs (``cpu=25GB, gpu:h100=64MiB``); both may be
 mixed, a bare value then applying to the targets not named.  With several
 functions, ``function@target=value`` (or ``function@*=value`` for every target)
 narrows an item to one function; the most specific item applies.
+
+``:expect-collectives:`` takes conditions on the collectives
+(``sphinx_jaxhlo.collectives``), each ``KIND OP NUMBER`` (how many) or
+``KIND OP SIZE`` (their bytes per device, summed), optionally scoped like the
+others: ``all-gather=0, all-reduce<=1, gpu:h100x8=reduce-scatter<=64MiB``.
+``KIND`` is a collective kind (``all-gather``, ``all-reduce``,
+``reduce-scatter``, ``all-to-all``, ``collective-permute``...) or ``any``;
+``OP`` is ``=``, ``<=``, ``>=``, ``<`` or ``>``; ``none`` is ``any=0``.  A
+collective counts once however its instructions are spread (see
+``sphinx_jaxhlo.collectives``), and once when it is in a loop body.  The
+most specific item applies per kind of collective and per measure (count or
+bytes).  Memory figures (``max-temp``...) are those of one device.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .options import split_top_level
@@ -18,7 +31,14 @@ from .specs import SpecError, parse_shape
 
 #: Option name -> attribute of :class:`Expectations`.
 OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",
-           "expect-error")
+           "expect-error", "expect-collectives")
+
+#: What ``:expect-collectives:`` conditions name: the kinds of collective, and ``any``.
+COLLECTIVE_KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+                    "collective-permute", "collective-broadcast", "any")
+
+_CONDITION = re.compile(r"^(?:(?P<scope>[^=<>]+?)\s*=\s*)?(?P<kind>[a-z][a-z-]*)\s*(?P<op><=|>=|==|=|<|>)\s*"
+                        r"(?P<value>[0-9][0-9.]*\s*[A-Za-z]*)$")
 
 
 class ExpectationSyntaxError(ValueError):
@@ -67,14 +87,17 @@ class Expectations:
 
     def for_target(self, target: str, function: str | None = None) -> list[Expectation]:
         """The expectations that apply to ``function`` on ``target``: for each
-        kind, the most specific of function@target, function@*, target, bare."""
+        kind (and each kind of collective), the most specific of
+        function@target, function@*, target, bare."""
         out: list[Expectation] = []
         for kind in sorted({e.kind for e in self.items}, key=lambda k: OPTIONS.index("expect-" + k)):
-            for fn, tg in ((function, target), (function, None), (None, target), (None, None)):
-                hit = [e for e in self.items if e.kind == kind and e.function == fn and e.target == tg]
-                if hit:
-                    out += hit
-                    break
+            for sub in dict.fromkeys(_subkey(e) for e in self.items if e.kind == kind):
+                for fn, tg in ((function, target), (function, None), (None, target), (None, None)):
+                    hit = [e for e in self.items if e.kind == kind and _subkey(e) == sub and e.function == fn
+                           and e.target == tg]
+                    if hit:
+                        out += hit
+                        break
         return out
 
     def expects_error(self, target: str, function: str | None = None) -> bool:
@@ -85,6 +108,70 @@ class Expectations:
 
     def functions_named(self) -> set[str]:
         return {e.function for e in self.items if e.function is not None}
+
+
+def _subkey(expectation: Expectation) -> str:
+    """What an expectation is about within its kind: the collective kind for ``collectives``."""
+    if expectation.kind != "collectives":
+        return ""
+    kind, _, _, is_bytes = parse_condition(expectation.value)
+    return f"{kind} {'bytes' if is_bytes else 'count'}"
+
+
+def parse_condition(value: str) -> tuple[str, str, int, bool]:
+    """``all-gather<=64MiB`` -> ``("all-gather", "<=", 67108864, True)``: kind,
+    comparison, limit, and whether the limit is bytes (else a count).
+    ``none`` is ``any=0``.
+
+    :raises ExpectationSyntaxError: anything else.
+    """
+    text = value.strip()
+    if text.lower() == "none":
+        return "any", "=", 0, False
+    m = _CONDITION.match(text)
+    if m is None or m.group("scope"):
+        raise ExpectationSyntaxError(f"{value!r}: write KIND=N, KIND<=N or KIND<=SIZE (e.g. all-gather=0, "
+                                     "all-reduce<=2, reduce-scatter<=64MiB), or none")
+    kind = m.group("kind")
+    if kind not in COLLECTIVE_KINDS:
+        raise ExpectationSyntaxError(f"{value!r}: unknown collective {kind!r} (known: {', '.join(COLLECTIVE_KINDS)})")
+    number = m.group("value").strip()
+    op = "=" if m.group("op") == "==" else m.group("op")
+    if number.isdigit():
+        return kind, op, int(number), False
+    return kind, op, parse_size(number), True
+
+
+def _split_conditions(text: str) -> list[tuple[str | None, str | None, str]]:
+    """The items of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE``."""
+    pairs: list[tuple[str | None, str | None, str]] = []
+    for part in split_top_level(text):
+        part = part.strip()
+        if not part:
+            raise ExpectationSyntaxError(f"empty item in {text!r}")
+        scope: str | None = None
+        value = part
+        if part.lower() != "none":
+            m = _CONDITION.match(part)
+            if m is not None and m.group("scope"):
+                scope, value = m.group("scope"), part[m.start("kind"):]
+            elif m is None:
+                head, eq, rest = part.partition("=")
+                if eq and rest.strip().lower() == "none":
+                    scope, value = head, "none"
+        function: str | None = None
+        target: str | None = None
+        if scope is not None:
+            scope = scope.strip()
+            if "@" in scope:
+                function, _, scope = scope.partition("@")
+                function = function.strip()
+                if not function.isidentifier():
+                    raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
+                scope = scope.strip()
+            target = scope.lower() if scope not in ("*", "") else None
+        pairs.append((function, target, value))
+    return pairs
 
 
 def _split_pairs(text: str) -> list[tuple[str | None, str | None, str]]:
@@ -127,6 +214,8 @@ def _validate(kind: str, value: str) -> None:
                     f"{value!r} is neither a shape such as f32[50000,100000] nor 'none': {exc}") from exc
     elif kind == "error" and not value.strip():
         raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
+    elif kind == "collectives":
+        parse_condition(value)
 
 
 def parse_expectations(options: dict[str, str]) -> Expectations:
@@ -142,15 +231,18 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
         kind = option.removeprefix("expect-")
         text = options[option] or ""
         try:
-            pairs = _split_pairs(text)
-            seen: set[tuple[str | None, str | None]] = set()
+            pairs = _split_conditions(text) if kind == "collectives" else _split_pairs(text)
+            seen: set[tuple[str | None, str | None, str]] = set()
             for function, target, value in pairs:
-                if (function, target) in seen:
-                    what = Expectation(kind, target, value, function).scope or "a bare value"
-                    raise ExpectationSyntaxError(f"{what} given twice")
-                seen.add((function, target))
                 _validate(kind, value)
-                items.append(Expectation(kind, target, value, function))
+                item = Expectation(kind, target, value, function)
+                if (function, target, _subkey(item)) in seen:
+                    what = item.scope or "a bare value"
+                    if kind == "collectives":
+                        what = f"the {_subkey(item)} of collectives for {item.scope or 'every target'}"
+                    raise ExpectationSyntaxError(f"{what} given twice")
+                seen.add((function, target, _subkey(item)))
+                items.append(item)
         except ValueError as exc:
             raise ExpectationSyntaxError(f":{option}: {exc}") from exc
     return Expectations(items)
@@ -173,19 +265,23 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         return outcome(hit, f"{err.status}")
     if err is not None:
         return outcome(False, f"compilation failed with {err.status}")
+    per_device = " per device" if report.devices > 1 else ""
     if kind == "max-peak":
         peak = report.memory.peak_bytes
         if peak is None:
             return outcome(False, "peak memory not reported")
         estimate = " (estimate)" if report.memory.peak_is_estimate else ""
-        return outcome(peak <= parse_size(value), f"peak {format_bytes(peak)} ({format_exact(peak)}){estimate}")
+        return outcome(peak <= parse_size(value),
+                       f"peak {format_bytes(peak)} ({format_exact(peak)}){per_device}{estimate}")
     if kind in ("max-temp", "min-temp"):
         temp = report.memory.temp_bytes
         if temp is None:
             return outcome(False, "temp memory not reported")
         limit = parse_size(value)
         passed = temp <= limit if kind == "max-temp" else temp >= limit
-        return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)})")
+        return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)}){per_device}")
+    if kind == "collectives":
+        return outcome(*check_collectives(value, report))
     if kind == "reduction":
         reductions = report.verdict_reductions
         made = len(report.reductions) - len(reductions)
@@ -217,6 +313,25 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
         return outcome(_canonical_shape(want) in canonical, f"materialized: {listing}")
     raise AssertionError(f"unknown expectation kind {kind}")  # pragma: no cover
+
+
+def check_collectives(value: str, report: Report) -> tuple[bool, str]:
+    """Check one ``:expect-collectives:`` condition: ``(passed, what was found)``."""
+    kind, op, limit, is_bytes = parse_condition(value)
+    found = [c for c in report.collectives if kind == "any" or c.kind == kind]
+    measure = sum(c.bytes for c in found) if is_bytes else len(found)
+    passed = {"=": measure == limit, "<=": measure <= limit, ">=": measure >= limit, "<": measure < limit,
+              ">": measure > limit}[op]
+    what = "collective" if kind == "any" else kind
+    actual = f"{len(found)} {what}{'s' if len(found) != 1 else ''}"
+    if found:
+        total = sum(c.bytes for c in found)
+        actual += f", {format_bytes(total)} per device" if not is_bytes else \
+            f", {format_bytes(total)} ({format_exact(total)}) per device"
+        listing = ", ".join(f"{c.name} {c.shape}" + (f" over {'+'.join(c.axes)}" if c.axes else "")
+                            for c in found[:3])
+        actual += f" ({listing}{', ...' if len(found) > 3 else ''})"
+    return passed, actual
 
 
 def _canonical_shape(shape: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: :attr:`Reduction.origin` values: who wrote the reduction.
 #: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
@@ -149,6 +149,69 @@ class Reduction:
 
 
 @dataclass
+class Sharding:
+    """How one argument or result of a program on several devices is laid out."""
+
+    #: Which argument or result: ``argument 1``, ``scale``, ``result['y']``.
+    path: str
+    #: The whole array: ``f32[8192,8192]``.
+    shape: str
+    #: Its ``PartitionSpec`` as jax writes it (``P('data', None)``), ``replicated``
+    #: (every device holds all of it), or ``one device``.
+    spec: str
+    #: The piece one device holds: ``f32[2048,8192]``.
+    device_shape: str
+
+
+@dataclass
+class Collective:
+    """One collective of the compiled program: data exchanged between devices.
+    The rules are stated in ``sphinx_jaxhlo.collectives``."""
+
+    #: The instruction (the ``-start`` of an asynchronous pair).
+    name: str
+    #: ``all-gather``, ``all-reduce``, ``reduce-scatter``, ``all-to-all``,
+    #: ``ragged-all-to-all``, ``collective-permute`` or ``collective-broadcast``.
+    kind: str
+    #: The result on one device, without layout: ``f32[8192,8192]``.
+    shape: str
+    #: Its operand(s) on one device.
+    operand_shape: str
+    #: Bytes per device: the larger of operands and result.
+    bytes: int
+    #: The mesh axes it runs over, in mesh order (``[]``: none, each device
+    #: alone); ``None`` when its groups are not those of any set of axes.
+    axes: list[str] | None
+    #: Its replica groups in words: ``2 groups of 4 devices``, ``8 source-target pairs``.
+    groups: str
+    #: Started and finished by two instructions, so that work can run in between.
+    is_async: bool
+    #: Whether compute runs while it is in flight; ``None``: unknown.
+    overlapped: bool | None
+    #: The instructions that compute while it is in flight.
+    overlaps_with: list[str] = field(default_factory=list)
+    #: The ``-done`` that ends it, when asynchronous.
+    done: str | None = None
+    #: The computation it runs in (the entry, or a loop body).
+    computation: str = ""
+    #: The top-level fusion that holds it, when it is fused (TPU collective
+    #: fusions), and that fusion's computation (``all-reduce-scatter``...).
+    fusion: str | None = None
+    fused_computation: str | None = None
+    #: It runs inside a loop body (once per iteration).
+    in_loop: bool = False
+    #: How many times the loops around it run, when XLA knows.
+    trip_count: int | None = None
+    source_lines: list[int] = field(default_factory=list)
+    #: The JAX operation it was made for (``dot_general``, ``reduce_sum``,
+    #: ``sharding_constraint``, ``psum``...), from the metadata's ``op_name``.
+    op: str | None = None
+    #: How many instructions of the module are this collective (a TPU collective
+    #: fusion spreads one over several).
+    copies: int = 1
+
+
+@dataclass
 class CompileError:
     """A failed compile, kept as a result."""
 
@@ -211,6 +274,18 @@ class Report:
     compile_seconds: float = 0.0
     #: Why the fusion analysis could not be made (the HLO did not parse), or ``None``.
     analysis_error: str | None = None
+    #: How many devices the program runs on (one SPMD program each); the
+    #: memory figures are those of one device.
+    devices: int = 1
+    #: The mesh the program was compiled over, ``[[axis name, size], ...]``;
+    #: empty when the example names none and the target is one device.
+    mesh: list[list[Any]] = field(default_factory=list)
+    #: How the arguments are laid out over the mesh (empty without a mesh).
+    input_shardings: list[Sharding] = field(default_factory=list)
+    #: How the results are laid out over the mesh (empty without a mesh).
+    output_shardings: list[Sharding] = field(default_factory=list)
+    #: The collectives, in the order they first run.
+    collectives: list[Collective] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
@@ -236,6 +311,9 @@ class Report:
             d["argument_copies"] = [Materialized(**m) for m in d.get("argument_copies") or []]
             d["reductions"] = [Reduction(**r) for r in d.get("reductions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
+            d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
+            d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]
+            d["collectives"] = [Collective(**c) for c in d.get("collectives") or []]
             return cls(**d)
         except (TypeError, AttributeError, KeyError) as exc:
             raise ValueError(f"malformed report: {exc}") from exc
@@ -266,6 +344,11 @@ class Report:
     def compiler_reductions(self) -> list[Reduction]:
         """The reductions the compiler made (split-K stages, prefix scans, second stages...)."""
         return [r for r in self.reductions if not r.is_users]
+
+    @property
+    def mesh_text(self) -> str:
+        """``data=4, model=2``; empty without a mesh."""
+        return ", ".join(f"{name}={size}" for name, size in self.mesh)
 
     @property
     def all_reductions_fused(self) -> bool | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __version__
 from .report import SCHEMA_VERSION
-from .specs import ArgSpecs
+from .specs import ArgSpecs, MeshSpec
 
 #: Parts a directive can show, in display order.
 SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
@@ -20,7 +20,8 @@ DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
 
 
 #: The modules whose code decides what a report holds.
-_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py")
+_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py",
+                "collectives.py")
 
 
 @functools.cache
@@ -75,8 +76,16 @@ class CompileRequest:
     target_fingerprint: str = ""
     #: Installed versions of jax, jaxlib and the compiler plugins.
     versions: tuple[tuple[str, str], ...] = field(default=())
+    #: The ``:mesh:`` the example runs on, ``None`` when it names none.
+    mesh: MeshSpec | None = None
 
     def to_json(self) -> dict[str, Any]:
+        data = self._to_json()
+        if self.mesh is not None:
+            data["mesh"] = self.mesh.to_json()
+        return data
+
+    def _to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "function": self.function,
@@ -101,6 +110,7 @@ class CompileRequest:
             extras=tuple(data["extras"]),
             source_name=data["source_name"],
             donate=tuple(data.get("donate", ())),
+            mesh=MeshSpec.from_json(data["mesh"]) if data.get("mesh") else None,
         )
 
     def cache_key(self) -> str:

@@ -30,8 +30,10 @@ what it was asked, never what this package derived from it:
 
 Fusions, materialized buffers and reductions are derived again from the
 stored HLO by :func:`sphinx_jaxhlo.analysis.analyze_module` whenever a
-snapshot is loaded, so a better analysis applies to old snapshots without
-compiling anything.  Nothing here imports jax or Sphinx.
+snapshot is loaded (and the collectives by
+:func:`sphinx_jaxhlo.collectives.analyze_collectives`, over the stored
+mesh), so a better analysis applies to old snapshots without compiling
+anything.  Nothing here imports jax or Sphinx.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ _IDENTITY_WORDS = {
     "static": ":static:",
     "xla_flags": "the XLA flags",
     "donate": ":donate:",
+    "mesh": ":mesh:",
     "extras": "the texts shown (stablehlo, jaxpr)",
     "target": "the target",
     "target_sha256": "the target's description",
@@ -156,10 +159,11 @@ def document_folder(root: Path, docname: str) -> Path:
 
 @functools.cache
 def derived_fields() -> frozenset[str]:
-    """The report fields the fusion analysis fills (never stored, always derived again)."""
+    """The report fields the fusion analysis and the collectives' reading fill
+    (never stored, always derived again)."""
     from .analysis import Analysis
 
-    return frozenset({f.name for f in fields(Analysis)} | {"analysis_error"})
+    return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives"})
 
 
 def reanalyze(report: Report, source_name: str) -> None:
@@ -176,6 +180,17 @@ def reanalyze(report: Report, source_name: str) -> None:
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))
+    reread_collectives(report, source_name)
+
+
+def reread_collectives(report: Report, source_name: str) -> None:
+    """Fill the collectives of ``report`` from its HLO and its stored mesh, as the compile worker does."""
+    from .collectives import analyze_collectives
+
+    try:
+        report.collectives = analyze_collectives(report.hlo, [(str(n), int(s)) for n, s in report.mesh], source_name)
+    except ValueError as exc:
+        report.analysis_error = f"collectives: {exc}"
 
 
 def summary(report: Report) -> dict[str, str]:

@@ -7,11 +7,25 @@ Grammar of the ``:args:`` option (whitespace is free)::
     value   := spec | "(" [value ("," value)* [","]] ")"      # tuple pytree
                     | "[" [value ("," value)*] "]"            # list pytree
                     | "{" [NAME ":" value ("," NAME ":" value)*] "}"  # dict pytree
-    spec    := DTYPE "[" [DIM ("," DIM)*] "]"
+    spec    := DTYPE "[" [DIM ("," DIM)*] "]" ["@" pspec]
+    pspec   := "P" "(" [entry ("," entry)*] ")"                # how the array is split over the mesh
+    entry   := AXIS | "None" | "(" AXIS ("," AXIS)* ")"          # one per leading dimension
+    AXIS    := NAME | 'NAME' | "NAME"                           # a mesh axis, quoted or not
     DTYPE   := f32 | bf16 | i32 | ... | key<fry> | key<rbg> | key<urbg>   # the keys of DTYPES
 
-Positional items come first, keyword items (``name=spec``) after them.  Nothing
-here imports jax; :func:`to_shape_dtype_structs` does, in the compile worker.
+Positional items come first, keyword items (``name=spec``) after them.  A
+spec without ``@`` is replicated: every device holds all of it.  ``@ P(data,
+None)`` splits dimension 0 over the mesh axis ``data``, as
+``jax.sharding.PartitionSpec('data', None)`` does; the dimensions after the
+last entry are not split.
+
+The ``:mesh:`` option (:func:`parse_mesh`) names the mesh's axes and sizes::
+
+    mesh    := AXIS "=" SIZE ("," AXIS "=" SIZE)*                 # data=4, model=2
+
+:func:`sharding_problems` checks specs against a mesh (every axis named is
+in it, used once per spec, and divides its dimension).  Nothing here imports
+jax; :func:`to_shape_dtype_structs` does, in the compile worker.
 """
 
 from __future__ import annotations
@@ -65,15 +79,23 @@ class SpecError(ValueError):
         self.column = column
 
 
+#: How an array is split over a mesh, one entry per leading dimension: ``None``
+#: (not split) or the mesh axes it is split over, as ``PartitionSpec`` holds them.
+Partition = tuple[Union[tuple[str, ...], None], ...]  # noqa: UP007
+
+
 @dataclass(frozen=True)
 class ArraySpec:
-    """One array argument: dtype name as written (``f32``) and shape."""
+    """One array argument: dtype name as written (``f32``), shape, and how it
+    is split over the mesh (``None``: replicated; see :data:`Partition`)."""
 
     dtype: str
     shape: tuple[int, ...]
+    partition: Partition | None = None
 
     def __str__(self) -> str:
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        return text if self.partition is None else f"{text} @ {format_partition(self.partition)}"
 
     @property
     def numpy_dtype(self) -> str:
@@ -111,6 +133,16 @@ class ArgSpecs:
                    tuple((k, tree_from_json(v)) for k, v in data["kwargs"]))
 
 
+def format_partition(partition: Partition) -> str:
+    """``(("data",), None)`` -> ``P(data, None)``; several axes on one dimension: ``P((data, model))``."""
+    def entry(axes: tuple[str, ...] | None) -> str:
+        if axes is None:
+            return "None"
+        return axes[0] if len(axes) == 1 else "(" + ", ".join(axes) + ")"
+
+    return "P(" + ", ".join(entry(e) for e in partition) + ")"
+
+
 def format_tree(tree: SpecTree) -> str:
     if isinstance(tree, ArraySpec):
         return str(tree)
@@ -124,7 +156,10 @@ def format_tree(tree: SpecTree) -> str:
 
 def tree_to_json(tree: SpecTree) -> Any:
     if isinstance(tree, ArraySpec):
-        return {"dtype": tree.dtype, "shape": list(tree.shape)}
+        out: dict[str, Any] = {"dtype": tree.dtype, "shape": list(tree.shape)}
+        if tree.partition is not None:
+            out["partition"] = [None if e is None else list(e) for e in tree.partition]
+        return out
     if isinstance(tree, tuple):
         return {"tuple": [tree_to_json(t) for t in tree]}
     if isinstance(tree, list):
@@ -134,7 +169,9 @@ def tree_to_json(tree: SpecTree) -> Any:
 
 def tree_from_json(data: Any) -> SpecTree:
     if "dtype" in data:
-        return ArraySpec(data["dtype"], tuple(data["shape"]))
+        partition = data.get("partition")
+        return ArraySpec(data["dtype"], tuple(data["shape"]),
+                         None if partition is None else tuple(None if e is None else tuple(e) for e in partition))
     if "tuple" in data:
         return tuple(tree_from_json(t) for t in data["tuple"])
     if "list" in data:
@@ -143,7 +180,8 @@ def tree_from_json(data: Any) -> SpecTree:
 
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<name>key<[A-Za-z_0-9]*>|[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[\[\](){},=:])|(?P<bad>\S))")
+    r"\s*(?:(?P<name>key<[A-Za-z_0-9]*>|[A-Za-z_][A-Za-z_0-9]*)|(?P<num>[0-9][0-9A-Za-z_.+-]*)"
+    r"|(?P<str>'[^']*'|\"[^\"]*\")|(?P<punct>[\[\](){},=:@])|(?P<bad>\S))")
 
 
 class _Parser:
@@ -234,7 +272,54 @@ class _Parser:
         self.expect("]")
         if math.prod(dims) > MAX_ELEMENTS:
             raise SpecError(f"{dtype}[{','.join(map(str, dims))}] has more than 2**53 elements", col)
-        return ArraySpec(dtype, tuple(dims))
+        partition = self.partition() if self.at("@") else None
+        return ArraySpec(dtype, tuple(dims), partition)
+
+    def axis(self, what: str) -> tuple[str, int]:
+        kind, value, col = self.next(what)
+        if kind == "str":
+            value = value[1:-1]
+            if not value.isidentifier():
+                raise SpecError(f"mesh axis {value!r} at column {col + 1} is not a name", col)
+        elif kind != "name" or value.startswith("key<"):
+            raise SpecError(f"expected {what} at column {col + 1}, found {value!r}", col)
+        return value, col
+
+    def partition(self) -> Partition:
+        """``@ P(data, None)`` after a spec (the ``@`` not yet read)."""
+        self.expect("@")
+        kind, value, col = self.next("P(...) after '@'")
+        if kind != "name" or value not in ("P", "PartitionSpec"):
+            raise SpecError(f"expected P(...) after '@' at column {col + 1}, found {value!r}", col)
+        self.expect("(")
+        entries: list[tuple[str, ...] | None] = []
+        while not self.at(")"):
+            if self.at("("):
+                self.expect("(")
+                axes: list[str] = []
+                while not self.at(")"):
+                    axes.append(self.axis("a mesh axis")[0])
+                    if not self.at(")"):
+                        self.expect(",")
+                self.expect(")")
+                entries.append(tuple(axes) if axes else None)
+            else:
+                tok = self.peek()
+                if tok is not None and tok[0] == "name" and tok[1] == "None":
+                    self.i += 1
+                    entries.append(None)
+                else:
+                    entries.append((self.axis("a mesh axis or None")[0],))
+            tok = self.peek()
+            if tok is None:
+                raise SpecError(f"P( at column {col + 1} is not closed: expected ')'", col)
+            if not self.at(")"):
+                if not self.at(","):
+                    raise SpecError(f"P( at column {col + 1} is not closed: expected ',' or ')' at column "
+                                    f"{tok[2] + 1}, found {tok[1]!r}", tok[2])
+                self.expect(",")
+        self.expect(")")
+        return tuple(entries)
 
 
 def parse_args(text: str) -> ArgSpecs:
@@ -279,18 +364,147 @@ def parse_shape(text: str) -> ArraySpec:
     return spec
 
 
-def to_shape_dtype_structs(specs: ArgSpecs) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Build ``jax.ShapeDtypeStruct`` pytrees (imports jax: worker only)."""
+# -- meshes ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    """The ``:mesh:`` option: named axes and their sizes, in order
+    (``data=4, model=2`` is ``jax.make_mesh((4, 2), ("data", "model"))``)."""
+
+    axes: tuple[tuple[str, int], ...]
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name}={size}" for name, size in self.axes)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.axes)
+
+    @property
+    def size(self) -> int:
+        """The number of devices the mesh spans."""
+        return math.prod(size for _, size in self.axes)
+
+    def to_json(self) -> list[list[Any]]:
+        return [[name, size] for name, size in self.axes]
+
+    @classmethod
+    def from_json(cls, data: list[list[Any]]) -> MeshSpec:
+        return cls(tuple((str(name), int(size)) for name, size in data))
+
+
+def parse_mesh(text: str) -> MeshSpec:
+    """Parse a ``:mesh:`` value such as ``data=4, model=2``.
+
+    :raises SpecError: with the column of the problem.
+    """
+    p = _Parser(text)
+    axes: list[tuple[str, int]] = []
+    if p.peek() is None:
+        raise SpecError("the mesh is empty: write axis=size pairs such as data=4, model=2", 0)
+    while True:
+        name, col = p.axis("a mesh axis name")
+        if name in (n for n, _ in axes):
+            raise SpecError(f"mesh axis {name!r} is given twice", col)
+        p.expect("=")
+        kind, value, vcol = p.next("the axis size")
+        if kind != "num" or not value.isdigit() or int(value) < 1:
+            raise SpecError(f"size {value!r} of mesh axis {name!r} at column {vcol + 1} is not a positive integer",
+                            vcol)
+        axes.append((name, int(value)))
+        if p.peek() is None:
+            break
+        p.expect(",")
+    return MeshSpec(tuple(axes))
+
+
+def iter_array_specs(specs: ArgSpecs) -> list[tuple[str, ArraySpec]]:
+    """Every array spec with where it is (``arg 1``, ``scale``, ``arg 1[0].w``), in order."""
+    out: list[tuple[str, ArraySpec]] = []
+
+    def walk(where: str, tree: SpecTree) -> None:
+        if isinstance(tree, ArraySpec):
+            out.append((where, tree))
+        elif isinstance(tree, (tuple, list)):
+            for i, t in enumerate(tree):
+                walk(f"{where}[{i}]", t)
+        else:
+            for k, v in tree.items():
+                walk(f"{where}.{k}", v)
+
+    for i, tree in enumerate(specs.args):
+        walk(f"argument {i + 1}", tree)
+    for name, tree in specs.kwargs:
+        walk(name, tree)
+    return out
+
+
+def sharding_problems(specs: ArgSpecs, mesh: MeshSpec | None) -> list[str]:
+    """What is wrong with the specs' partitions on ``mesh``, in words: an
+    axis the mesh does not have, an axis used twice in one spec, more entries
+    than dimensions, a dimension its axes do not divide.  Empty when all is well.
+
+    :param mesh: the mesh; ``None`` when no ``:mesh:`` is given (then no spec
+        may name an axis).
+    """
+    problems: list[str] = []
+    sizes = dict(mesh.axes) if mesh is not None else {}
+    for where, spec in iter_array_specs(specs):
+        if spec.partition is None:
+            continue
+        named = [axis for axes in spec.partition if axes is not None for axis in axes]
+        unknown = [axis for axis in named if axis not in sizes]
+        if unknown:
+            if mesh is None:
+                problems.append(f"{where} ({spec}) names mesh axis {unknown[0]!r}, but no mesh is given "
+                                "(write one such as data=4, model=2)")
+            else:
+                problems.append(f"{where} ({spec}) names mesh axis {unknown[0]!r}, which the mesh "
+                                f"{mesh} does not have (its axes: {', '.join(mesh.names)})")
+            continue
+        twice = sorted({axis for axis in named if named.count(axis) > 1})
+        if twice:
+            problems.append(f"{where} ({spec}) uses mesh axis {twice[0]!r} twice; an axis can split one "
+                            "dimension only")
+            continue
+        if len(spec.partition) > len(spec.shape):
+            problems.append(f"{where} ({spec}) has {len(spec.partition)} partition entries for "
+                            f"{len(spec.shape)} dimensions")
+            continue
+        for dim, (extent, axes) in enumerate(zip(spec.shape, spec.partition, strict=False)):
+            if axes is None:
+                continue
+            parts = math.prod(sizes[a] for a in axes)
+            if extent % parts:
+                over = " x ".join(f"{a}={sizes[a]}" for a in axes)
+                problems.append(f"{where} ({spec}): dimension {dim} of size {extent} is not divisible by "
+                                f"{parts}, the number of devices along {over}")
+    return problems
+
+
+def to_shape_dtype_structs(specs: ArgSpecs, mesh: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Build ``jax.ShapeDtypeStruct`` pytrees (imports jax: worker only).
+
+    :param mesh: a ``jax.sharding.Mesh``: each struct gets a ``NamedSharding``
+        on it (replicated where the spec has no partition); ``None``: no sharding.
+    """
     import jax
     import jax.numpy as jnp
+
+    def sharding(tree: ArraySpec) -> Any:
+        if mesh is None:
+            return None
+        entries = [None if e is None else (e[0] if len(e) == 1 else e) for e in tree.partition or ()]
+        return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*entries))
 
     def build(tree: SpecTree) -> Any:
         if isinstance(tree, ArraySpec):
             if tree.dtype in KEY_IMPLS:
                 impl = KEY_IMPLS[tree.dtype]
                 key_dtype = jax.eval_shape(lambda: jax.random.key(0, impl=impl)).dtype
-                return jax.ShapeDtypeStruct(tree.shape, key_dtype)
-            return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype))
+                return jax.ShapeDtypeStruct(tree.shape, key_dtype, sharding=sharding(tree))
+            return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype), sharding=sharding(tree))
         if isinstance(tree, tuple):
             return tuple(build(t) for t in tree)
         if isinstance(tree, list):

@@ -14,6 +14,7 @@ runs only in a compile worker process and imports jax lazily.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .specs import MeshSpec
+
 __all__ = [
     "DEFAULT_TARGETS",
     "TARGETS",
@@ -33,11 +36,17 @@ __all__ = [
     "UnknownTargetError",
     "compile_for",
     "default_targets",
+    "describe_shardings",
     "device_for",
+    "devices_for",
     "exclude_own_frames",
     "get_target",
     "lower_for",
+    "mesh_context",
+    "mesh_for",
+    "mesh_problem",
     "package_versions",
+    "place_on_mesh",
     "prepare_environment",
 ]
 
@@ -73,6 +82,12 @@ class Target:
     :param gpu_target_file: For a GPU, the file in ``sphinx_jaxhlo/gpu_targets/``
         that describes it.
     :param tpu_topology: For a TPU, the libtpu topology string.
+    :param device_count: How many devices the program runs on; more than
+        one for a slice or a multi-GPU host (see ``_mesh_targets``).
+    :param gpu_topology: For a multi-GPU target, XLA's topology shape
+        ``slices x hosts x devices per host``.
+    :param chips_per_host: For a multi-chip TPU target, libtpu's chips per
+        host bounds.
     """
 
     name: str
@@ -82,14 +97,19 @@ class Target:
     memory_bytes: int | None
     gpu_target_file: str | None = None
     tpu_topology: str | None = None
+    device_count: int = 1
+    gpu_topology: str | None = None
+    chips_per_host: tuple[int, int, int] | None = None
 
     @property
     def title(self) -> str:
-        """The short name pages use: ``CPU``, ``H100``, ``TPU v5e``."""
+        """The short name pages use: ``CPU``, ``H100``, ``TPU v5e``, ``8 x H100``, ``TPU v5e-8``."""
         kind, _, model = self.name.partition(":")
         if kind == "cpu":
             return "CPU"
         if kind == "gpu":
+            if self.device_count > 1:
+                return f"{self.device_count} x {model.partition('x')[0].upper()}"
             return model.upper()
         return f"TPU {model}"
 
@@ -108,10 +128,10 @@ class Target:
             parts["machine"] = platform.machine()
         if self.gpu_target_file is not None:
             parts["gpu_target_config"] = _gpu_target_config(self.gpu_target_file)
-            parts["topology"] = _GPU_TOPOLOGY
+            parts["topology"] = self.gpu_topology or _GPU_TOPOLOGY
         if self.tpu_topology is not None:
             parts["topology"] = self.tpu_topology
-            parts["chips_per_host_bounds"] = list(_TPU_CHIPS_PER_HOST)
+            parts["chips_per_host_bounds"] = list(self.chips_per_host or _TPU_CHIPS_PER_HOST)
         text = json.dumps(parts, sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -170,6 +190,43 @@ def _tpu(generation: str, topology: str, description: str, memory_bytes: int) ->
     )
 
 
+# -- targets of several devices ----------------------------------------------
+
+
+def _gpu_host(model: str, count: int, description: str, memory_bytes: int) -> Target:
+    """``count`` GPUs of one model in one host (one process, as on an HGX node)."""
+    return dataclasses.replace(
+        _gpu(model, f"{count} x {description}, one host", memory_bytes),
+        name=f"gpu:{model}x{count}",
+        device_count=count,
+        gpu_topology=f"1x1x{count}",
+    )
+
+
+def _tpu_slice(name: str, topology: str, chips_per_host: tuple[int, int, int], count: int, description: str,
+               memory_bytes: int) -> Target:
+    """A TPU slice of ``count`` devices served by one host."""
+    return dataclasses.replace(
+        _tpu(name, topology, description, memory_bytes),
+        device_count=count,
+        chips_per_host=chips_per_host,
+    )
+
+
+#: Targets of several devices: an example compiled for one of them runs as
+#: one SPMD program per device over a mesh (the ``:mesh:`` option).
+#: ``memory_bytes`` is per device.
+_MESH_TARGETS = (
+    _gpu_host("h100", 8, "NVIDIA H100 SXM5 80 GB", 80 * _GiB),
+    _tpu_slice("v5e-4", "v5e:2x2", (2, 2, 1), 4, "Google TPU v5e, 2x2 slice of 4 chips, 16 GiB HBM each",
+               16 * _GiB),
+    _tpu_slice("v5e-8", "v5e:2x4", (2, 4, 1), 8, "Google TPU v5e, 2x4 slice of 8 chips, 16 GiB HBM each",
+               16 * _GiB),
+    _tpu_slice("v5p-8", "v5p:2x2x1", (2, 2, 1), 4,
+               "Google TPU v5p, 2x2x1 slice of 4 chips (8 TensorCores, megacore), 95 GiB HBM each", 95 * _GiB),
+)
+
+
 #: All known targets, in display order.  GPU memory sizes repeat
 #: ``device_memory_size`` of the description files (a test checks that).
 TARGETS: dict[str, Target] = {
@@ -194,6 +251,7 @@ TARGETS: dict[str, Target] = {
         # with half the chip's 32 GiB: this is not the megacore device a real
         # v4 gives jax.
         _tpu("v4", "v4:1x1x1", "Google TPU v4, one TensorCore, 16 GiB HBM", 16 * _GiB),
+        *_MESH_TARGETS,
     )
 }
 
@@ -335,6 +393,15 @@ def device_for(target: Target) -> Any | None:
     """
     if target.platform == "cpu":
         return None
+    return devices_for(target)[0]
+
+
+def devices_for(target: Target) -> list[Any]:
+    """All the deviceless jax devices of a GPU or TPU target, in the
+    topology's order (one for most targets).
+
+    :param target: A GPU or TPU target.
+    """
     if target.name not in _DEVICES:
         from jax.experimental import topologies
 
@@ -343,32 +410,43 @@ def device_for(target: Target) -> Any | None:
                 target.name,
                 "cuda",
                 target_config=_gpu_target_config(target.gpu_target_file),
-                topology=_GPU_TOPOLOGY,
+                topology=target.gpu_topology or _GPU_TOPOLOGY,
             )
         elif target.tpu_topology is not None:
             topology = topologies.get_topology_desc(
-                target.tpu_topology, "tpu", chips_per_host_bounds=list(_TPU_CHIPS_PER_HOST)
+                target.tpu_topology, "tpu", chips_per_host_bounds=list(target.chips_per_host or _TPU_CHIPS_PER_HOST)
             )
         else:
             raise ValueError(f"target {target.name} has neither a GPU description nor a TPU topology")
-        _DEVICES[target.name] = topology.devices[0]
-    return _DEVICES[target.name]
+        _DEVICES[target.name] = list(topology.devices)
+    devices: list[Any] = _DEVICES[target.name]
+    return devices
 
 
-def lower_for(target: Target, jitted: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+def lower_for(target: Target, jitted: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
+              mesh: Any = None) -> Any:
     """Trace and lower a jitted function for a target, from shapes.
 
     :param target: The target.
     :param jitted: The result of ``jax.jit(f)``.
     :param args: Positional arguments: pytrees of ``jax.ShapeDtypeStruct``
-        (a sharding they carry is replaced by the target's device: every
-        target is one device) and other leaves, passed through.
+        and other leaves, passed through.  On a target of one device, a
+        sharding they carry is replaced by the target's device; on a target
+        of several, by a ``NamedSharding`` on ``mesh`` (see :func:`place_on_mesh`).
     :param kwargs: Keyword arguments, likewise.
+    :param mesh: The ``jax.sharding.Mesh`` of :func:`mesh_for`, or ``None``;
+        tracing and lowering run with it as the current mesh.
     :return: The ``jax.stages.Lowered``.
     """
     import jax
 
     exclude_own_frames()
+    if target.device_count > 1:
+        if mesh is None:
+            mesh = mesh_for(target, None)
+        args, kwargs = place_on_mesh(mesh, args, kwargs)
+        with jax.set_mesh(mesh):
+            return jitted.trace(*args, **kwargs).lower(lowering_platforms=(target.platform,))
     device = device_for(target)
     if device is not None:
         sharding = jax.sharding.SingleDeviceSharding(device)
@@ -384,7 +462,8 @@ def lower_for(target: Target, jitted: Any, args: Sequence[Any], kwargs: Mapping[
 
         args = jax.tree.map(place, tuple(args), is_leaf=is_spec)
         kwargs = jax.tree.map(place, dict(kwargs), is_leaf=is_spec)
-    return jitted.trace(*args, **kwargs).lower(lowering_platforms=(target.platform,))
+    with mesh_context(mesh):
+        return jitted.trace(*args, **kwargs).lower(lowering_platforms=(target.platform,))
 
 
 def compile_for(
@@ -405,3 +484,154 @@ def compile_for(
     lowered = lower_for(target, jitted, args, kwargs)
     compiled = lowered.compile(dict(compiler_options) or None)
     return lowered, compiled
+
+
+# -- meshes: targets of several devices -----------------------------------------
+
+#: The mesh of a target of several devices when the example names none: one axis over all of them.
+DEFAULT_MESH_AXIS = "devices"
+
+
+def mesh_problem(target: Target, mesh: MeshSpec | None) -> str | None:
+    """Why ``mesh`` cannot be laid over ``target`` (no jax), or ``None``.
+
+    On a target of one device any mesh works: its axes have size 1 there.
+    On a target of several, the mesh must span all of its devices.
+
+    :param mesh: the example's mesh, ``None`` when it names none.
+    """
+    if mesh is None or target.device_count == 1 or mesh.size == target.device_count:
+        return None
+    return (f"the mesh {mesh} spans {mesh.size} device{'s' if mesh.size != 1 else ''}, but {target.name} has "
+            f"{target.device_count}: give a mesh whose sizes multiply to {target.device_count}")
+
+
+def mesh_for(target: Target, mesh: MeshSpec | None) -> Any | None:
+    """The ``jax.sharding.Mesh`` an example runs on for a target (worker only).
+
+    On a target of several devices: ``mesh`` over its devices, in the order
+    ``jax.make_mesh`` gives them (on a TPU, a ring over the chips), or one
+    axis named :data:`DEFAULT_MESH_AXIS` when ``mesh`` is ``None``.  On a
+    target of one device: the same axis names, each of size 1, so that code
+    naming the axes (``with_sharding_constraint``, ``shard_map``, ``psum``)
+    traces unchanged; ``None`` when ``mesh`` is ``None``.  The axes are
+    ``Auto``: the compiler chooses how intermediates are split.
+
+    :raises ValueError: the mesh does not span the target's devices.
+    """
+    import jax
+    from jax.sharding import AxisType
+
+    if target.device_count == 1:
+        if mesh is None:
+            return None
+        device = device_for(target) or jax.devices("cpu")[0]
+        return jax.make_mesh((1,) * len(mesh.axes), mesh.names, (AxisType.Auto,) * len(mesh.axes), devices=[device])
+    problem = mesh_problem(target, mesh)
+    if problem is not None:
+        raise ValueError(problem)
+    spec = mesh if mesh is not None else MeshSpec(((DEFAULT_MESH_AXIS, target.device_count),))
+    sizes = tuple(size for _, size in spec.axes)
+    return jax.make_mesh(sizes, spec.names, (AxisType.Auto,) * len(sizes), devices=devices_for(target))
+
+
+def mesh_context(mesh: Any) -> Any:
+    """``jax.set_mesh(mesh)`` as a context manager; nothing for ``None``."""
+    import contextlib
+
+    if mesh is None:
+        return contextlib.nullcontext()
+    import jax
+
+    return jax.set_mesh(mesh)
+
+
+def place_on_mesh(mesh: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Give every ``jax.ShapeDtypeStruct`` a ``NamedSharding`` on ``mesh``:
+    its own partition spec when it has a ``NamedSharding`` (whatever mesh that
+    was made on: the axes are matched by name), replicated otherwise."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def place(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.ShapeDtypeStruct):
+            return leaf
+        current = leaf.sharding
+        spec = current.spec if isinstance(current, NamedSharding) else PartitionSpec()
+        struct: Any = leaf  # ShapeDtypeStruct.update is untyped
+        return struct.update(sharding=NamedSharding(mesh, spec))
+
+    def is_spec(leaf: Any) -> bool:
+        return isinstance(leaf, jax.ShapeDtypeStruct)
+
+    return (tuple(jax.tree.map(place, tuple(args), is_leaf=is_spec)),
+            dict(jax.tree.map(place, dict(kwargs), is_leaf=is_spec)))
+
+
+def describe_shardings(compiled: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[
+        list[dict[str, str]], list[dict[str, str]]]:
+    """How the compiled program lays out its arguments and results
+    (worker only): for each array, where it is (``a``, ``[0]['w']``), its
+    global shape, its ``PartitionSpec`` (``P('data', None)``), and the shape
+    of one device's piece.
+
+    :param compiled: the ``jax.stages.Compiled``.
+    :param args: the arguments it was compiled for (for their paths and shapes).
+    :return: ``(inputs, outputs)``, lists of dicts with ``path``, ``shape``,
+        ``spec`` and ``device_shape``.
+    """
+    import jax
+    from jax.sharding import NamedSharding
+
+    from .specs import DTYPES
+
+    names = {numpy_name: short for short, (numpy_name, _size) in reversed(list(DTYPES.items()))}
+
+    def shape_text(dtype: Any, shape: Sequence[int]) -> str:
+        name = str(getattr(dtype, "name", dtype))
+        return f"{names.get(name, name)}[{','.join(map(str, shape))}]"
+
+    def row(name: str, struct: Any, sharding: Any) -> dict[str, str]:
+        shape = tuple(getattr(struct, "shape", ()))
+        if isinstance(sharding, NamedSharding):
+            spec = "replicated" if sharding.is_fully_replicated else str(sharding.spec)
+        else:
+            spec = "one device"
+        try:
+            piece = tuple(sharding.shard_shape(shape))
+        except Exception:
+            piece = shape
+        dtype = getattr(struct, "dtype", "")
+        return {"path": name, "shape": shape_text(dtype, shape), "spec": spec,
+                "device_shape": shape_text(dtype, piece)}
+
+    def is_struct(leaf: Any) -> bool:
+        return isinstance(leaf, jax.ShapeDtypeStruct)
+
+    def arrays(tree: Any) -> list[tuple[Any, Any]]:
+        flat = jax.tree_util.tree_flatten_with_path(tree, is_leaf=is_struct)[0]
+        return [(path, leaf) for path, leaf in flat if is_struct(leaf)]
+
+    try:
+        in_args, in_kwargs = compiled.input_shardings
+        inputs: list[dict[str, str]] = []
+        for i, arg in enumerate(args):
+            shardings = jax.tree_util.tree_leaves(in_args[i]) if i < len(in_args) else []
+            found = arrays(arg)
+            if len(found) == len(shardings):
+                inputs += [row(f"argument {i + 1}{jax.tree_util.keystr(path)}", struct, sharding)
+                           for (path, struct), sharding in zip(found, shardings, strict=True)]
+        for name, value in kwargs.items():
+            if name in in_kwargs:
+                shardings = jax.tree_util.tree_leaves(in_kwargs[name])
+                found = arrays(value)
+                if len(found) == len(shardings):
+                    inputs += [row(f"{name}{jax.tree_util.keystr(path)}", struct, sharding)
+                               for (path, struct), sharding in zip(found, shardings, strict=True)]
+        out_structs = arrays(compiled.out_info)
+        out_shardings = jax.tree_util.tree_leaves(compiled.output_shardings)
+        outputs = [row(f"result{jax.tree_util.keystr(path)}", struct, sharding)
+                   for (path, struct), sharding in zip(out_structs, out_shardings, strict=False)]
+    except Exception:  # an older jax: the layouts stay out of the report
+        return [], []
+    return inputs, outputs

@@ -128,8 +128,11 @@ def compile_request(data: dict[str, Any]) -> Report:
         raise ExampleFailure("function", "the example defines no top-level function; "
                              "define one with def, or name a callable with :function:", None)
     namespace: dict[str, Any] = {"__name__": "__jaxhlo_example__", "__file__": name}
+    target = targets_mod.get_target(req.target)
+    mesh = _mesh(target, req)
     try:
-        exec(code, namespace)
+        with targets_mod.mesh_context(mesh):
+            exec(code, namespace)
     except BaseException as exc:  # the example's own error, whatever it is
         if isinstance(exc, (KeyboardInterrupt,)):
             raise
@@ -151,14 +154,29 @@ def compile_request(data: dict[str, Any]) -> Report:
         except (ValueError, SyntaxError) as exc:
             raise ExampleFailure("option", f":static: {key}={text} is not a Python literal ({exc})") from None
 
-    target = targets_mod.get_target(req.target)
-    args, kwargs = to_shape_dtype_structs(req.specs)
+    args, kwargs = to_shape_dtype_structs(req.specs, mesh if target.device_count > 1 else None)
     kwargs.update(static)
     jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
                     versions=targets_mod.package_versions(), source=source)
-    return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
-                                function, arguments=":args:")
+    with targets_mod.mesh_context(mesh):
+        return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
+                                    function, arguments=":args:", mesh=mesh)
+
+
+def _mesh(target: Any, req: Any) -> Any:
+    """The jax mesh of a request (:func:`sphinx_jaxhlo.targets.mesh_for`),
+    after checking the specs' shardings against it."""
+    from . import targets as targets_mod
+    from .specs import sharding_problems
+
+    problems = sharding_problems(req.specs, req.mesh)
+    if problems:
+        raise ExampleFailure("args", problems[0])
+    try:
+        return targets_mod.mesh_for(target, req.mesh)
+    except ValueError as exc:
+        raise ExampleFailure("args", str(exc)) from None
 
 
 def jit_function(fn: Any, static_argnames: tuple[str, ...] = (), donate: tuple[str, ...] = (),
@@ -262,21 +280,45 @@ def compile_call(data: dict[str, Any]) -> Report:
             import jax
 
             jax.config.update(name, value)
-    args, kwargs = abstract_arguments(call)
+    mesh = _call_mesh(target, call)
+    args, kwargs = abstract_arguments(call, mesh if target.device_count > 1 else None)
     jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
+    with targets_mod.mesh_context(mesh):
+        return _compile_call(data, report, target, jitted, args, kwargs, mesh)
+
+
+def _call_mesh(target: Any, call: Any) -> Any:
+    """The jax mesh of a call (see :func:`_mesh`)."""
+    from . import targets as targets_mod
+    from .call import sharding_problems_of
+
+    problems = sharding_problems_of(call)
+    if problems:
+        raise ExampleFailure("args", problems[0])
+    try:
+        return targets_mod.mesh_for(target, getattr(call, "mesh", None))
+    except ValueError as exc:
+        raise ExampleFailure("args", str(exc)) from None
+
+
+def _compile_call(data: dict[str, Any], report: Report, target: Any, jitted: Any, args: Any,
+                  kwargs: dict[str, Any], mesh: Any) -> Report:
+    """:func:`compile_call` once the function and its arguments are ready."""
+    from . import targets as targets_mod
+
     cache_dir = data.get("cache_dir")
     if not cache_dir:
         return _compile_and_analyze(report, target, jitted, args, kwargs, dict(data.get("xla_flags", {})),
                                     tuple(data.get("extras", ())), data.get("source_name", "example.py"),
-                                    data["function"])
+                                    data["function"], mesh=mesh)
     from .cache import ReportCache, is_deterministic
     from .request import lowered_cache_key
 
     flags = dict(data.get("xla_flags", {}))
     extras = tuple(data.get("extras", ()))
     try:
-        lowered = targets_mod.lower_for(target, jitted, args, kwargs)
+        lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
         text = lowered.as_text(debug_info=True)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
@@ -290,7 +332,8 @@ def compile_call(data: dict[str, Any]) -> Report:
         cached.source = report.source
         return cached
     report = _compile_and_analyze(report, target, jitted, args, kwargs, flags, extras,
-                                  data.get("source_name", "example.py"), data["function"], lowered=lowered)
+                                  data.get("source_name", "example.py"), data["function"], lowered=lowered,
+                                  mesh=mesh)
     if is_deterministic(report):
         cache.put(key, report)
     return report
@@ -308,7 +351,7 @@ def compiler_options(flags: dict[str, str]) -> dict[str, Any]:
 
 def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwargs: dict[str, Any],
                          flags: dict[str, str], extras: tuple[str, ...], source_name: str, function: str,
-                         lowered: Any = None, arguments: str = "arguments") -> Report:
+                         lowered: Any = None, arguments: str = "arguments", mesh: Any = None) -> Report:
     """Lower (unless given) and compile for the target, then fill the report."""
     from . import targets as targets_mod
     from .analysis import analyze_module
@@ -316,7 +359,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     start = time.perf_counter()
     try:
         if lowered is None:
-            lowered = targets_mod.lower_for(target, jitted, args, kwargs)
+            lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
         compiled = lowered.compile(compiler_options(flags) or None)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
@@ -350,7 +393,28 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         report.fusions, report.materialized, report.reductions = (
             analysis.fusions, analysis.materialized, analysis.reductions)
         report.argument_copies = analysis.argument_copies
+    _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
     return report
+
+
+def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any,
+              source_name: str) -> None:
+    """The mesh, the layouts and the collectives (:mod:`sphinx_jaxhlo.collectives`)."""
+    from . import targets as targets_mod
+    from .collectives import analyze_collectives
+    from .report import Sharding
+
+    report.devices = target.device_count
+    report.mesh = [[str(name), int(size)] for name, size in mesh.shape.items()] if mesh is not None else []
+    if target.device_count > 1:
+        inputs, outputs = targets_mod.describe_shardings(compiled, args, kwargs)
+        report.input_shardings = [Sharding(**row) for row in inputs]
+        report.output_shardings = [Sharding(**row) for row in outputs]
+    if report.analysis_error is None:
+        try:
+            report.collectives = analyze_collectives(report.hlo, [(n, s) for n, s in report.mesh], source_name)
+        except ValueError as exc:
+            report.analysis_error = f"collectives: {exc}"
 
 
 def _memory(compiled: Any) -> Memory:

@@ -754,3 +754,29 @@ def test_second_stage_is_left_out_of_verdicts() -> None:
     assert main and all(not r.fused for r in main)
     assert report.all_reductions_fused is False
     assert all(s.partial_of for s in stages)
+
+
+def test_gathered_argument_pieces_are_argument_copies_and_gathered_results_are_not() -> None:
+    """On several devices, an all-gather of a parameter (the weights an FSDP
+    layer gathers) only brings other devices' pieces of an argument; an
+    all-reduce adds them up, which is computing."""
+    analysis = analyze_module(
+        """HloModule m, is_scheduled=true
+ENTRY %e (w: f32[128,64], x: f32[16,64]) -> (f32[16,1024], f32[16,64]) {
+  %w = f32[128,64]{1,0} parameter(0)
+  %x = f32[16,64]{1,0} parameter(1)
+  %ags = (f32[128,64]{1,0}, f32[1024,64]{1,0}) all-gather-start(%w), dimensions={0}, replica_groups={{0,1,2,3,4,5,6,7}}
+  %agd = f32[1024,64]{1,0} all-gather-done(%ags)
+  %y = f32[16,1024]{1,0} dot(%x, %agd), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %ar = f32[16,64]{1,0} all-reduce(%x), replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=%add
+  %z = f32[16,64]{1,0} negate(%ar)
+  ROOT %t = (f32[16,1024]{1,0}, f32[16,64]{1,0}) tuple(%y, %z)
+}
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+""")
+    assert [m.name for m in analysis.argument_copies] == ["agd"]
+    assert [m.name for m in analysis.materialized] == ["ar"]

@@ -34,10 +34,15 @@ NAMES = (
     "tpu:v6e",
     "tpu:v5p",
     "tpu:v4",
+    "gpu:h100x8",
+    "tpu:v5e-4",
+    "tpu:v5e-8",
+    "tpu:v5p-8",
 )
 
 #: What ``device_kind`` libtpu gives each TPU generation.
-TPU_DEVICE_KINDS = {"tpu:v5e": "TPU v5 lite", "tpu:v6e": "TPU v6 lite", "tpu:v5p": "TPU v5", "tpu:v4": "TPU v4"}
+TPU_DEVICE_KINDS = {"tpu:v5e": "TPU v5 lite", "tpu:v6e": "TPU v6 lite", "tpu:v5p": "TPU v5", "tpu:v4": "TPU v4",
+                    "tpu:v5e-4": "TPU v5 lite", "tpu:v5e-8": "TPU v5 lite", "tpu:v5p-8": "TPU v5"}
 
 #: Fields a GPU description must set (enough for XLA to compile an H100).
 GPU_FIELDS = (

@@ -239,6 +239,17 @@ def summary_nodes(report: Report, display: Display, links: SourceLinks | None = 
     return out
 
 
+def mesh_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
+    """A program on several devices: the mesh and the communication in words, how the
+    arguments and results are split, and the collectives (collapsed tables)."""
+    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report)]
+    for build in (rowmodel.sharding_table, rowmodel.collective_table):
+        model = build(report, display)
+        if model.total:
+            out.append(collapsed_table(model, links))
+    return out
+
+
 def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> list[nodes.Node]:
     """The computation graph: SVG in HTML, the same as text everywhere (collapsed in HTML)."""
     try:
@@ -297,6 +308,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links)
+            out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
             out += graph_nodes(report, uid, links)

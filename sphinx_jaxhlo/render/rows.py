@@ -36,7 +36,7 @@ from ..analysis import producer_op
 from ..compiler import Failure
 from ..expectations import Outcome
 from ..options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
-from ..report import CompileError, Fusion, Materialized, Reduction, Report, TargetFailure
+from ..report import Collective, CompileError, Fusion, Materialized, Reduction, Report, TargetFailure
 from ..sizes import format_bytes, format_exact
 
 __all__ = [
@@ -48,13 +48,16 @@ __all__ = [
     "Table",
     "buffer_table",
     "chart_scale",
+    "collective_table",
     "comparison_table",
     "cost_table",
     "findings",
     "fusion_table",
     "is_intermediate",
     "memory_table",
+    "mesh_findings",
     "reduction_table",
+    "sharding_table",
     "signature",
     "variants_table",
 ]
@@ -388,6 +391,8 @@ def reduction_table(report: Report, display: Display) -> Table:
 
 
 def memory_table(report: Report) -> Table:
+    if report.devices > 1:
+        return mesh_memory_table(report)
     m = report.memory
     peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
     rows = tuple(Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value)))) for label, value in (
@@ -504,6 +509,8 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
     rows.append(row("kernels", lambda rep: str(sum(1 for f in rep.fusions if _is_kernel(f)))))
+    if any(has_communication(rep) for rep in ok):
+        rows.append(row("communication", communication_cell))
     return Table("compare", "Side by side", ("", *[r.target_title for r in results]), tuple(rows), total=len(rows))
 
 
@@ -621,6 +628,124 @@ def findings(report: Report, display: Display) -> list[Finding]:
         out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "
                                        "the arguments to the result without an intermediate in memory."))
     return out
+
+
+# -- programs on several devices -------------------------------------------------------------------
+
+def has_communication(report: Report) -> bool:
+    """Whether a report is of a program on several devices, or has collectives."""
+    return report.devices > 1 or bool(report.collectives)
+
+
+def communication_cell(report: Report) -> str:
+    """``all-gather x2, 537 MB over data``: the collectives by kind, their bytes per
+    device and mesh axes (the side-by-side table's communication row)."""
+    if not report.collectives:
+        return "none" if report.devices > 1 else "none (one device)"
+    by_kind: dict[str, list[Collective]] = {}
+    for c in report.collectives:
+        by_kind.setdefault(c.kind, []).append(c)
+    parts = []
+    for kind, items in by_kind.items():
+        axes = sorted({a for c in items for a in (c.axes or [])})
+        count = f" x{len(items)}" if len(items) > 1 else ""
+        over = f" over {', '.join(axes)}" if axes else ""
+        parts.append(f"{kind}{count}, {format_bytes(sum(c.bytes for c in items))}{over}")
+    return "; ".join(parts)
+
+
+def axes_text(collective: Collective) -> str:
+    """``data``, ``data, model``, ``none (each device alone)``, or the groups when no axes match."""
+    if collective.axes is None:
+        return f"not mesh axes ({collective.groups})"
+    if not collective.axes:
+        return "none (each device alone)"
+    return ", ".join(collective.axes)
+
+
+def overlap_text(collective: Collective) -> str:
+    """``yes, with gemm_fusion_dot`` / ``no (synchronous)`` / ``no`` / ``unknown``."""
+    if not collective.is_async:
+        return "no (synchronous)"
+    if collective.overlapped is None:
+        return "unknown"
+    if not collective.overlapped:
+        return "no: nothing computes while it runs"
+    names = ", ".join(collective.overlaps_with[:3]) + (" ..." if len(collective.overlaps_with) > 3 else "")
+    return f"yes, with {names}"
+
+
+def kind_text(collective: Collective) -> str:
+    """``all-gather (async), in a loop x8``."""
+    text = collective.kind + (" (async)" if collective.is_async else "")
+    if collective.in_loop:
+        text += f", in a loop x{collective.trip_count}" if collective.trip_count else ", in a loop"
+    return text
+
+
+def collective_table(report: Report, display: Display) -> Table:
+    """The collectives, largest first (bytes per device)."""
+    ordered = sorted(report.collectives, key=lambda c: -c.bytes)
+    chosen = _limit(ordered, ordered, display)
+    rows = []
+    for c in chosen:
+        hlo = c.name + (f" (in {c.fusion}: {c.fused_computation})" if c.fusion else "")
+        rows.append(Row((Cell(kind_text(c)), code(c.shape), Cell(format_bytes(c.bytes)), Cell(axes_text(c)),
+                         Cell(overlap_text(c)), source_cell(c.source_lines), code(hlo)),
+                        lines=tuple(c.source_lines)))
+    return Table("collectives", "Collectives",
+                 ("collective", "result per device", "bytes per device", "mesh axes", "overlaps compute", "source",
+                  "HLO"), tuple(rows), total=len(ordered), left_out="smaller ones")
+
+
+def sharding_table(report: Report, display: Display) -> Table:
+    """How each argument and result is split over the mesh."""
+    layouts = [*report.input_shardings, *report.output_shardings]
+    chosen = _limit(layouts, layouts, display)
+    rows = tuple(Row((code(s.path), code(s.shape), Cell(s.spec), code(s.device_shape))) for s in chosen)
+    return Table("shardings", "Arguments and results over the mesh",
+                 ("array", "shape", "split over the mesh", "per device"), rows, total=len(layouts),
+                 left_out="more arrays")
+
+
+def mesh_findings(report: Report) -> list[Finding]:
+    """The mesh in words, and the communication: the findings of a program on several devices."""
+    out: list[Finding] = []
+    if report.devices > 1:
+        mesh = f", mesh {report.mesh_text}" if report.mesh_text else ""
+        out.append(Finding("info", "", f"Runs on {report.devices} devices{mesh}, one program per device: the "
+                                       "memory figures and the shapes of kernels, buffers and collectives are "
+                                       "one device's."))
+    elif report.mesh:
+        out.append(Finding("info", "", f"One device: the mesh's axes ({report.mesh_text}) have size 1 here."))
+    if report.collectives:
+        n = len(report.collectives)
+        overlapped = sum(1 for c in report.collectives if c.overlapped)
+        text = f"{n} collective{'s' if n != 1 else ''}, {format_bytes(sum(c.bytes for c in report.collectives))} " \
+               "per device in all"
+        if overlapped:
+            text += f"; {overlapped} of them overlap{'s' if overlapped == 1 else ''} compute"
+        out.append(Finding("info", "Communication", text + "."))
+    elif report.devices > 1:
+        out.append(Finding("good", "No communication", "every device computes its part from its own data; "
+                                                       "no collective was inserted."))
+    return out
+
+
+def mesh_memory_table(report: Report) -> Table:
+    """The memory of a program on several devices: per device, and for all of them."""
+    m = report.memory
+    n = report.devices
+    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
+
+    def whole(value: int | None) -> str:
+        return "not reported" if value is None else format_bytes(value * n)
+
+    rows = tuple(Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value)), Cell(whole(value))))
+                 for label, value in (
+        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
+        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes)))
+    return Table("memory", "Memory", ("memory", "per device", "exact", f"all {n} devices"), rows, total=len(rows))
 
 
 # -- the chart -----------------------------------------------------------------------------------------

@@ -83,6 +83,21 @@ def summary_text(report: Report, display: Display | None = None) -> str:
         model = build(report, display)
         if model.total:
             parts.append(model_text(model))
+    mesh = mesh_text(report, display)
+    if mesh:
+        parts.append(mesh)
+    return "\n\n".join(parts)
+
+
+def mesh_text(report: Report, display: Display | None = None) -> str:
+    """A program on several devices: the mesh and the communication in words, the
+    arguments and results over the mesh, the collectives."""
+    display = display or Display()
+    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report)]
+    for build in (rowmodel.sharding_table, rowmodel.collective_table):
+        model = build(report, display)
+        if model.total:
+            parts.append(model_text(model))
     return "\n\n".join(parts)
 
 

@@ -361,6 +361,15 @@ ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
     # a dynamic-slice's scalar offset is an index, not data, computed or not
     ("%v = f32[100]{0} dynamic-slice(%x, %j), dynamic_slice_sizes={100}", "argument-copy"),
     ("%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %v = f32[100]{0} concatenate(%w, %w), dimensions={0}", "argument-copy"),
+    # on several devices: gathering or passing on pieces of argument data moves them...
+    ("%v = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}", "argument-copy"),
+    ("%v = f32[100]{0} collective-permute(%x), source_target_pairs={{0,1}}", "argument-copy"),
+    ("%v = f32[100]{0} all-to-all(%x), dimensions={0}", "argument-copy"),
+    ("%s = (f32[100]{0}, f32[100]{0}) all-gather-start(%x), dimensions={0}\n  %v = f32[100]{0} all-gather-done(%s)",
+     "argument-copy"),
+    # ... summing pieces makes new data
+    ("%v = f32[100]{0} all-reduce(%x), to_apply=%add", "intermediate"),
+    ("%v = f32[100]{0} reduce-scatter(%x), dimensions={0}, to_apply=%add", "intermediate"),
     # a move that changes the element type rounds the values: new data
     ("%v = bf16[100]{0} reshape(%x)", "intermediate"),
     ("%v = f16[100]{0} copy(%x)", "intermediate"),

@@ -9,6 +9,7 @@ success or a deterministic failure is cached: a transient error never is.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -465,3 +466,55 @@ def test_shared_files_are_readable_by_all(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "x.txt").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "a" / "y.txt").stat().st_mode & 0o777 == 0o600
     assert LocalStore(tmp_path).read("a/x.txt") == b"x" and LocalStore(tmp_path).read("a/none") is None
+
+
+# -- what a stored report must be ----------------------------------------------------------
+
+GOOD = json.loads(Report("f", "cpu").to_json())
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ([], "not a JSON object"),
+    ({**GOOD, "nonsense": 1}, "unknown field 'nonsense'"),
+    ({**GOOD, "function": 1}, "report.function: expected str, not int"),
+    ({**GOOD, "fusions": {}}, "report.fusions: expected a list"),
+    ({**GOOD, "fusions": [1]}, "report.fusions[0]: expected an object"),
+    ({**GOOD, "memory": []}, "report.memory: expected an object"),
+    ({**GOOD, "memory": {**GOOD["memory"], "temp_bytes": "x"}},
+     "report.memory.temp_bytes: expected int | None, not str"),
+    ({**GOOD, "memory": {**GOOD["memory"], "temp_bytes": True}},
+     "report.memory.temp_bytes: expected int | None, not bool"),
+    ({**GOOD, "versions": []}, "report.versions: expected an object"),
+    ({**GOOD, "versions": {"jax": 1}}, "report.versions.jax: expected str, not int"),
+])  # fmt: skip
+def test_a_stored_report_is_checked_field_by_field_and_the_field_named(data: object, message: str) -> None:
+    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+
+    with pytest.raises(InvalidReport) as info:
+        checked_report(data)
+    assert str(info.value) == message
+
+
+def test_a_lenient_check_skips_unknown_fields_only() -> None:
+    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+
+    assert checked_report({**GOOD, "nonsense": 1}, lenient=True) == Report("f", "cpu")
+    assert checked_report({**GOOD, "versions": {"jax": "0.10.2"}}) == Report("f", "cpu", versions={"jax": "0.10.2"})
+    with pytest.raises(InvalidReport):
+        checked_report({**GOOD, "function": 1}, lenient=True)
+
+
+@pytest.mark.parametrize("location", ["memory://jaxhlo-test-limit", "local"])
+def test_an_entry_exactly_at_the_size_limit_is_read(location: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ReportCache(location if "://" in location else tmp_path / location)
+    report = Report("g", "cpu")
+    cache.put(KEY, report)
+    monkeypatch.setattr(cache_mod, "MAX_ENTRY_BYTES", len(report.to_json().encode("utf-8")))
+    assert cache.get(KEY) == report
+
+
+@pytest.mark.parametrize("url", ["http://example.invalid/c", "HTTPS://example.invalid/c/"])
+def test_http_caches_are_read_only(url: str) -> None:
+    store = ReportCache(url).store
+    assert store.read_only and store.describe("x") == url.rstrip("/") + "/x"

@@ -518,3 +518,85 @@ def test_an_entry_exactly_at_the_size_limit_is_read(location: str, tmp_path: Pat
 def test_http_caches_are_read_only(url: str) -> None:
     store = ReportCache(url).store
     assert store.read_only and store.describe("x") == url.rstrip("/") + "/x"
+
+
+@pytest.mark.parametrize(("asked", "what"), [({"function": "g"}, "function"), ({"target": "tpu:v5e"}, "target"),
+                                             ({"source": "other"}, "source")])
+def test_an_entry_that_answers_another_question_is_refused(asked: dict[str, str], what: str, tmp_path: Path) -> None:
+    cache = ReportCache(tmp_path)
+    report = Report("f", "cpu", source="text")
+    cache.put(KEY, report)
+    assert cache.get(KEY, function="f", target="cpu", source="text") == report
+    assert cache.get(KEY, function="", target="") == report  # empty: not asked
+    assert cache.get(KEY, **asked) is None
+    assert cache.problems == [f"cache entry {cache.path(KEY)} is a report of another {what}: ignored"]
+
+
+def test_a_bad_key_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError) as info:
+        ReportCache(tmp_path).get("xyz")
+    assert str(info.value) == "not a cache key: 'xyz'"
+    with pytest.raises(ValueError) as info:
+        ReportCache(tmp_path).put("xyz", Report("f", "cpu"))
+    assert str(info.value) == "not a cache key: 'xyz'"
+
+
+def test_a_remote_cache_that_fails_is_said_once_and_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ReportCache("memory://jaxhlo-test-unreachable")
+    calls: list[str] = []
+
+    def refuse(*args: object) -> None:
+        calls.append("read")
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(cache.store, "read", refuse)
+    assert cache.get(KEY) is None and cache.get(KEY) is None and cache.latest("ef" * 32) is None
+    assert calls == ["read"]  # once, then the cache is left alone for the build
+    where = cache.store.describe(ReportCache.name(KEY))
+    assert cache.problems == [f"cannot read the cache at {where}: OSError('connection refused'); "
+                              "compiling without it for the rest of this build"]
+
+
+def test_a_remote_cache_that_cannot_be_written_is_said_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ReportCache("memory://jaxhlo-test-unwritable")
+    calls: list[str] = []
+
+    def refuse(*args: object) -> None:
+        calls.append("write")
+        raise PermissionError("read-only bucket")
+
+    monkeypatch.setattr(cache.store, "write", refuse)
+    cache.put(KEY, Report("f", "cpu"))
+    cache.put(KEY, Report("f", "cpu"))
+    assert calls == ["write"]
+    where = cache.store.describe(ReportCache.name(KEY))
+    assert cache.problems == [f"cannot write to the cache at {where}: PermissionError('read-only bucket'); "
+                              "compiling without it for the rest of this build"]
+    assert cache.get(KEY) is None  # unreachable now: not read either
+
+
+def test_a_local_cache_that_cannot_be_read_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ReportCache(tmp_path)
+    cache.put(KEY, Report("f", "cpu"))
+
+    def refuse(*args: object) -> None:
+        raise PermissionError("denied")
+
+    monkeypatch.setattr(cache.store, "read", refuse)
+    assert cache.get(KEY) is None and cache.get(KEY) is None
+    assert cache.problems == [f"cannot read the cache at {cache.path(KEY)}: PermissionError('denied')"] * 2
+
+
+@pytest.mark.parametrize(("message", "shown"), [("", "InvalidReport"), ("x" * 200, "x" * 200),
+                                                ("x" * 201, "x" * 200 + "...")])
+def test_problems_cut_long_reasons(message: str, shown: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sphinx_jaxhlo.cache import InvalidReport
+
+    def refuse(data: object, **kwargs: object) -> None:
+        raise InvalidReport(message)
+
+    cache = ReportCache(tmp_path)
+    cache.put(KEY, Report("f", "cpu"))
+    monkeypatch.setattr(cache_mod, "checked_report", refuse)
+    assert cache.get(KEY) is None
+    assert cache.problems == [f"cache entry {cache.path(KEY)} is not a valid report ({shown}): ignored"]

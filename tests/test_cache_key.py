@@ -396,7 +396,7 @@ def test_a_cache_location_is_a_url_or_a_folder(location: str, url: bool) -> None
     assert is_url(Path("/tmp/x")) is False
 
 
-@pytest.mark.parametrize("location", ["memory://jaxhlo-test-cache", "local"])
+@pytest.mark.parametrize("location", ["memory://jaxhlo-test-cache", "memory://jaxhlo-test-X", "local"])
 def test_reports_and_latest_references_round_trip(location: str, tmp_path: Path) -> None:
     cache = ReportCache(location if "://" in location else tmp_path / location)
     report = Report("f", "cpu", memory=Memory(temp_bytes=3))
@@ -499,6 +499,8 @@ def test_a_lenient_check_skips_unknown_fields_only() -> None:
     from sphinx_jaxhlo.cache import InvalidReport, checked_report
 
     assert checked_report({**GOOD, "nonsense": 1}, lenient=True) == Report("f", "cpu")
+    assert checked_report({"nonsense": 1, **GOOD, "target": "tpu:v5e"}, lenient=True) == Report("f", "tpu:v5e")
+    assert checked_report({**GOOD, "mesh": [["data", 4], ["model", 2]]}).mesh == [["data", 4], ["model", 2]]
     assert checked_report({**GOOD, "versions": {"jax": "0.10.2"}}) == Report("f", "cpu", versions={"jax": "0.10.2"})
     with pytest.raises(InvalidReport):
         checked_report({**GOOD, "function": 1}, lenient=True)

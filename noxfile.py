@@ -89,3 +89,16 @@ def bench(session: nox.Session) -> None:
     """Benchmarks: ratios measured side by side in one run (see docs/performance.md)."""
     install(session, "docs")
     session.run("python", "benchmarks/bench.py", *session.posargs)
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of the semantic core: the share of small planted bugs that
+    the fast unit tests catch, per module (goal: 85 %; see docs/development.md).
+
+    ``nox -s mutation`` runs every module (an hour or more on two cores);
+    ``nox -s mutation -- --jobs=2 analysis expectations`` the subset CI runs.
+    mutmut edits the sources in place while it runs: leave the tree alone meanwhile.
+    """
+    session.install("-e", ".[test,mutation]")
+    session.run("python", "mutmut_config.py", *session.posargs)

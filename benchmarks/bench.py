@@ -21,9 +21,12 @@ Measures (the goals are from the project's issue tracker):
    add to its page (goal: at most 60 KB);
 8. render time: from a report to the example's HTML in a real Sphinx build, for every
    stored test module and for a chain of 2000 matmuls (megabytes of HLO, stored compressed
-   in ``benchmarks/data``) (goal: under 1 s each).
+   in ``benchmarks/data``) (goal: under 1 s each);
+9. parsing optimized HLO text: megabytes per second on a 1 MB module, and the
+   time for 4 MB against 1 MB (goal: at most 4.4x, linear).  (The test suite
+   checks linearity by counting calls, not time: tests/test_hlo.py.)
 
-``--pages`` runs 7 and 8 only.
+``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds).
 """
 
 from __future__ import annotations
@@ -192,6 +195,46 @@ def notebook_project(root: Path, ours: bool) -> Path:
             f"```{{code-cell}} ipython3\n{c}\n```\n\n" for c in cells)
         (src / "index.md").write_text(nb)
     return src
+
+
+def hlo_module_text(computations: int) -> str:
+    """An optimized-HLO-like module: ``computations`` fusion computations of
+    realistic lines (shapes with tiled layouts, metadata, backend configs), each
+    called from the entry; 900 of them make about a megabyte."""
+    body = "\n".join(
+        f'  %m.{j} = f32[100000,50000]{{1,0:T(8,128)}} multiply(%p.{j}, %p.{j}), metadata={{op_name="jit(f)/vmap()/mul"'
+        f' stack_frame_id={j}}}, backend_config={{"flag_configs":[],"window_config":{{"bounds":["1","{j}"]}}}}'
+        for j in range(4))
+    params = "\n".join(f"  %p.{j} = f32[100000,50000]{{1,0}} parameter({j})" for j in range(4))
+    comps, calls = [], []
+    for k in range(computations):
+        comps.append(f"%fused.{k} (p.0: f32[100000,50000], p.1: f32[100000,50000], p.2: f32[100000,50000], "
+                     f"p.3: f32[100000,50000]) -> f32[100000,50000] {{\n{params}\n{body}\n"
+                     f"  ROOT %r.{k} = f32[100000,50000]{{1,0}} add(%m.0, %m.3)\n}}\n")
+        calls.append(f"  %f.{k} = f32[100000,50000]{{1,0}} fusion(%a, %a, %a, /*index=3*/%a), kind=kLoop, "
+                     f"calls=%fused.{k}")
+    return ("HloModule big\n\n" + "\n".join(comps) + "\nENTRY %e (a: f32[100000,50000]) -> f32[100000,50000] {\n"
+            "  %a = f32[100000,50000]{1,0} parameter(0)\n" + "\n".join(calls) + "\n  ROOT %t = f32[100000,50000]{1,0} "
+            "add(%f.0, %f.1)\n}\n")
+
+
+def parse_speed(repeats: int = 3) -> dict[str, Any]:
+    """9. Parse 1 MB and 4 MB of HLO text in this process (best of ``repeats``)."""
+    sys.path.insert(0, str(HERE.parent))
+    from sphinx_jaxhlo.hlo import parse_module
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            parse_module(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    one, four = hlo_module_text(900), hlo_module_text(3600)
+    t1, t4 = best(one), best(four)
+    return {"mb": len(one) / 1e6, "seconds_1mb": t1, "mb_per_s": len(one) / 1e6 / t1, "seconds_4mb": t4,
+            "ratio_4mb_1mb": t4 / t1, "goal": 4.4}
 
 
 # -- 7. page weight --------------------------------------------------------------------------------
@@ -401,7 +444,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--pages", action="store_true", help="only page weight and render time (7 and 8)")
+    parser.add_argument("--parse", action="store_true", help="only the parse-speed figure (9)")
     opts = parser.parse_args()
+    if opts.parse:
+        print(json.dumps({"parse_speed": parse_speed()}, indent=2))
+        return
     if opts.pages:
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
         try:
@@ -414,7 +461,7 @@ def main() -> None:
         path.write_text(json.dumps({**stored, **pages}, indent=2) + "\n")
         return
     sizes = (5, 10, 20) if opts.quick else (10, 50, 100)
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"parse_speed": parse_speed()}
     work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
     try:
         # 1. per-example overhead against bare compiles

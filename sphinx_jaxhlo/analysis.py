@@ -618,21 +618,23 @@ class _Analyzer:
         if top.opcode in _REDUCTIONS:
             found.extend(self.reduction(comp, top, comp, top, ()))
         elif top.opcode == "fusion":
-            self._reductions_in(comp, top, top, (), found, set())
+            self._reductions_in(comp, top, comp.name, top, (), found, set())
         return found
 
     def _reductions_in(
         self,
         comp: HloComputation,
         top: HloInstruction,
+        caller: str,
         fusion: HloInstruction,
         chain: tuple[tuple[str, str], ...],
         found: list[Reduction],
         seen: set[str],
     ) -> None:
         """Find the reduces in ``fusion``'s body (and nested fusion bodies);
-        ``chain`` holds the (computation, fusion instruction) pairs from the
-        top-level computation down to ``fusion``'s caller."""
+        ``caller`` is the computation that holds ``fusion``, ``chain`` the
+        (computation, fusion instruction) pairs from the top-level computation
+        down to ``caller``."""
         if not fusion.called_computations:
             return
         body_name = fusion.called_computations[0]
@@ -640,11 +642,10 @@ class _Analyzer:
         if body is None or body_name in seen:
             return
         seen.add(body_name)
-        caller = chain[-1][0] if chain else comp.name
         inner_chain = (*chain, (caller, fusion.name))
         for inst in body.instructions:
             if inst.opcode == "fusion":
-                self._reductions_in(comp, top, inst, inner_chain, found, seen)
+                self._reductions_in(comp, top, body_name, inst, inner_chain, found, seen)
             elif inst.opcode in _REDUCTIONS:
                 found.extend(self.reduction(comp, top, body, inst, inner_chain))
 

@@ -2,7 +2,8 @@
 
 Each is reported at the document and line of the example (for errors inside
 the example, its own line mapped into the document), and the page shows an
-error box or a mark in place of the missing result.  Silence one with
+error box or a mark in place of the missing result; a bad setting at its line
+of conf.py, a missing compiler at the first example that needed it.  Silence one with
 ``suppress_warnings = ["jaxhlo.<subtype>"]``; the docs' warnings reference is
 generated from :data:`SUBTYPES`.
 """

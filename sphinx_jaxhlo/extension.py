@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging as pylogging
 import os
+import re
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -141,6 +142,22 @@ def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
     count_examples(app, env, docnames)
 
 
+def setting_location(app: Sphinx, name: str) -> str | None:
+    """Where a setting was given: the line of conf.py that assigns it, or conf.py
+    itself when the value came from elsewhere (``-D`` on the command line);
+    ``None`` without a conf.py."""
+    conf = Path(app.confdir) / "conf.py" if app.confdir else None
+    if conf is None or not conf.is_file():
+        return None
+    try:
+        lines = conf.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    assignment = re.compile(rf"\s*{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
+    number = next((i for i, line in enumerate(lines, 1) if assignment.match(line)), None)
+    return f"{conf}:{number}" if number else f"{conf}:"
+
+
 def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
     """``env-updated``: repeat the warnings of the documents this build did not read again."""
     RECORDER.active = False
@@ -155,12 +172,12 @@ def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 
 
 def check_config(app: Sphinx, config: Config) -> None:
-    """A bad setting warns ``jaxhlo.config`` and falls back to its default."""
+    """A bad setting warns ``jaxhlo.config`` (at its line of conf.py) and falls back to its default."""
     for setting in SETTINGS:
         problem = validate(setting.name, config[setting.name])
         if problem:
             logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
-                           type="jaxhlo", subtype="config")
+                           type="jaxhlo", subtype="config", location=setting_location(app, setting.name))
             config[setting.name] = setting.default
     config.numfig_format.setdefault("jax-hlo", "Example %s")
     from .snapshots import MODE_VARIABLE, MODES
@@ -172,7 +189,8 @@ def check_config(app: Sphinx, config: Config) -> None:
             config.jaxhlo_snapshot_mode = mode
         else:
             logger.warning("jax-hlo: %s=%r is not one of %s; using jaxhlo_snapshot_mode=%r", MODE_VARIABLE, mode,
-                           ", ".join(MODES), config.jaxhlo_snapshot_mode, type="jaxhlo", subtype="config")
+                           ", ".join(MODES), config.jaxhlo_snapshot_mode, type="jaxhlo", subtype="config",
+                           location=setting_location(app, "jaxhlo_snapshot_mode"))
     from .cache import is_url
 
     if config.jaxhlo_cache_dir and is_url(config.jaxhlo_cache_dir):
@@ -181,7 +199,7 @@ def check_config(app: Sphinx, config: Config) -> None:
         except ImportError:
             logger.warning("jax-hlo: jaxhlo_cache_dir is a URL (%s) but fsspec is not installed "
                            "(pip install 'sphinx-jaxhlo[remote]'); using the local cache", config.jaxhlo_cache_dir,
-                           type="jaxhlo", subtype="config")
+                           type="jaxhlo", subtype="config", location=setting_location(app, "jaxhlo_cache_dir"))
             config.jaxhlo_cache_dir = None
     from . import targets as targets_mod
     from .config import as_list
@@ -189,20 +207,26 @@ def check_config(app: Sphinx, config: Config) -> None:
     for name in as_list(config.jaxhlo_targets):
         if name.lower() not in targets_mod.TARGETS:
             logger.warning("jax-hlo: jaxhlo_targets: unknown target %r (known: %s)", name,
-                           ", ".join(targets_mod.TARGETS), type="jaxhlo", subtype="config")
+                           ", ".join(targets_mod.TARGETS), type="jaxhlo", subtype="config",
+                           location=setting_location(app, "jaxhlo_targets"))
 
 
 def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
-    """One ``jaxhlo.target`` warning per missing compiler per build, not one per example."""
+    """One ``jaxhlo.target`` warning per missing compiler per build, not one per
+    example, at the first example (by document name and line) that needed it."""
     from . import targets as targets_mod
 
     _init_env(env)
+    records = env.jaxhlo_records  # type: ignore[attr-defined]
     for name, docs in sorted(env.jaxhlo_missing.items()):  # type: ignore[attr-defined]
         if docs:
             target = targets_mod.get_target(name)
+            needed = sorted((r.docname, r.line) for doc in docs for r in records.get(doc, [])
+                            if r.target == name and r.status == "target missing")
+            location = needed[0] if needed else (sorted(docs)[0], None)
             logger.warning("jax-hlo: %s; %d document(s) show it as missing (%s)", target.missing_message(),
                            len(docs), ", ".join(sorted(docs)[:5]) + (" ..." if len(docs) > 5 else ""),
-                           type="jaxhlo", subtype="target")
+                           type="jaxhlo", subtype="target", location=location)
 
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:

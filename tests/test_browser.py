@@ -1,9 +1,15 @@
 """The rendered pages in a real browser (headless Chromium through Playwright).
 
-Skipped when Chromium or Playwright is missing; CI installs both.  Set
-``JAXHLO_DOCS_HTML`` to a built docs folder to check the guide pages too
-(``nox -s docs`` does).  Screenshots go to ``JAXHLO_SCREENSHOTS`` (default: a
-temporary folder) so a person can look at them.
+Skipped when Chromium or Playwright is missing; CI installs both and runs this
+module through ``nox -s site`` after ``nox -s docs`` (see ``.ci/run``), with
+``JAXHLO_DOCS_HTML`` set, so the guide pages are checked too (without it, only
+the test project's pages are).  Screenshots go to ``JAXHLO_SCREENSHOTS``
+(default: a temporary folder) so a person can look at them.  Locally::
+
+    apt-get install chromium                                   # Debian's browser
+    sphinx-build -M html docs docs/_build -W --keep-going -n   # or: nox -s docs
+    JAXHLO_DOCS_HTML=docs/_build/html JAXHLO_SCREENSHOTS=docs/_build/screenshots \\
+        python -m pytest tests/test_browser.py -v
 """
 
 from __future__ import annotations

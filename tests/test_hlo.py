@@ -5,12 +5,15 @@ hand-written snippets of the syntax that breaks naive parsers."""
 from __future__ import annotations
 
 import re
-import time
+import sys
 from pathlib import Path
 
 import pytest
 
 from sphinx_jaxhlo.hlo import HloModule, HloParseError, Shape, SourceLocation, parse_module
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from bench import hlo_module_text
 
 DATA = Path(__file__).parent / "data" / "hlo"
 MODULES = sorted(p for p in DATA.glob("*.txt") if not p.name.endswith(".error.txt"))
@@ -437,33 +440,30 @@ def test_not_text_is_a_parse_error() -> None:
         parse_module(b"HloModule m")  # type: ignore[arg-type]
 
 
-def test_parsing_a_megabyte_is_fast() -> None:
-    # 1 MB of realistic lines: many fusion computations called from the entry.
-    body = "\n".join(
-        f'  %m.{j} = f32[100000,50000]{{1,0:T(8,128)}} multiply(%p.{j}, %p.{j}), metadata={{op_name="jit(f)/vmap()/mul"'
-        f' stack_frame_id={j}}}, backend_config={{"flag_configs":[],"window_config":{{"bounds":["1","{j}"]}}}}'
-        for j in range(4)
-    )
-    comps = []
-    calls = []
-    for k in range(900):
-        params = "\n".join(f"  %p.{j} = f32[100000,50000]{{1,0}} parameter({j})" for j in range(4))
-        comps.append(
-            f"%fused.{k} (p.0: f32[100000,50000], p.1: f32[100000,50000], p.2: f32[100000,50000], "
-            f"p.3: f32[100000,50000]) -> f32[100000,50000] {{\n{params}\n{body}\n"
-            f"  ROOT %r.{k} = f32[100000,50000]{{1,0}} add(%m.0, %m.3)\n}}\n"
-        )
-        calls.append(
-            f"  %f.{k} = f32[100000,50000]{{1,0}} fusion(%a, %a, %a, /*index=3*/%a), kind=kLoop, calls=%fused.{k}"
-        )
-    text = (
-        "HloModule big\n\n" + "\n".join(comps) + "\nENTRY %e (a: f32[100000,50000]) -> f32[100000,50000] {\n"
-        "  %a = f32[100000,50000]{1,0} parameter(0)\n" + "\n".join(calls) + "\n  ROOT %t = f32[100000,50000]{1,0} "
-        "add(%f.0, %f.1)\n}\n"
-    )
-    assert len(text) > 1_000_000
-    start = time.perf_counter()
-    module = parse_module(text)
-    elapsed = time.perf_counter() - start
-    assert len(module.computations) == 901
-    assert elapsed < 1.5, f"parsing 1 MB took {elapsed:.2f} s"
+def _calls_to_parse(text: str) -> int:
+    """The number of Python and C function calls that parsing ``text`` makes: a
+    measure of the work that does not depend on the machine or its load."""
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        parse_module(text)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_parsing_is_linear_in_the_size_of_the_text() -> None:
+    # No clock: four times the text must take four times the calls, give or take
+    # the fixed cost (a parser quadratic in the text would take sixteen).
+    small, large = hlo_module_text(20), hlo_module_text(80)
+    assert len(parse_module(large).computations) == 81
+    ratio = _calls_to_parse(large) / _calls_to_parse(small)
+    size_ratio = len(large) / len(small)
+    assert 3.9 < size_ratio < 4.1
+    assert 0.9 * size_ratio < ratio < 1.1 * size_ratio, f"{ratio:.2f} times the calls for {size_ratio:.2f} times the text"

@@ -1,7 +1,11 @@
 """The built documentation site: its inventory carries the guide's stable labels,
 and another project links to them through intersphinx.
 
-Runs against ``JAXHLO_DOCS_HTML`` (set by ``nox -s site`` after ``nox -s docs``).
+Runs against ``JAXHLO_DOCS_HTML`` and is skipped without it.  CI runs it through
+``nox -s site`` after ``nox -s docs`` (see ``.ci/run``).  Locally::
+
+    sphinx-build -M html docs docs/_build -W --keep-going -n   # or: nox -s docs
+    JAXHLO_DOCS_HTML=docs/_build/html python -m pytest tests/test_site.py
 """
 
 from __future__ import annotations

@@ -1,0 +1,1827 @@
+"""Each rule of :mod:`sphinx_jaxhlo.analysis`, pinned by a small hand-written module.
+
+The rules are the ones the analysis module's docstring states; every test below
+builds the smallest module that isolates one rule (or one side of one boundary)
+and states the answer the rule gives, worked out by hand from the rule, not
+taken from the analysis's output.  Where a rule also shows in real compiles,
+tests/test_corpus.py checks it on the stored corpus against XLA's own figures.
+
+The module texts are valid HLO as far as the analysis reads it; shapes are kept
+small and element counts chosen so that each boundary is one element away.
+"""
+
+# ruff: noqa: E501  (lines of HLO text are long)
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
+from sphinx_jaxhlo.hlo import parse_module
+from sphinx_jaxhlo.report import Reduction, Report
+
+ADD = """%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+"""
+
+
+def module(text: str) -> str:
+    return "HloModule m\n\n" + ADD + "\n" + text
+
+
+def analyze(text: str) -> Analysis:
+    return analyze_module(module(text))
+
+
+def only_reduction(analysis: Analysis) -> Reduction:
+    (reduction,) = analysis.reductions
+    return reduction
+
+
+def kinds(analysis: Analysis) -> dict[str, str]:
+    """Buffer name -> "intermediate" or "argument-copy"."""
+    return {m.name: m.kind for m in [*analysis.materialized, *analysis.argument_copies]}
+
+
+# -- top-level computations --------------------------------------------------------
+
+PROGRAMS = """
+%reducer (r0: f32[], r1: f32[]) -> f32[] {
+  %r0 = f32[] parameter(0)
+  %r1 = f32[] parameter(1)
+  ROOT %rs = f32[] maximum(%r0, %r1)
+}
+
+%fused (fp: f32[8]) -> f32[8] {
+  %fp = f32[8]{0} parameter(0)
+  ROOT %fn = f32[8]{0} negate(%fp)
+}
+
+%inner_body (ib: (s32[], f32[8])) -> (s32[], f32[8]) {
+  ROOT %ib = (s32[], f32[8]{0}) parameter(0)
+}
+
+%inner_cond (ic: (s32[], f32[8])) -> pred[] {
+  %ic = (s32[], f32[8]{0}) parameter(0)
+  ROOT %icf = pred[] constant(false)
+}
+
+%callee (c: f32[8]) -> f32[8] {
+  %c = f32[8]{0} parameter(0)
+  %c0 = s32[] constant(0)
+  %ct = (s32[], f32[8]{0}) tuple(%c0, %c)
+  %cw = (s32[], f32[8]{0}) while(%ct), condition=%inner_cond, body=%inner_body
+  ROOT %cg = f32[8]{0} get-tuple-element(%cw), index=1
+}
+
+%branch_a (ba: f32[8]) -> f32[8] {
+  ROOT %ba = f32[8]{0} parameter(0)
+}
+
+%branch_b (bb: f32[8]) -> f32[8] {
+  %bb = f32[8]{0} parameter(0)
+  ROOT %bn = f32[8]{0} negate(%bb)
+}
+
+%wbody (w: (s32[], f32[8])) -> (s32[], f32[8]) {
+  ROOT %w = (s32[], f32[8]{0}) parameter(0)
+}
+
+%wcond (wc: (s32[], f32[8])) -> pred[] {
+  %wc = (s32[], f32[8]{0}) parameter(0)
+  ROOT %f = pred[] constant(false)
+}
+
+%wrapped (ap: f32[8]) -> f32[8] {
+  %ap = f32[8]{0} parameter(0)
+  ROOT %as = f32[8]{0} sine(%ap)
+}
+
+ENTRY %e (i: s32[], x: f32[8]) -> f32[] {
+  %i = s32[] parameter(0)
+  %x = f32[8]{0} parameter(1)
+  %t = (s32[], f32[8]{0}) tuple(%i, %x)
+  %loop = (s32[], f32[8]{0}) while(%t), condition=%wcond, body=%wbody
+  %lx = f32[8]{0} get-tuple-element(%loop), index=1
+  %k = f32[8]{0} call(%lx), to_apply=%callee
+  %br = f32[8]{0} conditional(%i, %k, %k), branch_computations={%branch_a, %branch_b}
+  %st = ((f32[8]{0}), f32[8]{0}, u32[]) async-start(%br), calls=%wrapped
+  %dn = f32[8]{0} async-done(%st)
+  %fu = f32[8]{0} fusion(%dn), kind=kLoop, calls=%fused
+  %z = f32[] constant(0)
+  ROOT %m = f32[] reduce(%fu, %z), dimensions={0}, to_apply=%reducer
+}
+"""
+
+
+def test_top_level_computations_are_the_programs_the_entry_runs() -> None:
+    found = top_level_computations(parse_module(module(PROGRAMS)))
+    # The entry first; loop bodies and conditions, call targets, branches, async
+    # wrapped computations; recursively (the loop inside the called computation).
+    assert found[0] == "e"
+    assert set(found) == {"e", "wcond", "wbody", "callee", "inner_cond", "inner_body", "branch_a", "branch_b",
+                          "wrapped"}
+    # Fusion bodies and reducers run inside one kernel; ``add`` is never called.
+    assert not {"fused", "reducer", "add"} & set(found)
+
+
+def test_top_level_computations_come_in_the_order_first_reached() -> None:
+    found = top_level_computations(parse_module(module(PROGRAMS)))
+    assert found == ["e", "wcond", "wbody", "callee", "inner_cond", "inner_body", "branch_a", "branch_b", "wrapped"]
+
+
+def test_async_start_runs_every_computation_it_names() -> None:
+    text = """
+%w1 (a: f32[8]) -> f32[8] {
+  ROOT %a = f32[8]{0} parameter(0)
+}
+
+%w2 (b: f32[8]) -> f32[8] {
+  ROOT %b = f32[8]{0} parameter(0)
+}
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %st = ((f32[8]{0}), f32[8]{0}, u32[]) async-start(%x), calls={%w1, %w2}
+  ROOT %dn = f32[8]{0} async-done(%st)
+}
+"""
+    assert top_level_computations(parse_module(module(text))) == ["e", "w1", "w2"]
+    one = text.replace("calls={%w1, %w2}", "calls=%w2")
+    assert top_level_computations(parse_module(module(one))) == ["e", "w2"]
+
+
+def test_each_top_level_computation_is_analyzed() -> None:
+    analysis = analyze(PROGRAMS)
+    # work in the entry and in the computations it runs, not in fusion bodies or reducers
+    assert {(f.name, f.computation) for f in analysis.fusions} == {
+        ("loop", "e"), ("k", "e"), ("br", "e"), ("st", "e"), ("dn", "e"), ("fu", "e"), ("m", "e"),
+        ("cw", "callee"), ("bn", "branch_b"), ("as", "wrapped"),
+    }  # fmt: skip
+
+
+# -- fusions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("op", "is_fusion"), [
+    ("parameter", False), ("constant", False), ("tuple", False), ("get-tuple-element", False), ("bitcast", False),
+    ("copy", True), ("reshape", True), ("transpose", True), ("broadcast", True), ("negate", True), ("slice", True),
+])  # fmt: skip
+def test_every_instruction_that_does_work_is_a_fusion(op: str, is_fusion: bool) -> None:
+    line = {
+        "parameter": "%v = f32[4]{0} parameter(1)",
+        "constant": "%v = f32[4]{0} constant({1, 2, 3, 4})",
+        "tuple": "%v = (f32[4]{0}) tuple(%x)",
+        "get-tuple-element": "%v = f32[4]{0} get-tuple-element(%tx), index=0",
+    }.get(op, f"%v = f32[4]{{0}} {op}(%x)")
+    analysis = analyze(f"""
+ENTRY %e (x: f32[4], y: f32[4]) -> f32[4] {{
+  %x = f32[4]{{0}} parameter(0)
+  %tx = (f32[4]{{0}}) tuple(%x)
+  {line}
+  ROOT %out = f32[4]{{0}} sine(%x)
+}}
+""")
+    names = [f.name for f in analysis.fusions]
+    assert ("v" in names) is is_fusion
+    assert names[-1] == "out" and "tx" not in names and "x" not in names
+
+
+def test_a_fusion_is_described_by_its_kind_and_the_ops_of_its_body() -> None:
+    analysis = analyze("""
+%body (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %n = f32[4]{0} negate(%p)
+  %v = f32[2,2]{1,0} bitcast(%n)
+  %w = f32[4]{0} bitcast(%v)
+  %n2 = f32[4]{0} negate(%w)
+  ROOT %s = f32[4]{0} sine(%n2)
+}
+
+ENTRY %e (x: f32[4]) -> (f32[4], f32[4]) {
+  %x = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%x), kind=kLoop, calls=%body
+  %c = f32[4]{0} cosine(%x)
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%f, %c)
+}
+""")
+    f, c = analysis.fusions
+    # kLoop -> "Loop"; ops in program order, each once, views left out
+    assert (f.name, f.kind, f.ops, f.shape, f.bytes, f.computation) == ("f", "Loop", ["negate", "sine"], "f32[4]", 16, "e")
+    # an instruction that is not a fusion is its own kind and only op
+    assert (c.name, c.kind, c.ops) == ("c", "cosine", ["cosine"])
+
+
+# -- materialized buffers ------------------------------------------------------------
+
+
+def test_a_value_read_by_another_instruction_is_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  ROOT %b = f32[10]{0} cosine(%a)
+}
+""")
+    assert [(m.name, m.producer, m.consumers, m.shape, m.bytes, m.kind) for m in analysis.materialized] == [
+        ("a", "a", ["b"], "f32[10]", 40, "intermediate")]
+    assert analysis.argument_copies == []
+
+
+def test_the_result_alone_is_not_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> (f32[10], f32[10]) {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %b = f32[10]{0} cosine(%x)
+  ROOT %t = (f32[10]{0}, f32[10]{0}) tuple(%a, %b)
+}
+""")
+    assert analysis.materialized == []
+
+
+def test_parameters_and_constants_are_not_materialized() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %c = f32[10]{0} constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  ROOT %b = f32[10]{0} add(%x, %c)
+}
+""")
+    assert analysis.materialized == [] and analysis.argument_copies == []
+
+
+def test_readers_are_found_through_views() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %v = f32[2,5]{1,0} bitcast(%a)
+  %t = (f32[2,5]{1,0}, f32[10]{0}) tuple(%v, %x)
+  %g = f32[2,5]{1,0} get-tuple-element(%t), index=0
+  %h = f32[10]{0} get-tuple-element(%t), index=1
+  %r = f32[2,5]{1,0} negate(%g)
+  %s = f32[10]{0} negate(%h)
+  ROOT %o = (f32[2,5]{1,0}, f32[10]{0}) tuple(%r, %s)
+}
+""")
+    # %a is read by %r through a bitcast, a tuple and a get-tuple-element;
+    # %s reads the other element of the tuple, not %a
+    assert [(m.name, m.consumers) for m in analysis.materialized] == [("a", ["r"])]
+
+
+def test_consumers_are_listed_once_in_program_order() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %z = f32[10]{0} cosine(%a)
+  %v = f32[10]{0} bitcast(%a)
+  %y = f32[10]{0} add(%a, %v)
+  ROOT %o = f32[10]{0} add(%z, %y)
+}
+""")
+    assert {m.name: m.consumers for m in analysis.materialized}["a"] == ["z", "y"]
+
+
+def test_the_context_of_an_async_start_is_not_a_buffer_its_done_is() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %s = (f32[10]{0}, f32[10]{0}) all-reduce-start(%a), to_apply=%add
+  %d = f32[10]{0} all-reduce-done(%s)
+  ROOT %o = f32[10]{0} negate(%d)
+}
+""")
+    assert [(m.name, m.consumers, m.kind) for m in analysis.materialized] == [
+        ("a", ["s"], "intermediate"), ("d", ["o"], "intermediate")]
+
+
+def test_each_element_of_a_tuple_is_its_own_buffer_named_by_its_reader() -> None:
+    analysis = analyze("""
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> (f32[10], f32[20]) {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[10]{0} get-tuple-element(%m), index=0
+  %g1 = f32[20]{0} get-tuple-element(%m), index=1
+  %s0 = f32[10]{0} sine(%g0)
+  %s1 = f32[20]{0} sine(%g1)
+  ROOT %o = (f32[10]{0}, f32[20]{0}) tuple(%s0, %s1)
+}
+""")
+    # largest first
+    assert [(m.name, m.shape, m.bytes, m.producer, m.consumers) for m in analysis.materialized] == [
+        ("g1", "f32[20]", 80, "m", ["s1"]), ("g0", "f32[10]", 40, "m", ["s0"])]
+
+
+def test_buffers_are_sorted_by_size_then_name() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %b = f32[10]{0} sine(%x)
+  %a = f32[10]{0} cosine(%x)
+  %c = f32[20]{0} concatenate(%a, %b), dimensions={0}
+  %d = f32[20]{0} negate(%c)
+  ROOT %o = f32[20]{0} add(%c, %d)
+}
+""")
+    assert [m.name for m in analysis.materialized] == ["c", "d", "a", "b"]
+
+
+# -- argument data -------------------------------------------------------------------
+
+MOVES = """
+ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %i = s32[] parameter(1)
+  %j = s32[] add(%i, %i)
+  {line}
+  ROOT %o = f32[100]{{0}} sine(%v)
+}}
+"""
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # moves of an argument: argument data
+    ("%v = f32[100]{0} copy(%x)", "argument-copy"),
+    ("%v = f32[100]{0} reshape(%x)", "argument-copy"),
+    ("%v = f32[100]{0} transpose(%x), dimensions={0}", "argument-copy"),
+    ("%v = f32[100]{0} slice(%x), slice={[0:100]}", "argument-copy"),
+    ("%v = s32[100]{0} bitcast-convert(%x)", "argument-copy"),  # the same bits under another type
+    # a dynamic-slice's scalar offset is an index, not data, computed or not
+    ("%v = f32[100]{0} dynamic-slice(%x, %j), dynamic_slice_sizes={100}", "argument-copy"),
+    ("%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %v = f32[100]{0} concatenate(%w, %w), dimensions={0}", "argument-copy"),
+    # on several devices: gathering or passing on pieces of argument data moves them...
+    ("%v = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}", "argument-copy"),
+    ("%v = f32[100]{0} collective-permute(%x), source_target_pairs={{0,1}}", "argument-copy"),
+    ("%v = f32[100]{0} all-to-all(%x), dimensions={0}", "argument-copy"),
+    ("%s = (f32[100]{0}, f32[100]{0}) all-gather-start(%x), dimensions={0}\n  %v = f32[100]{0} all-gather-done(%s)",
+     "argument-copy"),
+    # ... summing pieces makes new data
+    ("%v = f32[100]{0} all-reduce(%x), to_apply=%add", "intermediate"),
+    ("%v = f32[100]{0} reduce-scatter(%x), dimensions={0}, to_apply=%add", "intermediate"),
+    # a move that changes the element type rounds the values: new data
+    ("%v = bf16[100]{0} reshape(%x)", "intermediate"),
+    ("%v = f16[100]{0} copy(%x)", "intermediate"),
+    # however small: only scalars (indices) are left out of the comparison
+    ("%x2 = f32[2]{0} slice(%x), slice={[0:2]}\n  %v = bf16[2]{0} reshape(%x2)", "intermediate"),
+    ("%s1 = f32[1]{0} slice(%x), slice={[0:1]}\n  %v = bf16[101]{0} concatenate(%s1, %x), dimensions={0}",
+     "intermediate"),
+    # a computed piece of two elements is data: the join is new data
+    ("%c2 = f32[2]{0} broadcast(%j), dimensions={}\n  %v = f32[102]{0} concatenate(%x, %c2), dimensions={0}",
+     "intermediate"),
+    # computing is not moving
+    ("%v = f32[100]{0} negate(%x)", "intermediate"),
+    ("%v = f32[100]{0} convert(%x)", "intermediate"),
+    ("%v = f32[100]{0} broadcast(%i), dimensions={}", "intermediate"),
+])  # fmt: skip
+def test_a_move_of_an_argument_holds_argument_data(line: str, kind: str) -> None:
+    analysis = analyze(MOVES.format(line=line))
+    assert kinds(analysis)["v"] == kind
+
+
+def test_a_copy_of_computed_data_is_an_intermediate() -> None:
+    analysis = analyze(MOVES.format(line="%n = f32[100]{0} negate(%x)\n  %v = f32[100]{0} copy(%n)"))
+    assert kinds(analysis) == {"n": "intermediate", "v": "intermediate"}
+
+
+def test_a_chain_of_moves_of_an_argument_holds_argument_data() -> None:
+    analysis = analyze(MOVES.format(
+        line="%t = f32[100]{0} transpose(%x), dimensions={0}\n  %w = f32[10,10]{1,0} reshape(%t)\n  %v = f32[100]{0} copy(%w)"))
+    assert kinds(analysis) == {"t": "argument-copy", "w": "argument-copy", "v": "argument-copy"}
+    assert analysis.materialized == []
+    assert [m.name for m in analysis.argument_copies] == ["t", "v", "w"]  # same size: by name
+
+
+def test_a_move_of_two_pieces_holds_argument_data_only_if_both_do() -> None:
+    both = analyze(MOVES.format(
+        line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} slice(%x), slice={[50:100]}\n"
+             "  %v = f32[100]{0} concatenate(%w, %u), dimensions={0}"))
+    assert kinds(both)["v"] == "argument-copy"
+    one = analyze(MOVES.format(
+        line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} exponential(%w)\n"
+             "  %v = f32[100]{0} concatenate(%w, %u), dimensions={0}"))
+    assert kinds(one)["v"] == "intermediate"
+
+
+def test_a_prefetch_copy_start_done_holds_argument_data() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %cs = (f32[100]{0:S(1)}, f32[100]{0}, u32[]) copy-start(%x), cross_program_prefetch_index=0
+  %cd = f32[100]{0:S(1)} copy-done(%cs)
+  ROOT %o = f32[100]{0} sine(%cd)
+}
+""")
+    assert kinds(analysis) == {"cd": "argument-copy"}
+
+
+SLICES = """
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %ss0 = ((f32[100]{{0}}), f32[50]{{0}}, u32[]) slice-start(%x), slice={{[0:50]}}
+  %sd0 = f32[50]{{0}} slice-done(%ss0)
+  %ss1 = ((f32[100]{{0}}), f32[50]{{0}}, u32[]) slice-start(%x), slice={{[50:100]}}
+  %sd1 = f32[50]{{0}} slice-done(%ss1)
+  %cb = f32[100]{{0}} custom-call(%sd0, %sd1), custom_call_target="{target}"
+  ROOT %o = f32[100]{{0}} sine(%cb)
+}}
+"""
+
+
+def test_slice_pieces_joined_by_concat_bitcast_hold_argument_data() -> None:
+    analysis = analyze(SLICES.format(target="ConcatBitcast"))
+    assert kinds(analysis) == {"sd0": "argument-copy", "sd1": "argument-copy", "cb": "argument-copy"}
+
+
+def test_another_custom_call_makes_new_data() -> None:
+    analysis = analyze(SLICES.format(target="MyKernel"))
+    assert kinds(analysis) == {"sd0": "argument-copy", "sd1": "argument-copy", "cb": "intermediate"}
+
+
+def test_concat_bitcast_that_changes_the_type_makes_new_data() -> None:
+    analysis = analyze(SLICES.format(target="ConcatBitcast").replace(
+        "%cb = f32[100]{0}", "%cb = bf16[100]{0}").replace("%o = f32[100]{0} sine", "%o = bf16[100]{0} sine"))
+    assert kinds(analysis)["cb"] == "intermediate"
+
+
+MOVE_FUSION = """
+%moves (p: f32[100]) -> f32[100] {{
+  %p = f32[100]{{0}} parameter(0)
+  %t = f32[10,10]{{1,0}} reshape(%p)
+  %u = f32[10,10]{{1,0}} transpose(%t), dimensions={{1,0}}
+  {extra}
+  ROOT %r = f32[100]{{0}} reshape(%{last})
+}}
+
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  %v = f32[100]{{0}} fusion(%x), kind=kLoop, calls=%moves
+  ROOT %o = f32[100]{{0}} sine(%v)
+}}
+"""
+
+
+@pytest.mark.parametrize(("extra", "last", "kind"), [
+    ("", "u", "argument-copy"),
+    # a scalar constant (a padding value) does not make data
+    ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} pad(%u, %z), padding=0_0x0_0", "w", "intermediate"),
+    ("%z = f32[] constant(0)\n  %w = f32[10,10]{1,0} copy(%u)", "w", "argument-copy"),
+    ("%w = f32[100]{0} bitcast(%u)", "w", "argument-copy"),
+    # one op that computes, or a constant array, and the fusion makes new data
+    ("%w = f32[10,10]{1,0} negate(%u)", "w", "intermediate"),
+    ("%k = f32[10,10]{1,0} constant({...})\n  %w = f32[10,10]{1,0} concatenate(%u, %k), dimensions={0}", "w",
+     "intermediate"),
+    ("%k = f32[2]{0} constant({1, 2})\n  %f = f32[100]{0} reshape(%u)\n  %w = f32[102]{0} concatenate(%f, %k), dimensions={0}",
+     "w", "intermediate"),
+    # a move that converts inside the fusion
+    ("%w = bf16[10,10]{1,0} reshape(%u)", "w", "intermediate"),
+])  # fmt: skip
+def test_a_fusion_of_nothing_but_moves_holds_argument_data(extra: str, last: str, kind: str) -> None:
+    analysis = analyze(MOVE_FUSION.format(extra=extra, last=last))
+    assert kinds(analysis)["v"] == kind
+
+
+def test_a_fusion_of_moves_of_computed_data_is_an_intermediate() -> None:
+    text = MOVE_FUSION.format(extra="", last="u").replace(
+        "%v = f32[100]{0} fusion(%x)", "%n = f32[100]{0} negate(%x)\n  %v = f32[100]{0} fusion(%n)")
+    assert kinds(analyze(text))["v"] == "intermediate"
+
+
+LOOP = """
+%body (s: (s32[], f32[100], f32[100])) -> (s32[], f32[100], f32[100]) {{
+  %s = (s32[], f32[100]{{0}}, f32[100]{{0}}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = f32[100]{{0}} get-tuple-element(%s), index=1
+  %acc = f32[100]{{0}} get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %i1 = s32[] add(%i, %one)
+  %cx = f32[100]{{0}} copy(%xs)
+  %ca = f32[100]{{0}} copy(%acc)
+  %new = f32[100]{{0}} add(%cx, %ca)
+  {passed}
+  ROOT %out = (s32[], f32[100]{{0}}, f32[100]{{0}}) tuple(%i1, %{xs_out}, %new)
+}}
+
+%cond (c: (s32[], f32[100], f32[100])) -> pred[] {{
+  %c = (s32[], f32[100]{{0}}, f32[100]{{0}}) parameter(0)
+  %ci = s32[] get-tuple-element(%c), index=0
+  %n = s32[] constant(10)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}}
+
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %x = f32[100]{{0}} parameter(0)
+  {feed}
+  %zero = s32[] constant(0)
+  %acc0 = f32[100]{{0}} negate(%x)
+  %st = (s32[], f32[100]{{0}}, f32[100]{{0}}) tuple(%zero, %{fed}, %acc0)
+  %w = (s32[], f32[100]{{0}}, f32[100]{{0}}) while(%st), condition=%cond, body=%body
+  ROOT %res = f32[100]{{0}} get-tuple-element(%w), index=2
+}}
+"""
+
+
+def loop(passed: str = "", xs_out: str = "xs", feed: str = "", fed: str = "x") -> Analysis:
+    return analyze(LOOP.format(passed=passed, xs_out=xs_out, feed=feed, fed=fed))
+
+
+def body_kinds(analysis: Analysis) -> dict[str, str]:
+    return {m.name: m.kind for m in [*analysis.materialized, *analysis.argument_copies] if m.computation == "body"}
+
+
+def test_loop_state_passed_through_unchanged_holds_argument_data() -> None:
+    # xs: given the argument, handed on unchanged (a scan's xs); acc: updated
+    assert body_kinds(loop()) == {"cx": "argument-copy", "ca": "intermediate"}
+
+
+def test_loop_state_passed_through_a_bitcast_is_still_unchanged() -> None:
+    analysis = loop(passed="%xv = f32[10,10]{1,0} bitcast(%xs)\n  %xb = f32[100]{0} bitcast(%xv)", xs_out="xb")
+    assert body_kinds(analysis)["cx"] == "argument-copy"
+
+
+def test_loop_state_that_the_body_changes_is_not_argument_data() -> None:
+    analysis = loop(passed="%xn = f32[100]{0} negate(%xs)", xs_out="xn")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+
+
+def test_loop_state_that_the_body_swaps_is_not_argument_data() -> None:
+    # element 1 comes back as element 2 read from the state: not the same element
+    assert body_kinds(loop(xs_out="acc"))["cx"] == "intermediate"
+
+
+def test_loop_state_the_program_computed_is_not_argument_data() -> None:
+    analysis = loop(feed="%fx = f32[100]{0} exponential(%x)", fed="fx")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+    # the computed value that feeds the loop is listed where the loop reads it
+    assert {(m.name, m.computation, m.kind) for m in analysis.materialized} >= {("fx", "e", "intermediate")}
+
+
+def test_loop_state_given_a_copy_of_an_argument_holds_argument_data() -> None:
+    analysis = loop(feed="%fx = f32[100]{0} copy(%x)", fed="fx")
+    assert body_kinds(analysis)["cx"] == "argument-copy"
+    assert {m.name: m.kind for m in analysis.argument_copies}["fx"] == "argument-copy"
+
+
+BRANCHES = """
+%b0 (p: f32[100]) -> f32[100] {
+  %p = f32[100]{0} parameter(0)
+  %c0 = f32[100]{0} copy(%p)
+  ROOT %s0 = f32[100]{0} sine(%c0)
+}
+
+%b1 (q: f32[100]) -> f32[100] {
+  %q = f32[100]{0} parameter(0)
+  %c1 = f32[100]{0} copy(%q)
+  ROOT %s1 = f32[100]{0} sine(%c1)
+}
+
+%called (r0: f32[100], r1: f32[100]) -> f32[100] {
+  %r0 = f32[100]{0} parameter(0)
+  %r1 = f32[100]{0} parameter(1)
+  %k0 = f32[100]{0} copy(%r0)
+  %k1 = f32[100]{0} copy(%r1)
+  ROOT %ks = f32[100]{0} add(%k0, %k1)
+}
+
+ENTRY %e (i: s32[], x: f32[100]) -> (f32[100], f32[100]) {
+  %i = s32[] parameter(0)
+  %x = f32[100]{0} parameter(1)
+  %n = f32[100]{0} negate(%x)
+  %br = f32[100]{0} conditional(%i, %x, %n), branch_computations={%b0, %b1}
+  %cl = f32[100]{0} call(%n, %x), to_apply=%called
+  ROOT %t = (f32[100]{0}, f32[100]{0}) tuple(%br, %cl)
+}
+"""
+
+
+def test_a_branch_parameter_holds_what_its_branch_was_given() -> None:
+    found = kinds(analyze(BRANCHES))
+    # branch 0 gets the argument (operand 1), branch 1 the negated one (operand 2)
+    assert (found["c0"], found["c1"]) == ("argument-copy", "intermediate")
+
+
+def test_a_called_computation_parameter_holds_what_the_call_passed() -> None:
+    found = kinds(analyze(BRANCHES))
+    assert (found["k0"], found["k1"]) == ("intermediate", "argument-copy")
+
+
+# -- reductions: fused or not ----------------------------------------------------------
+
+COUNT = """
+%sum (p: f32[{n}]) -> f32[] {{
+  %p = f32[{n}]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %fit = f32[100]{{0}} {fit}
+  %e = f32[100]{{0}} exponential(%fit)
+  ROOT %r = f32[] reduce(%e, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[{n}]) -> f32[] {{
+  %x = f32[{n}]{{0}} parameter(0)
+  %buf = f32[{n}]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%buf), kind=kInput, calls=%sum
+}}
+"""
+
+
+@pytest.mark.parametrize(("n", "fit", "fused"), [
+    # a buffer with as many elements as the reduced operand: the data went to memory
+    (100, "copy(%p)", False),
+    # one more (sliced down to the reduced operand): also
+    (101, "slice(%p), slice={[0:100]}", False),
+    # one fewer (padded up to it): the reduced data was computed in the kernel
+    (99, "pad(%p, %z), padding=0_1", True),
+])  # fmt: skip
+def test_fused_unless_a_buffer_as_large_as_the_reduced_operand_flows_in(n: int, fit: str, fused: bool) -> None:
+    reduction = only_reduction(analyze(COUNT.format(n=n, fit=fit)))
+    assert reduction.fused is fused
+    assert reduction.input_materialized == (None if fused else "buf")
+    assert (reduction.input_shape, reduction.input_bytes) == ("f32[100]", 400)
+    # the ops between the buffer and the reduce, in program order
+    assert reduction.fused_with == [fit.split("(")[0], "exponential"]
+
+
+def test_elements_count_not_shapes() -> None:
+    text = COUNT.format(n=100, fit="copy(%p)").replace("%buf = f32[100]{0} sine(%x)",
+                                                      "%s = f32[100]{0} sine(%x)\n  %buf = f32[4,25]{1,0} reshape(%s)")
+    text = text.replace("%sum (p: f32[100])", "%sum (p: f32[4,25])").replace("%p = f32[100]{0}", "%p = f32[4,25]{1,0}")
+    text = text.replace("copy(%p)", "reshape(%p)")
+    assert only_reduction(analyze(text)).input_materialized == "buf"
+
+
+def test_the_largest_buffer_that_flows_in_is_named() -> None:
+    analysis = analyze("""
+%sum (p: f32[150], q: f32[120]) -> f32[] {
+  %p = f32[150]{0} parameter(0)
+  %q = f32[120]{0} parameter(1)
+  %ps = f32[100]{0} slice(%p), slice={[0:100]}
+  %qs = f32[100]{0} slice(%q), slice={[0:100]}
+  %m = f32[100]{0} multiply(%qs, %ps)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[150], y: f32[120]) -> f32[] {
+  %x = f32[150]{0} parameter(0)
+  %y = f32[120]{0} parameter(1)
+  %a = f32[150]{0} sine(%x)
+  %b = f32[120]{0} sine(%y)
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(analysis).input_materialized == "a"
+    swapped = analyze("""
+%sum (p: f32[120], q: f32[150]) -> f32[] {
+  %p = f32[120]{0} parameter(0)
+  %q = f32[150]{0} parameter(1)
+  %ps = f32[100]{0} slice(%p), slice={[0:100]}
+  %qs = f32[100]{0} slice(%q), slice={[0:100]}
+  %m = f32[100]{0} multiply(%qs, %ps)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[120], y: f32[150]) -> f32[] {
+  %x = f32[120]{0} parameter(0)
+  %y = f32[150]{0} parameter(1)
+  %a = f32[120]{0} sine(%x)
+  %b = f32[150]{0} sine(%y)
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(swapped).input_materialized == "b"
+
+
+NEW_DATA = """
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} {op}(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %big = f32[100]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%big), kind=kInput, calls=%sum
+}}
+"""
+
+# The ops the rule counts as making new data out of many input elements (or none),
+# written out by hand: a buffer that reaches the reduce only through one of them
+# is not the reduced data.
+MAKES_NEW_DATA = [
+    "dot", "convolution", "ragged-dot", "reduce", "reduce-window", "select-and-scatter", "scatter", "sort", "fft",
+    "custom-call", "triangular-solve", "cholesky", "rng", "rng-bit-generator", "rng-get-and-update-state", "iota",
+    "while", "conditional", "call", "map", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+    "collective-permute", "ragged-all-to-all", "topk", "cumsum", "reduce-precision",
+]  # fmt: skip
+#: Elementwise and data-movement ops pass the data on.
+PASSES_DATA_ON = ["negate", "exponential", "convert", "copy", "reshape", "transpose", "bitcast", "broadcast", "slice",
+                  "reverse", "pad", "dynamic-slice", "concatenate", "select", "clamp", "gather", "abs"]
+
+
+@pytest.mark.parametrize("op", MAKES_NEW_DATA)
+def test_data_that_reaches_the_reduce_through_a_new_data_op_is_not_the_reduced_data(op: str) -> None:
+    reductions = {r.name: r for r in analyze(NEW_DATA.format(op=op)).reductions}
+    assert reductions["r"].input_materialized is None
+
+
+@pytest.mark.parametrize("op", PASSES_DATA_ON)
+def test_data_that_reaches_the_reduce_through_elementwise_and_moves_is_the_reduced_data(op: str) -> None:
+    reduction = only_reduction(analyze(NEW_DATA.format(op=op)))
+    assert reduction.input_materialized == "big"
+
+
+def test_a_buffer_that_only_feeds_a_dot_is_not_the_reduced_data() -> None:
+    # the seed's shape: a buffer as large as the reduced data goes into a dot, and
+    # the dot's product is reduced in the same kernel: the product never went to memory
+    analysis = analyze("""
+%k (p: f32[100,100], w: f32[100,100]) -> f32[100] {
+  %p = f32[100,100]{1,0} parameter(0)
+  %w = f32[100,100]{1,0} parameter(1)
+  %d = f32[100,100]{1,0} dot(%p, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %c = f32[100,100]{1,0} cosine(%d)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{0} reduce(%c, %z), dimensions={1}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100,100], y: f32[100,100]) -> f32[100] {
+  %x = f32[100,100]{1,0} parameter(0)
+  %y = f32[100,100]{1,0} parameter(1)
+  %bx = f32[100,100]{1,0} sine(%x)
+  %by = f32[100,100]{1,0} sine(%y)
+  ROOT %f = f32[100]{0} fusion(%bx, %by), kind=kOutput, calls=%k
+}
+""")
+    reduction = only_reduction(analysis)
+    assert reduction.fused and reduction.fused_with == ["dot", "cosine"]
+    assert {m.name for m in analysis.materialized} == {"bx", "by"}  # in memory, but not the reduced data
+
+
+def test_a_top_level_reduce_reads_its_operand_from_memory() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%s, %z), dimensions={0}, to_apply=%add
+}
+""")
+    reduction = only_reduction(analysis)
+    assert (reduction.fusion, reduction.input_materialized, reduction.fused_with) == ("r", "s", [])
+
+
+def test_a_top_level_reduce_of_an_argument_is_fused() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%x, %z), dimensions={0}, to_apply=%add
+}
+""")
+    assert only_reduction(analysis).fused
+
+
+@pytest.mark.parametrize(("producer", "fused"), [
+    ("copy(%x)", True),  # a copy of an argument was in memory before the program ran
+    ("transpose(%x), dimensions={0}", True),
+    ("sine(%x)", False),
+])  # fmt: skip
+def test_a_buffer_that_holds_argument_data_is_not_the_reduced_data(producer: str, fused: bool) -> None:
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} negate(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %v = f32[100]{{0}} {producer}
+  ROOT %f = f32[] fusion(%v), kind=kInput, calls=%sum
+}}
+""")
+    assert only_reduction(analysis).fused is fused
+
+
+LOOP_REDUCE = """
+%red (q: f32[100]) -> f32[] {{
+  %q = f32[100]{{0}} parameter(0)
+  %c = f32[100]{{0}} cosine(%q)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%c, %z), dimensions={{0}}, to_apply=%add
+}}
+
+%body (s: (s32[], f32[100], f32[])) -> (s32[], f32[100], f32[]) {{
+  %s = (s32[], f32[100]{{0}}, f32[]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %xs = f32[100]{{0}} get-tuple-element(%s), index=1
+  %a = f32[] get-tuple-element(%s), index=2
+  {read}
+  %sum = f32[] fusion(%v), kind=kInput, calls=%red
+  %a1 = f32[] add(%a, %sum)
+  %xn = f32[100]{{0}} negate(%xs)
+  ROOT %out = (s32[], f32[100]{{0}}, f32[]) tuple(%i, %xn, %a1)
+}}
+
+%cond (c: (s32[], f32[100], f32[])) -> pred[] {{
+  %c = (s32[], f32[100]{{0}}, f32[]) parameter(0)
+  ROOT %f = pred[] constant(false)
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %x2 = f32[100]{{0}} exponential(%x)
+  %zero = s32[] constant(0)
+  %a0 = f32[] constant(0)
+  %st = (s32[], f32[100]{{0}}, f32[]) tuple(%zero, %x2, %a0)
+  %w = (s32[], f32[100]{{0}}, f32[]) while(%st), condition=%cond, body=%body
+  ROOT %res = f32[] get-tuple-element(%w), index=2
+}}
+"""
+
+
+@pytest.mark.parametrize(("read", "fused"), [
+    # the loop state (even one the body changes, even computed by the program) was in memory before the kernel
+    ("%v = f32[100]{0} bitcast(%xs)", True),
+    ("%v = f32[100]{0} copy(%xs)", True),
+    # a value the body computes from it is not
+    ("%v = f32[100]{0} sine(%xs)", False),
+])  # fmt: skip
+def test_inside_a_loop_body_the_loop_state_is_not_the_reduced_data(read: str, fused: bool) -> None:
+    analysis = analyze(LOOP_REDUCE.format(read=read))
+    reduction = only_reduction(analysis)
+    assert reduction.computation == "body"
+    assert reduction.fused is fused
+    # the buffer that fed the loop is listed where the loop reads it
+    assert ("x2", "e") in {(m.name, m.computation) for m in analysis.materialized}
+
+
+def test_a_variadic_reduce_reduces_its_first_half_of_operands() -> None:
+    # argmax: (values, indices) reduced together, then two initial values
+    analysis = analyze("""
+%amax (a0: f32[], a1: s32[], b0: f32[], b1: s32[]) -> (f32[], s32[]) {
+  %a0 = f32[] parameter(0)
+  %a1 = s32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = s32[] parameter(3)
+  ROOT %t = (f32[], s32[]) tuple(%a0, %a1)
+}
+
+ENTRY %e (x: f32[100]) -> (f32[], s32[]) {
+  %x = f32[100]{0} parameter(0)
+  %v = f32[100]{0} sine(%x)
+  %io = s32[100]{0} iota(), iota_dimension=0
+  %m = f32[] constant(-inf)
+  %z = s32[] constant(0)
+  ROOT %r = (f32[], s32[]) reduce(%v, %io, %m, %z), dimensions={0}, to_apply=%amax, metadata={op_name="jit(f)/argmax"}
+}
+""")
+    reduction = only_reduction(analysis)
+    assert (reduction.input_shape, reduction.input_bytes, reduction.input_materialized) == ("f32[100]", 400, "v")
+    assert (reduction.op, reduction.origin) == ("argmax", "user")
+
+
+def test_reductions_in_nested_fusions_are_found() -> None:
+    analysis = analyze("""
+%inner (ip: f32[100]) -> f32[] {
+  %ip = f32[100]{0} parameter(0)
+  %n = f32[100]{0} negate(%ip)
+  %z = f32[] constant(0)
+  ROOT %ir = f32[] reduce(%n, %z), dimensions={0}, to_apply=%add
+}
+
+%outer (op: f32[100]) -> f32[] {
+  %op = f32[100]{0} parameter(0)
+  %t = f32[100]{0} tanh(%op)
+  ROOT %nf = f32[] fusion(%t), kind=kInput, calls=%inner
+}
+
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  ROOT %f = f32[] fusion(%s), kind=kOutput, calls=%outer
+}
+""")
+    reduction = only_reduction(analysis)
+    # found inside the nested body, attributed to the top-level fusion, the buffer
+    # traced back through both levels of parameters
+    assert (reduction.name, reduction.fusion, reduction.computation) == ("ir", "f", "e")
+    assert reduction.input_materialized == "s"
+    assert reduction.fused_with == ["tanh", "negate"]
+
+
+# -- degenerate reductions -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "listed"), [("f32[100,1]", False), ("f32[100,2]", True)])
+def test_a_reduce_over_dimensions_of_size_1_is_not_a_reduction(shape: str, listed: bool) -> None:
+    analysis = analyze(f"""
+ENTRY %e (x: {shape}) -> f32[100] {{
+  %x = {shape}{{1,0}} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{{0}} reduce(%x, %z), dimensions={{1}}, to_apply=%add
+}}
+""")
+    assert bool(analysis.reductions) is listed
+    assert [f.name for f in analysis.fusions] == ["r"]  # still work, still a kernel
+
+
+@pytest.mark.parametrize(("window", "listed"), [
+    ("window={size=1x1}", False),
+    ("window={size=1}", False),
+    ("window={size=1x1 stride=1x1}", False),
+    # one dimension of size 2 is enough for a window to sum something (all, not any)
+    ("window={size=1x2}", True),
+    ("window={size=2x1}", True),
+    ("window={size=2x2 stride=2x2}", True),
+])  # fmt: skip
+def test_a_reduce_window_of_size_1_is_not_a_reduction(window: str, listed: bool) -> None:
+    analysis = analyze(f"""
+ENTRY %e (x: f32[10,10]) -> f32[10,5] {{
+  %x = f32[10,10]{{1,0}} parameter(0)
+  %s = f32[10,10]{{1,0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[10,5]{{1,0}} reduce-window(%s, %z), {window}, to_apply=%add
+}}
+""")
+    assert bool(analysis.reductions) is listed
+
+
+# -- second stages --------------------------------------------------------------------
+
+STAGES = """
+%stage1 (p: f32[100,40]) -> f32[100,4] {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  {stage1_root}
+}}
+
+%stage2 (q: f32[100,4]) -> f32[100] {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  {between}
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = f32[100]{{0}} reduce(%q2, %z.1), dimensions={{1}}, to_apply=%add, metadata={{op_name="jit(f)/reduce_sum"}}
+}}
+
+ENTRY %e (x: f32[100,40]) -> f32[100] {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %s1 = f32[100,4]{{1,0}} fusion(%x), kind=kInput, calls=%stage1
+  ROOT %s2 = f32[100]{{0}} fusion(%s1), kind=kInput, calls=%stage2
+}}
+"""
+REDUCE_ROOT = "ROOT %r1 = f32[100,4]{1,0} reduce(%v, %z), dimensions={2}, to_apply=%add, metadata={op_name=\"jit(f)/reduce_sum\"}"
+
+
+@pytest.mark.parametrize("between", [
+    "%q2 = f32[100,4]{1,0} bitcast(%q)",
+    "%q2 = f32[100,4]{1,0} reshape(%q)",
+    "%q2 = f32[100,4]{1,0} copy(%q)",
+    "%q2 = f32[100,4]{0,1} transpose(%q), dimensions={0,1}",
+])
+def test_a_reduce_of_partial_results_read_as_is_is_a_second_stage(between: str) -> None:
+    analysis = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between=between))
+    first, second = analysis.reductions
+    assert (first.name, first.origin, first.fused) == ("r1", "user", True)
+    assert (second.name, second.origin, second.partial_of) == ("r2", "second-stage", "s1")
+    # its data is partial sums, not the program's data: it is no verdict's business
+    assert second.input_materialized is None
+    assert Report("f", "t", reductions=analysis.reductions).verdict_reductions == [first]
+
+
+def test_partial_results_that_are_computed_on_are_the_reduced_data() -> None:
+    analysis = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between="%q2 = f32[100,4]{1,0} negate(%q)"))
+    second = analysis.reductions[1]
+    assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "s1")
+
+
+def test_a_buffer_a_reduction_did_not_write_last_is_no_partial_result() -> None:
+    root = ("%r1 = f32[100,4]{1,0} reduce(%v, %z), dimensions={2}, to_apply=%add\n"
+            "  ROOT %n1 = f32[100,4]{1,0} negate(%r1)")
+    second = analyze(STAGES.format(stage1_root=root, between="%q2 = f32[100,4]{1,0} bitcast(%q)")).reductions[1]
+    assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "s1")
+
+
+def test_a_reduce_window_writes_partial_results_too() -> None:
+    root = "ROOT %r1 = f32[100,4]{1,0} reduce-window(%c, %z), window={size=1x10 stride=1x10}, to_apply=%add"
+    second = analyze(STAGES.format(stage1_root=root, between="%q2 = f32[100,4]{1,0} bitcast(%q)")).reductions[1]
+    assert (second.origin, second.partial_of) == ("second-stage", "s1")
+
+
+def test_a_top_level_reduce_of_a_reduction_is_a_second_stage() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[100,40]) -> f32[100] {
+  %x = f32[100,40]{1,0} parameter(0)
+  %c = f32[100,40]{1,0} cosine(%x)
+  %z = f32[] constant(0)
+  %r1 = f32[100,4]{1,0} reduce-window(%c, %z), window={size=1x10 stride=1x10}, to_apply=%add
+  ROOT %r2 = f32[100]{0} reduce(%r1, %z), dimensions={1}, to_apply=%add
+}
+""")
+    first, second = analysis.reductions
+    assert (first.input_materialized, first.origin) == ("c", "user")
+    assert (second.origin, second.partial_of) == ("second-stage", "r1")
+
+
+# -- who wrote a reduction ----------------------------------------------------------
+
+
+ORIGIN = """
+ENTRY %e (x: f32[100]) -> {out} {{
+  %x = f32[100]{{0}} parameter(0)
+  %s = f32[100]{{0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = {out} {op}(%s, %z), {dims}, to_apply=%add{meta}
+}}
+"""
+
+
+def origin(op_name: str | None, *, window: int | None = None) -> str:
+    meta = "" if op_name is None else f', metadata={{op_name="{op_name}"}}'
+    if window is None:
+        text = ORIGIN.format(out="f32[]", op="reduce", dims="dimensions={0}", meta=meta)
+    else:
+        out = f"f32[{100 - window + 1}]"
+        text = ORIGIN.format(out=out, op="reduce-window", dims=f"window={{size={window}}}", meta=meta)
+    return only_reduction(analyze(text)).origin
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    # a reduction primitive, or no metadata: the program's own
+    (None, "user"), ("jit(f)/reduce_sum", "user"), ("jit(f)/reduce_max", "user"), ("jit(f)/reduce_min", "user"),
+    ("jit(f)/reduce_prod", "user"), ("jit(f)/reduce_and", "user"), ("jit(f)/argmax", "user"),
+    ("jit(f)/argmin", "user"), ("jit(f)/reduce", "user"), ("jit(f)/jvp(reduce_sum)/reduce_sum", "user"),
+    # part of a dot or a convolution (split-K, small dots as multiply and reduce)
+    ("jit(f)/dot_general", "dot"), ("jit(f)/conv_general_dilated", "dot"), ("jit(f)/ragged_dot", "dot"),
+    ("jit(f)/ragged_dot_general", "dot"),
+    # prefix scans
+    ("jit(f)/cumsum", "scan"), ("jit(f)/cumprod", "scan"), ("jit(f)/cummax", "scan"), ("jit(f)/cummin", "scan"),
+    ("jit(f)/cumlogsumexp", "scan"),
+    # anything else: the compiler's
+    ("jit(f)/sort", "compiler"), ("jit(f)/top_k", "compiler"), ("jit(f)/mul", "compiler"),
+    ("jit(f)/xreduce_sum", "compiler"),
+])  # fmt: skip
+def test_who_wrote_a_reduction_by_its_jax_operation(op_name: str | None, expected: str) -> None:
+    assert origin(op_name) == expected
+
+
+@pytest.mark.parametrize("window", [2, 10])
+def test_a_sliding_window_that_shrinks_its_operand_goes_by_its_op_name(window: int) -> None:
+    assert origin("jit(f)/reduce_sum", window=window) == "user"
+    assert origin("jit(f)/cumsum", window=window) == "scan"
+    assert origin("jit(f)/dot_general", window=window) == "dot"
+
+
+def test_a_reduce_window_writing_as_much_as_it_reads_is_a_scan() -> None:
+    # XLA's prefix sums: a padded window as wide as the data; the result is as large as the operand
+    analysis = analyze("""
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %s = f32[100]{0} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = f32[100]{0} reduce-window(%s, %z), window={size=100 pad=99_0}, to_apply=%add, metadata={op_name="jit(f)/reduce_sum"}
+}
+""")
+    assert only_reduction(analysis).origin == "scan"
+
+
+def test_reduction_origin_rules_apply_in_order() -> None:
+    mod = parse_module(module("""
+ENTRY %e (x: f32[100]) -> (f32[100], f32[99], f32[]) {
+  %x = f32[100]{0} parameter(0)
+  %z = f32[] constant(0)
+  %w = f32[100]{0} reduce-window(%x, %z), window={size=2 pad=1_0}, to_apply=%add, metadata={op_name="jit(f)/dot_general"}
+  %w2 = f32[99]{0} reduce-window(%x, %z), window={size=2}, to_apply=%add, metadata={op_name="jit(f)/dot_general"}
+  %r = f32[] reduce(%x, %z), dimensions={0}, to_apply=%add, metadata={op_name="jit(f)/cumsum"}
+  ROOT %t = (f32[100]{0}, f32[99]{0}, f32[]) tuple(%w, %w2, %r)
+}
+"""))
+    entry = mod.computations["e"]
+    w, w2, r = entry["w"], entry["w2"], entry["r"]
+    # 1. reading partial results outranks everything
+    assert reduction_origin(w, 100, "buf") == "second-stage"
+    assert reduction_origin(r, 100, "buf") == "second-stage"
+    # 2. a window writing at least as much as it reads is a scan, whatever its op_name
+    assert reduction_origin(w, 100, None) == "scan"
+    assert reduction_origin(w, 101, None) == "dot"  # one element fewer than its operand: by op_name
+    assert reduction_origin(w2, 100, None) == "dot"
+    # the window rule is about reduce-windows only: a reduce goes by its op_name
+    assert reduction_origin(r, 1, None) == "scan"  # cumsum
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    ("jit(f)/vmap()/dot_general", "dot_general"),
+    ("jit(f)/jit(g/h)/reduce_sum", "reduce_sum"),
+    ("jit(f)/transpose(jvp(f))/mul", "mul"),
+    ("jit(f)/reduce_sum[axes=(0,)]", "reduce_sum"),
+    ("jit(f)/a[b/c]", "a"),
+    ("reduce_max", "reduce_max"),
+    ("jit(f)/", None),
+    ("", None),
+    (None, None),
+])  # fmt: skip
+def test_producer_op_is_the_last_path_component(op_name: str | None, expected: str | None) -> None:
+    assert producer_op(op_name) == expected
+
+
+# -- what verdicts are about ------------------------------------------------------------
+
+
+def test_only_the_programs_reductions_get_a_verdict() -> None:
+    reductions = [
+        Reduction("a", "f", [], None, 4, origin="user"),
+        Reduction("b", "f", [], "buf", 4, origin="dot"),
+        Reduction("c", "f", [], "buf", 4, origin="scan"),
+    ]
+    report = Report("f", "t", reductions=reductions)
+    assert [r.name for r in report.verdict_reductions] == ["a"]
+    assert report.all_reductions_fused is True
+    assert Report("f", "t", reductions=reductions[1:]).all_reductions_fused is None
+    assert Report("f", "t", reductions=[*reductions, Reduction("d", "f", [], "buf", 4)]).all_reductions_fused is False
+
+
+# -- source lines ----------------------------------------------------------------------
+
+FRAMES = """HloModule m
+
+FileNames
+1 "/docs/example.py"
+2 "/site-packages/jax/numpy.py"
+3 "C:\\\\docs\\\\other.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=4 end_line=4 column=1 end_column=9}
+2 {file_name_id=2 function_name_id=1 line=900 end_line=900 column=1 end_column=9}
+3 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=9}
+4 {file_name_id=3 function_name_id=1 line=12 end_line=12 column=1 end_column=9}
+5 {file_name_id=1 function_name_id=1 line=0 end_line=0 column=1 end_column=9}
+6 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=9}
+7 {file_name_id=2 function_name_id=1 line=901 end_line=901 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+3 {file_location_id=3 parent_frame_id=1}
+4 {file_location_id=4 parent_frame_id=2}
+5 {file_location_id=5 parent_frame_id=2}
+6 {file_location_id=6 parent_frame_id=1}
+7 {file_location_id=7 parent_frame_id=7}
+
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x), metadata={op_name="jit(f)/sin" stack_frame_id=2}
+  %b = f32[10]{0} cosine(%a), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+  %c = f32[10]{0} tanh(%b), metadata={op_name="jit(f)/tanh" stack_frame_id=4}
+  %d = f32[10]{0} negate(%c), metadata={op_name="jit(f)/neg" stack_frame_id=5}
+  %g = f32[10]{0} abs(%d), metadata={op_name="jit(f)/abs" source_file="/docs/example.py" source_line=9}
+  %one = f32[10]{0} floor(%g), metadata={op_name="jit(f)/floor" stack_frame_id=7}
+  ROOT %h = f32[10]{0} exponential(%one), metadata={op_name="jit(f)/exp" source_file="/elsewhere/x.py" source_line=3}
+}
+"""
+
+
+def lines_by_fusion(source_file: str | None) -> dict[str, list[int]]:
+    return {f.name: f.source_lines for f in analyze_module(FRAMES, source_file=source_file).fusions}
+
+
+def test_a_line_is_the_innermost_frame_in_the_examples_file() -> None:
+    found = lines_by_fusion("example.py")
+    # a: jax's frame, then the example's line 4; b: the example's line 7 itself
+    assert (found["a"], found["b"]) == ([4], [7])
+    # c: innermost in another file: the next frame out, in the example, counts
+    assert found["c"] == [4]
+    # d: a frame of line 0 says nothing: the next one out does
+    assert found["d"] == [4]
+    # g: no frames, the metadata's own file and line; h: another file, no line
+    assert (found["g"], found["h"]) == ([9], [])
+    assert found["one"] == [1]  # inside jax, called from the first line of the example: a line too
+
+
+def test_the_examples_file_matches_by_full_path_or_base_name() -> None:
+    assert lines_by_fusion("/docs/example.py") == lines_by_fusion("example.py")
+    assert lines_by_fusion("C:\\other\\example.py")["b"] == [7]
+    assert lines_by_fusion("/other/example.py")["b"] == [7]
+    # a file of another name gives no line at all
+    assert set(map(tuple, lines_by_fusion("examples.py").values())) == {()}
+
+
+def test_a_windows_path_matches_by_base_name() -> None:
+    assert lines_by_fusion("other.py")["c"] == [12]
+    assert lines_by_fusion("D:\\x\\other.py")["c"] == [12]
+
+
+def test_without_a_file_the_innermost_frame_counts() -> None:
+    found = lines_by_fusion(None)
+    assert (found["a"], found["b"], found["c"], found["d"], found["g"], found["h"], found["one"]) == (
+        [900], [7], [12], [4], [9], [3], [901])
+
+
+def test_a_fusion_gets_the_lines_of_everything_inside_it_sorted() -> None:
+    analysis = analyze_module(FRAMES.replace("ENTRY %e", """%body (p: f32[10]) -> f32[10] {
+  %p = f32[10]{0} parameter(0)
+  %u = f32[10]{0} cosine(%p), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+  %v = f32[10]{0} sine(%u), metadata={op_name="jit(f)/sin" stack_frame_id=1}
+  ROOT %w = f32[10]{0} cosine(%v), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+}
+
+ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%one)", "ROOT %h = f32[10]{0} fusion(%one), kind=kLoop, calls=%body"))
+    # the fusion's own metadata names another file: only its body's lines
+    assert {f.name: f.source_lines for f in analysis.fusions}["h"] == [4, 7]
+
+
+def test_a_module_that_does_not_hold_together_is_a_parse_error() -> None:
+    from sphinx_jaxhlo.hlo import HloParseError
+
+    broken = module("""
+ENTRY %e (x: f32[10]) -> f32[] {
+  %x = f32[10]{0} parameter(0)
+  ROOT %r = f32[] reduce(), dimensions={0}, to_apply=%add
+}
+""")
+    assert analyze_module(broken).reductions == []  # no operand: nothing to reduce, no crash
+    with pytest.raises(HloParseError):
+        analyze_module("HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %r = f32[] sine(%nowhere\n}\n")
+
+
+def test_a_parsed_module_is_analyzed_as_its_text() -> None:
+    text = module(PROGRAMS)
+    assert analyze_module(parse_module(text)) == analyze_module(text)
+
+
+def test_a_fusion_with_several_results_of_moves_holds_argument_data() -> None:
+    analysis = analyze("""
+%two (p: f32[100]) -> (f32[100], f32[10,10]) {
+  %p = f32[100]{0} parameter(0)
+  %r = f32[10,10]{1,0} reshape(%p)
+  %t = (f32[100]{0}, f32[10,10]{1,0}) tuple(%p, %r)
+  %g = f32[100]{0} get-tuple-element(%t), index=0
+  ROOT %out = (f32[100]{0}, f32[10,10]{1,0}) tuple(%g, %r)
+}
+
+ENTRY %e (x: f32[100]) -> (f32[100], f32[10,10]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[100]{0}, f32[10,10]{1,0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[100]{0} get-tuple-element(%m), index=0
+  %g1 = f32[10,10]{1,0} get-tuple-element(%m), index=1
+  %s0 = f32[100]{0} sine(%g0)
+  %s1 = f32[10,10]{1,0} sine(%g1)
+  ROOT %o = (f32[100]{0}, f32[10,10]{1,0}) tuple(%s0, %s1)
+}
+""")
+    assert kinds(analysis) == {"g0": "argument-copy", "g1": "argument-copy"}
+
+
+def test_partial_results_read_through_a_tuple_in_the_kernel_are_read_as_is() -> None:
+    between = ("%t = (f32[100,4]{1,0}, f32[100,4]{1,0}) tuple(%q, %q)\n"
+               "  %q2 = f32[100,4]{1,0} get-tuple-element(%t), index=1")
+    second = analyze(STAGES.format(stage1_root=REDUCE_ROOT, between=between)).reductions[1]
+    assert (second.origin, second.partial_of) == ("second-stage", "s1")
+
+
+def test_a_program_that_runs_a_computation_twice_lists_it_once() -> None:
+    text = """
+%body (b: f32[8]) -> f32[8] {
+  %b = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%b)
+}
+
+%later (c: f32[8]) -> f32[8] {
+  ROOT %c = f32[8]{0} parameter(0)
+}
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %k1 = f32[8]{0} call(%x), to_apply=%body
+  %k2 = f32[8]{0} call(%k1), to_apply=%body
+  ROOT %k3 = f32[8]{0} call(%k2), to_apply=%later
+}
+"""
+    # once each, and the walk goes on past the one seen before
+    assert top_level_computations(parse_module(module(text))) == ["e", "body", "later"]
+
+
+@pytest.mark.parametrize(("calls", "expected"), [
+    ("calls=%Xw", ["e", "Xw"]), ("calls=%wX", ["e", "wX"]), ("calls={%Xw, %wX}", ["e", "Xw", "wX"]),
+    ("calls={ %Xw , %wX }", ["e", "Xw", "wX"]), ("calls=Xw", ["e", "Xw"]),
+])  # fmt: skip
+def test_async_start_computation_names_are_read_whole(calls: str, expected: list[str]) -> None:
+    text = f"""
+%Xw (a: f32[8]) -> f32[8] {{
+  ROOT %a = f32[8]{{0}} parameter(0)
+}}
+
+%wX (b: f32[8]) -> f32[8] {{
+  ROOT %b = f32[8]{{0}} parameter(0)
+}}
+
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %st = ((f32[8]{{0}}), f32[8]{{0}}, u32[]) async-start(%x), {calls}
+  ROOT %dn = f32[8]{{0}} async-done(%st)
+}}
+"""
+    assert top_level_computations(parse_module(module(text))) == expected
+
+
+@pytest.mark.parametrize(("op_name", "expected"), [
+    ("jit(f)/X/dot_general", "dot_general"),  # no bracket in sight: every slash splits
+    ("jit(XfX)/reduce_sum", "reduce_sum"),
+    ("jit(f)/a[b", "a[b"),  # a bracket that is not closed is kept
+    ("jit(f)/x]", "x]"),
+])  # fmt: skip
+def test_producer_op_edge_cases(op_name: str, expected: str) -> None:
+    assert producer_op(op_name) == expected
+
+
+def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sphinx_jaxhlo import analysis as analysis_mod
+    from sphinx_jaxhlo.hlo import HloParseError
+
+    def broken(self: object) -> Analysis:
+        raise KeyError("fusion.7")
+
+    monkeypatch.setattr(analysis_mod._Analyzer, "run", broken)
+    with pytest.raises(HloParseError) as info:
+        analyze(PROGRAMS)
+    assert str(info.value) == "inconsistent module: KeyError: 'fusion.7'"
+
+
+def test_a_long_chain_of_copies_of_an_argument_holds_argument_data() -> None:
+    chain = "\n".join(f"  %c{i} = f32[100]{{0}} copy(%c{i - 1})" for i in range(1, 301))
+    analysis = analyze(f"""
+ENTRY %e (x: f32[100]) -> f32[100] {{
+  %c0 = f32[100]{{0}} parameter(0)
+{chain}
+  ROOT %o = f32[100]{{0}} sine(%c300)
+}}
+""")
+    assert analysis.materialized == []
+    assert len(analysis.argument_copies) == 300
+
+
+def test_the_last_branch_parameter_holds_what_it_was_given() -> None:
+    swapped = BRANCHES.replace("conditional(%i, %x, %n)", "conditional(%i, %n, %x)")
+    found = kinds(analyze(swapped))
+    assert (found["c0"], found["c1"]) == ("intermediate", "argument-copy")
+
+
+def test_a_loop_whose_body_has_any_name() -> None:
+    # computation names are read whole, whatever letters they start with
+    analysis = analyze(LOOP.format(passed="", xs_out="xs", feed="", fed="x").replace("%body", "%Xbody"))
+    assert {m.name: m.kind for m in analysis.argument_copies if m.computation == "Xbody"} == {"cx": "argument-copy"}
+
+
+def test_loop_state_passed_on_from_another_tuple_is_not_unchanged() -> None:
+    # element 1 comes back read from a tuple the body built, not from the loop's own state
+    analysis = loop(passed="%xn = f32[100]{0} negate(%xs)\n  %tt = (s32[], f32[100]{0}) tuple(%i1, %xn)\n"
+                           "  %xo = f32[100]{0} get-tuple-element(%tt), index=1", xs_out="xo")
+    assert body_kinds(analysis)["cx"] == "intermediate"
+
+
+def test_an_async_computations_parameters_are_not_followed() -> None:
+    # the rule follows arguments into loops, branches and called computations only
+    analysis = analyze("""
+%wrapped (ap: f32[100]) -> f32[100] {
+  %ap = f32[100]{0} parameter(0)
+  %ac = f32[100]{0} copy(%ap)
+  ROOT %as = f32[100]{0} sine(%ac)
+}
+
+ENTRY %e (x: f32[100]) -> f32[100] {
+  %x = f32[100]{0} parameter(0)
+  %st = ((f32[100]{0}), f32[100]{0}, u32[]) async-start(%x), calls=%wrapped
+  ROOT %dn = f32[100]{0} async-done(%st)
+}
+""")
+    assert {(m.name, m.computation): m.kind for m in analysis.materialized} == {("ac", "wrapped"): "intermediate"}
+
+
+def test_argument_copies_are_sorted_largest_first() -> None:
+    analysis = analyze(MOVES.format(line="%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %u = f32[50]{0} negate(%w)\n"
+                                         "  %a = f32[100]{0} copy(%x)\n  %v = f32[100]{0} add(%a, %a)"))
+    assert [(m.name, m.bytes) for m in analysis.argument_copies] == [("a", 400), ("w", 200)]
+
+
+def test_a_value_read_twice_by_one_instruction_keeps_all_its_readers() -> None:
+    analysis = analyze("""
+ENTRY %e (x: f32[10]) -> f32[10] {
+  %x = f32[10]{0} parameter(0)
+  %a = f32[10]{0} sine(%x)
+  %t = (f32[10]{0}, f32[10]{0}) tuple(%a, %a)
+  %g0 = f32[10]{0} get-tuple-element(%t), index=0
+  %g1 = f32[10]{0} get-tuple-element(%t), index=1
+  %r0 = f32[10]{0} negate(%g0)
+  %r1 = f32[10]{0} cosine(%g1)
+  %r2 = f32[10]{0} tanh(%a)
+  ROOT %o = f32[10]{0} add(%r0, %r1)
+}
+""")
+    assert {m.name: m.consumers for m in analysis.materialized}["a"] == ["r0", "r1", "r2"]
+
+
+NESTED_TUPLES = """
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %tt = ((f32[10]{0}, f32[20]{0})) tuple(%m)
+  %g = (f32[10]{0}, f32[20]{0}) get-tuple-element(%tt), index=0
+  %h = f32[20]{0} get-tuple-element(%g), index=1
+  ROOT %r = f32[20]{0} negate(%h)
+}
+"""
+
+
+def test_an_element_of_a_nested_tuple_is_followed_to_its_own_readers() -> None:
+    analysis = analyze(NESTED_TUPLES)
+    # element 1 of m, read through a tuple and two get-tuple-elements; no
+    # get-tuple-element reads m itself, so the buffer is named by its position
+    assert [(m.name, m.shape, m.consumers) for m in analysis.materialized] == [("m[1]", "f32[20]", ["r"])]
+
+
+def test_element_0_of_a_nested_tuple_is_not_element_1() -> None:
+    analysis = analyze(NESTED_TUPLES.replace("%h = f32[20]{0} get-tuple-element(%g), index=1",
+                                             "%h = f32[20]{0} get-tuple-element(%g), index=1\n"
+                                             "  %h0 = f32[10]{0} get-tuple-element(%g), index=0\n"
+                                             "  %r0 = f32[10]{0} sine(%h0)")
+                       .replace("ROOT %r = f32[20]{0} negate(%h)",
+                                "%r = f32[20]{0} negate(%h)\n  ROOT %o = (f32[20]{0}, f32[10]{0}) tuple(%r, %r0)"))
+    assert {m.name: m.consumers for m in analysis.materialized} == {"m[0]": ["r0"], "m[1]": ["r"]}
+
+
+def test_an_unread_element_of_a_tuple_is_no_buffer_the_others_are() -> None:
+    analysis = analyze("""
+%two (p: f32[10]) -> (f32[10], f32[20]) {
+  %p = f32[10]{0} parameter(0)
+  %n = f32[10]{0} negate(%p)
+  %c = f32[20]{0} concatenate(%n, %n), dimensions={0}
+  ROOT %t = (f32[10]{0}, f32[20]{0}) tuple(%n, %c)
+}
+
+ENTRY %e (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  %m = (f32[10]{0}, f32[20]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g1 = f32[20]{0} get-tuple-element(%m), index=1
+  ROOT %s1 = f32[20]{0} sine(%g1)
+}
+""")
+    # element 0 is read by nothing; element 1 by the result's producer
+    assert [(m.name, m.consumers) for m in analysis.materialized] == [("g1", ["s1"])]
+
+
+MULTI_NAMES = """
+%mo (p: f32[100]) -> (f32[100], f32[]) {
+  %p = f32[100]{0} parameter(0)
+  %e = f32[100]{0} exponential(%p), metadata={op_name="jit(f)/exp" stack_frame_id=1}
+  %z = f32[] constant(0)
+  %r = f32[] reduce(%e, %z), dimensions={0}, to_apply=%add, metadata={op_name="jit(f)/reduce_sum" stack_frame_id=3}
+  ROOT %t = (f32[100]{0}, f32[]) tuple(%e, %r)
+}
+
+%one (q: f32[100]) -> f32[100] {
+  %q = f32[100]{0} parameter(0)
+  ROOT %c = f32[100]{0} cosine(%q), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+}
+
+ENTRY %e (x: f32[100]) -> (f32[100], f32[], f32[100]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[100]{0}, f32[]) fusion(%x), kind=kInput, calls=%mo, metadata={op_name="jit(f)/softmax" stack_frame_id=1}
+  %g0 = f32[100]{0} get-tuple-element(%m), index=0
+  %g1 = f32[] get-tuple-element(%m), index=1
+  %f = f32[100]{0} fusion(%g0), kind=kLoop, calls=%one, metadata={op_name="jit(f)/whole" stack_frame_id=1}
+  %a = f32[100]{0} negate(%g0)
+  %b = f32[] negate(%g1)
+  %c2 = f32[100]{0} negate(%f)
+  ROOT %o = (f32[100]{0}, f32[], f32[100]{0}) tuple(%a, %b, %c2)
+}
+"""
+
+
+def test_a_buffer_is_named_by_the_op_that_computes_it() -> None:
+    analysis = analyze_module(FRAMES.split("\nENTRY")[0] + "\n" + ADD + MULTI_NAMES)
+    found = {m.name: m for m in analysis.materialized}
+    # an element of a multi-output fusion: the op inside that computes it, and its lines too
+    assert (found["g0"].producer_op, found["g0"].source_lines) == ("exp", [4])
+    assert (found["g1"].producer_op, found["g1"].source_lines) == ("reduce_sum", [4, 7])
+    # a whole fusion: its own op_name first
+    assert (found["f"].producer_op, found["f"].source_lines) == ("whole", [4, 7])
+
+
+STAGE_SHAPES = """
+%stage1 (p: f32[100,40]) -> (f32[100,40], f32[100,4]) {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  %r1 = f32[100,4]{{1,0}} reduce(%v, %z), dimensions={{2}}, to_apply=%add
+  {root}
+}}
+
+%stage2 (q: f32[100,4]) -> f32[100] {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = f32[100]{{0}} reduce(%q, %z.1), dimensions={{1}}, to_apply=%add
+}}
+
+{extra}
+
+ENTRY %e (x: f32[100,40]) -> f32[100] {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %s1 = {s1_shape} fusion(%x), kind=kInput, calls=%stage1
+  {read}
+  ROOT %s2 = f32[100]{{0}} fusion(%g), kind=kInput, calls=%stage2
+}}
+"""
+
+
+@pytest.mark.parametrize(("root", "s1_shape", "read", "extra", "partial"), [
+    # the element of a multi-output fusion that a reduce wrote
+    ("ROOT %t = (f32[100,40]{1,0}, f32[100,4]{1,0}) tuple(%c, %r1)", "(f32[100,40]{1,0}, f32[100,4]{1,0})",
+     "%g = f32[100,4]{1,0} get-tuple-element(%s1), index=1", "", True),
+    # ... not the element an elementwise op wrote (sliced down to the same shape)
+    ("%c4 = f32[100,4]{1,0} slice(%c), slice={[0:100], [0:4]}\n  ROOT %t = (f32[100,4]{1,0}, f32[100,4]{1,0}) "
+     "tuple(%c4, %r1)", "(f32[100,4]{1,0}, f32[100,4]{1,0})",
+     "%g = f32[100,4]{1,0} get-tuple-element(%s1), index=0", "", False),
+    # a reduce's result seen through a bitcast at the root
+    ("ROOT %b = f32[100,4]{1,0} bitcast(%r1)", "f32[100,4]{1,0}", "%g = f32[100,4]{1,0} bitcast(%s1)", "", True),
+    # a reduce in a nested fusion at the root
+    ("ROOT %nf = f32[100,4]{1,0} fusion(%c), kind=kInput, calls=%inner", "f32[100,4]{1,0}",
+     "%g = f32[100,4]{1,0} bitcast(%s1)",
+     "%inner (ip: f32[100,40]) -> f32[100,4] {\n  %ip = f32[100,40]{1,0} parameter(0)\n"
+     "  %iv = f32[100,4,10]{2,1,0} bitcast(%ip)\n  %iz = f32[] constant(0)\n"
+     "  ROOT %ir = f32[100,4]{1,0} reduce(%iv, %iz), dimensions={2}, to_apply=%add\n}", True),
+])  # fmt: skip
+def test_partial_results_are_found_through_the_fusion_that_wrote_them(root: str, s1_shape: str, read: str,
+                                                                       extra: str, partial: bool) -> None:
+    analysis = analyze(STAGE_SHAPES.format(root=root, s1_shape=s1_shape, read=read, extra=extra))
+    second = next(r for r in analysis.reductions if r.name == "r2")
+    if partial:
+        assert (second.origin, second.input_materialized) == ("second-stage", None)
+    else:
+        assert (second.origin, second.partial_of, second.input_materialized) == ("user", None, "g")
+
+
+@pytest.mark.parametrize("read", [
+    "%g = f32[100]{0} bitcast(%buf)",
+    "%t = (f32[7]{0}, f32[100]{0}) tuple(%small, %buf)\n  %g = f32[100]{0} get-tuple-element(%t), index=1",
+])
+def test_the_buffer_a_reduce_reads_is_named_through_views(read: str) -> None:
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %n = f32[100]{{0}} negate(%p)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %buf = f32[100]{{0}} sine(%x)
+  %small = f32[7]{{0}} slice(%x), slice={{[0:7]}}
+  {read}
+  ROOT %f = f32[] fusion(%g), kind=kInput, calls=%sum
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "buf"
+
+
+TWO_INPUTS = """
+%sum (p: f32[{n0}], q: f32[{n1}]) -> f32[] {{
+  %p = f32[{n0}]{{0}} parameter(0)
+  %q = f32[{n1}]{{0}} parameter(1)
+  %z = f32[] constant(0)
+  %pp = f32[100]{{0}} pad(%p, %z), padding=0_{pad0}
+  %qq = f32[100]{{0}} pad(%q, %z), padding=0_{pad1}
+  %m = f32[100]{{0}} multiply(%pp, %qq)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100], y: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %y = f32[100]{{0}} parameter(1)
+  %xs = f32[50]{{0}} slice(%x), slice={{[0:50]}}
+  %ys = f32[50]{{0}} slice(%y), slice={{[0:50]}}
+  %a = f32[{n0}]{{0}} {make0}
+  %b = f32[{n1}]{{0}} {make1}
+  ROOT %f = f32[] fusion(%a, %b), kind=kInput, calls=%sum
+}}
+"""
+
+
+@pytest.mark.parametrize(("make0", "n0", "make1", "n1", "expected"), [
+    # an argument copy and a computed buffer: the computed one, whichever comes first
+    ("copy(%x)", 100, "sine(%y)", 100, "b"),
+    ("sine(%x)", 100, "copy(%y)", 100, "a"),
+    # a computed buffer too small and one large enough: the large one, whichever comes first
+    ("negate(%xs)", 50, "sine(%y)", 100, "b"),
+    ("sine(%x)", 100, "negate(%ys)", 50, "a"),
+])  # fmt: skip
+def test_every_buffer_that_flows_in_is_weighed(make0: str, n0: int, make1: str, n1: int, expected: str) -> None:
+    text = TWO_INPUTS.format(n0=n0, n1=n1, pad0=100 - n0, pad1=100 - n1, make0=make0, make1=make1)
+    assert only_reduction(analyze(text)).input_materialized == expected
+
+
+def test_an_element_counts_its_own_elements_not_its_tuples() -> None:
+    # element 0 of (f32[50], f32[100]) has 50 elements: fewer than the 100 reduced
+    analysis = analyze("""
+%two (p: f32[100]) -> (f32[50], f32[100]) {
+  %p = f32[100]{0} parameter(0)
+  %n = f32[100]{0} negate(%p)
+  %s = f32[50]{0} slice(%n), slice={[0:50]}
+  ROOT %t = (f32[50]{0}, f32[100]{0}) tuple(%s, %n)
+}
+
+%sum (q: f32[50]) -> f32[] {
+  %q = f32[50]{0} parameter(0)
+  %z = f32[] constant(0)
+  %qq = f32[100]{0} pad(%q, %z), padding=0_50
+  ROOT %r = f32[] reduce(%qq, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100]) -> (f32[], f32[100]) {
+  %x = f32[100]{0} parameter(0)
+  %m = (f32[50]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[50]{0} get-tuple-element(%m), index=0
+  %g1 = f32[100]{0} get-tuple-element(%m), index=1
+  %f = f32[] fusion(%g0), kind=kInput, calls=%sum
+  ROOT %o = (f32[], f32[100]{0}) tuple(%f, %g1)
+}
+""")
+    assert only_reduction(analysis).fused
+
+
+@pytest.mark.parametrize("operands", ["%qb, %big", "%big, %qb"])
+def test_partial_results_beside_the_programs_data_are_the_programs_reduction(operands: str) -> None:
+    # a variadic reduce of the partial sums and of a buffer as large: that buffer went to memory
+    analysis = analyze(f"""
+%stage1 (p: f32[100,40]) -> f32[100,4] {{
+  %p = f32[100,40]{{1,0}} parameter(0)
+  %c = f32[100,40]{{1,0}} cosine(%p)
+  %v = f32[100,4,10]{{2,1,0}} bitcast(%c)
+  %z = f32[] constant(0)
+  ROOT %r1 = f32[100,4]{{1,0}} reduce(%v, %z), dimensions={{2}}, to_apply=%add
+}}
+
+%pair (a0: f32[], a1: f32[], b0: f32[], b1: f32[]) -> (f32[], f32[]) {{
+  %a0 = f32[] parameter(0)
+  %a1 = f32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = f32[] parameter(3)
+  ROOT %t = (f32[], f32[]) tuple(%a0, %a1)
+}}
+
+%stage2 (q: f32[100,4], w: f32[100,4]) -> (f32[100], f32[100]) {{
+  %q = f32[100,4]{{1,0}} parameter(0)
+  %w = f32[100,4]{{1,0}} parameter(1)
+  %qb = f32[100,4]{{1,0}} bitcast(%q)
+  %big = f32[100,4]{{1,0}} negate(%w)
+  %z.1 = f32[] constant(0)
+  ROOT %r2 = (f32[100]{{0}}, f32[100]{{0}}) reduce({operands}, %z.1, %z.1), dimensions={{1}}, to_apply=%pair
+}}
+
+ENTRY %e (x: f32[100,40], y: f32[100,4]) -> (f32[100], f32[100]) {{
+  %x = f32[100,40]{{1,0}} parameter(0)
+  %y = f32[100,4]{{1,0}} parameter(1)
+  %s1 = f32[100,4]{{1,0}} fusion(%x), kind=kInput, calls=%stage1
+  %w2 = f32[100,4]{{1,0}} sine(%y)
+  ROOT %s2 = (f32[100]{{0}}, f32[100]{{0}}) fusion(%s1, %w2), kind=kInput, calls=%stage2
+}}
+""")
+    second = next(r for r in analysis.reductions if r.name == "r2")
+    assert (second.origin, second.partial_of) == ("user", None)
+    assert second.input_materialized in ("s1", "w2")
+
+
+@pytest.mark.parametrize("order", ["%x, %s", "%s, %x"])
+def test_a_variadic_reduce_weighs_each_of_its_data_operands(order: str) -> None:
+    analysis = analyze(f"""
+%pair (a0: f32[], a1: f32[], b0: f32[], b1: f32[]) -> (f32[], f32[]) {{
+  %a0 = f32[] parameter(0)
+  %a1 = f32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = f32[] parameter(3)
+  ROOT %t = (f32[], f32[]) tuple(%a0, %a1)
+}}
+
+ENTRY %e (x: f32[100]) -> (f32[], f32[]) {{
+  %x = f32[100]{{0}} parameter(0)
+  %s = f32[100]{{0}} sine(%x)
+  %z = f32[] constant(0)
+  ROOT %r = (f32[], f32[]) reduce({order}, %z, %z), dimensions={{0}}, to_apply=%pair
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "s"
+
+
+def test_data_reaching_a_reduce_twice_does_not_hide_the_rest() -> None:
+    # %p reaches the reduce along two paths (add(%p, %p)); the other input, %q,
+    # is still weighed, and it is the larger buffer
+    analysis = analyze("""
+%sum (p: f32[100], q: f32[100]) -> f32[] {
+  %p = f32[100]{0} parameter(0)
+  %q = f32[100]{0} parameter(1)
+  %d = f32[100]{0} add(%p, %p)
+  %m = f32[100]{0} multiply(%q, %d)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add
+}
+
+ENTRY %e (x: f32[100]) -> f32[] {
+  %x = f32[100]{0} parameter(0)
+  %b = f32[100]{0} sine(%x)
+  ROOT %f = f32[] fusion(%x, %b), kind=kInput, calls=%sum
+}
+""")
+    assert only_reduction(analysis).input_materialized == "b"
+
+
+NESTED = """
+%inner2 (i2: f32[100]) -> f32[100] {{
+  %i2 = f32[100]{{0}} parameter(0)
+  ROOT %t2 = f32[100]{{0}} tanh(%i2)
+}}
+
+%inner1 (i1: f32[100]) -> f32[] {{
+  %i1 = f32[100]{{0}} parameter(0)
+  %n2 = f32[100]{{0}} fusion(%i1), kind=kLoop, calls=%inner2
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%n2, %z), dimensions={{0}}, to_apply=%add
+}}
+
+%outer (o: f32[100], w: f32[100]) -> f32[] {{
+  %o = f32[100]{{0}} parameter(0)
+  %w = f32[100]{{0}} parameter(1)
+  %s = f32[100]{{0}} sine(%o)
+  ROOT %n1 = f32[] fusion(%s), kind=kInput, calls=%inner1
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %b = f32[100]{{0}} {make}
+  ROOT %f = f32[] fusion(%b, %x), kind=kOutput, calls=%outer
+}}
+"""
+
+
+@pytest.mark.parametrize(("make", "fused"), [("negate(%x)", False), ("copy(%x)", True)])
+def test_the_reduced_data_is_traced_through_every_level_of_nested_fusions(make: str, fused: bool) -> None:
+    # the reduce sits two fusions deep and reads the output of a third, nested beside it
+    reduction = only_reduction(analyze(NESTED.format(make=make)))
+    assert (reduction.fusion, reduction.fused) == ("f", fused)
+    assert reduction.input_materialized == (None if fused else "b")
+    assert reduction.fused_with == ["sine", "tanh"]
+
+
+@pytest.mark.parametrize("op", ["reduce(%p, %z), dimensions={0}, to_apply=%add", "map(%p), to_apply=%add",
+                                "sort(%p), dimensions={0}, to_apply=%add"])
+def test_an_op_with_a_computation_of_its_own_inside_a_kernel_makes_new_data(op: str) -> None:
+    # its computation (a reducer, a comparator) is not a nested fusion: nothing flows through it
+    analysis = analyze(f"""
+%sum (p: f32[100]) -> f32[] {{
+  %p = f32[100]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %n = f32[100]{{0}} {op}
+  ROOT %r = f32[] reduce(%n, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100]) -> f32[] {{
+  %x = f32[100]{{0}} parameter(0)
+  %big = f32[100]{{0}} sine(%x)
+  ROOT %f = f32[] fusion(%big), kind=kInput, calls=%sum
+}}
+""")
+    assert {r.name: r.input_materialized for r in analysis.reductions}["r"] is None
+
+
+def test_a_copy_of_the_whole_loop_state_is_analyzed() -> None:
+    analysis = loop(passed="%all = (s32[], f32[100]{0}, f32[100]{0}) copy(%s)\n"
+                           "  %fromall = f32[100]{0} get-tuple-element(%all), index=1\n"
+                           "  %cz = f32[100]{0} negate(%fromall)")
+    # each element of the copy is a buffer of its own (whether element 1 still counts as
+    # argument data is left open: a move of a whole tuple does not follow elements)
+    assert ("fromall", "body") in {(m.name, m.computation)
+                                   for m in [*analysis.materialized, *analysis.argument_copies]}

@@ -1,0 +1,338 @@
+"""What each ``:expect-*:`` option promises, at its exact limits.
+
+Each limit is checked on both sides of the boundary: a size expectation at
+exactly its value, and one byte past it; ``fused`` with every reduction fused
+and with one not; the four scopes of an item (``function@target``,
+``function@*``, ``target``, bare) each winning over the less specific ones.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinx_jaxhlo.expectations import (
+    OPTIONS,
+    Expectation,
+    Expectations,
+    ExpectationSyntaxError,
+    Outcome,
+    check,
+    check_all,
+    parse_expectations,
+)
+from sphinx_jaxhlo.report import CompileError, Materialized, Memory, Reduction, Report
+
+LIMIT = 64 * 2**20  # 64MiB
+
+
+def report(temp: int | None = None, peak: int | None = None, *, estimate: bool = False,
+           reductions: list[Reduction] | None = None, materialized: list[Materialized] | None = None,
+           error: CompileError | None = None, target: str = "cpu", function: str = "f") -> Report:
+    return Report(function=function, target=target, memory=Memory(temp_bytes=temp, peak_bytes=peak,
+                                                                  peak_is_estimate=estimate),
+                  reductions=reductions or [], materialized=materialized or [], error=error)
+
+
+def outcome(option: str, value: str, rep: Report) -> Outcome:
+    (found,) = check_all(parse_expectations({option: value}), [rep])
+    return found
+
+
+# -- sizes at their limit ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("temp", "passed"), [(LIMIT - 1, True), (LIMIT, True), (LIMIT + 1, False), (0, True)])
+def test_max_temp_holds_up_to_and_at_its_value(temp: int, passed: bool) -> None:
+    assert outcome("expect-max-temp", "64MiB", report(temp=temp)).passed is passed
+
+
+@pytest.mark.parametrize(("temp", "passed"), [(LIMIT - 1, False), (LIMIT, True), (LIMIT + 1, True)])
+def test_min_temp_holds_at_and_above_its_value(temp: int, passed: bool) -> None:
+    assert outcome("expect-min-temp", "64MiB", report(temp=temp)).passed is passed
+
+
+@pytest.mark.parametrize(("peak", "passed"), [(LIMIT - 1, True), (LIMIT, True), (LIMIT + 1, False)])
+def test_max_peak_holds_up_to_and_at_its_value(peak: int, passed: bool) -> None:
+    assert outcome("expect-max-peak", "64MiB", report(temp=0, peak=peak)).passed is passed
+
+
+def test_size_expectations_say_what_was_found() -> None:
+    assert outcome("expect-max-temp", "1kB", report(temp=1234)).actual == "temp 1.2 kB (1,234 bytes)"
+    assert outcome("expect-min-temp", "1kB", report(temp=5)).actual == "temp 5 B (5 bytes)"
+    assert outcome("expect-max-peak", "1kB", report(peak=2000)).actual == "peak 2.0 kB (2,000 bytes)"
+    assert outcome("expect-max-peak", "1kB", report(peak=2000, estimate=True)).actual == \
+        "peak 2.0 kB (2,000 bytes) (estimate)"
+
+
+@pytest.mark.parametrize("option", ["expect-max-temp", "expect-min-temp"])
+def test_an_unreported_temp_fails(option: str) -> None:
+    found = outcome(option, "0", report(temp=None))
+    assert (found.passed, found.actual) == (False, "temp memory not reported")
+
+
+def test_an_unreported_peak_fails() -> None:
+    found = outcome("expect-max-peak", "100GB", report(temp=0, peak=None))
+    assert (found.passed, found.actual) == (False, "peak memory not reported")
+
+
+@pytest.mark.parametrize("option", ["expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction",
+                                    "expect-materialized"])
+def test_a_failed_compile_fails_every_other_expectation(option: str) -> None:
+    value = {"expect-reduction": "fused", "expect-materialized": "none"}.get(option, "100GB")
+    found = outcome(option, value, report(temp=0, peak=0, error=CompileError("INTERNAL", "boom")))
+    assert (found.passed, found.actual) == (False, "compilation failed with INTERNAL")
+
+
+# -- reductions ------------------------------------------------------------------------
+
+
+def red(name: str, fused: bool, origin: str = "user") -> Reduction:
+    return Reduction(name, "f", [], None if fused else f"{name}_in", 400, origin=origin)
+
+
+@pytest.mark.parametrize(("reductions", "fused_holds", "unfused_holds"), [
+    ([red("a", True)], True, False),
+    ([red("a", False)], False, True),
+    # "fused" means every one of the program's reductions is fused, not any
+    ([red("a", True), red("b", False)], False, False),
+    ([red("a", False), red("b", True)], False, False),
+    ([red("a", True), red("b", True), red("c", True)], True, False),
+    ([red("a", False), red("b", False)], False, True),
+    # the compiler's own reductions (split-K, scans, second stages) are not the program's
+    ([red("a", True), red("k", False, "dot"), red("s", False, "scan")], True, False),
+    ([red("a", False), red("k", True, "second-stage")], False, True),
+])  # fmt: skip
+def test_reduction_verdicts_are_about_all_the_programs_reductions(
+        reductions: list[Reduction], fused_holds: bool, unfused_holds: bool) -> None:
+    assert outcome("expect-reduction", "fused", report(reductions=reductions)).passed is fused_holds
+    assert outcome("expect-reduction", "unfused", report(reductions=reductions)).passed is unfused_holds
+    assert outcome("expect-reduction", "FUSED", report(reductions=reductions)).passed is fused_holds
+
+
+@pytest.mark.parametrize(("reductions", "actual"), [
+    ([], "no reduction of the program's own"),
+    ([red("k", True, "dot")], "no reduction of the program's own (1 made by the compiler, which get no verdict)"),
+])
+def test_no_reduction_of_the_programs_fails_either_way(reductions: list[Reduction], actual: str) -> None:
+    for value in ("fused", "unfused"):
+        found = outcome("expect-reduction", value, report(reductions=reductions))
+        assert (found.passed, found.actual) == (False, actual)
+
+
+@pytest.mark.parametrize(("reductions", "passed", "actual"), [
+    ([], True, "none of the program's own"),
+    ([red("k", False, "dot"), red("s", True, "scan")], True, "none of the program's own, 2 made by the compiler"),
+    ([red("a", True)], False, "1 of the program's own"),
+    ([red("a", True), red("k", False, "dot")], False, "1 of the program's own, 1 made by the compiler"),
+])  # fmt: skip
+def test_reduction_none_holds_without_any_of_the_programs(reductions: list[Reduction], passed: bool,
+                                                          actual: str) -> None:
+    for value in ("none", "None"):
+        found = outcome("expect-reduction", value, report(reductions=reductions))
+        assert (found.passed, found.actual) == (passed, actual)
+
+
+def test_reduction_outcome_names_what_was_found() -> None:
+    rs = [red("a", True), red("b", False), red("c", False), red("d", False), red("e", False), red("f", True)]
+    found = outcome("expect-reduction", "fused", report(reductions=rs))
+    assert found.actual == "2 fused (a, f); 4 unfused (b reads b_in, c reads c_in, d reads d_in)"
+    rs = [red(n, True) for n in "pqrs"]
+    assert outcome("expect-reduction", "unfused", report(reductions=rs)).actual == "4 fused (p, q, r)"
+
+
+# -- materialized buffers ----------------------------------------------------------------
+
+BUF = Materialized("b", "f32[50000,100000]", 20 * 10**9, "b", ["r"])
+
+
+@pytest.mark.parametrize(("value", "buffers", "passed"), [
+    ("none", [], True), ("None", [], True), ("none", [BUF], False),
+    ("f32[50000,100000]", [BUF], True), ("f32[50000, 100000]", [BUF], True),
+    ("f32[100000,50000]", [BUF], False), ("bf16[50000,100000]", [BUF], False), ("f32[50000,100000]", [], False),
+])  # fmt: skip
+def test_materialized_looks_for_that_exact_shape(value: str, buffers: list[Materialized], passed: bool) -> None:
+    assert outcome("expect-materialized", value, report(materialized=buffers)).passed is passed
+
+
+@pytest.mark.parametrize(("written", "hlo"), [("i32[3]", "s32[3]"), ("i64[3]", "s64[3]"), ("i16[3]", "s16[3]"),
+                                              ("i8[3]", "s8[3]"), ("bool[3]", "pred[3]"), ("s32[3]", "s32[3]")])
+def test_materialized_shapes_match_in_hlo_spelling(written: str, hlo: str) -> None:
+    buffers = [Materialized("b", hlo, 12, "b", ["r"])]
+    assert outcome("expect-materialized", written, report(materialized=buffers)).passed
+    assert not outcome("expect-materialized", written.replace("[3]", "[4]"), report(materialized=buffers)).passed
+
+
+def test_materialized_outcome_lists_what_was_found() -> None:
+    buffers = [Materialized(f"b{i}", f"f32[{i}]", 4 * i, f"b{i}", ["r"]) for i in range(6, 0, -1)]
+    assert outcome("expect-materialized", "f32[9]", report(materialized=buffers)).actual == \
+        "materialized: f32[6], f32[5], f32[4], f32[3], f32[2] ..."
+    assert outcome("expect-materialized", "f32[9]", report(materialized=buffers[:2])).actual == \
+        "materialized: f32[6], f32[5]"
+    assert outcome("expect-materialized", "f32[9]", report(materialized=buffers[:5])).actual == \
+        "materialized: f32[6], f32[5], f32[4], f32[3], f32[2]"
+    assert outcome("expect-materialized", "f32[9]", report()).actual == "materialized: none"
+    assert outcome("expect-materialized", "none", report(materialized=buffers)).actual == \
+        "6 buffers, largest f32[6] (24 B)"
+    assert outcome("expect-materialized", "none", report()).actual == "none"
+
+
+# -- errors ----------------------------------------------------------------------------
+
+OOM = CompileError("RESOURCE_EXHAUSTED", "Used 18.65G of 15.75G hbm")
+
+
+@pytest.mark.parametrize(("value", "error", "passed", "actual"), [
+    ("RESOURCE_EXHAUSTED", OOM, True, "RESOURCE_EXHAUSTED"),
+    ("resource_exhausted", OOM, True, "RESOURCE_EXHAUSTED"),
+    ("of 15.75G", OOM, True, "RESOURCE_EXHAUSTED"),  # words of the message
+    ("HBM", OOM, True, "RESOURCE_EXHAUSTED"),
+    ("INVALID_ARGUMENT", OOM, False, "RESOURCE_EXHAUSTED"),
+    ("RESOURCE_EXHAUSTED", None, False, "compilation succeeded"),
+    ("none", None, True, "no error"),
+    ("None", OOM, False, "RESOURCE_EXHAUSTED: Used 18.65G of 15.75G hbm"),
+])  # fmt: skip
+def test_expect_error(value: str, error: CompileError | None, passed: bool, actual: str) -> None:
+    found = outcome("expect-error", value, report(error=error))
+    assert (found.passed, found.actual) == (passed, actual)
+
+
+def test_expect_error_none_is_not_expecting_an_error() -> None:
+    e = parse_expectations({"expect-error": "none, tpu:v5e=RESOURCE_EXHAUSTED"})
+    assert not e.expects_error("cpu")
+    assert e.expects_error("tpu:v5e")
+
+
+def test_the_error_message_is_cut_at_200_characters() -> None:
+    long = CompileError("INTERNAL", "x" * 300)
+    assert outcome("expect-error", "none", report(error=long)).actual == "INTERNAL: " + "x" * 200
+
+
+# -- which item applies ----------------------------------------------------------------
+
+ALL_SCOPES = "1kB, cpu=2kB, f@*=3kB, f@cpu=4kB"
+
+
+@pytest.mark.parametrize(("function", "target", "value"), [
+    ("f", "cpu", "4kB"),      # function@target
+    ("f", "gpu:h100", "3kB"),  # function@*
+    ("g", "cpu", "2kB"),      # target
+    ("g", "gpu:h100", "1kB"),  # bare
+])  # fmt: skip
+def test_the_most_specific_item_applies(function: str, target: str, value: str) -> None:
+    e = parse_expectations({"expect-max-temp": ALL_SCOPES})
+    assert [x.value for x in e.for_target(target, function)] == [value]
+
+
+@pytest.mark.parametrize(("text", "function", "target", "value"), [
+    ("cpu=2kB, f@*=3kB", "f", "cpu", "3kB"),  # function@* outranks target
+    ("f@*=3kB, cpu=2kB", "f", "cpu", "3kB"),
+    ("1kB, cpu=2kB", "f", "cpu", "2kB"),       # target outranks bare
+    ("cpu=2kB, 1kB", "f", "cpu", "2kB"),
+    ("1kB, f@*=3kB", "f", "cpu", "3kB"),       # function@* outranks bare
+    ("f@cpu=4kB, f@*=3kB", "f", "cpu", "4kB"),  # function@target outranks function@*
+    ("f@cpu=4kB, cpu=2kB", "f", "cpu", "4kB"),
+    ("f@cpu=4kB", "f", "gpu:h100", None),       # nothing applies
+    ("g@*=3kB", "f", "cpu", None),
+])  # fmt: skip
+def test_scopes_outrank_each_other_whatever_the_order(text: str, function: str, target: str,
+                                                      value: str | None) -> None:
+    found = parse_expectations({"expect-max-temp": text}).for_target(target, function)
+    assert [x.value for x in found] == ([] if value is None else [value])
+
+
+def test_each_kind_picks_its_own_most_specific_item() -> None:
+    e = parse_expectations({"expect-max-temp": "cpu=2kB", "expect-reduction": "fused, f@cpu=unfused",
+                            "expect-error": "none"})
+    found = e.for_target("cpu", "f")
+    # in the order of OPTIONS, one item per kind
+    assert [(x.kind, x.value) for x in found] == [("max-temp", "2kB"), ("reduction", "unfused"), ("error", "none")]
+    assert [o.removeprefix("expect-") for o in OPTIONS].index("max-temp") == 0
+
+
+def test_without_a_function_only_unscoped_items_apply() -> None:
+    e = parse_expectations({"expect-max-temp": ALL_SCOPES})
+    assert [x.value for x in e.for_target("cpu")] == ["2kB"]
+    assert [x.value for x in e.for_target("tpu:v5e")] == ["1kB"]
+
+
+def test_check_all_checks_each_report_against_its_own_items() -> None:
+    e = parse_expectations({"expect-max-temp": "1kB, f@gpu:h100=3kB"})
+    reports = [report(temp=1500, target="cpu"), report(temp=2500, target="gpu:h100"),
+               report(temp=500, target="cpu", function="g")]
+    assert [(o.function, o.target, o.expectation.value, o.passed) for o in check_all(e, reports)] == [
+        ("f", "cpu", "1kB", False), ("f", "gpu:h100", "3kB", True), ("g", "cpu", "1kB", True)]
+
+
+# -- parsing ---------------------------------------------------------------------------
+
+
+def test_items_keep_what_the_author_wrote() -> None:
+    e = parse_expectations({"expect-max-temp": " 1kB , CPU = 2kB, f @ TPU:v5e = 3kB, g@* = 4kB, h@=5kB"})
+    assert [(x.function, x.target, x.value) for x in e.items] == [
+        (None, None, "1kB"), (None, "cpu", "2kB"), ("f", "tpu:v5e", "3kB"), ("g", None, "4kB"), ("h", None, "5kB")]
+    assert [x.scope for x in e.items] == ["", "cpu", "f@tpu:v5e", "g@*", "h@*"]
+    assert e.targets_named() == {"cpu", "tpu:v5e"}
+    assert e.functions_named() == {"f", "g", "h"}
+
+
+def test_options_are_read_in_order_and_others_ignored() -> None:
+    e = parse_expectations({"expect-error": "none", "expect-max-temp": "1kB", "show": "hlo"})
+    assert [x.kind for x in e.items] == ["max-temp", "error"]
+    assert parse_expectations({}).items == []
+
+
+def test_outcome_message() -> None:
+    found = outcome("expect-max-temp", "cpu=1kB", report(temp=5))
+    assert found.message == "f on cpu: expected max temp 1kB, found temp 5 B (5 bytes) [holds]"
+    found = outcome("expect-max-temp", "1kB", report(temp=5000))
+    assert found.message == "f on cpu: expected max temp 1kB, found temp 5.0 kB (5,000 bytes) [FAILED]"
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"expect-max-temp": "1kB,"}, r"^:expect-max-temp: empty item in '1kB,'$"),
+    ({"expect-max-temp": ""}, r"^:expect-max-temp: empty item in ''$"),
+    ({"expect-max-temp": "=1kB"}, r"^:expect-max-temp: '=1kB': write target=value or function@target=value$"),
+    ({"expect-max-temp": "cpu="}, r"^:expect-max-temp: 'cpu=': write target=value or function@target=value$"),
+    ({"expect-max-temp": "1kB, 2kB"}, r"^:expect-max-temp: a bare value given twice$"),
+    ({"expect-max-temp": "f@cpu=1kB, f@cpu=2kB"}, r"^:expect-max-temp: f@cpu given twice$"),
+    ({"expect-max-temp": "f@*=1kB, f@=2kB"}, r"f@\* given twice"),
+    ({"expect-max-temp": "1x@cpu=1kB"}, r"^:expect-max-temp: '1x@cpu=1kB': '1x' is not a function name$"),
+    ({"expect-min-temp": "lots"}, r"^:expect-min-temp: 'lots' is not a size"),
+    ({"expect-max-peak": "cpu=lots"}, r"^:expect-max-peak: 'lots' is not a size"),
+    ({"expect-reduction": "maybe"}, r"^:expect-reduction: expected 'fused', 'unfused' or 'none', not 'maybe'$"),
+    ({"expect-materialized": "f32[3"}, r"^:expect-materialized: 'f32\[3' is neither a shape such as "),
+    ({"expect-error": "cpu= "}, r"write target=value"),
+])  # fmt: skip
+def test_malformed_items_name_the_option_and_the_problem(options: dict[str, str], message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError, match=message):
+        parse_expectations(options)
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("expect-reduction", "Unfused"), ("expect-materialized", "NONE"), ("expect-materialized", "s32[]"),
+    ("expect-error", "OOM"), ("expect-min-temp", "0"),
+])
+def test_well_formed_values_are_accepted(option: str, value: str) -> None:
+    (item,) = parse_expectations({option: value}).items
+    assert (item.kind, item.value, item.target, item.function) == (option.removeprefix("expect-"), value, None, None)
+
+
+def test_check_of_one_expectation() -> None:
+    item = Expectation("max-temp", None, "10")
+    found = check(item, report(temp=10))
+    assert (found.passed, found.target, found.function, found.expectation) == (True, "cpu", "f", item)
+    assert Expectations([item]).for_target("cpu") == [item]
+
+
+def test_expectations_and_outcomes_are_values() -> None:
+    import dataclasses
+
+    item = Expectation("max-temp", "cpu", "1kB")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.value = "2kB"  # type: ignore[misc]
+    assert {item: 1}[Expectation("max-temp", "cpu", "1kB")] == 1
+    found = check(item, report(temp=5))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.passed = False  # type: ignore[misc]
+    assert Expectations().items == [] and Expectations().for_target("cpu") == []
+    assert Expectations().items is not Expectations().items  # each its own list

@@ -379,6 +379,9 @@ class _Analyzer:
                     or (sub.opcode in _MOVES and _keeps_values(computations[c], sub)) for c, sub in body):
                 return False
             return all(holds(o) for o in data_operands())
+        if op in ("copy", "bitcast") and index is not None and inst.shape.tuple_shapes is not None:
+            # a move of a whole tuple (a copy of a loop's state): follow the element
+            return bool(inst.operands) and holds(inst.operands[0], index)
         if op in _MOVES:
             operands = data_operands()
             return bool(operands) and _keeps_values(comp, inst) and all(holds(o) for o in operands)

@@ -51,3 +51,22 @@ def with_texts(soup: Any, page: Path) -> Any:
         path = (page.parent / pre["data-jaxhlo-text"]).with_suffix(".txt")
         pre.string = path.read_text(encoding="utf-8")
     return soup
+
+
+def build_html(src: Path, builddir: Path) -> tuple[str, Path, list[Any]]:
+    """Build ``src`` with the html builder (cache beside the output, as with
+    ``sphinx-build -M``) and give the warnings, the output folder and every
+    report the cache then holds."""
+    from sphinx.testing.util import SphinxTestApp
+
+    from sphinx_jaxhlo.report import Report
+
+    app = SphinxTestApp("html", srcdir=src, builddir=builddir)
+    try:
+        app.build()
+        warnings = app.warning.getvalue()
+    finally:
+        app.cleanup()
+    outdir = Path(app.outdir)
+    reports = [Report.from_json(path.read_text()) for path in (outdir.parent / "jaxhlo-cache").rglob("*.json")]
+    return warnings, outdir, reports

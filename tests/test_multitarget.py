@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import build_html
 
 from sphinx_jaxhlo import targets
 from sphinx_jaxhlo.report import Report
@@ -20,23 +21,14 @@ pytestmark = pytest.mark.skipif(
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[BeautifulSoup, str, dict[tuple[str, str], Report]]:
     import shutil
 
-    from sphinx.testing.util import SphinxTestApp
 
     tmp = tmp_path_factory.mktemp("targets")
     src = tmp / "src"
     shutil.copytree(Path(__file__).parent / "roots" / "test-targets", src)
-    app = SphinxTestApp("html", srcdir=src, builddir=tmp / "build")
-    try:
-        app.build()
-        warnings = app.warning.getvalue()
-    finally:
-        app.cleanup()
-    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    warnings, outdir, stored = build_html(src, tmp / "build")
+    html = (outdir / "index.html").read_text(encoding="utf-8")
     # the reports as the cache holds them, by (function, target)
-    reports = {}
-    for path in (Path(app.outdir).parent / "jaxhlo-cache").rglob("*.json"):
-        rep = Report.from_json(path.read_text())
-        reports[(rep.function, rep.target)] = rep
+    reports = {(rep.function, rep.target): rep for rep in stored}
     return BeautifulSoup(html, "html.parser"), warnings, reports
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import build_html
 
 from sphinx_jaxhlo import targets
 from sphinx_jaxhlo.report import Report
@@ -55,22 +56,15 @@ def _page() -> str:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[tuple[str, str], Report]]:
-    from sphinx.testing.util import SphinxTestApp
 
     tmp = tmp_path_factory.mktemp("ordinary")
     src = tmp / "src"
     src.mkdir()
     (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]\n')
     (src / "index.rst").write_text(_page())
-    app = SphinxTestApp("html", srcdir=src, builddir=tmp / "build")
-    try:
-        app.build()
-        warnings = app.warning.getvalue()
-    finally:
-        app.cleanup()
+    warnings, _, stored = build_html(src, tmp / "build")
     reports: dict[tuple[str, str], Report] = {}
-    for path in (Path(app.outdir).parent / "jaxhlo-cache").rglob("*.json"):
-        rep = Report.from_json(path.read_text())
+    for rep in stored:
         program = next(n for n in PAGE if BY_NAME[n].source.strip() == rep.source.strip())
         reports[(program, rep.target)] = rep
     return warnings, reports

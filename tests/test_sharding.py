@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import build_html
 
 from sphinx_jaxhlo import targets
 from sphinx_jaxhlo.collectives import (
@@ -354,21 +355,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, str, dict[tupl
     import shutil
 
     from bs4 import BeautifulSoup
-    from sphinx.testing.util import SphinxTestApp
 
     tmp = tmp_path_factory.mktemp("sharding")
     src = tmp / "src"
     shutil.copytree(ROOT, src)
-    app = SphinxTestApp("html", srcdir=src, builddir=tmp / "build")
-    try:
-        app.build()
-        warnings = app.warning.getvalue()
-    finally:
-        app.cleanup()
-    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    warnings, outdir, stored = build_html(src, tmp / "build")
+    html = (outdir / "index.html").read_text(encoding="utf-8")
     reports: dict[tuple[str, str], list[Report]] = {}
-    for path in (Path(app.outdir).parent / "jaxhlo-cache").rglob("*.json"):
-        rep = Report.from_json(path.read_text())
+    for rep in stored:
         reports.setdefault((rep.function, rep.target), []).append(rep)
     return BeautifulSoup(html, "html.parser"), warnings, reports
 

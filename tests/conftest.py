@@ -13,6 +13,10 @@ pytest_plugins = ["sphinx.testing.fixtures"]
 # Tests that initialise jax in this process (the API's export path) and compile
 # workers may load libtpu at the same time; without this it takes a machine-wide lock.
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+# Tests read Sphinx's log line by line; a CI that forces colour (FORCE_COLOR) would wrap
+# every line in escape codes.  NO_COLOR outranks FORCE_COLOR in Sphinx and in pytest's
+# subprocesses alike.
+os.environ["NO_COLOR"] = "1"
 
 ROOTS = Path(__file__).parent / "roots"
 HLO_DIR = Path(__file__).parent / "data" / "hlo"

@@ -139,6 +139,15 @@ def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
     RECORDER.by_doc.clear()
     RECORDER.active = True  # -j readers fork after this, and record in their own process
     count_examples(app, env, docnames)
+    from .schedule import start
+
+    start(app, env, docnames)  # the build's compiles begin now, before any document is read
+
+
+def _stop_scheduling(app: Sphinx, env: BuildEnvironment) -> None:
+    from .schedule import stop
+
+    stop(app, env)
 
 
 def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
@@ -173,6 +182,12 @@ def check_config(app: Sphinx, config: Config) -> None:
         else:
             logger.warning("jax-hlo: %s=%r is not one of %s; using jaxhlo_snapshot_mode=%r", MODE_VARIABLE, mode,
                            ", ".join(MODES), config.jaxhlo_snapshot_mode, type="jaxhlo", subtype="config")
+    if config.jaxhlo_executor is not None and not isinstance(config.jaxhlo_executor, str):
+        # a distributed.Client made in conf.py: kept aside, named by its address
+        # (it cannot be pickled with the environment)
+        from .schedule import remember_client
+
+        config.jaxhlo_executor = remember_client(config.jaxhlo_executor)
     from .cache import is_url
 
     if config.jaxhlo_cache_dir and is_url(config.jaxhlo_cache_dir):
@@ -207,7 +222,9 @@ def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:
     from .compiler import shutdown_worker
+    from .schedule import finish
 
+    finish()
     shutdown_worker()
     if exc is None and app.builder.format == "html":
         copy_static(app)
@@ -226,6 +243,9 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     bad = [r for r in records if r.status not in ("ok", "expected error", "target missing")]
     slowest = max(compiled, key=lambda r: r.seconds, default=None)
     line = f"jax-hlo: {len(compiled)} compiled, {len(cached)} from cache"
+    ahead = sum(r.prefetched for r in compiled)
+    if ahead:
+        line += f" ({ahead} compiled ahead of their page)"
     if stored:
         line += f", {len(stored)} from snapshots"
     line += f", {len(bad)} failed"
@@ -344,6 +364,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("config-inited", check_config)
     app.connect("env-before-read-docs", _count_examples)
     app.connect("env-updated", replay_warnings)
+    app.connect("env-updated", _stop_scheduling)
     app.connect("env-updated", warn_missing_targets)
     app.connect("env-get-outdated", outdated_documents)
     app.connect("doctree-resolved", fill_reports)

@@ -180,22 +180,33 @@ class Scheduler:
                 start = time.monotonic()
                 self._running[lane] = (item, start)
                 self._update_estimate()
+            outcome = Outcome(None, Failure("crash", "the compile was not run"), 0.0)
             try:
+                if self.folder is not None:  # a reader waiting for it may give up on a compile that never ends
+                    (self.folder / f"{item.key}.started").touch()
                 outcome = self.executor.compile(lane, item.request, item.limits)
-            except Exception as exc:  # never lose a key: a reader waits for it
+                self._store(item, outcome)
+            except BaseException as exc:  # never lose a key: a reader waits for it
                 outcome = Outcome(None, Failure("crash", f"the compile could not be run: {exc!r}"), 0.0)
-            end = time.monotonic()
-            self._store(item, outcome)
-            with self._lock:
-                self._running.pop(lane, None)
-                self.events.append(Event(item.key, item.docname, lane, start, end))
-                if outcome.report is not None:
-                    self._means.setdefault(item.platform, []).append(outcome.seconds)
-                self.outcomes[item.key] = outcome
-                self._update_estimate()
-            self._done[item.key].set()
+                self._store(item, outcome, quiet=True)
+            finally:
+                end = time.monotonic()
+                with self._lock:
+                    self._running.pop(lane, None)
+                    self.events.append(Event(item.key, item.docname, lane, start, end))
+                    if outcome.report is not None:
+                        self._means.setdefault(item.platform, []).append(outcome.seconds)
+                    self.outcomes[item.key] = outcome
+                    self._update_estimate()
+                self._done[item.key].set()
 
-    def _store(self, item: Planned, outcome: Outcome) -> None:
+    def _store(self, item: Planned, outcome: Outcome, quiet: bool = False) -> None:
+        if quiet:
+            try:
+                self._store(item, outcome)
+            except Exception:
+                pass
+            return
         report = outcome.report
         if self.cache is not None and report is not None:
             if is_deterministic(report):
@@ -231,7 +242,17 @@ class Scheduler:
             return self.outcomes[key]
         assert self.folder is not None, "a forked reader needs the outcome files"
         path = self.folder / f"{key}.json"
+        started = self.folder / f"{key}.started"
+        limits = self.planned[key].limits
+        # a compile ends within its limits (and the worker's start); one that
+        # does not has been lost with its lane: the reader compiles it itself
+        patience = limits.first + (limits.retry or 0.0) + 60.0
         while not path.is_file():
+            try:
+                if time.time() - started.stat().st_mtime > patience:
+                    return None
+            except FileNotFoundError:
+                pass
             time.sleep(0.02)
         return Outcome.from_json(json.loads(path.read_text(encoding="utf-8")))
 
@@ -259,6 +280,8 @@ class Scheduler:
 
 #: The scheduler of the build in progress.
 _current: Scheduler | None = None
+#: The scheduler of the last build that had one (its events, for tests and benchmarks).
+LAST: Scheduler | None = None
 
 
 def current() -> Scheduler | None:
@@ -400,7 +423,8 @@ def stop(app: Sphinx, env: BuildEnvironment) -> None:
 
 def finish() -> None:
     """``build-finished`` (and the start of a build): close the scheduler."""
-    global _current
+    global _current, LAST
     if _current is not None:
         _current.close()
+        LAST = _current
     _current = None

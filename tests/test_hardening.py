@@ -104,7 +104,7 @@ CASES = [
          mark=".jaxhlo-oom"),
     Case("expected-error", "expectation", r"f on cpu: expected error RESOURCE_EXHAUSTED, "
          r"found compilation succeeded", mark="li.jaxhlo-fail"),
-    Case("timeout", "timeout", r"compiling took longer than 3 s; the worker was stopped \[target cpu\]$",
+    Case("timeout", "timeout", r"compiling f for cpu took longer than 3 s; the worker was stopped$",
          mark=".jaxhlo-bad"),
     Case("suicide", "crash", r"the compile worker was killed by SIGKILL \(a crash inside XLA, or the example "
          r"ended its process\) \[target cpu\]$", mark=".jaxhlo-bad"),

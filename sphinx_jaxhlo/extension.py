@@ -166,7 +166,17 @@ def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` and falls back to its default."""
     for setting in SETTINGS:
-        problem = validate(setting.name, config[setting.name])
+        value = config[setting.name]
+        if isinstance(value, str) and setting.default is None and str not in setting.types:
+            # `-D jaxhlo_workers=2`: Sphinx leaves a value whose default is None as text
+            for kind in (int, float):
+                if kind in setting.types:
+                    try:
+                        config[setting.name] = value = kind(value)
+                        break
+                    except ValueError:
+                        continue
+        problem = validate(setting.name, value)
         if problem:
             logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
                            type="jaxhlo", subtype="config")

@@ -416,22 +416,29 @@ def xla_seconds(cache: Path) -> list[float]:
     return out
 
 
-def scheduling(work: Path, count: int) -> dict[str, Any]:
+def scheduling(work: Path, count: int, repeat: int = 3) -> dict[str, Any]:
     """Issue 13: a cold CPU+GPU project with 2 compile workers against 1, and the
     cold build against what its compiles alone would take over its workers; the
-    seed page's peak memory with the three default targets, with 1 and 2 workers."""
+    seed page's peak memory with the three default targets, with 1 and 2 workers.
+
+    The two builds alternate ``repeat`` times and the fastest of each counts
+    (the machine is shared: the fastest run is the one least slowed by others)."""
     out: dict[str, Any] = {}
     src = write_project(work / "w", count, targets="cpu,gpu:h100")
-    runs = {}
-    for workers in (1, 2):
-        cache = work / f"w{workers}-cache"
-        result = build(src, work / f"w{workers}-out", cache, "-D", f"jaxhlo_workers={workers}")
-        trips, xla = compile_seconds(cache), xla_seconds(cache)
-        bound = max(max(trips), sum(trips) / workers)
-        runs[workers] = {"seconds": result["seconds"], "cpu_seconds": result.get("cpu_seconds"),
-                         "compiles": len(trips), "compile_seconds_sum": sum(trips),
-                         "longest_compile_s": max(trips), "xla_seconds_sum": sum(xla),
-                         "bound_s": bound, "build_over_bound": result["seconds"] / bound}
+    runs: dict[int, dict[str, Any]] = {}
+    for attempt in range(repeat):
+        for workers in (1, 2):
+            cache = work / f"w{workers}-{attempt}-cache"
+            result = build(src, work / f"w{workers}-{attempt}-out", cache, "-D", f"jaxhlo_workers={workers}")
+            trips, xla = compile_seconds(cache), xla_seconds(cache)
+            bound = max(max(trips), sum(trips) / workers)
+            run = {"seconds": result["seconds"], "cpu_seconds": result.get("cpu_seconds"),
+                   "compiles": len(trips), "compile_seconds_sum": sum(trips),
+                   "longest_compile_s": max(trips), "xla_seconds_sum": sum(xla),
+                   "bound_s": bound, "build_over_bound": result["seconds"] / bound}
+            runs.setdefault(workers, {"all_seconds": []})["all_seconds"].append(result["seconds"])
+            if result["seconds"] <= min(runs[workers]["all_seconds"]):
+                runs[workers].update(run)
     out["workers_2_vs_1"] = {"examples": count, "targets": ["cpu", "gpu:h100"], "runs": runs,
                              "speedup": runs[1]["seconds"] / runs[2]["seconds"], "goal": 1.7}
     out["cold_build_vs_compiles"] = {"ratio": runs[2]["build_over_bound"], "goal": 1.15,
@@ -467,13 +474,21 @@ def main() -> None:
             figures = scheduling(work, n)
             src = write_project(work / "a", n)
             plain = write_project(work / "p", n, plain=True)
-            cold = build(src, work / "a-out", work / "a-cache")
-            plain_run = build(plain, work / "p-out", None)
-            bare = bare_compile(n)
+            colds, plains, bares = [], [], []
+            for attempt in range(3):  # interleaved; the fastest of each counts
+                colds.append(build(src, work / f"a-out{attempt}", work / f"a-cache{attempt}"))
+                plains.append(build(plain, work / f"p-out{attempt}", None))
+                bares.append(bare_compile(n))
+            cold = min(colds, key=lambda r: r["seconds"])
+            plain_run = min(plains, key=lambda r: r["seconds"])
+            bare = min(bares)
             overhead = (cold["seconds"] - plain_run["seconds"]) / n
             figures["overhead_per_example"] = {"ours_s": overhead, "bare_s": bare / n, "ratio": overhead / (bare / n),
                                                "goal": 1.15}
-            cached = build(src, work / "a-out2", work / "a-cache")
+            cached = min((build(src, work / f"a-out-cached{attempt}", work / "a-cache0") for attempt in range(3)),
+                         key=lambda r: r["seconds"])
+            plain_run = min([plain_run, *(build(plain, work / f"p-out-again{a}", None) for a in range(2))],
+                            key=lambda r: r["seconds"])
             figures["cached_rebuild"] = {"ours_s": cached["seconds"], "plain_s": plain_run["seconds"],
                                          "ratio": cached["seconds"] / plain_run["seconds"],
                                          "compiled": cached["compiled"], "jax_imported": cached["jax"], "goal": 1.25}

@@ -106,6 +106,33 @@ def _timed_out(label: str, limits: Limits) -> Failure:
                               "when tried again; the worker was stopped")
 
 
+#: Held while a worker process is started, and by every ``fork()`` of this
+#: process: a process forked while ``subprocess`` starts a worker (a ``-j``
+#: reader that Sphinx forks while the build's scheduler starts one in a
+#: thread) would inherit the pipe ``subprocess`` waits on for the ``exec``,
+#: and the start would wait for that process to end, which may wait for the
+#: compile.
+_SPAWN_LOCK = threading.RLock()
+
+
+def _before_fork() -> None:
+    _SPAWN_LOCK.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _SPAWN_LOCK.release()
+
+
+def _after_fork_in_child() -> None:
+    global _SPAWN_LOCK
+    _SPAWN_LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
+
 class CompileWorker:
     """A worker process and the pipe to it."""
 
@@ -128,11 +155,12 @@ class CompileWorker:
         prepare_environment(env)
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sphinx_jaxhlo.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, start_new_session=True, close_fds=True,
-        )
+        with _SPAWN_LOCK:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "sphinx_jaxhlo.worker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, start_new_session=True, close_fds=True,
+            )
         self._buffer = b""
         self.started += 1
         return proc

@@ -21,9 +21,17 @@ Measures (the goals are from the project's issue tracker):
    add to its page (goal: at most 60 KB);
 8. render time: from a report to the example's HTML in a real Sphinx build, for every
    stored test module and for a chain of 2000 matmuls (megabytes of HLO, stored compressed
-   in ``benchmarks/data``) (goal: under 1 s each).
+   in ``benchmarks/data``) (goal: under 1 s each);
+9. build-wide scheduling: a cold 50-example CPU+GPU project with 2 compile workers
+   against 1 (goal: at least 1.7x faster), the cold build against
+   max(longest compile, sum of compile seconds / workers) (goal: at most 1.15x), and
+   the seed page's peak RSS with the three default targets (goals: under 1 GB with
+   one worker, at most 0.5 GB more per further worker);
+10. TPU compile time of the guide's slowest examples, with and without the options
+   that cut it most (``benchmarks/tpu_compile.py``), and whether the optimized HLO
+   and memory figures stay identical.
 
-``--pages`` runs 7 and 8 only.
+``--pages`` runs 7 and 8 only; ``--scheduling`` runs 9, 1 and 2.
 """
 
 from __future__ import annotations
@@ -403,7 +411,7 @@ def render_times(work: Path) -> dict[str, Any]:
 def compile_seconds(cache: Path) -> list[float]:
     """Seconds of each compile of a build, as the build recorded them in its cache
     (``timings/``: from the request leaving the build to its report arriving)."""
-    return [json.loads(p.read_text())["seconds"] for p in (cache / "timings").glob("*/*.json")]
+    return [json.loads(p.read_text())["seconds"] for p in (cache / "timings").glob("*/*.seconds")]
 
 
 def xla_seconds(cache: Path) -> list[float]:
@@ -458,6 +466,21 @@ def scheduling(work: Path, count: int, repeat: int = 3) -> dict[str, Any]:
                                           "added_by_second_worker_bytes": rss[2] - rss[1],
                                           "goals": {"one_worker_bytes": 10**9, "per_further_worker_bytes": 5 * 10**8}}
     return out
+
+
+def tpu_compile_time(work: Path) -> dict[str, Any]:
+    """CPU seconds of the guide's slowest TPU compiles with and without the options
+    that cut them most, and whether the optimized HLO and memory figures stay."""
+    from sphinx_jaxhlo.targets import get_target
+
+    if not get_target("tpu:v5e").available():
+        return {"skipped": "libtpu is not installed"}
+    sys.path.insert(0, str(HERE))
+    import tpu_compile
+
+    rows = tpu_compile.run(["baseline", "no-vliw-scheduler", "llo-threads-1"], tpu_compile.SLOWEST,
+                           work / "tpu_compile.jsonl")
+    return tpu_compile.summary(rows)
 
 
 def main() -> None:
@@ -560,6 +583,11 @@ def main() -> None:
         results["vs_myst_nb"] = {"nb_cold_s": nb_cold, "nb_cached_s": nb_cached, "ours_cold_s": ours_cold,
                                  "ours_cached_s": ours_cached, "cold_ratio": ours_cold / nb_cold,
                                  "cached_ratio": ours_cached / nb_cached, "goals": [0.5, 1.0]}
+        # 9. build-wide scheduling (issue 13)
+        results["scheduling"] = scheduling(work, sizes[1])
+        # 10. TPU compile time: the guide's slowest compiles, as the extension compiles them
+        #     and with the options that came closest (see docs/performance.md)
+        results["tpu_compile_time"] = tpu_compile_time(work)
         # 7 and 8. page weight and render time
         results["page_weight"] = page_weight(work)
         results["render_time"] = render_times(work)

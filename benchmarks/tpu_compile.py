@@ -164,6 +164,54 @@ def measure(config: str, items: list[dict[str, Any]], stats: bool) -> list[dict[
     return out
 
 
+#: The guide's slowest TPU compiles: chunked loops with chunks of 10000, complex_exp, a scan's gradient.
+SLOWEST = r"bounded#4|cases#1:complex_exp|remat#1:grad_scan$"
+
+
+def run(configs: list[str], only: str | None, out: Path, stats: bool = False) -> list[dict[str, Any]]:
+    """Compile the examples once per configuration, each in a process of its own; the rows measured."""
+    from sphinx_jaxhlo.targets import prepare_environment
+
+    items = examples(only)
+    env = dict(os.environ)
+    prepare_environment(env)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    rows = []
+    with open(out, "a", encoding="utf-8") as stored:
+        for config in configs:
+            spec = Path(f"/tmp/tpu-compile-{os.getpid()}-{config}.json")
+            spec.write_text(json.dumps({"config": config, "items": items}))
+            flags = [CONFIGS[config].get("libtpu", ""), "--xla_jf_print_compilation_stats=true" if stats else ""]
+            env["LIBTPU_INIT_ARGS"] = " ".join(f for f in flags if f)
+            command = [sys.executable, __file__, "--child", str(spec), *(["--stats"] if stats else [])]
+            proc = subprocess.run(command, env=env, capture_output=True, text=True)
+            for line in proc.stdout.splitlines():
+                if line.startswith("{"):
+                    stored.write(line + "\n")
+                    rows.append(json.loads(line))
+            if proc.returncode:
+                print(proc.stderr[-3000:], file=sys.stderr)
+            spec.unlink()
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per configuration: CPU seconds of each compile, and whether the optimized
+    HLO (metadata stripped) and every memory figure equal the baseline's."""
+    base = {r["name"]: r for r in rows if r["config"] == "baseline"}
+    out: dict[str, Any] = {}
+    for row in rows:
+        entry = out.setdefault(row["config"], {"compile_cpu_s": {}, "hlo_identical": True, "memory_identical": True})
+        entry["compile_cpu_s"][row["name"]] = round(row["compile_cpu_s"], 2)
+        before = base.get(row["name"])
+        if before is not None:
+            entry["hlo_identical"] &= row.get("hlo_sha") == before.get("hlo_sha")
+            entry["memory_identical"] &= row.get("memory") == before.get("memory")
+    for entry in out.values():
+        entry["compile_cpu_s_total"] = round(sum(entry["compile_cpu_s"].values()), 2)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", default="baseline")
@@ -176,28 +224,8 @@ def main() -> None:
         items = json.loads(Path(opts.child).read_text())
         measure(items["config"], items["items"], opts.stats)
         return
-    from sphinx_jaxhlo.targets import prepare_environment
-
-    items = examples(opts.only)
-    env = dict(os.environ)
-    prepare_environment(env)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    with open(opts.out, "a", encoding="utf-8") as out:
-        for config in opts.configs.split(","):
-            spec = Path(f"/tmp/tpu-compile-{os.getpid()}-{config}.json")
-            spec.write_text(json.dumps({"config": config, "items": items}))
-            flags = [CONFIGS[config].get("libtpu", ""), "--xla_jf_print_compilation_stats=true" if opts.stats else ""]
-            env["LIBTPU_INIT_ARGS"] = " ".join(f for f in flags if f)
-            command = [sys.executable, __file__, "--child", str(spec), *(["--stats"] if opts.stats else [])]
-            proc = subprocess.run(command, env=env, capture_output=True, text=True)
-            for line in proc.stdout.splitlines():
-                if line.startswith("{"):
-                    out.write(line + "\n")
-            if proc.returncode:
-                print(proc.stderr[-3000:], file=sys.stderr)
-            if opts.stats:
-                print(proc.stderr[-20000:])
-            spec.unlink()
+    rows = run(opts.configs.split(","), opts.only, Path(opts.out), opts.stats)
+    print(json.dumps(summary(rows), indent=2))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ Beside the entries, ``latest/<id[:2]>/<id>.ref`` remembers, for each example
 and target (its :func:`sphinx_jaxhlo.snapshots.identity_key`), which entry was
 stored last and by which toolchain, so that a compile under a new jax can be
 compared with the report of the old one (``jaxhlo.drift``), and
-``timings/<id[:2]>/<id>.json`` how long its last compile took, so that a
+``timings/<id[:2]>/<id>.seconds`` how long its last compile took, so that a
 build starts the longest compiles first and gives each a timeout that fits.
 """
 
@@ -415,7 +415,7 @@ class ReportCache:
         """Seconds the example and target of ``identity`` (a
         :func:`sphinx_jaxhlo.snapshots.identity_key`) took to compile the last
         time a build stored it, or ``None``."""
-        data = self._read(f"timings/{identity[:2]}/{identity}.json")
+        data = self._read(f"timings/{identity[:2]}/{identity}.seconds")
         if data is None:
             return None
         try:
@@ -425,7 +425,7 @@ class ReportCache:
         return float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
 
     def put_compile_seconds(self, identity: str, seconds: float) -> None:
-        self._write(f"timings/{identity[:2]}/{identity}.json",
+        self._write(f"timings/{identity[:2]}/{identity}.seconds",
                     json.dumps({"seconds": round(seconds, 3)}).encode("utf-8"))
 
 

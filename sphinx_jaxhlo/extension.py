@@ -253,12 +253,12 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     bad = [r for r in records if r.status not in ("ok", "expected error", "target missing")]
     slowest = max(compiled, key=lambda r: r.seconds, default=None)
     line = f"jax-hlo: {len(compiled)} compiled, {len(cached)} from cache"
-    ahead = sum(r.prefetched for r in compiled)
-    if ahead:
-        line += f" ({ahead} compiled ahead of their page)"
     if stored:
         line += f", {len(stored)} from snapshots"
     line += f", {len(bad)} failed"
+    ahead = sum(r.prefetched for r in compiled)
+    if ahead:
+        line += f"; {ahead} compiled ahead of their page"
     if slowest is not None and slowest.seconds > 0:
         line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
     logger.info(line)

@@ -435,11 +435,14 @@ def slow_pages(src: Path, count: int) -> None:
 
 
 def _children(pid: int) -> set[int]:
-    try:
-        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return set()
-    return {int(p) for p in listed.split()}
+    """The children of every thread of ``pid`` (the build starts workers from its compile threads)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(p) for p in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -17,7 +17,9 @@ extension keeps it in a local folder of its own.
 Beside the entries, ``latest/<id[:2]>/<id>.ref`` remembers, for each example
 and target (its :func:`sphinx_jaxhlo.snapshots.identity_key`), which entry was
 stored last and by which toolchain, so that a compile under a new jax can be
-compared with the report of the old one (``jaxhlo.drift``).
+compared with the report of the old one (``jaxhlo.drift``), and
+``timings/<id[:2]>/<id>.seconds`` how long its last compile took, so that a
+build starts the longest compiles first and gives each a timeout that fits.
 """
 
 from __future__ import annotations
@@ -395,6 +397,36 @@ class ReportCache:
     def put_latest(self, identity: str, key: str, toolchain: Mapping[str, str]) -> None:
         doc = {"key": key, "toolchain": dict(toolchain)}
         self._write(f"latest/{identity[:2]}/{identity}.ref", json.dumps(doc, sort_keys=True).encode("utf-8"))
+
+    # -- how long each example and target took to compile, for scheduling -------
+
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (not whether it is valid: :meth:`get` checks that)."""
+        if not _KEY.fullmatch(key) or self._unreachable:
+            return False
+        if isinstance(self.store, LocalStore):
+            return self.path(key).is_file()
+        try:
+            return self._read(self.name(key)) is not None
+        except Exception:
+            return False
+
+    def compile_seconds(self, identity: str) -> float | None:
+        """Seconds the example and target of ``identity`` (a
+        :func:`sphinx_jaxhlo.snapshots.identity_key`) took to compile the last
+        time a build stored it, or ``None``."""
+        data = self._read(f"timings/{identity[:2]}/{identity}.seconds")
+        if data is None:
+            return None
+        try:
+            seconds = json.loads(data.decode("utf-8"))["seconds"]
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        return float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None
+
+    def put_compile_seconds(self, identity: str, seconds: float) -> None:
+        self._write(f"timings/{identity[:2]}/{identity}.seconds",
+                    json.dumps({"seconds": round(seconds, 3)}).encode("utf-8"))
 
 
 def _short(exc: BaseException) -> str:

@@ -47,6 +47,91 @@ class Outcome:
     failure: Failure | None
     seconds: float
 
+    def to_json(self) -> dict[str, Any]:
+        """The outcome as JSON data (a report's own form, :meth:`Report.to_dict`)."""
+        failure = self.failure
+        return {"report": None if self.report is None else self.report.to_dict(),
+                "failure": None if failure is None else [failure.kind, failure.message, failure.line],
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        failure = data.get("failure")
+        return cls(None if data.get("report") is None else Report.from_dict(data["report"]),
+                   None if failure is None else Failure(str(failure[0]), str(failure[1]), failure[2]),
+                   float(data.get("seconds") or 0.0))
+
+
+#: Seconds a compile may take by default, per target platform, before it is
+#: tried once more with :data:`RETRY_FACTOR` times as long (TPU compiles of
+#: loops and their gradients take minutes on a loaded machine).
+DEFAULT_TIMEOUTS = {"cpu": 60.0, "cuda": 90.0, "tpu": 300.0}
+#: The limit of the one retry of a timed-out compile, as a multiple of the first.
+RETRY_FACTOR = 3.0
+#: A compile may take this many times its last observed duration before it is stopped.
+OBSERVED_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long one compile may take: ``first``, and when it runs past that,
+    ``retry`` seconds on a fresh worker (``None``: reported at once)."""
+
+    first: float
+    retry: float | None = None
+
+    @classmethod
+    def fitting(cls, platform: str, configured: float | None, observed: float | None = None) -> Limits:
+        """The limits of one compile.
+
+        :param platform: the target's platform (``cpu``, ``cuda``, ``tpu``).
+        :param configured: the example's ``:timeout:``, else ``jaxhlo_timeout``:
+            when set, it is the limit, with no retry.
+        :param observed: seconds the same example took for this target before
+            (the cache's record), which scales the default up.
+        """
+        if configured:
+            return cls(float(configured))
+        first = DEFAULT_TIMEOUTS.get(platform, max(DEFAULT_TIMEOUTS.values()))
+        if observed:
+            first = max(first, OBSERVED_FACTOR * observed)
+        return cls(first, RETRY_FACTOR * first)
+
+
+def _timed_out(label: str, limits: Limits) -> Failure:
+    what = f"compiling {label}" if label else "compiling"
+    if limits.retry is None:
+        return Failure("timeout", f"{what} took longer than {limits.first:g} s; the worker was stopped")
+    return Failure("timeout", f"{what} took longer than {limits.first:g} s, and longer than {limits.retry:g} s "
+                              "when tried again; the worker was stopped")
+
+
+#: Held while a worker process is started, and by every ``fork()`` of this
+#: process: a process forked while ``subprocess`` starts a worker (a ``-j``
+#: reader that Sphinx forks while the build's scheduler starts one in a
+#: thread) would inherit the pipe ``subprocess`` waits on for the ``exec``,
+#: and the start would wait for that process to end, which may wait for the
+#: compile.
+_SPAWN_LOCK = threading.RLock()
+
+
+def _before_fork() -> None:
+    _SPAWN_LOCK.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _SPAWN_LOCK.release()
+
+
+def _after_fork_in_child() -> None:
+    global _SPAWN_LOCK
+    _SPAWN_LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
 
 class CompileWorker:
     """A worker process and the pipe to it."""
@@ -70,11 +155,12 @@ class CompileWorker:
         prepare_environment(env)
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sphinx_jaxhlo.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, start_new_session=True, close_fds=True,
-        )
+        with _SPAWN_LOCK:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "sphinx_jaxhlo.worker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, start_new_session=True, close_fds=True,
+            )
         self._buffer = b""
         self.started += 1
         return proc
@@ -148,6 +234,24 @@ class CompileWorker:
             f = answer["failure"]
             return Outcome(None, Failure(f["kind"], f["message"], f.get("line")), seconds)
 
+    def compile_within(self, request: CompileRequest | CallRequest, limits: Limits | float,
+                       label: str = "") -> Outcome:
+        """:meth:`compile` within ``limits``: a compile that runs past the first
+        limit is tried once more, on a fresh worker, with the longer one.
+
+        :param label: what is compiled, for the timeout message (``f for tpu:v5e``).
+        """
+        if not isinstance(limits, Limits):
+            limits = Limits(float(limits))
+        outcome = self.compile(request, limits.first)
+        if outcome.failure is not None and outcome.failure.kind == "timeout" and limits.retry is not None:
+            first_seconds = outcome.seconds
+            outcome = self.compile(request, limits.retry)
+            outcome.seconds += first_seconds
+        if outcome.failure is not None and outcome.failure.kind == "timeout":
+            outcome.failure = _timed_out(label, limits)
+        return outcome
+
     def _died(self, proc: subprocess.Popen[bytes], start: float) -> Outcome:
         try:
             code = proc.wait(timeout=10)
@@ -185,6 +289,19 @@ class CompileWorker:
         return " | ".join(ln.strip() for ln in text.splitlines()[-lines:] if ln.strip())[:1000]
 
 
+def describe(request: CompileRequest | CallRequest) -> str:
+    """``f for tpu:v5e``: a compile as its messages name it."""
+    function = request.function
+    if not function and isinstance(request, CompileRequest):
+        from .worker import default_function
+
+        try:
+            function = default_function(request.source) or ""
+        except (SyntaxError, ValueError):
+            function = ""
+    return f"{function or 'the default function'} for {request.target}"
+
+
 class WorkerPool:
     """Up to ``size`` workers of this process, for compiling several requests at once
     (the targets of one example: a TPU compile need not wait for the GPU one)."""
@@ -199,10 +316,10 @@ class WorkerPool:
             self.workers.append(CompileWorker())
         return self.workers[index]
 
-    def compile_all(self, jobs: list[tuple[CompileRequest, float]]) -> list[Outcome]:
-        """Compile each (request, timeout); the outcomes come back in the same order."""
+    def compile_all(self, jobs: list[tuple[CompileRequest, float | Limits]]) -> list[Outcome]:
+        """Compile each (request, limits); the outcomes come back in the same order."""
         if len(jobs) <= 1 or self.size == 1:
-            return [self._worker(0).compile(request, timeout) for request, timeout in jobs]
+            return [self._worker(0).compile_within(request, timeout, describe(request)) for request, timeout in jobs]
         from concurrent.futures import ThreadPoolExecutor
 
         outcomes: list[Outcome | None] = [None] * len(jobs)
@@ -215,7 +332,7 @@ class WorkerPool:
                     if not pending:
                         return
                     index, (request, timeout) = pending.pop(0)
-                outcomes[index] = worker.compile(request, timeout)
+                outcomes[index] = worker.compile_within(request, timeout, describe(request))
 
         lanes = min(self.size, len(jobs))
         workers = [self._worker(i) for i in range(lanes)]

@@ -34,13 +34,17 @@ SETTINGS: tuple[Setting, ...] = (
             "Parts each example shows unless it says ``:show:``: any of ``" + ", ".join(SHOW_PARTS) + "``."),
     Setting("jaxhlo_hlo_collapsed", True, (bool,),
             "Whether the optimized HLO starts collapsed in HTML.", rebuild="html"),
-    Setting("jaxhlo_timeout", 120.0, (int, float),
-            "Seconds one compile may take before its worker is stopped (``jaxhlo.timeout``). "
-            "An example's ``:timeout:`` overrides it."),
+    Setting("jaxhlo_timeout", None, (int, float, type(None)),
+            "Seconds one compile may take before its worker is stopped (``jaxhlo.timeout``). An example's "
+            "``:timeout:`` overrides it. ``None`` (the default): a limit per target, 60 s for the CPU, 90 s for a "
+            "GPU, 300 s for a TPU, or four times what the same example took the last time the cache saw it compile, "
+            "if that is longer; a compile that runs past it is tried once more with three times the limit before "
+            "it is reported. A number set here (or ``:timeout:``) is the limit, with no retry."),
     Setting("jaxhlo_workers", None, (int, type(None)),
-            "Compile workers per process of the build; the targets of an example compile at once. "
-            "``None``: 2 on a machine with two cores or more, 1 when Sphinx reads in parallel (``-j``). "
-            "Each worker holds its compiler in memory (0.4 to 1.3 GB).", rebuild=""),
+            "Compile workers of the build. Every example's compiles go to one pool as soon as the build starts "
+            "(before Sphinx reads the documents, whatever ``-j``), longest first. ``None``: as many as the machine "
+            "holds: one per CPU core, at most one per 0.5 GB of available memory (a worker with the TPU compiler "
+            "loaded holds about that).", rebuild=""),
     Setting("jaxhlo_cache", True, (bool,),
             "Whether reports and each example's rendered HTML are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
@@ -91,6 +95,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
             "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
             "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
+    # -- where compiles run (sphinx_jaxhlo.executors)
+    Setting("jaxhlo_executor", None, (str, type(None), object),
+            "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "
+            "``'dask://scheduler:8786'``, or a ``distributed.Client`` object made in ``conf.py``: the workers "
+            "of a Dask cluster (``pip install 'sphinx-jaxhlo[dask]'``, and the extension installed on every Dask "
+            "worker, with the GPU/TPU compilers its targets need). Each request goes out as data (source, argument "
+            "specs, target, options) and comes back as a report; every Dask worker compiles in its own compile "
+            "worker process, with the same timeouts; the cache stays where ``jaxhlo_cache_dir`` says.",
+            rebuild=""),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -104,6 +117,10 @@ def validate(name: str, value: Any) -> str | None:
         return f"{name} must be {names}, not {type(value).__name__}"
     if name in ("jaxhlo_timeout", "jaxhlo_workers") and isinstance(value, (int, float)) and value <= 0:
         return f"{name} must be positive"
+    if name == "jaxhlo_executor":
+        from .executors import executor_problem
+
+        return executor_problem(value)
     if name == "jaxhlo_snapshot_mode":
         from .snapshots import MODES
 

@@ -42,8 +42,9 @@ Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -57,6 +58,9 @@ from .options import VIEW_OPTIONS, parse_assignments
 from .render.nodes import jaxhlo_block
 from .request import SHOW_PARTS
 from .specs import SpecError, parse_args, parse_mesh, sharding_problems
+
+if TYPE_CHECKING:
+    from sphinx.environment import BuildEnvironment
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +76,108 @@ def error_box(title: str, detail: str = "") -> nodes.Element:
     if detail:
         box += nodes.literal_block(detail, detail, language="text")
     return box
+
+
+class OptionProblem(ValueError):
+    """An option of an example that cannot be used: ``subtype`` names the warning."""
+
+    def __init__(self, subtype: str, message: str) -> None:
+        super().__init__(message)
+        self.subtype, self.message = subtype, message
+
+
+def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of an example node that its options give: what the directive
+    stores, and what the build's compile forecast (:mod:`sphinx_jaxhlo.schedule`)
+    derives from the raw text of the same options.
+
+    :param options: option name to value (text; ``class`` may be a list).
+    :raises OptionProblem: for an option that cannot be used.
+    """
+    try:
+        specs = parse_args(options.get("args", "") or "")
+    except SpecError as exc:
+        raise OptionProblem("args", f":args: {exc}") from None
+    try:
+        mesh = parse_mesh(options["mesh"]) if options.get("mesh") is not None else None
+    except SpecError as exc:
+        raise OptionProblem("args", f":mesh: {exc}") from None
+    problems = sharding_problems(specs, mesh)
+    if problems:
+        raise OptionProblem("args", f":args: {problems[0]}")
+    try:
+        expectations = exp.parse_expectations({k: v for k, v in options.items() if k.startswith("expect-")})
+    except exp.ExpectationSyntaxError as exc:
+        raise OptionProblem("option", str(exc)) from None
+    try:
+        static = parse_assignments(options.get("static", "") or "", ":static")
+        for key, value in static:
+            try:
+                ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                raise ValueError(f":static: {key}={value} is not a Python literal") from None
+        xla_flags = parse_assignments(options.get("xla-flags", "") or "", ":xla-flags")
+        donate = as_list(options.get("donate", "") or "")
+        for item in donate:
+            if not (item.isidentifier() or item.isdigit()):
+                raise ValueError(f":donate: {item!r} is neither an argument name nor a position")
+    except ValueError as exc:
+        raise OptionProblem("option", str(exc)) from None
+    show = as_list(options["show"]) if "show" in options else None
+    unknown = [p for p in show or [] if p not in SHOW_PARTS]
+    if unknown:
+        raise OptionProblem("option", f":show: unknown part {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(SHOW_PARTS)})")
+    timeout = None
+    if "timeout" in options:
+        try:
+            timeout = float(options["timeout"])
+            if timeout <= 0:
+                raise ValueError
+        except ValueError:
+            raise OptionProblem("option", f":timeout: {options['timeout']!r} is not a positive number of seconds") \
+                from None
+    view_options = {}
+    for name, (_, parser) in VIEW_OPTIONS.items():
+        if name in options:
+            try:
+                view_options[name] = parser(options[name])
+            except ValueError as exc:
+                raise OptionProblem("option", f":{name}: {exc}") from None
+    return {
+        "functions": as_list(options.get("function")) or [""],
+        "specs": specs.to_json(),
+        "mesh": mesh.to_json() if mesh is not None else None,
+        "static": static,
+        "donate": donate,
+        "xla_flags": xla_flags,
+        "targets": as_list(options["targets"]) if "targets" in options else None,
+        "show": show,
+        "timeout": timeout,
+        "expectations": [(e.kind, e.target, e.value, e.function) for e in expectations.items],
+        "caption": options.get("caption", "") or "",
+        "view_options": view_options,
+    }
+
+
+def read_example_file(env: BuildEnvironment, argument: str, docname: str) -> tuple[str | None, str, str]:
+    """The text of an example given as a file argument.
+
+    :return: ``(text, file name, path relative to the source folder)``, or
+        ``(None, why not, "")``.
+    """
+    rel, path = env.relfn2path(argument, docname)
+    srcdir = Path(env.srcdir).resolve()
+    resolved = Path(path).resolve()
+    if not resolved.is_relative_to(srcdir):
+        return None, f"{argument!r} is outside the source directory; refusing to read it", ""
+    try:
+        text = resolved.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"{rel}: not UTF-8 ({exc.reason} at byte {exc.start})", ""
+    except OSError as exc:
+        return None, f"cannot read {rel}: {exc.strerror}", ""
+    return text, resolved.name, rel
 
 
 class JaxHloDirective(SphinxDirective):
@@ -115,55 +221,9 @@ class JaxHloDirective(SphinxDirective):
         if all(not ln.strip() or ln.lstrip().startswith("#") for ln in source.splitlines()):
             return self.fail("empty", "the example has no code" + (f" ({file_path})" if file_path else ""))
         try:
-            specs = parse_args(self.options.get("args", "") or "")
-        except SpecError as exc:
-            return self.fail("args", f":args: {exc}")
-        try:
-            mesh = parse_mesh(self.options["mesh"]) if "mesh" in self.options else None
-        except SpecError as exc:
-            return self.fail("args", f":mesh: {exc}")
-        problems = sharding_problems(specs, mesh)
-        if problems:
-            return self.fail("args", f":args: {problems[0]}")
-        try:
-            expectations = exp.parse_expectations({k: v for k, v in self.options.items() if k.startswith("expect-")})
-        except exp.ExpectationSyntaxError as exc:
-            return self.fail("option", str(exc))
-        try:
-            static = parse_assignments(self.options.get("static", ""), ":static")
-            for key, value in static:
-                try:
-                    ast.literal_eval(value)
-                except (ValueError, SyntaxError):
-                    raise ValueError(f":static: {key}={value} is not a Python literal") from None
-            xla_flags = parse_assignments(self.options.get("xla-flags", ""), ":xla-flags")
-            donate = as_list(self.options.get("donate", ""))
-            for item in donate:
-                if not (item.isidentifier() or item.isdigit()):
-                    raise ValueError(f":donate: {item!r} is neither an argument name nor a position")
-        except ValueError as exc:
-            return self.fail("option", str(exc))
-        show = as_list(self.options["show"]) if "show" in self.options else None
-        unknown = [p for p in show or [] if p not in SHOW_PARTS]
-        if unknown:
-            return self.fail("option", f":show: unknown part {', '.join(map(repr, unknown))} "
-                             f"(known: {', '.join(SHOW_PARTS)})")
-        timeout = None
-        if "timeout" in self.options:
-            try:
-                timeout = float(self.options["timeout"])
-                if timeout <= 0:
-                    raise ValueError
-            except ValueError:
-                return self.fail("option", f":timeout: {self.options['timeout']!r} is not a positive number of seconds")
-        functions = as_list(self.options.get("function")) or [""]
-        view_options = {}
-        for name, (_, parser) in VIEW_OPTIONS.items():
-            if name in self.options:
-                try:
-                    view_options[name] = parser(self.options[name])
-                except ValueError as exc:
-                    return self.fail("option", f":{name}: {exc}")
+            fields = example_fields(self.options)
+        except OptionProblem as exc:
+            return self.fail(exc.subtype, exc.message)
 
         node = jaxhlo_example()
         node.source, node.line = self.get_source_info()
@@ -171,18 +231,8 @@ class JaxHloDirective(SphinxDirective):
         node["source_name"] = source_name
         node["first_line"] = first_line
         node["file_path"] = file_path
-        node["functions"] = functions
-        node["specs"] = specs.to_json()
-        node["mesh"] = mesh.to_json() if mesh is not None else None
-        node["static"] = static
-        node["donate"] = donate
-        node["xla_flags"] = xla_flags
-        node["targets"] = as_list(self.options["targets"]) if "targets" in self.options else None
-        node["show"] = show
-        node["timeout"] = timeout
-        node["expectations"] = [(e.kind, e.target, e.value, e.function) for e in expectations.items]
-        node["caption"] = self.options.get("caption", "")
-        node["view_options"] = view_options
+        for key, value in fields.items():
+            node[key] = value
         node["docname"] = self.env.docname
         node["lineno"] = self.lineno
         node["ordinal"] = ordinal
@@ -197,22 +247,14 @@ class JaxHloDirective(SphinxDirective):
     def _source(self) -> tuple[str | None, str, int, str]:
         """(source, name to compile it under, document line of its first line, file path or "")."""
         if self.arguments:
-            rel, path = self.env.relfn2path(self.arguments[0], self.env.docname)
-            srcdir = Path(self.env.srcdir).resolve()
-            resolved = Path(path).resolve()
-            if not resolved.is_relative_to(srcdir):
-                return None, f"{self.arguments[0]!r} is outside the source directory; refusing to read it", 0, ""
-            try:
-                text = resolved.read_bytes().decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return None, f"{rel}: not UTF-8 ({exc.reason} at byte {exc.start})", 0, ""
-            except OSError as exc:
-                return None, f"cannot read {rel}: {exc.strerror}", 0, ""
+            text, name, rel = read_example_file(self.env, self.arguments[0], self.env.docname)
+            if text is None:
+                return None, name, 0, ""
             self.env.note_dependency(rel)
             if self.content:
                 logger.warning("jax-hlo: both a file argument and content given; the content is ignored",
                                location=(self.env.docname, self.lineno), type="jaxhlo", subtype="option")
-            return text, resolved.name, 0, rel
+            return text, name, 0, rel
         return "\n".join(self.content), "example.py", self._first_content_line(), ""
 
     def _first_content_line(self) -> int:

@@ -35,7 +35,7 @@ from . import expectations as exp
 from . import snapshots
 from . import targets as targets_mod
 from .cache import InvalidReport, ReportCache, is_deterministic, is_url
-from .compiler import Failure, get_pool
+from .compiler import Failure, Limits, get_pool
 from .config import as_list
 from .directive import jaxhlo_example
 from .drift import Drift, compare
@@ -68,6 +68,8 @@ class Record:
     message: str = ""
     #: How the report differs from the one stored before it, when it does.
     drift: Drift | None = None
+    #: Compiled by the build's scheduler before the document was read (see :mod:`sphinx_jaxhlo.schedule`).
+    prefetched: bool = False
 
     @property
     def cached(self) -> bool:
@@ -166,8 +168,13 @@ class Progress:
             self.done.value += 1
             count = self.done.value
         if compiled:
+            from .schedule import current
+
             pct = min(100, round(100 * count / max(self.total, 1)))
-            logger.info(bold("compiling jax-hlo examples... ") + f"[{pct:3d}%] {docname}")
+            scheduler = current()
+            state = scheduler.progress() if scheduler is not None else ""
+            logger.info(bold("compiling jax-hlo examples... ") + f"[{pct:3d}%] {docname}"
+                        + (f" ({state})" if state else ""))
 
 
 PROGRESS = Progress()
@@ -178,7 +185,7 @@ def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
     import re
 
     forget_caches()
-    pattern = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~]{3,}\s*\{jax-hlo\})", re.MULTILINE)
+    pattern = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~:]{3,}\s*\{jax-hlo\})", re.MULTILINE)
     total = 0
     for docname in docnames:
         try:
@@ -189,14 +196,27 @@ def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
 
 
 def worker_count(app: Sphinx) -> int:
-    """``jaxhlo_workers``, or by default: 2 on a machine with two cores or more, 1
-    when Sphinx already reads in parallel (``-j``: each reader has its own)."""
+    """``jaxhlo_workers``, or by default what the machine holds
+    (:func:`sphinx_jaxhlo.schedule.machine_workers`); a reader forked by
+    ``-j`` compiles only what the build's forecast missed, with one worker."""
+    from .schedule import current, machine_workers
+
     configured = app.config.jaxhlo_workers
     if configured:
         return int(configured)
-    if getattr(app, "parallel", 0) > 1:
+    scheduler = current()
+    if (scheduler is not None and scheduler.forked) or (scheduler is None and getattr(app, "parallel", 0) > 1
+                                                        and _forked_reader()):
         return 1
-    return min(2, os.cpu_count() or 1)
+    return machine_workers()
+
+
+#: The process that read the configuration (a ``-j`` reader is forked from it).
+_MAIN_PID = os.getpid()
+
+
+def _forked_reader() -> bool:
+    return os.getpid() != _MAIN_PID
 
 
 def warn(message: str, subtype: str, location: tuple[str, int], *, repeat: bool = True) -> None:
@@ -262,7 +282,8 @@ class Context:
     snapshot_root: Path | None
     mode: str
     tolerance: float
-    timeout: float
+    #: The example's ``:timeout:``, else ``jaxhlo_timeout``; ``None``: limits that fit (:func:`timeout_limits`).
+    timeout: float | None
 
 
 @dataclass
@@ -282,6 +303,7 @@ class Job:
     stored_problem: str = ""
     origin: str = ""
     drift: Drift | None = None
+    prefetched: bool = False
 
     @property
     def key(self) -> str:
@@ -305,7 +327,7 @@ def process_example(app: Sphinx, node: jaxhlo_example, state: DocumentState | No
     expectations = exp.Expectations([exp.Expectation(k, t, v, f) for k, t, v, f in node["expectations"]])
     ctx = Context(app, node, location, expectations, cache_for(app), snapshot_root(app),
                   app.config.jaxhlo_snapshot_mode, float(app.config.jaxhlo_drift_tolerance),
-                  node["timeout"] or float(app.config.jaxhlo_timeout))
+                  node["timeout"] or app.config.jaxhlo_timeout)
     targets = resolve_targets(ctx)
     if not targets:
         from .directive import error_box
@@ -346,18 +368,23 @@ def example_name(node: jaxhlo_example) -> str:
     return f"example-{node.get('ordinal') or node['lineno']}"
 
 
+def target_names(ctx: Context) -> list[str]:
+    """The names of the targets the example asks for (checked by :func:`resolve_targets`)."""
+    node = ctx.node
+    if node["targets"] is not None:
+        return list(node["targets"])
+    if ctx.app.config.jaxhlo_targets:
+        return as_list(ctx.app.config.jaxhlo_targets)
+    if ctx.mode == "use" and ctx.snapshot_root is not None:
+        # no compiler decides the defaults here: the targets snapshots were made for
+        return snapshot_targets(ctx) or list(targets_mod.DEFAULT_TARGETS)
+    return targets_mod.default_targets()
+
+
 def resolve_targets(ctx: Context) -> list[targets_mod.Target]:
     """The example's targets; warns about unknown ones and about expectations no target checks."""
     node, location = ctx.node, ctx.location
-    if node["targets"] is not None:
-        names = node["targets"]
-    elif ctx.app.config.jaxhlo_targets:
-        names = as_list(ctx.app.config.jaxhlo_targets)
-    elif ctx.mode == "use" and ctx.snapshot_root is not None:
-        # no compiler decides the defaults here: the targets snapshots were made for
-        names = snapshot_targets(ctx) or list(targets_mod.DEFAULT_TARGETS)
-    else:
-        names = targets_mod.default_targets()
+    names = target_names(ctx)
     targets: list[targets_mod.Target] = []
     for name in names:
         try:
@@ -429,8 +456,11 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
 
     :return: the jobs left to compile.
     """
+    from .schedule import current
+
     misses: list[Job] = []
     docname = ctx.node["docname"]
+    scheduler = current()
     for job in jobs:
         result, target = job.result, job.target
         problem = targets_mod.mesh_problem(target, job.request.mesh)
@@ -438,15 +468,7 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
             result.failure = Failure("args", f":mesh: {problem}")
             continue
         if job.slot is not None:
-            try:
-                job.stored = snapshots.read(job.slot)
-            except snapshots.SnapshotError as exc:
-                job.stored_problem = f"the snapshot {_shown(ctx, job.slot)} cannot be used: {exc}"
-            usable = job.stored_matches and (
-                ctx.mode == "use"
-                or (ctx.mode == "update" and job.stored.snapshot.toolchain == job.tools)  # type: ignore[union-attr]
-                or (ctx.mode in snapshots.WRITING_MODES and not target.available()))
-            if usable and use_snapshot(ctx, job):
+            if snapshot_answers(ctx, job):
                 continue
             if ctx.mode == "use":
                 result.failure = Failure("snapshot", snapshot_missing(ctx, job))
@@ -456,6 +478,9 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
             ctx.app.env.jaxhlo_missing.setdefault(target.name, set()).add(docname)  # type: ignore[attr-defined]
             continue
         report = None
+        if scheduler is not None and job.key in scheduler.planned:
+            misses.append(job)  # compiled by this build's scheduler: its outcome, not the cache, says so
+            continue
         if ctx.cache is not None:
             report = ctx.cache.get(job.key, function=job.request.function, target=target.name,
                                    source=job.request.source)
@@ -464,6 +489,20 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
         else:
             misses.append(job)
     return misses
+
+
+def snapshot_answers(ctx: Context, job: Job) -> bool:
+    """Read the job's snapshot; take its report when the mode allows (then ``True``)."""
+    assert job.slot is not None
+    try:
+        job.stored = snapshots.read(job.slot)
+    except snapshots.SnapshotError as exc:
+        job.stored_problem = f"the snapshot {_shown(ctx, job.slot)} cannot be used: {exc}"
+    usable = job.stored_matches and (
+        ctx.mode == "use"
+        or (ctx.mode == "update" and job.stored.snapshot.toolchain == job.tools)  # type: ignore[union-attr]
+        or (ctx.mode in snapshots.WRITING_MODES and not job.target.available()))
+    return usable and use_snapshot(ctx, job)
 
 
 def use_snapshot(ctx: Context, job: Job) -> bool:
@@ -501,23 +540,48 @@ def _shown(ctx: Context, path: Path) -> str:
         return str(path)
 
 
+def timeout_limits(ctx: Context, target: targets_mod.Target, observed: float | None) -> Limits:
+    """How long a compile of the example for ``target`` may take (see :class:`Limits`)."""
+    return Limits.fitting(target.platform, ctx.timeout, observed)
+
+
 def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]) -> None:
-    """Per function, one compile alone (an error in the example itself is the
-    same on every target: no need to meet it three times); then every other
-    miss at once, over the process's workers."""
+    """Take what the build's scheduler compiled for the example (waiting for
+    its own results only); compile the rest here: per function, one compile
+    alone (an error in the example itself is the same on every target: no
+    need to meet it three times), then every other miss at once, over the
+    process's workers."""
+    from .schedule import current
+
     cache = ctx.cache
+    scheduler = current()
+    if scheduler is not None:
+        for job in misses:
+            outcome = scheduler.take(job.key)
+            if outcome is not None:
+                job.result.seconds = outcome.seconds
+                job.result.report, job.result.failure = outcome.report, outcome.failure
+                job.prefetched = True
+                if outcome.report is not None:
+                    job.origin = "compiled"
+        misses = [job for job in misses if not job.prefetched]
 
     def run(batch: list[Job]) -> None:
         start = time.perf_counter()
-        outcomes = get_pool(worker_count(ctx.app)).compile_all([(job.request, ctx.timeout) for job in batch])
+        observed = {id(job): ctx.cache.compile_seconds(snapshots.identity_key(job.identity))
+                    if ctx.cache is not None else None for job in batch}
+        outcomes = get_pool(worker_count(ctx.app)).compile_all(
+            [(job.request, timeout_limits(ctx, job.target, observed[id(job)])) for job in batch])
         for job, outcome in zip(batch, outcomes, strict=True):
             result = job.result
             result.seconds = outcome.seconds if len(batch) > 1 else time.perf_counter() - start
             result.report, result.failure = outcome.report, outcome.failure
             if outcome.report is not None:
                 job.origin = "compiled"
-                if cache is not None and is_deterministic(outcome.report):
-                    cache.put(job.key, outcome.report)
+                if cache is not None:
+                    if is_deterministic(outcome.report):
+                        cache.put(job.key, outcome.report)
+                    cache.put_compile_seconds(snapshots.identity_key(job.identity), outcome.seconds)
 
     rest: list[Job] = []
     for group in by_function:
@@ -658,7 +722,7 @@ def check(ctx: Context, jobs: list[Job]) -> None:
                 status = "expected error"
         temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
         records.append(Record(docname, lineno, result.function, result.target, status, job.origin,
-                              result.seconds, temp, message, job.drift))
+                              result.seconds, temp, message, job.drift, job.prefetched))
 
 
 def render(ctx: Context, functions: list[str], targets: list[targets_mod.Target], results: list[Result],
@@ -743,7 +807,7 @@ def _report_failure(node: jaxhlo_example, failure: Failure, target: str) -> tupl
             line = node["first_line"] + failure.line - 1
             where = f" (example line {failure.line})"
     message = failure.message + where
-    if failure.kind in ("timeout", "crash"):
+    if failure.kind == "crash":  # a timeout's message names the function and the target already
         message += f" [target {target}]"
     warn(message, failure.kind, (docname, line))
     return failure.kind, message

@@ -140,6 +140,15 @@ def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
     RECORDER.by_doc.clear()
     RECORDER.active = True  # -j readers fork after this, and record in their own process
     count_examples(app, env, docnames)
+    from .schedule import start
+
+    start(app, env, docnames)  # the build's compiles begin now, before any document is read
+
+
+def _stop_scheduling(app: Sphinx, env: BuildEnvironment) -> None:
+    from .schedule import stop
+
+    stop(app, env)
 
 
 def setting_location(app: Sphinx, name: str) -> str | None:
@@ -174,7 +183,17 @@ def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` (at its line of conf.py) and falls back to its default."""
     for setting in SETTINGS:
-        problem = validate(setting.name, config[setting.name])
+        value = config[setting.name]
+        if isinstance(value, str) and setting.default is None and str not in setting.types:
+            # `-D jaxhlo_workers=2`: Sphinx leaves a value whose default is None as text
+            for kind in (int, float):
+                if kind in setting.types:
+                    try:
+                        config[setting.name] = value = kind(value)
+                        break
+                    except ValueError:
+                        continue
+        problem = validate(setting.name, value)
         if problem:
             logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
                            type="jaxhlo", subtype="config", location=setting_location(app, setting.name))
@@ -191,6 +210,12 @@ def check_config(app: Sphinx, config: Config) -> None:
             logger.warning("jax-hlo: %s=%r is not one of %s; using jaxhlo_snapshot_mode=%r", MODE_VARIABLE, mode,
                            ", ".join(MODES), config.jaxhlo_snapshot_mode, type="jaxhlo", subtype="config",
                            location=setting_location(app, "jaxhlo_snapshot_mode"))
+    if config.jaxhlo_executor is not None and not isinstance(config.jaxhlo_executor, str):
+        # a distributed.Client made in conf.py: kept aside, named by its address
+        # (it cannot be pickled with the environment)
+        from .schedule import remember_client
+
+        config.jaxhlo_executor = remember_client(config.jaxhlo_executor)
     from .cache import is_url
 
     if config.jaxhlo_cache_dir and is_url(config.jaxhlo_cache_dir):
@@ -231,7 +256,9 @@ def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:
     from .compiler import shutdown_worker
+    from .schedule import finish
 
+    finish()
     shutdown_worker()
     if exc is None and app.builder.format == "html":
         copy_static(app)
@@ -253,6 +280,9 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     if stored:
         line += f", {len(stored)} from snapshots"
     line += f", {len(bad)} failed"
+    ahead = sum(r.prefetched for r in compiled)
+    if ahead:
+        line += f"; {ahead} compiled ahead of their page"
     if slowest is not None and slowest.seconds > 0:
         line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
     logger.info(line)
@@ -368,6 +398,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("config-inited", check_config)
     app.connect("env-before-read-docs", _count_examples)
     app.connect("env-updated", replay_warnings)
+    app.connect("env-updated", _stop_scheduling)
     app.connect("env-updated", warn_missing_targets)
     app.connect("env-get-outdated", outdated_documents)
     app.connect("doctree-resolved", fill_reports)

@@ -35,7 +35,7 @@ EXPECTED = {
                  ("good.txt", "HloModule jit_good_matvec"),
                  ("cases/escaping.txt", "<script>alert(1)</script> `tick` |sub| *star*"),
                  ("cases/empty.txt", "jax-hlo example could not be built: the example has no code"),
-                 ("cases/timeout.txt", "compiling took longer than 3 s")],
+                 ("cases/timeout.txt", "compiling f for cpu took longer than 3 s")],
         "xml": [("good.xml", "def good_sum(x):"), ("good.xml", "HloModule jit_good_sum"),
                 ("cases/escaping.xml", "&lt;script&gt;alert(1)&lt;/script&gt; `tick` |sub| *star*"),
                 ("cases/empty.xml", "jax-hlo example could not be built: the example has no code")],

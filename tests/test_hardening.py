@@ -104,7 +104,7 @@ CASES = [
          mark=".jaxhlo-oom"),
     Case("expected-error", "expectation", r"f on cpu: expected error RESOURCE_EXHAUSTED, "
          r"found compilation succeeded", mark="li.jaxhlo-fail"),
-    Case("timeout", "timeout", r"compiling took longer than 3 s; the worker was stopped \[target cpu\]$",
+    Case("timeout", "timeout", r"compiling f for cpu took longer than 3 s; the worker was stopped$",
          mark=".jaxhlo-bad"),
     Case("suicide", "crash", r"the compile worker was killed by SIGKILL \(a crash inside XLA, or the example "
          r"ended its process\) \[target cpu\]$", mark=".jaxhlo-bad"),
@@ -437,11 +437,14 @@ def slow_pages(src: Path, count: int) -> None:
 
 
 def _children(pid: int) -> set[int]:
-    try:
-        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return set()
-    return {int(p) for p in listed.split()}
+    """The children of every thread of ``pid`` (the build starts workers from its compile threads)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(p) for p in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid: int) -> bool:

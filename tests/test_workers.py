@@ -18,7 +18,8 @@ def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
     page = Path(app.outdir) / "index.html"
     soup = with_texts(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser"), page)
     # a stuck example is stopped at its timeout and reported at its line
-    assert re.search(r"index\.rst:7: WARNING: jax-hlo: compiling took longer than 3 s.*\[jaxhlo\.timeout\]", warnings)
+    assert re.search(r"index\.rst:7: WARNING: jax-hlo: compiling f for cpu took longer than 3 s.*\[jaxhlo\.timeout\]",
+                     warnings)
     # a worker that dies is reported with its signal, and the next example gets a fresh worker
     assert re.search(
         r"index\.rst:20: WARNING: jax-hlo: the compile worker was killed by SIGSEGV.*\[jaxhlo\.crash\]", warnings

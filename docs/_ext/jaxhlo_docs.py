@@ -41,7 +41,8 @@ class ConfigTable(SphinxDirective):
         rows = []
         for s in SETTINGS:
             help_nodes, _ = self.parse_inline(s.help, lineno=self.lineno)
-            types = " or ".join("None" if t is type(None) else t.__name__ for t in s.types)
+            types = " or ".join({type(None): "None", object: "a distributed.Client"}.get(t, t.__name__)
+                              for t in s.types)
             rows.append([nodes.paragraph("", "", nodes.literal(text=s.name)),
                          nodes.paragraph("", "", nodes.literal(text=repr(s.default))),
                          nodes.paragraph(text=types),

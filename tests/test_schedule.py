@@ -1,0 +1,168 @@
+"""Build-wide compile scheduling: the forecast, the shared pool, ``-j``, snapshots, no cache, timeouts.
+
+The examples of ``tests/roots/test-schedule`` sleep while they are defined,
+so each compile takes a while in its worker.  What the tests count are the
+scheduler's events (which key, on which lane, from when to when) and the
+moments the documents were processed: orderings, never durations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sphinx_jaxhlo import schedule
+from sphinx_jaxhlo.compiler import CompileWorker, Limits
+from sphinx_jaxhlo.request import CompileRequest
+from sphinx_jaxhlo.scan import find_examples
+from sphinx_jaxhlo.specs import parse_args
+
+#: (document, function) of every compile the test root asks for.
+EXPECTED = {("first", "first"), ("second", "second"), ("third", "third"), ("third", "one"), ("third", "two"),
+            ("fourth", "fourth")}
+
+
+def _records(app: Any) -> list[Any]:
+    return [r for recs in app.env.jaxhlo_records.values() for r in recs]
+
+
+def _watch_documents(app: Any) -> dict[str, float]:
+    """When each document's examples were done (its ``doctree-read`` handlers ran)."""
+    done: dict[str, float] = {}
+    app.connect("doctree-read", lambda app, doctree: done.setdefault(app.env.docname, time.monotonic()),
+                priority=900)
+    return done
+
+
+def _app(make_app: Any, rootdir: Path, tmp_path: Path, **kwargs: Any) -> Any:
+    """A fresh copy of the test root, with a cache of its own."""
+    import shutil
+
+    src = tmp_path / "src"
+    if not src.exists():
+        shutil.copytree(rootdir / "test-schedule", src)
+    overrides = {"jaxhlo_cache_dir": str(tmp_path / "cache"), **kwargs.pop("confoverrides", {})}
+    return make_app("html", srcdir=src, freshenv=True, confoverrides=overrides, **kwargs)
+
+
+def _last_events() -> list[schedule.Event]:
+    assert schedule.LAST is not None, "the build forecast no compile"
+    return schedule.LAST.events
+
+
+def test_compiles_start_before_their_page_and_overlap(make_app: Any, rootdir: Path, tmp_path: Path) -> None:
+    app = _app(make_app, rootdir, tmp_path)
+    done = _watch_documents(app)
+    app.build()
+    records = _records(app)
+    assert {(r.docname, r.function) for r in records} == EXPECTED
+    # every compile was forecast (reST, MyST with either fence and YAML options, a
+    # file argument, an example nested in another directive): none was left to its page
+    assert all(r.origin == "compiled" and r.prefetched for r in records), records
+    events = _last_events()
+    assert sorted(Counter(e.key for e in events).values()) == [1] * len(records)
+    # the two lanes compiled at once
+    assert any(a.start < b.end and b.start < a.end for a in events for b in events if a is not b)
+    # the second document's compile started before the first document was done:
+    # compiles do not wait for their page
+    second = min(e.start for e in events if e.docname == "second")
+    assert second < done["first"]
+    assert "compiled ahead of their page" in app.status.getvalue()
+    assert "WARNING" not in app.warning.getvalue(), app.warning.getvalue()
+
+
+def test_parallel_readers_neither_repeat_nor_lose_compiles(make_app: Any, rootdir: Path, tmp_path: Path) -> None:
+    app = _app(make_app, rootdir, tmp_path, parallel=2)
+    app.build()
+    records = _records(app)
+    assert {(r.docname, r.function) for r in records} == EXPECTED
+    # the forked readers took every result from the scheduler of the main process
+    assert all(r.origin == "compiled" and r.prefetched for r in records), records
+    events = _last_events()
+    assert len(events) == len(records) == len({e.key for e in events})
+    html = (Path(app.outdir) / "third.html").read_text(encoding="utf-8")
+    assert html.count('class="jaxhlo') >= 2
+
+
+def test_without_a_cache_results_still_come_from_the_scheduler(make_app: Any, rootdir: Path,
+                                                               tmp_path: Path) -> None:
+    app = _app(make_app, rootdir, tmp_path, confoverrides={"jaxhlo_cache": False})
+    app.build()
+    records = _records(app)
+    assert all(r.prefetched for r in records) and len(records) == len(EXPECTED)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_nothing_compiles_where_snapshots_answer(make_app: Any, rootdir: Path, tmp_path: Path) -> None:
+    overrides = {"jaxhlo_snapshot_dir": str(tmp_path / "snapshots"), "jaxhlo_cache": False}
+    first = _app(make_app, rootdir, tmp_path, confoverrides=overrides)
+    first.build()
+    assert all(r.prefetched for r in _records(first))
+    schedule.LAST = None
+    second = _app(make_app, rootdir, tmp_path, confoverrides=overrides)
+    second.build()
+    assert {r.origin for r in _records(second)} == {"snapshot"}
+    assert schedule.LAST is None  # the forecast found nothing to compile
+
+
+def test_forecast_reads_directives_as_the_parsers_do() -> None:
+    rest = (".. note::\n\n   .. jax-hlo:: ../mod.py\n      :args: f32[3],\n         f32[4]\n      :name: x\n\n"
+            "   text\n\n.. jax-hlo::\n   :args: f32[2]\n\n   def f(x):\n\n       return x\n\n\nAfter.\n")
+    found = find_examples(rest, markdown=False)
+    assert [(f.line, f.argument) for f in found] == [(3, "../mod.py"), (10, "")]
+    assert found[0].options == {"args": "f32[3],\nf32[4]", "name": "x"} and found[0].content == ""
+    assert found[1].content == "def f(x):\n\n    return x"
+    myst = ("````{jax-hlo}\n:args: f32[2]\n\ndef f(x):\n    return x\n\n````\n\n:::{jax-hlo}\n---\nargs: 'f32[3]'\n"
+            "---\ndef g(y):\n    return y\n:::\n")
+    found = find_examples(myst, markdown=True)
+    assert [(f.line, f.options) for f in found] == [(1, {"args": "f32[2]"}), (9, {"args": "f32[3]"})]
+    assert found[0].content == "def f(x):\n    return x\n" and found[1].content == "def g(y):\n    return y"
+
+
+# -- limits and retries ----------------------------------------------------------------------
+
+def test_default_limits_fit_the_target_and_the_example() -> None:
+    cpu, tpu = Limits.fitting("cpu", None), Limits.fitting("tpu", None)
+    assert cpu.first < tpu.first and cpu.retry is not None and cpu.retry > cpu.first
+    # an example the cache saw take 200 s gets more than the TPU default
+    slow = Limits.fitting("tpu", None, observed=200.0)
+    assert slow.first > tpu.first and slow.retry is not None and slow.retry > slow.first
+    # :timeout: and jaxhlo_timeout are the limit when set: no retry
+    assert Limits.fitting("tpu", 7.0, observed=200.0) == Limits(7.0, None)
+
+
+SLOW_UNTIL_MARKED = """\
+import os, time
+import jax.numpy as jnp
+
+MARK = {mark!r}
+if not os.path.exists(MARK):
+    open(MARK, "w").close()
+    time.sleep(60)
+
+def slow_once(x):
+    return jnp.sum(x)
+"""
+
+
+def test_a_timed_out_compile_is_tried_again_with_a_longer_limit(tmp_path: Path) -> None:
+    request = CompileRequest(source=SLOW_UNTIL_MARKED.format(mark=str(tmp_path / "mark")), function="slow_once",
+                             specs=parse_args("f32[8]"), target="cpu")
+    worker = CompileWorker()
+    try:
+        outcome = worker.compile_within(request, Limits(2.0, 60.0), "slow_once for cpu")
+        assert outcome.failure is None and outcome.report is not None, outcome.failure
+        assert worker.started == 2  # the first worker was stopped, a fresh one compiled it
+    finally:
+        worker.close()
+
+
+@pytest.mark.sphinx("html", testroot="workers", freshenv=True)
+def test_timeout_warning_names_function_target_and_seconds(app: Any) -> None:
+    app.build()
+    warnings = app.warning.getvalue()
+    assert "compiling f for cpu took longer than 3 s; the worker was stopped" in warnings, warnings

@@ -55,8 +55,8 @@ def write_project(src: Path, limit: str = "10B", extra_conf: str = "") -> None:
 
 def sphinx(src: Path, out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     # --no-color: a CI that forces colour (FORCE_COLOR) must not change the log's lines
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--no-color", "-d", str(out.parent / (out.name + "-doctrees")),
-           *args, str(src), str(out)]
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--no-color",
+           "-d", str(out.parent / (out.name + "-doctrees")), *args, str(src), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
     return proc.returncode, proc.stdout + proc.stderr
 

@@ -195,7 +195,8 @@ def check_config(app: Sphinx, config: Config) -> None:
                         continue
         problem = validate(setting.name, value)
         if problem:
-            logger.warning("jax-hlo: %s; using the default %r", problem, setting.default,
+            default = f"the default {setting.default!r}" if setting.default is not None else "the default (None)"
+            logger.warning("jax-hlo: %s; using %s", problem, default,
                            type="jaxhlo", subtype="config", location=setting_location(app, setting.name))
             config[setting.name] = setting.default
     config.numfig_format.setdefault("jax-hlo", "Example %s")

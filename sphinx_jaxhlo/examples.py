@@ -730,13 +730,15 @@ def render(ctx: Context, functions: list[str], targets: list[targets_mod.Target]
     app, node = ctx.app, ctx.node
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
-        hlo_language="hlo" if "hlo" in getattr(app.registry, "lexers", {}) or _has_hlo_lexer() else "text",
+        hlo_language="hlo" if _has_hlo_lexer() else "text",
         file_path=node["file_path"], key=f"{node['docname']}:{node['lineno']}",
         specs=ArgSpecs.from_json(node["specs"]), static=tuple(node["static"]),
         display=display_for(app.config, node.get("view_options")))
     target_pairs = [(t.name, t.title) for t in targets]
     block = node.parent
     folder = fragment_folder(app)
+    if folder is not None and isinstance(block, jaxhlo_block):
+        block["text_store"] = str(folder / "texts")  # highlighted module texts, reused by later builds
     if folder is not None and isinstance(block, jaxhlo_block) and all(
             r.report is None or is_deterministic(r.report) for r in results):
         key = fragment_key(app, view, node["caption"], functions, target_pairs, results)
@@ -783,7 +785,15 @@ def render_code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@functools.cache
 def _has_hlo_lexer() -> bool:
+    """Whether Sphinx or Pygments knows the ``hlo`` language (the setup
+    registers it; a lookup through Pygments' plugins takes milliseconds, so
+    it is made once)."""
+    from sphinx.highlighting import lexer_classes
+
+    if "hlo" in lexer_classes:
+        return True
     try:
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound

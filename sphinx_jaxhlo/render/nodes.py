@@ -345,15 +345,20 @@ def text_key(text: str, language: str) -> str:
     return hashlib.sha256(f"{language}\0{text}".encode()).hexdigest()[:24]
 
 
-def write_text_files(outdir: Path, text: str, language: str) -> str:
+def write_text_files(outdir: Path, text: str, language: str, store: Path | None = None) -> str:
     """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
     ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
     which works from ``file://`` as over HTTP, where a fetch would not).
     Files that exist are kept: the name is a hash of the content.
 
+    :param store: a folder of the cache that keeps the highlighted scripts
+        between builds (highlighting is most of what a cached rebuild into a
+        new output folder would spend on an example), under a name that
+        also depends on the highlighting code and Pygments' version.
     :return: the key.
     """
     import json
+    import shutil
 
     key = text_key(text, language)
     folder = outdir / TEXT_FOLDER
@@ -361,11 +366,43 @@ def write_text_files(outdir: Path, text: str, language: str) -> str:
     if not txt.exists():
         _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
     if not js.exists():
+        kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
+        if kept is not None and kept.is_file():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(kept, js)
+                js.chmod(0o644)
+                return key
+            except OSError:
+                js.unlink(missing_ok=True)
         body = highlighted_html(text, language)
         payload = {"html": body} if len(text) <= HIGHLIGHT_LIMIT else {"text": text}
-        _store_fragment(js, f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},"
-                            f"{json.dumps(payload)});\n", mode=0o644)
+        script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+        _store_fragment(js, script, mode=0o644)
+        if kept is not None:
+            _store_fragment(kept, script)
     return key
+
+
+@functools.cache
+def _highlighting_fingerprint() -> str:
+    """What highlighted text depends on besides the text: this package's
+    rendering and lexer code, and Pygments."""
+    import hashlib
+
+    import pygments
+
+    from ..examples import render_code_fingerprint
+
+    return hashlib.sha256(f"{render_code_fingerprint()}\0{pygments.__version__}".encode()).hexdigest()[:16]
+
+
+def _text_store(node: nodes.Node) -> Path | None:
+    """The cache folder of highlighted texts that the example holding ``node`` names."""
+    while node is not None and not isinstance(node, jaxhlo_block):
+        node = node.parent
+    store = node.get("text_store") if node is not None else None
+    return Path(store) if store else None
 
 
 def _page_folder(translator: Any) -> Path | None:
@@ -399,7 +436,7 @@ def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
                          + _text_inline(node) + "</details>\n")
         raise nodes.SkipNode
     outdir = Path(self.builder.outdir)
-    key = write_text_files(outdir, node["text"], node.get("language") or "text")
+    key = write_text_files(outdir, node["text"], node.get("language") or "text", _text_store(node))
     base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
     language = _attr(node.get("language") or "text")
     self.body.append(
@@ -416,8 +453,9 @@ def ensure_text_files(translator: Any, block: nodes.Element) -> None:
     if _page_folder(translator) is None:
         return
     outdir = Path(translator.builder.outdir)
+    store = _text_store(block)
     for node in block.findall(jaxhlo_text):
-        write_text_files(outdir, node["text"], node.get("language") or "text")
+        write_text_files(outdir, node["text"], node.get("language") or "text", store)
 
 
 def visit_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:

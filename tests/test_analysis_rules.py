@@ -367,6 +367,8 @@ ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
     ("%v = f32[100]{0} all-to-all(%x), dimensions={0}", "argument-copy"),
     ("%s = (f32[100]{0}, f32[100]{0}) all-gather-start(%x), dimensions={0}\n  %v = f32[100]{0} all-gather-done(%s)",
      "argument-copy"),
+    ("%s = (f32[100]{0}, f32[100]{0}) collective-permute-start(%x), source_target_pairs={{0,1}}\n"
+     "  %v = f32[100]{0} collective-permute-done(%s)", "argument-copy"),
     # ... summing pieces makes new data
     ("%v = f32[100]{0} all-reduce(%x), to_apply=%add", "intermediate"),
     ("%v = f32[100]{0} reduce-scatter(%x), dimensions={0}, to_apply=%add", "intermediate"),
@@ -1809,3 +1811,34 @@ def test_a_copy_of_the_whole_loop_state_is_analyzed() -> None:
     # argument, so its copy holds argument data
     assert ("fromall", "body") in {(m.name, m.computation) for m in analysis.argument_copies}
     assert ("fromall", "body") not in {(m.name, m.computation) for m in analysis.materialized}
+
+
+def test_a_bitcast_of_the_whole_loop_state_is_followed_like_a_copy() -> None:
+    # a bitcast is a view, not a buffer: the copy of its element 1 is the buffer
+    text = LOOP.format(passed="%all = (s32[], f32[100]{0}, f32[100]{0}) bitcast(%s)\n"
+                              "  %fromall = f32[100]{0} get-tuple-element(%all), index=1\n"
+                              "  %cz = f32[100]{0} copy(%fromall)", xs_out="xs", feed="", fed="x")
+    analysis = analyze(text.replace("add(%cx, %ca)", "add(%cz, %ca)"))
+    assert body_kinds(analysis)["cz"] == "argument-copy"
+
+
+def test_a_copy_of_the_whole_loop_state_holds_computed_elements_too() -> None:
+    # element 2 is the accumulator the body updates: its copy is an intermediate
+    analysis = loop(passed="%all = (s32[], f32[100]{0}, f32[100]{0}) copy(%s)\n"
+                           "  %fromall = f32[100]{0} get-tuple-element(%all), index=2\n"
+                           "  %cz = f32[100]{0} negate(%fromall)")
+    assert ("fromall", "body") in {(m.name, m.computation) for m in analysis.materialized}
+    assert ("fromall", "body") not in {(m.name, m.computation) for m in analysis.argument_copies}
+
+
+def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
+    # the state as a whole holds the counter and the accumulator, which the body
+    # changes: a kernel reading all of it is not a move of argument data
+    text = LOOP.format(passed="%picked = f32[100]{0} fusion(%s), kind=kLoop, calls=%pick", xs_out="xs",
+                       feed="", fed="x")
+    text = """%pick (q: (s32[], f32[100], f32[100])) -> f32[100] {
+  %q = (s32[], f32[100]{0}, f32[100]{0}) parameter(0)
+  ROOT %g = f32[100]{0} get-tuple-element(%q), index=1
+}
+""" + text.replace("%new = f32[100]{0} add(%cx, %ca)", "%new = f32[100]{0} add(%picked, %ca)")
+    assert body_kinds(analyze(text))["picked"] == "intermediate"

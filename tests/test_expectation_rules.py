@@ -18,9 +18,10 @@ from sphinx_jaxhlo.expectations import (
     Outcome,
     check,
     check_all,
+    parse_condition,
     parse_expectations,
 )
-from sphinx_jaxhlo.report import CompileError, Materialized, Memory, Reduction, Report
+from sphinx_jaxhlo.report import Collective, CompileError, Materialized, Memory, Reduction, Report
 
 LIMIT = 64 * 2**20  # 64MiB
 
@@ -336,3 +337,127 @@ def test_expectations_and_outcomes_are_values() -> None:
         found.passed = False  # type: ignore[misc]
     assert Expectations().items == [] and Expectations().for_target("cpu") == []
     assert Expectations().items is not Expectations().items  # each its own list
+
+
+# -- :expect-collectives: ---------------------------------------------------------------------------
+
+def collective(name: str, kind: str, nbytes: int, axes: list[str] | None = None, shape: str = "f32[8]") -> Collective:
+    return Collective(name=name, kind=kind, shape=shape, operand_shape=shape, bytes=nbytes, axes=axes,
+                      groups="1 group of 8 devices", is_async=False, overlapped=None)
+
+
+def sharded(*collectives: Collective, devices: int = 8, temp: int = 500) -> Report:
+    return Report(function="f", target="tpu:v5e-8", devices=devices, memory=Memory(temp_bytes=temp),
+                  collectives=list(collectives))
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("all-gather=0", ("all-gather", "=", 0, False)),
+    ("all-gather==3", ("all-gather", "=", 3, False)),
+    ("all-reduce<=2", ("all-reduce", "<=", 2, False)),
+    ("reduce-scatter <= 64MiB", ("reduce-scatter", "<=", 64 * 2**20, True)),
+    ("all-to-all>=1kB", ("all-to-all", ">=", 1000, True)),
+    ("ragged-all-to-all<1", ("ragged-all-to-all", "<", 1, False)),
+    ("collective-permute>2", ("collective-permute", ">", 2, False)),
+    ("collective-broadcast=0B", ("collective-broadcast", "=", 0, True)),
+    ("any=4", ("any", "=", 4, False)),
+    (" none ", ("any", "=", 0, False)),
+    ("NONE", ("any", "=", 0, False)),
+])
+def test_a_collective_condition_is_a_kind_a_comparison_and_a_count_or_a_size(text: str, parsed: tuple) -> None:
+    assert parse_condition(text) == parsed
+
+
+WRITE = "write KIND=N, KIND<=N or KIND<=SIZE (e.g. all-gather=0, all-reduce<=2, reduce-scatter<=64MiB), or none"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("all-gathers=0", "unknown collective 'all-gathers' (known: all-gather, all-reduce, reduce-scatter, all-to-all, "
+                      "ragged-all-to-all, collective-permute, collective-broadcast, any)"),
+    ("all-gather", WRITE),
+    ("all-gather=lots", WRITE),
+    ("tpu:v5e-8=all-gather=0", WRITE),  # a scope belongs to the item, not the condition
+])
+def test_a_bad_collective_condition_says_what_to_write(text: str, message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_condition(text)
+    assert str(info.value) == f"{text!r}: {message}"
+
+
+def test_collective_items_carry_their_function_and_target() -> None:
+    text = ("all-gather=2, GPU:H100X8=all-reduce<=1, f@tpu:v5e-8=all-to-all=0, g@*=any=0, tpu:v5e-4=none, "
+            "h@=none, all-gather<=1MiB")
+    items = [(e.function, e.target, e.value) for e in parse_expectations({"expect-collectives": text}).items]
+    assert items == [(None, None, "all-gather=2"), (None, "gpu:h100x8", "all-reduce<=1"),
+                     ("f", "tpu:v5e-8", "all-to-all=0"), ("g", None, "any=0"), (None, "tpu:v5e-4", "none"),
+                     ("h", None, "none"), (None, None, "all-gather<=1MiB")]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("all-gather=0, all-gather=1", "the all-gather count of collectives for every target given twice"),
+    ("cpu=all-reduce<=1kB, cpu=all-reduce>=1B", "the all-reduce bytes of collectives for cpu given twice"),
+    ("f@cpu=none, f@cpu=any=1", "the any count of collectives for f@cpu given twice"),
+    ("all-gather=0, , all-reduce=0", "empty item in 'all-gather=0, , all-reduce=0'"),
+    ("1f@cpu=all-gather=0", "'1f@cpu=all-gather=0': '1f' is not a function name"),
+])
+def test_bad_collective_items(text: str, message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_expectations({"expect-collectives": text})
+    assert str(info.value) == f":expect-collectives: {message}"
+
+
+def test_a_count_and_a_size_of_the_same_kind_are_two_conditions() -> None:
+    items = parse_expectations({"expect-collectives": "all-gather=2, all-gather<=1MiB"}).items
+    assert len(items) == 2
+
+
+PAIR = (collective("ag.1", "all-gather", 100, ["data"]), collective("ag.2", "all-gather", 50, ["data", "model"]),
+        collective("ar.1", "all-reduce", 10, []))
+
+
+@pytest.mark.parametrize(("condition", "passed"), [
+    ("all-gather=2", True), ("all-gather=1", False), ("all-gather=3", False),
+    ("all-gather<=2", True), ("all-gather<=1", False),
+    ("all-gather>=2", True), ("all-gather>=3", False),
+    ("all-gather<3", True), ("all-gather<2", False),
+    ("all-gather>1", True), ("all-gather>2", False),
+    ("all-gather<=150B", True), ("all-gather<=149B", False), ("all-gather>=150B", True), ("all-gather>=151B", False),
+    ("all-gather=150B", True), ("all-gather<150B", False), ("all-gather>149B", True),
+    ("all-reduce=1", True), ("reduce-scatter=0", True), ("reduce-scatter=1", False),
+    ("any=3", True), ("any=2", False), ("any<=160B", True), ("any<=159B", False), ("none", False),
+])
+def test_collectives_are_counted_or_summed_per_kind_at_the_limit(condition: str, passed: bool) -> None:
+    assert outcome("expect-collectives", condition, sharded(*PAIR)).passed is passed
+
+
+def test_a_collective_outcome_lists_what_was_found() -> None:
+    assert outcome("expect-collectives", "all-gather=2", sharded(*PAIR)).message == (
+        "f on tpu:v5e-8: expected collectives all-gather=2, found 2 all-gathers, 150 B per device "
+        "(ag.1 f32[8] over data, ag.2 f32[8] over data+model) [holds]")
+    assert outcome("expect-collectives", "all-reduce<=1kB", sharded(*PAIR)).actual == (
+        "1 all-reduce, 10 B (10 bytes) per device (ar.1 f32[8])")
+    none = outcome("expect-collectives", "none", sharded())
+    assert none.passed and none.actual == "0 collectives"
+    three = sharded(*(collective(f"cp.{i}", "collective-permute", 1, ["data"]) for i in range(3)))
+    assert outcome("expect-collectives", "none", three).actual == (
+        "3 collectives, 3 B per device (cp.0 f32[8] over data, cp.1 f32[8] over data, cp.2 f32[8] over data)")
+    many = sharded(*(collective(f"cp.{i}", "collective-permute", 1, ["data"]) for i in range(4)))
+    assert outcome("expect-collectives", "none", many).actual == (
+        "4 collectives, 4 B per device (cp.0 f32[8] over data, cp.1 f32[8] over data, "
+        "cp.2 f32[8] over data, ...)")
+
+
+def test_a_failed_compile_fails_a_collective_condition() -> None:
+    rep = sharded(*PAIR)
+    rep.error = CompileError(status="RESOURCE_EXHAUSTED", message="too big")
+    found = outcome("expect-collectives", "none", rep)
+    assert not found.passed and found.actual == "compilation failed with RESOURCE_EXHAUSTED"
+
+
+@pytest.mark.parametrize(("devices", "suffix"), [(1, ""), (2, " per device"), (8, " per device")])
+def test_memory_on_several_devices_is_said_per_device(devices: int, suffix: str) -> None:
+    found = outcome("expect-max-temp", "1kB", sharded(devices=devices))
+    assert found.passed and found.actual == f"temp 500 B (500 bytes){suffix}"
+    rep = sharded(devices=devices)
+    rep.memory.peak_bytes = 700
+    assert outcome("expect-max-peak", "1kB", rep).actual == f"peak 700 B (700 bytes){suffix}"

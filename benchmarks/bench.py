@@ -166,7 +166,13 @@ def bare_compile(count: int) -> float:
 
 
 def peak_rss(args: list[str]) -> tuple[float, int]:
-    """Run a command; sample the summed RSS of it and its children."""
+    """Run a command; sample the summed RSS of it and its children.
+
+    A child that is a copy of its parent (the same command line: a worker
+    forked to start ``ptxas``, in the instant before the exec) is not counted:
+    it shares every page with its parent, and counting it would double the
+    worker for that instant.
+    """
     import psutil
 
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -175,7 +181,10 @@ def peak_rss(args: list[str]) -> tuple[float, int]:
     start = time.perf_counter()
     while proc.poll() is None:
         try:
-            total = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True))
+            family = [ps, *ps.children(recursive=True)]
+            lines = {p.pid: p.cmdline() for p in family}
+            total = sum(p.memory_info().rss for p in family
+                        if p is ps or lines.get(p.ppid()) != lines[p.pid])
         except psutil.Error:
             total = 0
         peak = max(peak, total)

@@ -161,6 +161,25 @@ def test_latex_output_has_only_characters_pdflatex_typesets(project: Project) ->
     assert not unsafe, unsafe
 
 
+def test_the_docs_use_only_characters_their_pdf_build_typesets() -> None:
+    """The guide's PDF (``nox -s pdf``) stops at the first character pdflatex has no
+    glyph for: every one beyond Latin-1 in the docs' sources is declared in the
+    preamble of docs/conf.py."""
+    import re
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    declared = {chr(int(code, 16))
+                for code in re.findall(r"DeclareUnicodeCharacter\{([0-9A-Fa-f]+)\}", (docs / "conf.py").read_text())}
+    missing: dict[str, set[str]] = {}
+    for page in [*docs.rglob("*.md"), *docs.rglob("*.rst"), *docs.rglob("*.py")]:
+        if {"_build", "_snapshots"} & set(page.relative_to(docs).parts):
+            continue
+        for ch in set(page.read_text(encoding="utf-8")):
+            if ord(ch) > 0x7F and ch not in PDFLATEX_SAFE and ch not in declared:
+                missing.setdefault(f"U+{ord(ch):04X} {ch}", set()).add(str(page.relative_to(docs)))
+    assert not missing, missing
+
+
 TEX_TOOLS = [shutil.which("latexmk"), shutil.which("pdflatex")]
 
 

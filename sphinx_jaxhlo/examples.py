@@ -730,7 +730,7 @@ def render(ctx: Context, functions: list[str], targets: list[targets_mod.Target]
     app, node = ctx.app, ctx.node
     view = ExampleView(
         source=node["source_text"], show=show, hlo_collapsed=app.config.jaxhlo_hlo_collapsed,
-        hlo_language="hlo" if _has_hlo_lexer() else "text",
+        hlo_language="hlo",  # the setup registers the lexer with Sphinx
         file_path=node["file_path"], key=f"{node['docname']}:{node['lineno']}",
         specs=ArgSpecs.from_json(node["specs"]), static=tuple(node["static"]),
         display=display_for(app.config, node.get("view_options")))
@@ -783,27 +783,6 @@ def render_code_fingerprint() -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-@functools.cache
-def _has_hlo_lexer() -> bool:
-    """Whether Sphinx or Pygments knows the ``hlo`` language (the setup
-    registers it; a lookup through Pygments' plugins takes milliseconds, so
-    it is made once)."""
-    from sphinx.highlighting import lexer_classes
-
-    if "hlo" in lexer_classes:
-        return True
-    try:
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
-    except ImportError:  # pragma: no cover
-        return False
-    try:
-        get_lexer_by_name("hlo")
-    except ClassNotFound:
-        return False
-    return True
 
 
 def _report_failure(node: jaxhlo_example, failure: Failure, target: str) -> tuple[str, str]:

@@ -409,13 +409,10 @@ def setup(app: Sphinx) -> ExtensionMetadata:
         package_logger.addHandler(RECORDER)
     app.add_css_file("jaxhlo.css")
     app.add_js_file("jaxhlo.js", defer="defer")
-    try:
-        from .lexer import HloLexer, StableHloLexer
-    except ImportError:  # the lexer module is optional at import time
-        pass
-    else:
-        app.add_lexer("hlo", HloLexer)
-        app.add_lexer("stablehlo", StableHloLexer)
+    from .lexer import HloLexer, StableHloLexer
+
+    app.add_lexer("hlo", HloLexer)
+    app.add_lexer("stablehlo", StableHloLexer)
     return {"version": __version__, "env_version": ENV_VERSION,
             "parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -276,3 +276,9 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
                                     ("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu)}, Display())
     assert variants.rows[0].cells[1].text.startswith("20.1 GB")
     assert variants.rows[0].cells[2].text.startswith("peak 8.0 MB")
+    # a TPU variant whose temp is not 0 shows its peak too: a column of peaks compares row by row
+    tpu_temp = dataclasses.replace(tpu, memory=Memory(temp_bytes=5_000_000, peak_bytes=9_000_000))
+    mixed = rows.variants_table(["f", "g"], [("tpu:v5e", "TPU v5e")],
+                                {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
+                                 ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
+    assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["peak 8.0 MB", "peak 9.0 MB"]

@@ -529,7 +529,9 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
             else:
                 verdict = reduction_verdict(r.report)
                 mem = r.report.memory
-                if target.startswith("tpu") and not mem.temp_bytes:  # the TPU's temp says nothing: its peak does
+                if target.startswith("tpu") and mem.peak_bytes is not None:
+                    # a TPU's temp is 0 for most programs (its memory is counted in the peak):
+                    # the whole column shows peaks, so that its rows compare
                     text = f"peak {format_bytes(mem.peak_bytes)}"
                 else:
                     text = format_bytes(mem.temp_bytes)

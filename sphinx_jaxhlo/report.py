@@ -38,6 +38,35 @@ BUFFER_KINDS = ("intermediate", "argument-copy")
 
 
 @dataclass
+class Reason:
+    """Why a stored buffer was not fused into the kernel that reads it: what
+    made it, the rule that kept it apart, and what to write instead."""
+
+    #: What made the stored buffer, in a JAX user's words (one of the kinds
+    #: documented in ``docs/reference/analysis.md``: ``gemm``, ``convolution``,
+    #: ``custom-call``, ``sort``, ``gather``, ``scatter``, ``loop-output``,
+    #: ``multi-reader-fusion``, ``ynn``, ``collective``...).
+    producer_kind: str
+    #: The reason in plain words.
+    text: str
+    #: The compiler rule that applies: the pass (``priority-fusion``...) and
+    #: its source file in openxla/xla.
+    rule: str = ""
+    source_file: str = ""
+    #: The compiler's own words from its decision record, verbatim, or
+    #: ``None`` when the backend records nothing and the reason is derived
+    #: from the HLO's structure.
+    quoted: str | None = None
+    #: Labels of the guide's sections with bounded alternatives.
+    alternatives: list[str] = field(default_factory=list)
+
+    @property
+    def derived(self) -> bool:
+        """True when the reason was read off the HLO, not quoted from the compiler."""
+        return self.quoted is None
+
+
+@dataclass
 class Memory:
     """Figures from ``compiled.memory_analysis()``, in bytes.
 

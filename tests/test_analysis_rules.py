@@ -642,16 +642,71 @@ ENTRY %e (x: f32[{n}]) -> f32[] {{
     (100, "copy(%p)", False),
     # one more (sliced down to the reduced operand): also
     (101, "slice(%p), slice={[0:100]}", False),
-    # one fewer (padded up to it): the reduced data was computed in the kernel
-    (99, "pad(%p, %z), padding=0_1", True),
+    # one fewer, padded up to it (the GPU pads rows it splits): also
+    (99, "pad(%p, %z), padding=0_1", False),
+    # half of the reduced values come from memory: unfused ...
+    (50, "pad(%p, %z), padding=0_50", False),
+    # ... one fewer than half: the rest is the pad's value, made in the kernel
+    (49, "pad(%p, %z), padding=0_51", True),
 ])  # fmt: skip
-def test_fused_unless_a_buffer_as_large_as_the_reduced_operand_flows_in(n: int, fit: str, fused: bool) -> None:
+def test_unfused_when_half_the_reduced_elements_come_from_memory(n: int, fit: str, fused: bool) -> None:
     reduction = only_reduction(analyze(COUNT.format(n=n, fit=fit)))
     assert reduction.fused is fused
     assert reduction.input_materialized == (None if fused else "buf")
     assert (reduction.input_shape, reduction.input_bytes) == ("f32[100]", 400)
     # the ops between the buffer and the reduce, in program order
     assert reduction.fused_with == [fit.split("(")[0], "exponential"]
+
+
+def between(buffers: dict[str, str], body: str) -> Reduction:
+    """The reduction of ``%v`` (made by ``body`` from the parameters ``%p<name>``
+    of a fusion), each parameter a buffer ``<name>`` that another kernel stored."""
+    names = list(buffers)
+    params = ", ".join(f"p{n}: {buffers[n]}" for n in names)
+    lines = [f"  %p{n} = {buffers[n]} parameter({i})" for i, n in enumerate(names)]
+    entry_lines = [f"  %x{n} = {buffers[n]} parameter({i})\n  %{n} = {buffers[n]} sine(%x{n})"
+                   for i, n in enumerate(names)]
+    body_lines = "\n".join(f"  {line.strip()}" for line in body.strip().splitlines())
+    v = next(line for line in body.splitlines() if line.strip().startswith("%v "))
+    rank = v.split("=")[1].split("[")[1].split("]")[0].count(",") + 1
+    text = (f"%sum ({params}) -> f32[] {{\n" + "\n".join(lines) + "\n  %z = f32[] constant(0)\n" + body_lines
+            + f"\n  ROOT %r = f32[] reduce(%v, %z), dimensions={{{','.join(map(str, range(rank)))}}}, to_apply=%add\n}}\n\n"
+            + f"ENTRY %e ({', '.join(f'x{n}: {buffers[n]}' for n in names)}) -> f32[] {{\n" + "\n".join(entry_lines)
+            + f"\n  ROOT %f = f32[] fusion({', '.join('%' + n for n in names)}), kind=kInput, calls=%sum\n}}\n")
+    return only_reduction(analyze(text))
+
+
+@pytest.mark.parametrize(("buffers", "body", "expected"), [
+    # the GPU's padded row of a log-sum-exp over a 30522-word vocabulary: the stored logits, padded by one
+    ({"a": "f32[30522]"}, "%v = f32[30523] pad(%pa, %z), padding=0_1", "a"),
+    # stored pieces joined: each is under the reduced size, together they are all of it
+    ({"a": "f32[60]", "b": "f32[40]"}, "%v = f32[100] concatenate(%pa, %pb), dimensions={0}", "a"),
+    # one stored piece (40 of 100) beside values the kernel makes
+    ({"a": "f32[40]"}, "%c = f32[60] broadcast(%z), dimensions={}\n%v = f32[100] concatenate(%pa, %c), dimensions={0}", None),
+    # a slice of a larger buffer: what reaches the reduce counts, not the buffer ...
+    ({"a": "f32[1000]"}, "%v = f32[100] slice(%pa), slice={[0:100]}", "a"),
+    # ... so 40 elements of it padded to 100 are mostly made in the kernel
+    ({"a": "f32[1000]"}, "%s = f32[40] slice(%pa), slice={[0:40]}\n%v = f32[100] pad(%s, %z), padding=0_60", None),
+    ({"a": "f32[1000]"}, "%i = s32[] constant(3)\n%v = f32[100] dynamic-slice(%pa, %i), dynamic_slice_sizes={100}", "a"),
+    ({"a": "f32[1000]"}, "%i = s32[] constant(3)\n%s = f32[40] dynamic-slice(%pa, %i), dynamic_slice_sizes={40}\n"
+                         "%v = f32[100] pad(%s, %z), padding=0_60", None),
+    ({"a": "f32[100]"}, "%v = f32[100] reverse(%pa), dimensions={0}", "a"),
+    ({"a": "f32[10,20]"}, "%v = f32[20,10] transpose(%pa), dimensions={1,0}", "a"),
+    # a broadcast repeats what the kernel read once: the repeats are made in the kernel
+    ({"a": "f32[10]"}, "%v = f32[10,10] broadcast(%pa), dimensions={1}", None),
+    # twice over, half of the reduced values are stored ones; three times over, a third
+    ({"a": "f32[50]"}, "%v = f32[2,50] broadcast(%pa), dimensions={1}", "a"),
+    ({"a": "f32[33]"}, "%v = f32[3,33] broadcast(%pa), dimensions={1}", None),
+    # a buffer read twice counts once: 30 stored values, 70 made in the kernel
+    ({"a": "f32[30]"}, "%c = f32[40] broadcast(%z), dimensions={}\n%v = f32[100] concatenate(%pa, %pa, %c), dimensions={0}", None),
+    # elements, not bytes: an s8 buffer converted to f32 is all of the reduced values
+    ({"a": "s8[100]"}, "%v = f32[100] convert(%pa)", "a"),
+    # a large stored operand beside a small broadcast one: the large one is named
+    ({"b": "f32[10]", "a": "f32[10,10]"}, "%bb = f32[10,10] broadcast(%pb), dimensions={1}\n%v = f32[10,10] multiply(%bb, %pa)", "a"),
+])  # fmt: skip
+def test_what_stands_between_a_stored_buffer_and_the_reduce(buffers: dict[str, str], body: str,
+                                                            expected: str | None) -> None:
+    assert between(buffers, body).input_materialized == expected
 
 
 def test_elements_count_not_shapes() -> None:
@@ -1632,26 +1687,26 @@ def test_every_buffer_that_flows_in_is_weighed(make0: str, n0: int, make1: str, 
 
 
 def test_an_element_counts_its_own_elements_not_its_tuples() -> None:
-    # element 0 of (f32[50], f32[100]) has 50 elements: fewer than the 100 reduced
+    # element 0 of (f32[40], f32[100]) has 40 elements: under half of the 100 reduced
     analysis = analyze("""
-%two (p: f32[100]) -> (f32[50], f32[100]) {
+%two (p: f32[100]) -> (f32[40], f32[100]) {
   %p = f32[100]{0} parameter(0)
   %n = f32[100]{0} negate(%p)
-  %s = f32[50]{0} slice(%n), slice={[0:50]}
-  ROOT %t = (f32[50]{0}, f32[100]{0}) tuple(%s, %n)
+  %s = f32[40]{0} slice(%n), slice={[0:40]}
+  ROOT %t = (f32[40]{0}, f32[100]{0}) tuple(%s, %n)
 }
 
-%sum (q: f32[50]) -> f32[] {
-  %q = f32[50]{0} parameter(0)
+%sum (q: f32[40]) -> f32[] {
+  %q = f32[40]{0} parameter(0)
   %z = f32[] constant(0)
-  %qq = f32[100]{0} pad(%q, %z), padding=0_50
+  %qq = f32[100]{0} pad(%q, %z), padding=0_60
   ROOT %r = f32[] reduce(%qq, %z), dimensions={0}, to_apply=%add
 }
 
 ENTRY %e (x: f32[100]) -> (f32[], f32[100]) {
   %x = f32[100]{0} parameter(0)
-  %m = (f32[50]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
-  %g0 = f32[50]{0} get-tuple-element(%m), index=0
+  %m = (f32[40]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[40]{0} get-tuple-element(%m), index=0
   %g1 = f32[100]{0} get-tuple-element(%m), index=1
   %f = f32[] fusion(%g0), kind=kInput, calls=%sum
   ROOT %o = (f32[], f32[100]{0}) tuple(%f, %g1)

@@ -85,6 +85,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from .reasons import attach_reasons
 from .report import Fusion, Materialized, Reduction
 
 __all__ = ["Analysis", "analyze_module", "producer_op", "reduction_origin", "top_level_computations"]
@@ -137,20 +138,26 @@ _DOT_OPS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot", "ragg
 _SCAN_OPS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
 
 
-def analyze_module(text_or_module: str | HloModule, source_file: str | None = "example.py") -> Analysis:
+def analyze_module(text_or_module: str | HloModule, source_file: str | None = "example.py", *,
+                   target: str | None = None) -> Analysis:
     """Analyze an optimized module.
 
     :param text_or_module: the HLO text or an already parsed module.
     :param source_file: the example's file: only stack frames in this file
         give source lines (matched by full path or by base name); ``None``
         takes the innermost frame, whatever its file.
+    :param target: the target it was compiled for (``gpu:h100``): the
+        backend whose fusion rules the reasons of unfused reductions name
+        (:mod:`sphinx_jaxhlo.reasons`); ``None`` infers it from the kernels.
     :returns: the fusions, the materialized buffers (largest first) and the
         reductions.
     :raises HloParseError: when the text cannot be parsed; nothing else.
     """
     module = parse_module(text_or_module) if isinstance(text_or_module, str) else text_or_module
     try:
-        return _Analyzer(module, source_file).run()
+        analysis = _Analyzer(module, source_file).run()
+        attach_reasons(analysis.fusions, analysis.materialized, analysis.reductions, target)
+        return analysis
     except HloParseError:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError, RecursionError) as exc:

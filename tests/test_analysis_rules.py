@@ -13,6 +13,8 @@ small and element counts chosen so that each boundary is one element away.
 # ruff: noqa: E501  (lines of HLO text are long)
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
@@ -1897,3 +1899,141 @@ def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
 }
 """ + text.replace("%new = f32[100]{0} add(%cx, %ca)", "%new = f32[100]{0} add(%picked, %ca)")
     assert body_kinds(analyze(text))["picked"] == "intermediate"
+
+
+# -- why a stored buffer was not fused (sphinx_jaxhlo.reasons) ---------------------------
+
+from sphinx_jaxhlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
+from sphinx_jaxhlo.report import Fusion, Materialized  # noqa: E402
+
+
+def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = None) -> Fusion:
+    return Fusion(name=name, kind=kind, custom_kind=custom, ops=ops, shape="f32[100]", bytes=400, computation="e")
+
+
+@pytest.mark.parametrize(("fusion", "readers", "op", "backend", "expected"), [
+    (kernel("w", ["parameter", "add"], kind="while"), 1, None, None, "loop-output"),
+    (kernel("c", ["conditional"], kind="conditional"), 1, None, None, "branch-output"),
+    (kernel("k", ["call"], kind="call"), 1, None, None, "branch-output"),
+    (kernel("a", ["all-reduce-start"], kind="all-reduce-start"), 1, None, None, "collective"),
+    (kernel("g", ["dot"], kind="Custom", custom="__triton_nested_gemm_fusion"), 1, None, None, "gemm"),
+    (kernel("g", ["custom-call"], kind="custom-call", custom="__cublas$gemm"), 1, None, None, "gemm"),
+    (kernel("g", ["custom-call"], kind="custom-call", custom="__onednn$matmul"), 1, None, None, "gemm"),
+    # a TPU's dot is a convolution; the metadata tells a real convolution apart
+    (kernel("t", ["convolution", "reduce"], kind="Output"), 2, "div", "tpu", "gemm"),
+    (kernel("t", ["convolution"], kind="Output"), 1, "conv_general_dilated", "tpu", "convolution"),
+    (kernel("t", ["multiply"]), 1, "dot_general", "cpu", "gemm"),
+    (kernel("v", ["convolution"], kind="convolution"), 1, None, "gpu", "convolution"),
+    (kernel("v", ["custom-call"], kind="custom-call", custom="__cudnn$convForward"), 1, None, "gpu", "convolution"),
+    (kernel("s", ["sort"], kind="sort"), 1, None, None, "sort"),
+    (kernel("s", ["scatter", "gather"]), 1, None, None, "scatter"),
+    (kernel("s", ["gather", "add"]), 1, None, None, "gather"),
+    (kernel("s", ["fft"], kind="fft"), 1, None, None, "fft"),
+    (kernel("s", ["custom-call"], kind="custom-call", custom="lapack_sgetrf"), 1, None, None, "custom-call"),
+    (kernel("y", ["exponential", "add"], kind="Custom", custom="__ynn_fusion"), 1, None, None, "ynn"),
+    (kernel("r", ["reduce-window", "slice"]), 1, None, None, "reduction"),
+    # a kernel that reduces one thing and computes another elementwise is not "a reduction"
+    (kernel("r", ["reduce", "broadcast", "subtract", "exponential"]), 1, None, None, "elementwise"),
+    (kernel("m", ["exponential"]), 2, None, None, "multi-reader-fusion"),
+    (kernel("m", ["exponential"]), 1, None, None, "elementwise"),
+])  # fmt: skip
+def test_what_made_the_stored_buffer(fusion: Fusion, readers: int, op: str | None, backend: str | None,
+                                     expected: str) -> None:
+    assert producer_kind(fusion, readers, op, backend) == expected
+
+
+def test_the_backend_is_the_targets_else_the_kernels() -> None:
+    assert backend_of("gpu:h100", []) == "gpu"
+    assert backend_of("tpu:v5e-8", []) == "tpu"
+    assert backend_of("cpu", [kernel("g", ["dot"], custom="__triton_gemm")]) == "cpu"
+    assert backend_of(None, [kernel("a", ["add"]), kernel("y", ["dot"], custom="__ynn_fusion")]) == "cpu"
+    assert backend_of(None, [kernel("g", ["dot"], custom="__triton_gemm")]) == "gpu"
+    assert backend_of(None, [kernel("g", ["custom-call"], custom="__cublas$gemm")]) == "gpu"
+    assert backend_of(None, [kernel("a", ["add"])]) is None
+
+
+GEMM = kernel("g", ["dot"], kind="Custom", custom="__triton_gemm")
+YNN_REDUCE = kernel("r", ["reduce"], kind="Custom", custom="__ynn_fusion")
+
+
+@pytest.mark.parametrize(("kind", "producer", "consumer", "backend", "words", "source"), [
+    ("gemm", GEMM, None, "gpu", "priority fusion", "xla/backends/gpu/transforms/priority_fusion.cc"),
+    ("gemm", GEMM, None, "cpu", "never loop-fused", "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("gemm", GEMM, None, "tpu", "written to memory in full", ""),
+    ("elementwise", kernel("c", ["multiply", "cosine"]), YNN_REDUCE, "cpu", "does not take cosine",
+     "xla/backends/cpu/ynn_support.cc"),
+    ("elementwise", kernel("c", ["exponential"]), YNN_REDUCE, "cpu", "does not fuse other kernels into it",
+     "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("elementwise", kernel("c", ["exponential"]), kernel("r", ["reduce"]), "gpu", "does not say why", ""),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "gpu", "read by 3 kernels",
+     "xla/backends/gpu/transforms/priority_fusion.cc"),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "cpu", "compute it 3 times", ""),
+    ("loop-output", kernel("w", ["while"], kind="while"), None, "gpu", "loop's or a branch's boundary", ""),
+    ("branch-output", kernel("w", ["call"], kind="call"), None, "cpu", "loop's or a branch's boundary", ""),
+    ("collective", kernel("a", ["all-gather"]), None, "gpu", "between devices", ""),
+    ("sort", kernel("s", ["sort"]), None, "gpu", "a sort: a kernel of its own", "xla/service/gpu/gpu_fusible.cc"),
+    ("scatter", kernel("s", ["scatter"]), None, "cpu", "a scatter", "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("custom-call", kernel("s", ["custom-call"]), None, "tpu", "a custom call", ""),
+    ("gather", kernel("s", ["gather"]), None, "gpu", "a gather, stored", ""),
+])  # fmt: skip
+def test_why_it_was_not_fused(kind: str, producer: Fusion, consumer: Fusion | None, backend: str, words: str,
+                              source: str) -> None:
+    reason = reason_for(kind, producer, consumer, 3, backend)
+    assert (reason.producer_kind, reason.source_file, reason.quoted) == (kind, source, None)
+    assert words in reason.text
+    assert bool(reason.rule) == bool(source)
+    assert reason.derived
+    assert "jaxhlo-guide-bounded-scan" in reason.alternatives
+
+
+def test_alternatives_follow_what_made_the_buffer() -> None:
+    assert reason_for("gemm", GEMM, None, 1, "gpu").alternatives[0] == "jaxhlo-guide-matrix-small-contractions"
+    assert reason_for("multi-reader-fusion", GEMM, None, 2, "gpu").alternatives[0] == "jaxhlo-guide-bounded-checkpoint"
+    assert reason_for("sort", GEMM, None, 1, "gpu").alternatives == ["jaxhlo-guide-bounded-scan",
+                                                                      "jaxhlo-guide-bounded-map"]
+
+
+def test_reasons_go_to_unfused_user_reductions_and_the_buffers_they_read() -> None:
+    fusions = [GEMM, kernel("r", ["reduce"], kind="Input"), kernel("q", ["reduce"], kind="Input"),
+               kernel("s", ["reduce"], kind="Input")]
+    buffers = [Materialized("g", "f32[100]", 400, "g", ["r", "q"], computation="e"),
+               Materialized("h", "f32[100]", 400, "missing", ["s"], computation="e")]
+    unfused = Reduction("r1", "r", [], "g", 400, computation="e")
+    compilers = Reduction("r2", "q", [], "g", 400, computation="e", origin="dot")
+    fused = Reduction("r3", "s", [], None, 400, computation="e")
+    orphan = Reduction("r4", "s", [], "h", 400, computation="e")  # its producer is no kernel
+    elsewhere = Reduction("r5", "s", [], "g", 400, computation="body")  # no such buffer in that computation
+    attach_reasons(fusions, buffers, [unfused, compilers, fused, orphan, elsewhere], "gpu:h100")
+    assert unfused.reason is not None and unfused.reason.producer_kind == "gemm"
+    assert (compilers.reason, fused.reason, orphan.reason, elsewhere.reason) == (None, None, None, None)
+    assert buffers[0].reason == unfused.reason and buffers[0].reason is not unfused.reason
+    assert buffers[1].reason is None
+
+
+def test_the_seeds_reasons() -> None:
+    """The seed (``with_dot``) on each target: what the page says."""
+    def reasons(target: str) -> list[Reduction]:
+        text = (Path(__file__).parent / "data" / "hlo" / f"{target.replace(':', '_')}__with_dot.txt").read_text()
+        return [r for r in analyze_module(text, "example.py", target=target).reductions if r.is_users]
+
+    (gpu,) = reasons("gpu:h100")
+    assert gpu.reason is not None and gpu.reason.producer_kind == "gemm"
+    assert gpu.reason.rule.startswith("priority-fusion")
+    (cpu,) = reasons("cpu")
+    assert cpu.reason is not None and cpu.reason.producer_kind == "elementwise"
+    assert "cosine" in cpu.reason.text and cpu.reason.source_file == "xla/backends/cpu/ynn_support.cc"
+    assert all(r.fused and r.reason is None for r in reasons("tpu:v5e"))
+
+
+def test_reasons_survive_the_reports_json() -> None:
+    text = (Path(__file__).parent / "data" / "hlo" / "gpu_h100__with_dot.txt").read_text()
+    analysis = analyze_module(text, "example.py", target="gpu:h100")
+    report = Report("f", "gpu:h100", materialized=analysis.materialized, reductions=analysis.reductions)
+    back = Report.from_json(report.to_json())
+    assert back == report
+    (unfused,) = [r for r in back.reductions if r.is_users]
+    assert unfused.reason is not None and unfused.reason.producer_kind == "gemm"
+    assert next(m for m in back.materialized if m.name == unfused.input_materialized).reason == unfused.reason
+    with pytest.raises(ValueError, match="malformed"):
+        Report.from_dict({**report.to_dict(), "reductions": [{**report.to_dict()["reductions"][0],
+                                                              "reason": {"text": "no kind"}}]})

@@ -36,7 +36,8 @@ from collections.abc import Sequence
 
 from .report import Fusion, Materialized, Reason, Reduction
 
-__all__ = ["attach_reasons", "backend_of", "producer_kind", "reason_for"]
+__all__ = ["ALTERNATIVE_TITLES", "KIND_WORDS", "attach_reasons", "backend_of", "producer_kind", "reason_for",
+           "reason_sentence"]
 
 #: A producer kind in a JAX user's words (for the page and the text output).
 KIND_WORDS = {
@@ -70,10 +71,12 @@ _NOT_YNN = ("cosine", "sine", "tan")
 
 #: The guide's sections with bounded alternatives, by producer kind.
 _BOUNDED = ["jaxhlo-guide-bounded-scan", "jaxhlo-guide-bounded-map"]
-ALTERNATIVES = {
-    "gemm": ["jaxhlo-guide-matrix-small-contractions", *_BOUNDED],
-    "elementwise": _BOUNDED,
-    "multi-reader-fusion": ["jaxhlo-guide-bounded-checkpoint", *_BOUNDED],
+ALTERNATIVES = {"gemm": ["jaxhlo-guide-matrix-small-contractions", *_BOUNDED]}
+#: How each alternative is named where it is linked (the page's links and the text output).
+ALTERNATIVE_TITLES = {
+    "jaxhlo-guide-matrix-small-contractions": "write a short contraction out as multiply and sum",
+    "jaxhlo-guide-bounded-scan": "lax.scan over chunks, reducing inside the loop",
+    "jaxhlo-guide-bounded-map": "lax.map over chunks, reducing inside",
 }
 
 
@@ -196,3 +199,13 @@ def attach_reasons(fusions: Sequence[Fusion], materialized: Sequence[Materialize
         r.reason = reason_for(kind, producer, kernels.get((r.computation, r.fusion)), readers, backend)
         if buffer.reason is None:
             buffer.reason = dataclasses.replace(r.reason, alternatives=list(r.reason.alternatives))
+
+
+def reason_sentence(reason: Reason) -> str:
+    """The reason in one paragraph, as the page and the text output show it beside the finding."""
+    made = KIND_WORDS.get(reason.producer_kind, reason.producer_kind)
+    rule = ""
+    if reason.rule:
+        rule = f" Rule: {reason.rule}" + (f", in {reason.source_file}" if reason.source_file else "") + "."
+    how = "derived from the HLO" if reason.quoted is None else "the compiler's own record is quoted below"
+    return f"Why: the stored data is the output of {made}. {reason.text}{rule} ({how})"

@@ -1904,7 +1904,7 @@ def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
 # -- why a stored buffer was not fused (sphinx_jaxhlo.reasons) ---------------------------
 
 from sphinx_jaxhlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
-from sphinx_jaxhlo.report import Fusion, Materialized  # noqa: E402
+from sphinx_jaxhlo.report import Fusion, Materialized, Reason  # noqa: E402
 
 
 def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = None) -> Fusion:
@@ -1988,7 +1988,6 @@ def test_why_it_was_not_fused(kind: str, producer: Fusion, consumer: Fusion | No
 
 def test_alternatives_follow_what_made_the_buffer() -> None:
     assert reason_for("gemm", GEMM, None, 1, "gpu").alternatives[0] == "jaxhlo-guide-matrix-small-contractions"
-    assert reason_for("multi-reader-fusion", GEMM, None, 2, "gpu").alternatives[0] == "jaxhlo-guide-bounded-checkpoint"
     assert reason_for("sort", GEMM, None, 1, "gpu").alternatives == ["jaxhlo-guide-bounded-scan",
                                                                       "jaxhlo-guide-bounded-map"]
 
@@ -2037,3 +2036,18 @@ def test_reasons_survive_the_reports_json() -> None:
     with pytest.raises(ValueError, match="malformed"):
         Report.from_dict({**report.to_dict(), "reductions": [{**report.to_dict()["reductions"][0],
                                                               "reason": {"text": "no kind"}}]})
+
+
+def test_the_reason_in_one_paragraph() -> None:
+    from sphinx_jaxhlo.reasons import ALTERNATIVE_TITLES, reason_sentence
+
+    reason = reason_for("gemm", GEMM, None, 1, "gpu")
+    text = reason_sentence(reason)
+    assert text.startswith("Why: the stored data is the output of a GEMM (a matrix product). On the GPU")
+    assert "Rule: priority-fusion (PriorityFusionQueue::CanFuse), in xla/backends/gpu/transforms/priority_fusion.cc." in text
+    assert text.endswith("(derived from the HLO)")
+    reason.quoted = "the producer is not fusible"
+    assert reason_sentence(reason).endswith("(the compiler's own record is quoted below)")
+    assert "Rule:" not in reason_sentence(reason_for("gather", GEMM, None, 1, "gpu"))
+    assert ", in" not in reason_sentence(Reason("gemm", "t", rule="a pass"))
+    assert set(ALTERNATIVE_TITLES) >= {a for k in ("gemm", "sort") for a in reason_for(k, GEMM, None, 1, "cpu").alternatives}

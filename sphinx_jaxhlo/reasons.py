@@ -17,7 +17,9 @@ reads, :func:`attach_reasons` fills :class:`~sphinx_jaxhlo.report.Reason`:
    reader).  The first that applies, in this order, after the JAX operation
    the buffer's metadata names (``dot_general`` is a GEMM, also where a TPU
    writes it as a ``convolution``, so on a TPU any ``convolution`` not
-   traced from ``conv_general_dilated`` is one).
+   traced from ``conv_general_dilated`` is one).  A kernel that only moves
+   one stored buffer (a layout ``copy``, a ``slice``) is looked through: what
+   made the moved buffer is named.
 2. **Why**, in plain words, from the producer's kind, the reading kernel and
    the backend (``cpu``, ``gpu``, ``tpu``), with the compiler rule that
    applies (its pass and source file in openxla/xla) where one is known.
@@ -66,6 +68,8 @@ _YNN_PASS = ("YNN fusion (IsElementwiseOpSupportedByYnn)", "xla/backends/cpu/ynn
 #: A kernel that only reduces (and moves data): its output is another reduction's.
 _REDUCTION_KERNEL = frozenset({"reduce", "reduce-window", "bitcast", "reshape", "copy", "transpose", "slice",
                                "broadcast", "convert"})
+#: A kernel of nothing but these moves data another kernel made.
+_MOVES = frozenset({"copy", "bitcast", "reshape", "transpose", "slice", "dynamic-slice", "reverse"})
 #: Elementwise ops that this XLA's YNN fusion does not take (measured with jax 0.10.2).
 _NOT_YNN = ("cosine", "sine", "tan")
 
@@ -102,6 +106,8 @@ def producer_kind(producer: Fusion, readers: int, op: str | None = None, backend
         return "gemm"
     if op == "conv_general_dilated":
         return "convolution"
+    if op in ("fft", "jit(fft)"):
+        return "fft"  # a TPU computes an FFT with matrix products
     ops = set(producer.ops)
     if backend == "tpu" and "convolution" in ops:
         return "gemm"  # the TPU's dots are convolutions; a real one says conv_general_dilated above
@@ -178,6 +184,20 @@ def reason_for(kind: str, producer: Fusion, consumer: Fusion | None, readers: in
                   alternatives=list(ALTERNATIVES.get(kind, _BOUNDED)))
 
 
+def _through_moves(buffer: Materialized, producer: Fusion, materialized: Sequence[Materialized],
+                   kernels: dict[tuple[str, str], Fusion]) -> tuple[Materialized, Fusion]:
+    """A kernel that only moves one stored buffer (a layout ``copy``, a
+    ``slice`` of a sort's output): the buffer it moves, and what made that."""
+    for _ in range(8):
+        if not producer.ops or not set(producer.ops) <= _MOVES:
+            break
+        sources = [m for m in materialized if m.computation == buffer.computation and producer.name in m.consumers]
+        if len(sources) != 1 or (found := kernels.get((buffer.computation, sources[0].producer))) is None:
+            break
+        buffer, producer = sources[0], found
+    return buffer, producer
+
+
 def attach_reasons(fusions: Sequence[Fusion], materialized: Sequence[Materialized],
                    reductions: Sequence[Reduction], target: str | None) -> None:
     """Fill ``reason`` of every unfused reduction of the program's and of the
@@ -194,8 +214,9 @@ def attach_reasons(fusions: Sequence[Fusion], materialized: Sequence[Materialize
         producer = kernels.get((buffer.computation, buffer.producer))
         if producer is None:
             continue
-        readers = len(buffer.consumers)
-        kind = producer_kind(producer, readers, buffer.producer_op, backend)
+        made, producer = _through_moves(buffer, producer, materialized, kernels)
+        readers = len(made.consumers)
+        kind = producer_kind(producer, readers, made.producer_op, backend)
         r.reason = reason_for(kind, producer, kernels.get((r.computation, r.fusion)), readers, backend)
         if buffer.reason is None:
             buffer.reason = dataclasses.replace(r.reason, alternatives=list(r.reason.alternatives))

@@ -1923,6 +1923,8 @@ def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = N
     (kernel("t", ["convolution", "reduce"], kind="Output"), 2, "div", "tpu", "gemm"),
     (kernel("t", ["convolution"], kind="Output"), 1, "conv_general_dilated", "tpu", "convolution"),
     (kernel("t", ["multiply"]), 1, "dot_general", "cpu", "gemm"),
+    (kernel("t", ["convolution", "add"], kind="Output"), 1, "jit(fft)", "tpu", "fft"),
+    (kernel("t", ["fft"], kind="fft"), 1, "fft", "gpu", "fft"),
     (kernel("v", ["convolution"], kind="convolution"), 1, None, "gpu", "convolution"),
     (kernel("v", ["custom-call"], kind="custom-call", custom="__cudnn$convForward"), 1, None, "gpu", "convolution"),
     (kernel("s", ["sort"], kind="sort"), 1, None, None, "sort"),
@@ -2051,3 +2053,30 @@ def test_the_reason_in_one_paragraph() -> None:
     assert "Rule:" not in reason_sentence(reason_for("gather", GEMM, None, 1, "gpu"))
     assert ", in" not in reason_sentence(Reason("gemm", "t", rule="a pass"))
     assert set(ALTERNATIVE_TITLES) >= {a for k in ("gemm", "sort") for a in reason_for(k, GEMM, None, 1, "cpu").alternatives}
+
+
+def test_a_kernel_that_only_moves_data_is_looked_through() -> None:
+    sort = kernel("s", ["sort"], kind="sort")
+    copy = kernel("c", ["copy"], kind="copy")
+    other = kernel("o", ["exponential"])
+    reduce = kernel("r", ["reduce"], kind="Input")
+    buffers = [Materialized("s", "f32[100]", 400, "s", ["c"], computation="e"),
+               Materialized("c", "f32[100]", 400, "c", ["r"], computation="e")]
+    r = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, reduce], buffers, [r], "tpu:v5e")
+    assert r.reason is not None and r.reason.producer_kind == "sort"
+    # the buffer the reduction reads carries it, not the one moved
+    assert (buffers[1].reason, buffers[0].reason) == (r.reason, None)
+    # two stored buffers into the move (or one of another computation): the move itself is named
+    two = [*buffers, Materialized("o", "f32[100]", 400, "o", ["c"], computation="e")]
+    r2 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, other, reduce], two, [r2], "tpu:v5e")
+    assert r2.reason is not None and r2.reason.producer_kind == "elementwise"
+    elsewhere = [Materialized("s", "f32[100]", 400, "s", ["c"], computation="body"), buffers[1]]
+    r3 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, reduce], elsewhere, [r3], "tpu:v5e")
+    assert r3.reason is not None and r3.reason.producer_kind == "elementwise"
+    # a kernel that computes is not looked through
+    r4 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, kernel("c", ["copy", "negate"]), reduce], buffers, [r4], "tpu:v5e")
+    assert r4.reason is not None and r4.reason.producer_kind == "elementwise"

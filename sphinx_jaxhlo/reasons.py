@@ -1,7 +1,7 @@
 """Why a stored buffer was not fused into the reduction that reads it, derived from the HLO.
 
 For every reduction of the program's that is unfused, and for the buffer it
-reads, :func:`attach_reasons` fills :class:`~sphinx_jaxhlo.report.Reason`:
+reads, ``attach_reasons`` fills the report's ``Reason``:
 
 1. **What made the buffer** (``producer_kind``), from the kernel that wrote
    it: ``gemm`` (a ``dot``, a cuBLAS custom call, a Triton GEMM fusion

@@ -2038,6 +2038,14 @@ def test_reasons_survive_the_reports_json() -> None:
     with pytest.raises(ValueError, match="malformed"):
         Report.from_dict({**report.to_dict(), "reductions": [{**report.to_dict()["reductions"][0],
                                                               "reason": {"text": "no kind"}}]})
+    # a stored report (cache, snapshots) is checked field by field, the reason's fields too
+    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+
+    assert checked_report(report.to_dict()) == report
+    bad = report.to_dict()
+    bad["reductions"][0]["reason"]["alternatives"] = 5
+    with pytest.raises(InvalidReport, match="reason"):
+        checked_report(bad)
 
 
 def test_the_reason_in_one_paragraph() -> None:
@@ -2080,3 +2088,42 @@ def test_a_kernel_that_only_moves_data_is_looked_through() -> None:
     r4 = Reduction("r1", "r", [], "c", 400, computation="e")
     attach_reasons([sort, kernel("c", ["copy", "negate"]), reduce], buffers, [r4], "tpu:v5e")
     assert r4.reason is not None and r4.reason.producer_kind == "elementwise"
+
+
+@pytest.mark.parametrize(("order", "shapes"), [("%g, %b", ("150", "200")), ("%b, %g", ("200", "150"))])
+def test_of_buffers_that_reach_equally_the_larger_is_named_by_its_own_elements(order: str,
+                                                                                shapes: tuple[str, str]) -> None:
+    # 100 elements of each reach the reduce; element 0 of the tuple holds 150 (the tuple 1150),
+    # the other buffer 200: the other buffer is the larger
+    n0, n1 = shapes
+    analysis = analyze(f"""
+%two (p: f32[100]) -> (f32[150], f32[1000]) {{
+  %p = f32[100]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %a = f32[150]{{0}} pad(%p, %z), padding=0_50
+  %c = f32[1000]{{0}} pad(%p, %z), padding=0_900
+  ROOT %t = (f32[150]{{0}}, f32[1000]{{0}}) tuple(%a, %c)
+}}
+
+%sum (q0: f32[{n0}], q1: f32[{n1}]) -> f32[] {{
+  %q0 = f32[{n0}]{{0}} parameter(0)
+  %q1 = f32[{n1}]{{0}} parameter(1)
+  %s0 = f32[100]{{0}} slice(%q0), slice={{[0:100]}}
+  %s1 = f32[100]{{0}} slice(%q1), slice={{[0:100]}}
+  %m = f32[100]{{0}} multiply(%s0, %s1)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100], y: f32[200]) -> (f32[], f32[1000]) {{
+  %x = f32[100]{{0}} parameter(0)
+  %y = f32[200]{{0}} parameter(1)
+  %m = (f32[150]{{0}}, f32[1000]{{0}}) fusion(%x), kind=kLoop, calls=%two
+  %g = f32[150]{{0}} get-tuple-element(%m), index=0
+  %g1 = f32[1000]{{0}} get-tuple-element(%m), index=1
+  %b = f32[200]{{0}} sine(%y)
+  %f = f32[] fusion({order}), kind=kInput, calls=%sum
+  ROOT %o = (f32[], f32[1000]{{0}}) tuple(%f, %g1)
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "b"

@@ -54,7 +54,7 @@ inside one kernel.
   they were in memory before the kernel ran, so reading them materializes
   nothing new (the buffer that fed the loop, if the program computed it, is
   listed where the loop reads it).  The buffer an unfused reduction names is
-  the one of which the most elements reach it.  A reduction over dimensions
+  the one of which the most elements reach it (of equals, the larger).  A reduction over dimensions
   (or windows) of size 1 is a slice or a reshape in disguise, as TPU compilers
   emit, and is not listed.
 - **Who wrote a reduction** (``Reduction.origin`` in the report):

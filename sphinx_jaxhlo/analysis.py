@@ -32,16 +32,31 @@ inside one kernel.
 - A **reduction** is a ``reduce``, or a ``reduce-window`` (CPU splits some
   reductions into a ``reduce-window`` and a ``reduce``), anywhere inside a
   top-level instruction.  It is *fused* when the data it reduces never went
-  to memory: no buffer read by its fusion from outside, with at least as many
-  elements as the reduced operand, flows into it through elementwise and
-  data-movement ops.  A ``dot`` or ``convolution`` makes new data, so a buffer
+  to memory, *unfused* when most of it did: when the stored data that reaches
+  the reduced operand, through elementwise and data-movement ops, is at least
+  half of the elements it reduces.  Stored data is what its kernel reads from
+  buffers other kernels wrote.  A buffer counts with the elements of it that
+  reach the reduce: along a path of ops, the fewest elements of any value on
+  it.  So a ``pad`` (the GPU pads a row to a length its kernel can split), a
+  ``concatenate`` of the buffer with other pieces, a ``reverse``, a
+  ``transpose`` or a ``copy`` pass the whole buffer on; a ``slice``, a
+  ``dynamic-slice`` or a ``gather`` only the part they take; a ``broadcast``
+  or an elementwise op with a broadcast scalar repeats data the kernel read
+  once, and the repeats are computed, not stored (the small inputs of a fused
+  outer product stay fused).  Each buffer counts once, by its largest path;
+  different buffers add up (the pieces of a ``concatenate``).  Elements, not
+  bytes: a ``convert`` on the way changes the bytes of each value, not which
+  values went to memory.  The threshold of one half, rather than an exact
+  count, keeps the verdict when the compiler pads, slices or joins what it
+  reduces.  A ``dot`` or ``convolution`` makes new data, so a buffer
   that only feeds a dot does not count, and neither does a buffer that holds
   argument data, nor (inside a loop body) the loop state or a copy of it:
   they were in memory before the kernel ran, so reading them materializes
   nothing new (the buffer that fed the loop, if the program computed it, is
-  listed where the loop reads it).  A reduction over dimensions (or windows) of size
-  1 is a slice or a reshape in disguise, as TPU compilers emit, and is not
-  listed.
+  listed where the loop reads it).  The buffer an unfused reduction names is
+  the one of which the most elements reach it (of equals, the larger).  A reduction over dimensions
+  (or windows) of size 1 is a slice or a reshape in disguise, as TPU compilers
+  emit, and is not listed.
 - **Who wrote a reduction** (``Reduction.origin`` in the report):
   verdicts are about the reductions the program asked for (``user``); the
   compiler makes others, which are listed with what made them and get no
@@ -70,6 +85,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from .reasons import attach_reasons
 from .report import Fusion, Materialized, Reduction
 
 __all__ = ["Analysis", "analyze_module", "producer_op", "reduction_origin", "top_level_computations"]
@@ -122,20 +138,26 @@ _DOT_OPS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot", "ragg
 _SCAN_OPS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
 
 
-def analyze_module(text_or_module: str | HloModule, source_file: str | None = "example.py") -> Analysis:
+def analyze_module(text_or_module: str | HloModule, source_file: str | None = "example.py", *,
+                   target: str | None = None) -> Analysis:
     """Analyze an optimized module.
 
     :param text_or_module: the HLO text or an already parsed module.
     :param source_file: the example's file: only stack frames in this file
         give source lines (matched by full path or by base name); ``None``
         takes the innermost frame, whatever its file.
+    :param target: the target it was compiled for (``gpu:h100``): the
+        backend whose fusion rules the reasons of unfused reductions name
+        (:mod:`sphinx_jaxhlo.reasons`); ``None`` infers it from the kernels.
     :returns: the fusions, the materialized buffers (largest first) and the
         reductions.
     :raises HloParseError: when the text cannot be parsed; nothing else.
     """
     module = parse_module(text_or_module) if isinstance(text_or_module, str) else text_or_module
     try:
-        return _Analyzer(module, source_file).run()
+        analysis = _Analyzer(module, source_file).run()
+        attach_reasons(analysis.fusions, analysis.materialized, analysis.reductions, target)
+        return analysis
     except HloParseError:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError, RecursionError) as exc:
@@ -200,6 +222,10 @@ def _program_callees(inst: HloInstruction) -> list[str]:
     return []
 
 
+#: A step of :meth:`_Analyzer.walk`: computation, instruction, the fusions
+#: around it, whether data still flows, whether as is, elements that reach.
+_WalkItem = tuple[str, str, tuple[tuple[str, str], ...], bool, bool, int]
+
 _WINDOW_SIZE_RE = re.compile(r"size=([\dx]+)")
 
 
@@ -210,6 +236,14 @@ def _is_degenerate(reduce: HloInstruction, in_elements: int) -> bool:
         m = _WINDOW_SIZE_RE.search(reduce.attributes.get("window", ""))
         return m is not None and all(size in ("", "1") for size in m.group(1).split("x"))
     return _result_elements(reduce) == in_elements
+
+
+def _element_count(producer: HloInstruction, index: int | None) -> int:
+    """Elements of a value, or of its ``index``-th element."""
+    shapes = producer.shape.tuple_shapes
+    if index is None or shapes is None or index >= len(shapes):
+        return producer.shape.elements
+    return shapes[index].elements
 
 
 def _result_elements(inst: HloInstruction) -> int:
@@ -669,25 +703,27 @@ class _Analyzer:
         if _is_degenerate(reduce, in_shape.elements):
             return []
         fused_with: set[tuple[str, str]] = set()
-        inputs: list[tuple[str, bool]] = []  # (top-level operand, reached as is)
+        inputs: list[tuple[str, bool, int]] = []  # (top-level operand, reached as is, elements that reach)
         for operand in data:
             self.walk(where.name, operand, chain, fused_with, inputs)
-        materialized = None
         partial_of = None
-        best = -1
-        for operand, as_is in inputs:
+        stored: dict[str, int] = {}  # buffer -> the most elements of it that reach the reduce
+        sizes: dict[str, int] = {}
+        for operand, as_is, reach in inputs:
             name, producer, index = self.resolve(comp, operand)
             if producer is None or self.holds_argument_data(comp, producer, index, loop_state=True):
                 # an argument (or loop state), or a copy of one, was in memory
                 # before the program ran: reading it materializes nothing new
                 continue
-            size = producer.shape.elements if index is None else self._element_count(producer, index)
-            if size < in_shape.elements or size <= best:
-                continue
             if as_is and self.made_by_reduce(producer, index):
                 partial_of = name  # partial results of a split reduction
                 continue
-            materialized, best = name, size
+            stored[name] = max(stored.get(name, 0), reach)
+            sizes[name] = _element_count(producer, index)
+        materialized = None
+        if stored and 2 * sum(stored.values()) >= in_shape.elements:
+            # the buffer most of whose elements reach the reduce; of equals, the larger
+            materialized = max(stored, key=lambda n: (stored[n], sizes[n]))
         flat = self.flatten(top) if top.opcode == "fusion" else []
         ops = [i.opcode for c, i in flat if (c, i.name) in fused_with and i.opcode not in _TRIVIAL]
         partial_of = partial_of if materialized is None else None
@@ -707,46 +743,43 @@ class _Analyzer:
             )
         ]
 
-    @staticmethod
-    def _element_count(producer: HloInstruction, index: int) -> int:
-        shapes = producer.shape.tuple_shapes
-        if shapes is None or index >= len(shapes):
-            return producer.shape.elements
-        return shapes[index].elements
-
     def walk(
         self,
         comp_name: str,
         start: str,
         chain: tuple[tuple[str, str], ...],
         reached: set[tuple[str, str]],
-        inputs: list[tuple[str, bool]],
+        inputs: list[tuple[str, bool, int]],
     ) -> None:
         """Walk back from ``start`` (in computation ``comp_name``, inside the
         fusions of ``chain``) to everything that feeds it.
 
         ``reached`` collects every (computation, instruction) on the way.
         ``inputs`` collects the top-level operands whose data flows in
-        without passing a :data:`_NEW_DATA` op, with whether it flows in as is.
+        without passing a :data:`_NEW_DATA` op, with whether it flows in as
+        is and how many of its elements reach: the fewest elements of any
+        value on the path.
         """
-        if not chain:  # a top-level reduce: its operand is the buffer
-            inputs.append((start, True))
-            return
-        stack: list[tuple[str, str, tuple[tuple[str, str], ...], bool, bool]] = [(comp_name, start, chain, True, True)]
-        seen: set[tuple[str, str, tuple[tuple[str, str], ...], bool, bool]] = set()
         computations = self.module.computations
+        first = computations[comp_name][start]
+        if not chain:  # a top-level reduce: its operand is the buffer
+            inputs.append((start, True, first.shape.elements))
+            return
+        stack: list[_WalkItem] = [(comp_name, start, chain, True, True, first.shape.elements)]
+        seen: set[_WalkItem] = set()
         while stack:
             item = stack.pop()
             if item in seen:
                 continue
             seen.add(item)
-            c_name, name, ch, data, as_is = item
+            c_name, name, ch, data, as_is, reach = item
             c = computations.get(c_name)
             inst = c.get(name) if c is not None else None
             if inst is None:
                 continue
             reached.add((c_name, name))
             op = inst.opcode
+            reach = min(reach, inst.shape.elements)
             if op == "parameter":
                 parent_name, fusion_name = ch[-1]
                 parent = computations.get(parent_name)
@@ -757,16 +790,16 @@ class _Analyzer:
                 operand = fusion.operands[number]
                 if len(ch) == 1:
                     if data:
-                        inputs.append((operand, as_is))
+                        inputs.append((operand, as_is, reach))
                 else:
-                    stack.append((parent_name, operand, ch[:-1], data, as_is))
+                    stack.append((parent_name, operand, ch[:-1], data, as_is, reach))
                 continue
             if op == "fusion" and inst.called_computations:
                 body = computations.get(inst.called_computations[0])
                 if body is not None and len(ch) < 64:
-                    stack.append((body.name, body.root, (*ch, (c_name, name)), data, as_is))
+                    stack.append((body.name, body.root, (*ch, (c_name, name)), data, as_is, reach))
                 continue
             still_data = data and op not in _NEW_DATA
             still_as_is = as_is and op in _AS_IS
             for operand in inst.operands:
-                stack.append((c_name, operand, ch, still_data, still_as_is))
+                stack.append((c_name, operand, ch, still_data, still_as_is, reach))

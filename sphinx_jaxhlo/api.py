@@ -599,7 +599,7 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
         raise ValueError("this module looks unoptimized (it is not scheduled and holds no fusion): its "
                          "instructions are not kernels. Give the optimized module: compiled.as_text(), or "
                          "XLA's *after_optimizations.txt from --xla_dump_to (not *before_optimizations.txt)")
-    analysis = analyze_module(text, source_file)
+    analysis = analyze_module(text, source_file, target=target.strip().lower() or None)
     module = match.group(1)
     known = targets_mod.TARGETS.get(target.strip().lower())
     report = Report(function=module.removeprefix("jit_") or module, target=target.strip().lower() or "hlo",

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from sphinx.environment.collectors import EnvironmentCollector
@@ -380,6 +380,14 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         node.replace_self(out)
 
 
+def _unresolved_alternative(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
+    """``missing-reference``: the link of a reason's alternative (a label of this
+    package's guide) in a site that does not have the guide is its title, as text."""
+    if "jaxhlo-alternative" in node.get("classes", ()):
+        return contnode
+    return None
+
+
 def setup(app: Sphinx) -> ExtensionMetadata:
     for setting in SETTINGS:
         app.add_config_value(setting.name, setting.default, setting.rebuild,  # type: ignore[arg-type]
@@ -403,6 +411,8 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("env-updated", warn_missing_targets)
     app.connect("env-get-outdated", outdated_documents)
     app.connect("doctree-resolved", fill_reports)
+    # after intersphinx (priority 500): a guide section neither this site nor an inventory knows stays text
+    app.connect("missing-reference", _unresolved_alternative, priority=900)
     app.connect("build-finished", build_finished)
     package_logger = pylogging.getLogger("sphinx." + __package__)
     if RECORDER not in package_logger.handlers:

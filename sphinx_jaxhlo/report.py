@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: :attr:`Reduction.origin` values: who wrote the reduction.
 #: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
@@ -135,6 +135,9 @@ class Materialized:
     producer_op: str | None = None
     #: ``intermediate`` or ``argument-copy`` (see :data:`BUFFER_KINDS`).
     kind: str = "intermediate"
+    #: For a buffer an unfused reduction of the program's reads: what made it
+    #: and why it was not fused into that reduction; ``None`` otherwise.
+    reason: Reason | None = None
 
 
 @dataclass
@@ -165,6 +168,9 @@ class Reduction:
     #: Who wrote it: one of :data:`REDUCTION_ORIGINS`.  Only ``user``
     #: reductions get a verdict.
     origin: str = "user"
+    #: For an unfused reduction of the program's: what made the buffer it
+    #: reads and why it was not fused into this reduction; ``None`` otherwise.
+    reason: Reason | None = None
 
     @property
     def fused(self) -> bool:
@@ -175,6 +181,14 @@ class Reduction:
     def is_users(self) -> bool:
         """A reduction the program asked for (not one the compiler made)."""
         return self.origin == "user"
+
+
+def _with_reason(cls: Any, data: dict[str, Any]) -> Any:
+    """A :class:`Materialized` or :class:`Reduction` from its JSON form, its ``reason`` a :class:`Reason`."""
+    d = dict(data)
+    reason = d.get("reason")
+    d["reason"] = Reason(**reason) if reason else None
+    return cls(**d)
 
 
 @dataclass
@@ -336,9 +350,9 @@ class Report:
             d["memory"] = Memory(**d.get("memory") or {})
             d["cost"] = Cost(**d.get("cost") or {})
             d["fusions"] = [Fusion(**f) for f in d.get("fusions") or []]
-            d["materialized"] = [Materialized(**m) for m in d.get("materialized") or []]
-            d["argument_copies"] = [Materialized(**m) for m in d.get("argument_copies") or []]
-            d["reductions"] = [Reduction(**r) for r in d.get("reductions") or []]
+            d["materialized"] = [_with_reason(Materialized, m) for m in d.get("materialized") or []]
+            d["argument_copies"] = [_with_reason(Materialized, m) for m in d.get("argument_copies") or []]
+            d["reductions"] = [_with_reason(Reduction, r) for r in d.get("reductions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
             d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]

@@ -173,7 +173,7 @@ def reanalyze(report: Report, source_name: str) -> None:
     if report.error is not None or not report.hlo:
         return
     try:
-        analysis = analyze_module(report.hlo, source_name)
+        analysis = analyze_module(report.hlo, source_name, target=report.target)
     except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
         report.analysis_error = str(exc)
         return

@@ -386,7 +386,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     report.memory = _memory(compiled)
     report.cost = _cost(compiled)
     try:
-        analysis = analyze_module(report.hlo, source_name)
+        analysis = analyze_module(report.hlo, source_name, target=report.target)
     except ValueError as exc:  # HloParseError: keep the figures, say what failed
         report.analysis_error = str(exc)
     else:

@@ -5,6 +5,7 @@ every target and on small hand-written modules."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -780,3 +781,53 @@ ENTRY %e (w: f32[128,64], x: f32[16,64]) -> (f32[16,1024], f32[16,64]) {
 """)
     assert [m.name for m in analysis.argument_copies] == ["agd"]
     assert [m.name for m in analysis.materialized] == ["ar"]
+
+
+# -- reductions the GPU pads ---------------------------------------------------------
+# Row reductions whose reduced length is not a round number: the H100 compile pads
+# the stored GEMM output by one element (30522 -> 30523, 10007 -> 10008 rows) and
+# reduces the padded operand, split in two stages.  The padded operand has a few more
+# elements than the stored buffer; the stored buffer is still what is reduced.  The
+# independent answer is XLA's: its temporaries hold the whole GEMM output.
+
+PADDED = {"logsumexp_vocab": ("f32[1024,30522]", 2), "odd_rows": ("f32[10007,4096]", 1)}
+
+
+@pytest.mark.parametrize("variant", sorted(PADDED))
+def test_gpu_padded_row_reductions_read_the_stored_gemm_output(variant: str) -> None:
+    shape, count = PADDED[variant]
+    text = (DATA / f"gpu_h100__{variant}.txt").read_text()
+    temp = json.loads((DATA / f"gpu_h100__{variant}.json").read_text())["memory"]["temp_bytes"]
+    analysis = analyze_module(text, "example.py")
+    gemm = next(f for f in analysis.fusions if f.custom_kind and "gemm" in f.custom_kind)
+    assert gemm.shape == shape
+    assert temp >= gemm.bytes  # XLA keeps the whole GEMM output in its temporaries
+    module = parse_module(text)
+    users = [r for r in analysis.reductions if r.is_users]
+    assert len(users) == count
+    for r in users:
+        body = module.computations[module.entry][r.fusion].called_computations[0]
+        assert any(i.opcode == "pad" for i in module.computations[body].instructions)
+        dims = [int(d) for d in r.input_shape[r.input_shape.index("[") + 1:-1].split(",")]
+        assert math.prod(dims) > gemm.bytes // 4  # the padded operand: more elements than the stored buffer ...
+        assert r.input_materialized == gemm.name  # ... and the stored buffer is what it reduces
+    assert all_fused(analysis) is False
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    # the CPU stores the logits (a YNN GEMM) and both reductions read them; a sum of a GEMM's
+    # rows is fused into the YNN GEMM itself (no temporaries)
+    ("cpu", {"logsumexp_vocab": {"reduce_max.0": "ynn_fusion.2", "reduce_sum.0": "ynn_fusion.2"},
+             "odd_rows": {"reduce_sum.0": None}}),
+    # the TPU fuses the max into the GEMM's kernel, which also writes the logits for the sum
+    ("tpu_v5e", {"logsumexp_vocab": {"reduce_max.0": None, "reduce_sum.0": "get-tuple-element.1"},
+                 "odd_rows": {"reduce_sum.0": None}}),
+])  # fmt: skip
+def test_the_same_reductions_elsewhere(target: str, expected: dict[str, dict[str, str | None]]) -> None:
+    for variant, verdicts in expected.items():
+        analysis = analyze_module((DATA / f"{target}__{variant}.txt").read_text(), "example.py")
+        assert {r.name: r.input_materialized for r in analysis.reductions if r.is_users} == verdicts
+        temp = json.loads((DATA / f"{target}__{variant}.json").read_text())["memory"]["temp_bytes"]
+        # XLA's temporaries: the 125 MB logits where a reduction reads them (the TPU's count
+        # holds them too), nothing where every reduction is fused
+        assert (temp >= 1024 * 30522 * 4) is any(v is not None for v in verdicts.values())

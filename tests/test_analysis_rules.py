@@ -13,6 +13,8 @@ small and element counts chosen so that each boundary is one element away.
 # ruff: noqa: E501  (lines of HLO text are long)
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
@@ -642,16 +644,71 @@ ENTRY %e (x: f32[{n}]) -> f32[] {{
     (100, "copy(%p)", False),
     # one more (sliced down to the reduced operand): also
     (101, "slice(%p), slice={[0:100]}", False),
-    # one fewer (padded up to it): the reduced data was computed in the kernel
-    (99, "pad(%p, %z), padding=0_1", True),
+    # one fewer, padded up to it (the GPU pads rows it splits): also
+    (99, "pad(%p, %z), padding=0_1", False),
+    # half of the reduced values come from memory: unfused ...
+    (50, "pad(%p, %z), padding=0_50", False),
+    # ... one fewer than half: the rest is the pad's value, made in the kernel
+    (49, "pad(%p, %z), padding=0_51", True),
 ])  # fmt: skip
-def test_fused_unless_a_buffer_as_large_as_the_reduced_operand_flows_in(n: int, fit: str, fused: bool) -> None:
+def test_unfused_when_half_the_reduced_elements_come_from_memory(n: int, fit: str, fused: bool) -> None:
     reduction = only_reduction(analyze(COUNT.format(n=n, fit=fit)))
     assert reduction.fused is fused
     assert reduction.input_materialized == (None if fused else "buf")
     assert (reduction.input_shape, reduction.input_bytes) == ("f32[100]", 400)
     # the ops between the buffer and the reduce, in program order
     assert reduction.fused_with == [fit.split("(")[0], "exponential"]
+
+
+def between(buffers: dict[str, str], body: str) -> Reduction:
+    """The reduction of ``%v`` (made by ``body`` from the parameters ``%p<name>``
+    of a fusion), each parameter a buffer ``<name>`` that another kernel stored."""
+    names = list(buffers)
+    params = ", ".join(f"p{n}: {buffers[n]}" for n in names)
+    lines = [f"  %p{n} = {buffers[n]} parameter({i})" for i, n in enumerate(names)]
+    entry_lines = [f"  %x{n} = {buffers[n]} parameter({i})\n  %{n} = {buffers[n]} sine(%x{n})"
+                   for i, n in enumerate(names)]
+    body_lines = "\n".join(f"  {line.strip()}" for line in body.strip().splitlines())
+    v = next(line for line in body.splitlines() if line.strip().startswith("%v "))
+    rank = v.split("=")[1].split("[")[1].split("]")[0].count(",") + 1
+    text = (f"%sum ({params}) -> f32[] {{\n" + "\n".join(lines) + "\n  %z = f32[] constant(0)\n" + body_lines
+            + f"\n  ROOT %r = f32[] reduce(%v, %z), dimensions={{{','.join(map(str, range(rank)))}}}, to_apply=%add\n}}\n\n"
+            + f"ENTRY %e ({', '.join(f'x{n}: {buffers[n]}' for n in names)}) -> f32[] {{\n" + "\n".join(entry_lines)
+            + f"\n  ROOT %f = f32[] fusion({', '.join('%' + n for n in names)}), kind=kInput, calls=%sum\n}}\n")
+    return only_reduction(analyze(text))
+
+
+@pytest.mark.parametrize(("buffers", "body", "expected"), [
+    # the GPU's padded row of a log-sum-exp over a 30522-word vocabulary: the stored logits, padded by one
+    ({"a": "f32[30522]"}, "%v = f32[30523] pad(%pa, %z), padding=0_1", "a"),
+    # stored pieces joined: each is under the reduced size, together they are all of it
+    ({"a": "f32[60]", "b": "f32[40]"}, "%v = f32[100] concatenate(%pa, %pb), dimensions={0}", "a"),
+    # one stored piece (40 of 100) beside values the kernel makes
+    ({"a": "f32[40]"}, "%c = f32[60] broadcast(%z), dimensions={}\n%v = f32[100] concatenate(%pa, %c), dimensions={0}", None),
+    # a slice of a larger buffer: what reaches the reduce counts, not the buffer ...
+    ({"a": "f32[1000]"}, "%v = f32[100] slice(%pa), slice={[0:100]}", "a"),
+    # ... so 40 elements of it padded to 100 are mostly made in the kernel
+    ({"a": "f32[1000]"}, "%s = f32[40] slice(%pa), slice={[0:40]}\n%v = f32[100] pad(%s, %z), padding=0_60", None),
+    ({"a": "f32[1000]"}, "%i = s32[] constant(3)\n%v = f32[100] dynamic-slice(%pa, %i), dynamic_slice_sizes={100}", "a"),
+    ({"a": "f32[1000]"}, "%i = s32[] constant(3)\n%s = f32[40] dynamic-slice(%pa, %i), dynamic_slice_sizes={40}\n"
+                         "%v = f32[100] pad(%s, %z), padding=0_60", None),
+    ({"a": "f32[100]"}, "%v = f32[100] reverse(%pa), dimensions={0}", "a"),
+    ({"a": "f32[10,20]"}, "%v = f32[20,10] transpose(%pa), dimensions={1,0}", "a"),
+    # a broadcast repeats what the kernel read once: the repeats are made in the kernel
+    ({"a": "f32[10]"}, "%v = f32[10,10] broadcast(%pa), dimensions={1}", None),
+    # twice over, half of the reduced values are stored ones; three times over, a third
+    ({"a": "f32[50]"}, "%v = f32[2,50] broadcast(%pa), dimensions={1}", "a"),
+    ({"a": "f32[33]"}, "%v = f32[3,33] broadcast(%pa), dimensions={1}", None),
+    # a buffer read twice counts once: 30 stored values, 70 made in the kernel
+    ({"a": "f32[30]"}, "%c = f32[40] broadcast(%z), dimensions={}\n%v = f32[100] concatenate(%pa, %pa, %c), dimensions={0}", None),
+    # elements, not bytes: an s8 buffer converted to f32 is all of the reduced values
+    ({"a": "s8[100]"}, "%v = f32[100] convert(%pa)", "a"),
+    # a large stored operand beside a small broadcast one: the large one is named
+    ({"b": "f32[10]", "a": "f32[10,10]"}, "%bb = f32[10,10] broadcast(%pb), dimensions={1}\n%v = f32[10,10] multiply(%bb, %pa)", "a"),
+])  # fmt: skip
+def test_what_stands_between_a_stored_buffer_and_the_reduce(buffers: dict[str, str], body: str,
+                                                            expected: str | None) -> None:
+    assert between(buffers, body).input_materialized == expected
 
 
 def test_elements_count_not_shapes() -> None:
@@ -1632,26 +1689,26 @@ def test_every_buffer_that_flows_in_is_weighed(make0: str, n0: int, make1: str, 
 
 
 def test_an_element_counts_its_own_elements_not_its_tuples() -> None:
-    # element 0 of (f32[50], f32[100]) has 50 elements: fewer than the 100 reduced
+    # element 0 of (f32[40], f32[100]) has 40 elements: under half of the 100 reduced
     analysis = analyze("""
-%two (p: f32[100]) -> (f32[50], f32[100]) {
+%two (p: f32[100]) -> (f32[40], f32[100]) {
   %p = f32[100]{0} parameter(0)
   %n = f32[100]{0} negate(%p)
-  %s = f32[50]{0} slice(%n), slice={[0:50]}
-  ROOT %t = (f32[50]{0}, f32[100]{0}) tuple(%s, %n)
+  %s = f32[40]{0} slice(%n), slice={[0:40]}
+  ROOT %t = (f32[40]{0}, f32[100]{0}) tuple(%s, %n)
 }
 
-%sum (q: f32[50]) -> f32[] {
-  %q = f32[50]{0} parameter(0)
+%sum (q: f32[40]) -> f32[] {
+  %q = f32[40]{0} parameter(0)
   %z = f32[] constant(0)
-  %qq = f32[100]{0} pad(%q, %z), padding=0_50
+  %qq = f32[100]{0} pad(%q, %z), padding=0_60
   ROOT %r = f32[] reduce(%qq, %z), dimensions={0}, to_apply=%add
 }
 
 ENTRY %e (x: f32[100]) -> (f32[], f32[100]) {
   %x = f32[100]{0} parameter(0)
-  %m = (f32[50]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
-  %g0 = f32[50]{0} get-tuple-element(%m), index=0
+  %m = (f32[40]{0}, f32[100]{0}) fusion(%x), kind=kLoop, calls=%two
+  %g0 = f32[40]{0} get-tuple-element(%m), index=0
   %g1 = f32[100]{0} get-tuple-element(%m), index=1
   %f = f32[] fusion(%g0), kind=kInput, calls=%sum
   ROOT %o = (f32[], f32[100]{0}) tuple(%f, %g1)
@@ -1842,3 +1899,231 @@ def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
 }
 """ + text.replace("%new = f32[100]{0} add(%cx, %ca)", "%new = f32[100]{0} add(%picked, %ca)")
     assert body_kinds(analyze(text))["picked"] == "intermediate"
+
+
+# -- why a stored buffer was not fused (sphinx_jaxhlo.reasons) ---------------------------
+
+from sphinx_jaxhlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
+from sphinx_jaxhlo.report import Fusion, Materialized, Reason  # noqa: E402
+
+
+def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = None) -> Fusion:
+    return Fusion(name=name, kind=kind, custom_kind=custom, ops=ops, shape="f32[100]", bytes=400, computation="e")
+
+
+@pytest.mark.parametrize(("fusion", "readers", "op", "backend", "expected"), [
+    (kernel("w", ["parameter", "add"], kind="while"), 1, None, None, "loop-output"),
+    (kernel("c", ["conditional"], kind="conditional"), 1, None, None, "branch-output"),
+    (kernel("k", ["call"], kind="call"), 1, None, None, "branch-output"),
+    (kernel("a", ["all-reduce-start"], kind="all-reduce-start"), 1, None, None, "collective"),
+    (kernel("g", ["dot"], kind="Custom", custom="__triton_nested_gemm_fusion"), 1, None, None, "gemm"),
+    (kernel("g", ["custom-call"], kind="custom-call", custom="__cublas$gemm"), 1, None, None, "gemm"),
+    (kernel("g", ["custom-call"], kind="custom-call", custom="__onednn$matmul"), 1, None, None, "gemm"),
+    # a TPU's dot is a convolution; the metadata tells a real convolution apart
+    (kernel("t", ["convolution", "reduce"], kind="Output"), 2, "div", "tpu", "gemm"),
+    (kernel("t", ["convolution"], kind="Output"), 1, "conv_general_dilated", "tpu", "convolution"),
+    (kernel("t", ["multiply"]), 1, "dot_general", "cpu", "gemm"),
+    (kernel("t", ["convolution", "add"], kind="Output"), 1, "jit(fft)", "tpu", "fft"),
+    (kernel("t", ["fft"], kind="fft"), 1, "fft", "gpu", "fft"),
+    (kernel("v", ["convolution"], kind="convolution"), 1, None, "gpu", "convolution"),
+    (kernel("v", ["custom-call"], kind="custom-call", custom="__cudnn$convForward"), 1, None, "gpu", "convolution"),
+    (kernel("s", ["sort"], kind="sort"), 1, None, None, "sort"),
+    (kernel("s", ["scatter", "gather"]), 1, None, None, "scatter"),
+    (kernel("s", ["gather", "add"]), 1, None, None, "gather"),
+    (kernel("s", ["fft"], kind="fft"), 1, None, None, "fft"),
+    (kernel("s", ["custom-call"], kind="custom-call", custom="lapack_sgetrf"), 1, None, None, "custom-call"),
+    (kernel("y", ["exponential", "add"], kind="Custom", custom="__ynn_fusion"), 1, None, None, "ynn"),
+    (kernel("r", ["reduce-window", "slice"]), 1, None, None, "reduction"),
+    # a kernel that reduces one thing and computes another elementwise is not "a reduction"
+    (kernel("r", ["reduce", "broadcast", "subtract", "exponential"]), 1, None, None, "elementwise"),
+    (kernel("m", ["exponential"]), 2, None, None, "multi-reader-fusion"),
+    (kernel("m", ["exponential"]), 1, None, None, "elementwise"),
+])  # fmt: skip
+def test_what_made_the_stored_buffer(fusion: Fusion, readers: int, op: str | None, backend: str | None,
+                                     expected: str) -> None:
+    assert producer_kind(fusion, readers, op, backend) == expected
+
+
+def test_the_backend_is_the_targets_else_the_kernels() -> None:
+    assert backend_of("gpu:h100", []) == "gpu"
+    assert backend_of("tpu:v5e-8", []) == "tpu"
+    assert backend_of("cpu", [kernel("g", ["dot"], custom="__triton_gemm")]) == "cpu"
+    assert backend_of(None, [kernel("a", ["add"]), kernel("y", ["dot"], custom="__ynn_fusion")]) == "cpu"
+    assert backend_of(None, [kernel("g", ["dot"], custom="__triton_gemm")]) == "gpu"
+    assert backend_of(None, [kernel("g", ["custom-call"], custom="__cublas$gemm")]) == "gpu"
+    assert backend_of(None, [kernel("a", ["add"])]) is None
+
+
+GEMM = kernel("g", ["dot"], kind="Custom", custom="__triton_gemm")
+YNN_REDUCE = kernel("r", ["reduce"], kind="Custom", custom="__ynn_fusion")
+
+
+@pytest.mark.parametrize(("kind", "producer", "consumer", "backend", "words", "source"), [
+    ("gemm", GEMM, None, "gpu", "priority fusion", "xla/backends/gpu/transforms/priority_fusion.cc"),
+    ("gemm", GEMM, None, "cpu", "never loop-fused", "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("gemm", GEMM, None, "tpu", "written to memory in full", ""),
+    ("elementwise", kernel("c", ["multiply", "cosine"]), YNN_REDUCE, "cpu", "does not take cosine",
+     "xla/backends/cpu/ynn_support.cc"),
+    ("elementwise", kernel("c", ["exponential"]), YNN_REDUCE, "cpu", "does not fuse other kernels into it",
+     "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("elementwise", kernel("c", ["exponential"]), kernel("r", ["reduce"]), "gpu", "does not say why", ""),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "gpu", "read by 3 kernels",
+     "xla/backends/gpu/transforms/priority_fusion.cc"),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "cpu", "compute it 3 times", ""),
+    ("loop-output", kernel("w", ["while"], kind="while"), None, "gpu", "loop's or a branch's boundary", ""),
+    ("branch-output", kernel("w", ["call"], kind="call"), None, "cpu", "loop's or a branch's boundary", ""),
+    ("collective", kernel("a", ["all-gather"]), None, "gpu", "between devices", ""),
+    ("sort", kernel("s", ["sort"]), None, "gpu", "a sort: a kernel of its own", "xla/service/gpu/gpu_fusible.cc"),
+    ("scatter", kernel("s", ["scatter"]), None, "cpu", "a scatter", "xla/service/cpu/cpu_instruction_fusion.cc"),
+    ("custom-call", kernel("s", ["custom-call"]), None, "tpu", "a custom call", ""),
+    ("gather", kernel("s", ["gather"]), None, "gpu", "a gather, stored", ""),
+])  # fmt: skip
+def test_why_it_was_not_fused(kind: str, producer: Fusion, consumer: Fusion | None, backend: str, words: str,
+                              source: str) -> None:
+    reason = reason_for(kind, producer, consumer, 3, backend)
+    assert (reason.producer_kind, reason.source_file, reason.quoted) == (kind, source, None)
+    assert words in reason.text
+    assert bool(reason.rule) == bool(source)
+    assert reason.derived
+    assert "jaxhlo-guide-bounded-scan" in reason.alternatives
+
+
+def test_alternatives_follow_what_made_the_buffer() -> None:
+    assert reason_for("gemm", GEMM, None, 1, "gpu").alternatives[0] == "jaxhlo-guide-matrix-small-contractions"
+    assert reason_for("sort", GEMM, None, 1, "gpu").alternatives == ["jaxhlo-guide-bounded-scan",
+                                                                      "jaxhlo-guide-bounded-map"]
+
+
+def test_reasons_go_to_unfused_user_reductions_and_the_buffers_they_read() -> None:
+    fusions = [GEMM, kernel("r", ["reduce"], kind="Input"), kernel("q", ["reduce"], kind="Input"),
+               kernel("s", ["reduce"], kind="Input")]
+    buffers = [Materialized("g", "f32[100]", 400, "g", ["r", "q"], computation="e"),
+               Materialized("h", "f32[100]", 400, "missing", ["s"], computation="e")]
+    unfused = Reduction("r1", "r", [], "g", 400, computation="e")
+    compilers = Reduction("r2", "q", [], "g", 400, computation="e", origin="dot")
+    fused = Reduction("r3", "s", [], None, 400, computation="e")
+    orphan = Reduction("r4", "s", [], "h", 400, computation="e")  # its producer is no kernel
+    elsewhere = Reduction("r5", "s", [], "g", 400, computation="body")  # no such buffer in that computation
+    attach_reasons(fusions, buffers, [unfused, compilers, fused, orphan, elsewhere], "gpu:h100")
+    assert unfused.reason is not None and unfused.reason.producer_kind == "gemm"
+    assert (compilers.reason, fused.reason, orphan.reason, elsewhere.reason) == (None, None, None, None)
+    assert buffers[0].reason == unfused.reason and buffers[0].reason is not unfused.reason
+    assert buffers[1].reason is None
+
+
+def test_the_seeds_reasons() -> None:
+    """The seed (``with_dot``) on each target: what the page says."""
+    def reasons(target: str) -> list[Reduction]:
+        text = (Path(__file__).parent / "data" / "hlo" / f"{target.replace(':', '_')}__with_dot.txt").read_text()
+        return [r for r in analyze_module(text, "example.py", target=target).reductions if r.is_users]
+
+    (gpu,) = reasons("gpu:h100")
+    assert gpu.reason is not None and gpu.reason.producer_kind == "gemm"
+    assert gpu.reason.rule.startswith("priority-fusion")
+    (cpu,) = reasons("cpu")
+    assert cpu.reason is not None and cpu.reason.producer_kind == "elementwise"
+    assert "cosine" in cpu.reason.text and cpu.reason.source_file == "xla/backends/cpu/ynn_support.cc"
+    assert all(r.fused and r.reason is None for r in reasons("tpu:v5e"))
+
+
+def test_reasons_survive_the_reports_json() -> None:
+    text = (Path(__file__).parent / "data" / "hlo" / "gpu_h100__with_dot.txt").read_text()
+    analysis = analyze_module(text, "example.py", target="gpu:h100")
+    report = Report("f", "gpu:h100", materialized=analysis.materialized, reductions=analysis.reductions)
+    back = Report.from_json(report.to_json())
+    assert back == report
+    (unfused,) = [r for r in back.reductions if r.is_users]
+    assert unfused.reason is not None and unfused.reason.producer_kind == "gemm"
+    assert next(m for m in back.materialized if m.name == unfused.input_materialized).reason == unfused.reason
+    with pytest.raises(ValueError, match="malformed"):
+        Report.from_dict({**report.to_dict(), "reductions": [{**report.to_dict()["reductions"][0],
+                                                              "reason": {"text": "no kind"}}]})
+    # a stored report (cache, snapshots) is checked field by field, the reason's fields too
+    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+
+    assert checked_report(report.to_dict()) == report
+    bad = report.to_dict()
+    bad["reductions"][0]["reason"]["alternatives"] = 5
+    with pytest.raises(InvalidReport, match="reason"):
+        checked_report(bad)
+
+
+def test_the_reason_in_one_paragraph() -> None:
+    from sphinx_jaxhlo.reasons import ALTERNATIVE_TITLES, reason_sentence
+
+    reason = reason_for("gemm", GEMM, None, 1, "gpu")
+    text = reason_sentence(reason)
+    assert text.startswith("Why: the stored data is the output of a GEMM (a matrix product). On the GPU")
+    assert "Rule: priority-fusion (PriorityFusionQueue::CanFuse), in xla/backends/gpu/transforms/priority_fusion.cc." in text
+    assert text.endswith("(derived from the HLO)")
+    reason.quoted = "the producer is not fusible"
+    assert reason_sentence(reason).endswith("(the compiler's own record is quoted below)")
+    assert "Rule:" not in reason_sentence(reason_for("gather", GEMM, None, 1, "gpu"))
+    assert ", in" not in reason_sentence(Reason("gemm", "t", rule="a pass"))
+    assert set(ALTERNATIVE_TITLES) >= {a for k in ("gemm", "sort") for a in reason_for(k, GEMM, None, 1, "cpu").alternatives}
+
+
+def test_a_kernel_that_only_moves_data_is_looked_through() -> None:
+    sort = kernel("s", ["sort"], kind="sort")
+    copy = kernel("c", ["copy"], kind="copy")
+    other = kernel("o", ["exponential"])
+    reduce = kernel("r", ["reduce"], kind="Input")
+    buffers = [Materialized("s", "f32[100]", 400, "s", ["c"], computation="e"),
+               Materialized("c", "f32[100]", 400, "c", ["r"], computation="e")]
+    r = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, reduce], buffers, [r], "tpu:v5e")
+    assert r.reason is not None and r.reason.producer_kind == "sort"
+    # the buffer the reduction reads carries it, not the one moved
+    assert (buffers[1].reason, buffers[0].reason) == (r.reason, None)
+    # two stored buffers into the move (or one of another computation): the move itself is named
+    two = [*buffers, Materialized("o", "f32[100]", 400, "o", ["c"], computation="e")]
+    r2 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, other, reduce], two, [r2], "tpu:v5e")
+    assert r2.reason is not None and r2.reason.producer_kind == "elementwise"
+    elsewhere = [Materialized("s", "f32[100]", 400, "s", ["c"], computation="body"), buffers[1]]
+    r3 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, copy, reduce], elsewhere, [r3], "tpu:v5e")
+    assert r3.reason is not None and r3.reason.producer_kind == "elementwise"
+    # a kernel that computes is not looked through
+    r4 = Reduction("r1", "r", [], "c", 400, computation="e")
+    attach_reasons([sort, kernel("c", ["copy", "negate"]), reduce], buffers, [r4], "tpu:v5e")
+    assert r4.reason is not None and r4.reason.producer_kind == "elementwise"
+
+
+@pytest.mark.parametrize(("order", "shapes"), [("%g, %b", ("150", "200")), ("%b, %g", ("200", "150"))])
+def test_of_buffers_that_reach_equally_the_larger_is_named_by_its_own_elements(order: str,
+                                                                                shapes: tuple[str, str]) -> None:
+    # 100 elements of each reach the reduce; element 0 of the tuple holds 150 (the tuple 1150),
+    # the other buffer 200: the other buffer is the larger
+    n0, n1 = shapes
+    analysis = analyze(f"""
+%two (p: f32[100]) -> (f32[150], f32[1000]) {{
+  %p = f32[100]{{0}} parameter(0)
+  %z = f32[] constant(0)
+  %a = f32[150]{{0}} pad(%p, %z), padding=0_50
+  %c = f32[1000]{{0}} pad(%p, %z), padding=0_900
+  ROOT %t = (f32[150]{{0}}, f32[1000]{{0}}) tuple(%a, %c)
+}}
+
+%sum (q0: f32[{n0}], q1: f32[{n1}]) -> f32[] {{
+  %q0 = f32[{n0}]{{0}} parameter(0)
+  %q1 = f32[{n1}]{{0}} parameter(1)
+  %s0 = f32[100]{{0}} slice(%q0), slice={{[0:100]}}
+  %s1 = f32[100]{{0}} slice(%q1), slice={{[0:100]}}
+  %m = f32[100]{{0}} multiply(%s0, %s1)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%m, %z), dimensions={{0}}, to_apply=%add
+}}
+
+ENTRY %e (x: f32[100], y: f32[200]) -> (f32[], f32[1000]) {{
+  %x = f32[100]{{0}} parameter(0)
+  %y = f32[200]{{0}} parameter(1)
+  %m = (f32[150]{{0}}, f32[1000]{{0}}) fusion(%x), kind=kLoop, calls=%two
+  %g = f32[150]{{0}} get-tuple-element(%m), index=0
+  %g1 = f32[1000]{{0}} get-tuple-element(%m), index=1
+  %b = f32[200]{{0}} sine(%y)
+  %f = f32[] fusion({order}), kind=kInput, calls=%sum
+  ROOT %o = (f32[], f32[1000]{{0}}) tuple(%f, %g1)
+}}
+""")
+    assert only_reduction(analysis).input_materialized == "b"

@@ -223,3 +223,24 @@ def split_specs(text: str) -> list[str]:
     from sphinx_jaxhlo.options import split_top_level
 
     return split_top_level(text)
+
+
+def test_every_large_unfused_reduction_says_what_made_its_data_and_why() -> None:
+    sys.path.insert(0, str(CORPUS))
+    try:
+        from expected_reasons import EXPECTED_REASONS
+    finally:
+        sys.path.remove(str(CORPUS))
+    found: dict[tuple[str, str, str], str] = {}
+    for target, program in CASES:
+        text = module_text(target, program)
+        if text is None:
+            continue
+        analysis = analyze_module(text, "example.py", target=target)
+        sizes = {m.name: m.bytes for m in analysis.materialized}
+        for r in analysis.reductions:
+            if r.origin == "user" and not r.fused and sizes.get(r.input_materialized or "", r.input_bytes) >= 2**20:
+                assert r.reason is not None and r.reason.text and r.reason.alternatives, (target, program, r.name)
+                assert r.reason.quoted is None  # derived: nothing here collects the compiler's records
+                found[(target, program, r.name)] = r.reason.producer_kind
+    assert found == EXPECTED_REASONS

@@ -46,6 +46,13 @@ def test_seed_example_on_cpu(app: Any) -> None:
     (problem,) = block.select("p.jaxhlo-callout.jaxhlo-bad")
     assert problem.get_text().startswith("Unfused reduction: the f32[50000,100000] result of")
     assert "is stored in memory before the reduction on line 4 (reduce_sum) reads it" in problem.get_text()
+    # beside it, why (derived from the HLO: the CPU's YNN fusion leaves the cosine out) and what to write
+    # instead: in a site without this package's guide the alternatives are their titles, with no warning
+    (why,) = block.select("p.jaxhlo-reason")
+    assert "YNN" in why.get_text() and why.get_text().endswith("(derived from the HLO)")
+    (alternatives,) = block.select("p.jaxhlo-alternatives")
+    assert "lax.scan over chunks" in alternatives.get_text() and not alternatives.find("a")
+    assert "undefined label" not in warnings
     # the signature it was compiled with, arguments named from the source
     assert block.select_one(".jaxhlo-signature").get_text(" ", strip=True).startswith(
         "Compiled phase_sum(pos: f32[100000,3], hkl: f32[50000,3]) for CPU")

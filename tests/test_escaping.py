@@ -252,3 +252,46 @@ def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
     key = found.find("pre")["data-jaxhlo-key"]
     assert found.find("a")["href"] == f"_jaxhlo/{key}.txt"
     assert (tmp_path / "_jaxhlo" / f"{key}.txt").read_text(encoding="utf-8") == HOSTILE
+
+
+def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> None:
+    from sphinx_jaxhlo.render.example import finding_node
+    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.text import reason_text
+    from sphinx_jaxhlo.report import Reason
+
+    reason = Reason(producer_kind=HOSTILE, text=HOSTILE, rule=HOSTILE, source_file=HOSTILE, quoted=HOSTILE,
+                    alternatives=["jaxhlo-guide-bounded-scan", HOSTILE])
+    found = soup(nodes_to_html([finding_node(Finding("problem", "Unfused reduction", HOSTILE, reason))]))
+    why = found.find("p", class_="jaxhlo-reason").get_text()
+    assert why.count(HOSTILE) == 4  # kind, text, rule, file
+    assert why.endswith("(the compiler's own record is quoted below)")
+    # standalone, the alternatives are their titles as text; the record is collapsed under the reason
+    assert found.find("p", class_="jaxhlo-alternatives").get_text() == (
+        f"Bounded alternatives: lax.scan over chunks, reducing inside the loop; {HOSTILE}.")
+    record = found.find("details")
+    assert record.find("summary").get_text() == "The compiler's decision record"
+    assert record.find("pre").get_text().strip() == HOSTILE
+    text = reason_text(reason)
+    assert "    " + HOSTILE in text and "(jaxhlo-guide-bounded-scan)" in text
+
+
+def test_a_derived_reason_says_so_and_links_the_guide() -> None:
+    from sphinx import addnodes
+
+    from sphinx_jaxhlo.render.example import finding_node
+    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.text import reason_text
+    from sphinx_jaxhlo.report import Reason
+
+    reason = Reason(producer_kind="gemm", text="t", alternatives=["jaxhlo-guide-bounded-map"])
+    box = finding_node(Finding("problem", "Unfused reduction", "x", reason))
+    (ref,) = list(box.findall(addnodes.pending_xref))
+    assert (ref["refdomain"], ref["reftype"], ref["reftarget"], ref["refexplicit"]) == (
+        "std", "ref", "jaxhlo-guide-bounded-map", True)
+    assert ref.astext() == "lax.map over chunks, reducing inside"
+    assert not list(box.findall(rnodes.jaxhlo_details))  # nothing quoted: nothing to collapse
+    assert "(derived from the HLO)" in box.astext()
+    assert "decision record" not in reason_text(reason)
+    # without a reason, a finding is the one paragraph it always was
+    assert isinstance(finding_node(Finding("info", "", "x")), nodes.paragraph)

@@ -282,3 +282,22 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
                                 {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
                                  ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
     assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["peak 8.0 MB", "peak 9.0 MB"]
+
+
+@pytest.mark.parametrize(("target", "kind"), [("gpu:h100", "gemm"), ("cpu", "elementwise")])
+def test_the_seeds_unfused_finding_says_why(target: str, kind: str) -> None:
+    from pathlib import Path
+
+    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.render.rows import Display, findings
+
+    text = (Path(__file__).parent / "data" / "hlo" / f"{target.replace(':', '_')}__with_dot.txt").read_text()
+    analysis = analyze_module(text, "example.py", target=target)
+    report = Report("f", target, hlo=text, fusions=analysis.fusions, materialized=analysis.materialized,
+                    reductions=analysis.reductions)
+    (problem,) = [f for f in findings(report, Display()) if f.title == "Unfused reduction"]
+    assert problem.level == "problem"
+    assert problem.reason is not None and problem.reason.producer_kind == kind
+    assert problem.reason.alternatives
+    # the other findings carry none
+    assert all(f.reason is None for f in findings(report, Display()) if f is not problem and f != problem)

@@ -24,8 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from docutils import nodes
+from sphinx import addnodes
 
-from ..report import Report
+from ..reasons import ALTERNATIVE_TITLES, reason_sentence
+from ..report import Reason, Report
 from ..specs import ArgSpecs, format_tree
 from . import rows as rowmodel
 from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
@@ -190,12 +192,49 @@ def error_title(result: Result) -> str:
     return compile_error_title(result.report.error, result.target_title)
 
 
-def finding_node(finding: Finding) -> nodes.paragraph:
+def finding_node(finding: Finding) -> nodes.Element:
+    """A finding; an unfused reduction's also says why, links the alternatives and
+    holds the compiler's own record, when there is one, collapsed."""
     tone = {"problem": ["jaxhlo-bad"], "good": ["jaxhlo-good"]}.get(finding.level, [])
     classes = ["jaxhlo-callout", *tone]
     if finding.title:
-        return para(nodes.strong(text=f"{finding.title}: "), finding.text, classes=classes)
-    return para(finding.text, classes=classes)
+        found = para(nodes.strong(text=f"{finding.title}: "), finding.text, classes=classes)
+    else:
+        found = para(finding.text, classes=classes)
+    if finding.reason is None:
+        return found
+    box = nodes.container(classes=["jaxhlo-finding"])
+    box += found
+    box += reason_nodes(finding.reason)
+    return box
+
+
+def alternative_ref(label: str) -> addnodes.pending_xref:
+    """A link to a section of the guide, by its label: resolved by Sphinx (or by
+    intersphinx from another site); where neither knows it, the title stays as text."""
+    title = ALTERNATIVE_TITLES.get(label, label)
+    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True,
+                                refwarn=False, classes=["jaxhlo-alternative"])
+    ref += nodes.inline(title, title)
+    return ref
+
+
+def reason_nodes(reason: Reason) -> list[nodes.Node]:
+    """The reason in one paragraph, the alternatives as links, the quoted record collapsed."""
+    out: list[nodes.Node] = [para(reason_sentence(reason), classes=["jaxhlo-reason"])]
+    if reason.alternatives:
+        p = para("Bounded alternatives: ", classes=["jaxhlo-alternatives"])
+        for i, label in enumerate(reason.alternatives):
+            if i:
+                p += nodes.Text("; ")
+            p += alternative_ref(label)
+        p += nodes.Text(".")
+        out.append(p)
+    if reason.quoted is not None:
+        details = jaxhlo_details(title="The compiler's decision record", open=False, classes=["jaxhlo-quoted"])
+        details += literal_block(reason.quoted, "text")
+        out.append(details)
+    return out
 
 
 def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]]) -> nodes.Element:

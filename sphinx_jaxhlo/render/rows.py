@@ -36,7 +36,7 @@ from ..analysis import producer_op
 from ..compiler import Failure
 from ..expectations import Outcome
 from ..options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
-from ..report import Collective, CompileError, Fusion, Materialized, Reduction, Report, TargetFailure
+from ..report import Collective, CompileError, Fusion, Materialized, Reason, Reduction, Report, TargetFailure
 from ..sizes import format_bytes, format_exact
 
 __all__ = [
@@ -202,6 +202,8 @@ class Finding:
     level: str
     title: str
     text: str
+    #: What made the stored data and why it was not fused (an unfused reduction's finding).
+    reason: Reason | None = None
 
 
 def code(text: str) -> Cell:
@@ -590,17 +592,18 @@ def findings(report: Report, display: Display) -> list[Finding]:
         else:
             readers = f"{len(reds)} reductions{where} ({', '.join(names)}) read it"
         text = f"{what} is stored in memory before {readers}."
+        reason = next((x for x in [*(r.reason for r in reds), buf.reason if buf is not None else None] if x), None)
         if size >= threshold:
             if io and size >= 2 * io:
                 text += f" That is {size / io:,.0f}× the {format_bytes(io)} the arguments and outputs take."
-            big.append((size, Finding("problem", "Unfused reduction", text)))
+            big.append((size, Finding("problem", "Unfused reduction", text, reason)))
         else:
             if threshold > display.problem_min_bytes:
                 text += (f" It is smaller than the arguments and outputs together ({format_bytes(io)}): "
                          "not a problem here.")
             else:
                 text += f" It is under {format_bytes(display.problem_min_bytes)}: not a problem here."
-            small.append((size, Finding("info", "Unfused reduction", text)))
+            small.append((size, Finding("info", "Unfused reduction", text, reason)))
     for found, limit, what in ((big, 5, "large"), (small, 3, "small")):
         found.sort(key=lambda item: -item[0])
         out += [f for _, f in found[:limit]]

@@ -116,6 +116,11 @@ def _no_depart(self: Any, node: nodes.Element) -> None:
     pass
 
 
+# A link to a section of the guide needs Sphinx to resolve it: standalone, its title is text.
+_Translator.visit_pending_xref = _no_depart  # type: ignore[attr-defined]
+_Translator.depart_pending_xref = _no_depart  # type: ignore[attr-defined]
+
+
 for _cls, (_visit, _depart) in HTML_VISITORS.items():
     setattr(_Translator, f"visit_{_cls.__name__}", _visit)
     setattr(_Translator, f"depart_{_cls.__name__}", _depart or _no_depart)

@@ -14,7 +14,8 @@ import re
 import textwrap
 from collections.abc import Sequence
 
-from ..report import Report, TargetFailure
+from ..reasons import ALTERNATIVE_TITLES, reason_sentence
+from ..report import Reason, Report, TargetFailure
 from . import rows as rowmodel
 from .rows import Display, Result, Table, compile_error_title, result_of_failure
 
@@ -50,7 +51,8 @@ _SIZE = re.compile(r"(\d) ([kMGT]?B)\b")
 def _wrap(text: str, indent: str = "  ") -> str:
     """Fill to 100 columns, never between a number and its unit."""
     glued = _SIZE.sub("\\1\u00a0\\2", text)
-    filled = textwrap.fill(glued, width=100, initial_indent=indent, subsequent_indent=indent + "  ")
+    filled = textwrap.fill(glued, width=100, initial_indent=indent, subsequent_indent=indent + "  ",
+                           break_on_hyphens=False)
     return filled.replace("\u00a0", " ")
 
 
@@ -77,6 +79,8 @@ def summary_text(report: Report, display: Display | None = None) -> str:
     parts: list[str] = []
     for f in rowmodel.findings(report, display):
         parts.append(_wrap((f"{f.title}: " if f.title else "") + f.text))
+        if f.reason is not None:
+            parts.append(reason_text(f.reason))
     if report.analysis_error:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
@@ -87,6 +91,17 @@ def summary_text(report: Report, display: Display | None = None) -> str:
     if mesh:
         parts.append(mesh)
     return "\n\n".join(parts)
+
+
+def reason_text(reason: Reason) -> str:
+    """Why a reduction is unfused, the alternatives, the compiler's record indented."""
+    lines = [_wrap(reason_sentence(reason))]
+    if reason.alternatives:
+        lines.append(_wrap("Bounded alternatives: " + "; ".join(
+            f"{ALTERNATIVE_TITLES.get(a, a)} ({a})" for a in reason.alternatives) + "."))
+    if reason.quoted is not None:
+        lines.append("The compiler's decision record:\n" + "\n".join("    " + x for x in reason.quoted.splitlines()))
+    return "\n".join(lines)
 
 
 def mesh_text(report: Report, display: Display | None = None) -> str:

@@ -3,7 +3,10 @@
 The parser and analysis tests read real compiler output for the seed
 computation (n = 100000 positions, d = 50000 reflections, f32) written seven
 ways, plus two small modules for variety (a conditional; sort, gather and
-scatter), on each of the targets ``cpu``, ``gpu:h100`` and ``tpu:v5e``.
+scatter) and two reductions of a GEMM's output whose reduced length is not a
+round number (a log-sum-exp over a 30522-word vocabulary, a sum over 10007
+rows: the H100 compile pads the stored GEMM output before reducing it), on
+each of the targets ``cpu``, ``gpu:h100`` and ``tpu:v5e``.
 
 For each (target, variant) it writes, with ``<stem>`` =
 ``<target with ':' replaced by '_'>__<variant>``:
@@ -154,6 +157,22 @@ def f(values, idx):
     return ordered, picked, counts
 """,
             (("values", (4096, 3), "float32"), ("idx", (256,), "int32")),
+        ),
+        Variant(
+            "logsumexp_vocab",
+            """\
+def f(h, w):
+    return jax.nn.logsumexp(h @ w, axis=-1)
+""",
+            (("h", (1024, 128), "float32"), ("w", (128, 30522), "float32")),
+        ),
+        Variant(
+            "odd_rows",
+            """\
+def f(a, b):
+    return jnp.sum(a @ b, axis=0)
+""",
+            (("a", (10007, 64), "float32"), ("b", (64, 4096), "float32")),
         ),
     )
 }

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
+    "HOST_MEMORY_SPACE",
     "HloComputation",
     "HloInstruction",
     "HloModule",

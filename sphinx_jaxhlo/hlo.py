@@ -383,6 +383,7 @@ class _Tokens:
         starts: list[int] = []
         ends: list[int] = []
         line = 1
+        spanning = 0  # the line of the first string that spans lines
         for m in _TOKEN_RE.finditer(text):
             group = m.lastindex
             if group == 1:
@@ -397,6 +398,8 @@ class _Tokens:
             if group == 7:
                 if tok == '"':
                     what = "unterminated string: a '\"' that no '\"' closes"
+                    if spanning:
+                        what += f" (or the first string over several lines, from line {spanning}, is one left open)"
                 elif tok == "/":
                     what = "unterminated comment: a '/*' that no '*/' closes"
                 else:
@@ -408,6 +411,7 @@ class _Tokens:
             starts.append(m.end() - len(tok))
             ends.append(m.end())
             if group == 3 and "\n" in tok:
+                spanning = spanning or line
                 line += tok.count("\n")
             end_lines.append(line)
         self.kinds = kinds
@@ -713,10 +717,13 @@ class _Parser:
         self.pos += 1
         # After the closing brace: ``}, execution_thread="host"`` for a
         # computation off the main thread (hlo_computation.cc, Print).
-        while self.kind() == ",":
+        while self.kind() == "," and self.same_line():
             self.pos += 1
             key = self.word(f"an attribute name after the '}}' closing computation {name!r}")
-            self.expect("=", f"'=' after {key!r} (an attribute of computation {name!r})")
+            if self.kind() != "=" or not self.same_line():
+                raise HloParseError(f"expected '=' after {key!r} (an attribute of computation {name!r})",
+                                    self.end_lines[self.pos - 1])
+            self.pos += 1
             first, last = self.attribute_value()
             attrs[key] = self.raw(first, last)
         if not instructions:

@@ -9,6 +9,7 @@ modules, and the stored real modules rewritten into each dialect."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 import re
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from sphinx_jaxhlo.analysis import Analysis, analyze_module, top_level_computations
 from sphinx_jaxhlo.api import analyze_hlo
-from sphinx_jaxhlo.hlo import HloModule, HloParseError, parse_module
+from sphinx_jaxhlo.hlo import HloComputation, HloModule, HloParseError, parse_module
 
 DATA = Path(__file__).parent / "data"
 STORED = {p.name: p.read_text() for p in sorted((DATA / "hlo").glob("*.txt")) if not p.name.endswith(".error.txt")}
@@ -63,19 +64,19 @@ def compact_names(module: HloModule) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for comp in module.computations.values():
         names: dict[str, str] = {}
-
-        def compact(name: str) -> str:
-            inst = comp[name]
-            if inst.opcode != "get-tuple-element" or inst.is_root:
-                return name
-            if name not in names:
-                names[name] = f"{compact(inst.operands[0])}#{inst.tuple_index}"
-            return names[name]
-
         for inst in comp.instructions:
-            compact(inst.name)
+            _compact(comp, inst.name, names)
         found[comp.name] = names
     return found
+
+
+def _compact(comp: HloComputation, name: str, names: dict[str, str]) -> str:
+    inst = comp[name]
+    if inst.opcode != "get-tuple-element" or inst.is_root:
+        return name
+    if name not in names:
+        names[name] = f"{_compact(comp, inst.operands[0], names)}#{inst.tuple_index}"
+    return names[name]
 
 
 _OPERAND_RE = re.compile(r"%([\w.\-]+)")
@@ -97,9 +98,13 @@ def compact_tuple_indices(text: str) -> tuple[str, dict[str, str]]:
         if inst and inst.group(1) in names:
             continue  # the get-tuple-element line is left out
         if inst:
-            line = _OPERAND_RE.sub(lambda o: "%" + names.get(o.group(1), o.group(1)), line)
+            line = _OPERAND_RE.sub(functools.partial(_rename, names), line)
         out.append(line)
     return "\n".join(out), {k: v for comp in replaced.values() for k, v in comp.items()}
+
+
+def _rename(names: dict[str, str], match: re.Match[str]) -> str:
+    return "%" + names.get(match.group(1), match.group(1))
 
 
 def with_comments(text: str, rng: random.Random) -> str:

@@ -500,18 +500,15 @@ class _Analyzer:
 
     def in_host_memory(self, comp: HloComputation, buffer: Materialized) -> bool:
         """Whether a buffer's layout puts it in host memory (``S(5)``)."""
-        view = comp.get(buffer.name)
+        view = comp.get(buffer.name)  # the producer, or the get-tuple-element naming an element
         if view is not None and view.shape.tuple_shapes is None:
             return view.shape.memory_space == HOST_MEMORY_SPACE
         producer = comp.get(buffer.producer)
-        if producer is None:
+        shapes = producer.shape.tuple_shapes if producer is not None else None
+        m = _ELEMENT_RE.search(buffer.name)  # an element no get-tuple-element reads
+        if shapes is None or m is None:
             return False
-        shapes = producer.shape.tuple_shapes
-        if shapes is None:
-            return producer.shape.memory_space == HOST_MEMORY_SPACE
-        m = _ELEMENT_RE.search(buffer.name)
-        index = int(m.group(1)) if m else -1
-        return 0 <= index < len(shapes) and shapes[index].memory_space == HOST_MEMORY_SPACE
+        return shapes[int(m.group(1))].memory_space == HOST_MEMORY_SPACE
 
     def fusion(self, comp: HloComputation, inst: HloInstruction) -> Fusion:
         kind = inst.opcode

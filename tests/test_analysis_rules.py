@@ -1888,6 +1888,7 @@ START = 'custom-call-start(%x), async_execution_thread="host", custom_call_targe
     [
         (', execution_thread="host"', True),
         (', execution_thread="sparsecore"', True),
+        (', execution_thread="X"', True),
         (', execution_thread="main"', False),
         (', execution_thread=""', False),
         ("", False),
@@ -1974,6 +1975,23 @@ def test_a_buffer_in_the_host_memory_space_is_a_host_buffer(space: str, host: bo
     assert analysis.host_fusions == []
 
 
+def test_host_buffers_are_sorted_by_size_then_name() -> None:
+    text = """
+ENTRY %e (x: f32[8]) -> f32[16] {
+  %x = f32[8]{0} parameter(0)
+  %small = f32[8]{0:S(5)} sine(%x)
+  %big = f32[16]{0:S(5)} broadcast(%small), dimensions={}
+  %b = f32[8]{0:S(5)} cosine(%x)
+  %a = f32[8]{0:S(5)} cosine(%x)
+  %c = f32[16]{0} broadcast(%a), dimensions={}
+  %d = f32[16]{0} broadcast(%b), dimensions={}
+  %s = f32[16]{0} add(%c, %d)
+  ROOT %r = f32[16]{0} add(%big, %s)
+}
+"""
+    assert [m.name for m in analyze(text).host_buffers] == ["big", "a", "b", "small"]
+
+
 def test_a_tuple_element_in_host_memory_is_a_host_buffer() -> None:
     """An element read through its get-tuple-element, or (named ``f[i]``) by a
     reader of the whole tuple: only the element whose layout says ``S(5)``."""
@@ -2002,6 +2020,13 @@ ENTRY %e (x: f32[8]) -> f32[8] {
     analysis = analyze(text)
     assert {m.name for m in analysis.host_buffers} == {"g"}
     assert {m.name for m in analysis.materialized} == {"f[0]", "n", "k"}
+    # an element that is a tuple itself is not in one memory space
+    nested = text.replace("(f32[8]{0}, f32[8]{0:S(5)}) fusion(%x)", "(f32[8]{0}, (f32[8]{0:S(5)})) fusion(%x)").replace(
+        "%g = f32[8]{0:S(5)} get-tuple-element(%f), index=1", "%g = (f32[8]{0:S(5)}) get-tuple-element(%f), index=1\n  %g0 = f32[8]{0:S(5)} get-tuple-element(%g), index=0").replace(
+        "negate(%g)", "negate(%g0)")
+    inner = analyze(nested)
+    assert {m.name for m in inner.host_buffers} == set()
+    assert {m.name for m in inner.materialized} == {"f[0]", "g", "n", "k"}
     # without the get-tuple-element, the call reads the whole tuple: the elements are named f[i]
     whole = text.replace("%g = f32[8]{0:S(5)} get-tuple-element(%f), index=1\n  %n = f32[8]{0} negate(%g)",
                          "%n = f32[8]{0} constant({1,2,3,4,5,6,7,8})")

@@ -189,7 +189,14 @@ def top_level_computations(module: HloModule) -> list[str]:
     """The entry, then the computations it runs as programs (loop bodies and
     conditions, branches, ``call`` targets, async wrapped computations), in
     the order they are first reached.  Independent of the order of the text."""
+    return _programs(module)[0]
+
+
+def _programs(module: HloModule) -> tuple[list[str], dict[str, tuple[str, HloInstruction]]]:
+    """The top-level computations in the order first reached, and for each
+    but the entry the computation and instruction that first runs it."""
     order: list[str] = []
+    callers: dict[str, tuple[str, HloInstruction]] = {}
     seen: set[str] = set()
     stack = [module.entry]
     while stack:
@@ -199,15 +206,20 @@ def top_level_computations(module: HloModule) -> list[str]:
         seen.add(name)
         order.append(name)
         callees: list[str] = []
-        for inst in module.computations[name].instructions:
-            callees.extend(_program_callees(inst))
+        comp = module.computations[name]
+        off_main = _thread(comp) != "main"
+        for inst in comp.instructions:
+            for callee in _program_callees(inst, off_main):
+                callees.append(callee)
+                callers.setdefault(callee, (name, inst))
         stack.extend(reversed(callees))
-    return order
+    return order, callers
 
 
-def _program_callees(inst: HloInstruction) -> list[str]:
+def _program_callees(inst: HloInstruction, off_main: bool) -> list[str]:
     """The computations an instruction runs as programs of their own (not
-    fusion bodies, not reducers)."""
+    fusion bodies, not reducers); ``off_main``: the instruction's computation
+    runs off the main thread."""
     op = inst.opcode
     if op in ("while", "conditional", "call"):
         return list(inst.called_computations)
@@ -216,6 +228,10 @@ def _program_callees(inst: HloInstruction) -> list[str]:
         return [n.lstrip("%") for n in calls.strip("{}").replace(" ", "").split(",") if n]
     if op.endswith("-start") and "async_execution_thread" in inst.attributes:
         # custom-call-start / call-start of a computation on another thread
+        return list(inst.called_computations)
+    if op == "custom-call" and off_main:
+        # the same written out, as XLA's dumps do: an async-start of a wrapper
+        # on that thread, whose custom-call runs the computation
         return list(inst.called_computations)
     return []
 
@@ -287,11 +303,7 @@ class _Analyzer:
         self._positions: dict[str, dict[str, int]] = {}
         self._argument_data: dict[tuple[str, str, int | None, bool], bool] = {}
         #: The instruction that runs each top-level computation but the entry.
-        self._callers: dict[str, tuple[str, HloInstruction]] = {}
-        for name in top_level_computations(module):
-            for inst in module.computations[name].instructions:
-                for callee in _program_callees(inst):
-                    self._callers.setdefault(callee, (name, inst))
+        self._callers = _programs(module)[1]
 
     # -- source lines
 

@@ -2033,3 +2033,29 @@ ENTRY %e (x: f32[8]) -> f32[8] {
     only_call = analyze(whole)
     assert {m.name for m in only_call.host_buffers} == {"f[1]"}
     assert "f[0]" in {m.name for m in only_call.materialized}
+
+
+@pytest.mark.parametrize(("thread", "followed"), [(', execution_thread="host"', True), ("", False)])
+@pytest.mark.parametrize("callee_thread", [', execution_thread="host"', ""])
+def test_the_custom_call_of_a_wrapper_on_another_thread_runs_its_computation(thread: str, followed: bool,
+                                                                             callee_thread: str) -> None:
+    """XLA's dumps write a host call out: an ``async-start`` of a wrapper on
+    the host thread whose ``custom-call`` names the host computation (which
+    is on the host, whether its text says so or not)."""
+    text = HOST_CALLEE.replace("THREAD", callee_thread) + f"""
+%wrap (wp: f32[8]) -> f32[8] {{
+  %wp = f32[8]{{0}} parameter(0)
+  ROOT %cc = f32[8]{{0}} custom-call(%wp), custom_call_target="HostExecute", called_computations={{%on_host}}
+}}{thread}
+
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %st = ((f32[8]{{0}}), f32[8]{{0}}, u32[]) async-start(%x), async_execution_thread="host", calls=%wrap
+  %dn = f32[8]{{0}} async-done(%st)
+  ROOT %r = f32[8]{{0}} negate(%dn)
+}}
+"""
+    assert top_level_computations(parse_module(module(text))) == (["e", "wrap", "on_host"] if followed else ["e", "wrap"])
+    analysis = analyze(text)
+    assert [(m.name, m.computation) for m in analysis.host_buffers] == ([("hs", "on_host")] if followed else [])
+    assert analysis.host_computations == (["wrap", "on_host"] if followed else [])

@@ -599,3 +599,28 @@ def test_host_thread_only_moves_work_and_buffers_apart(name: str, data: st.DataO
         m.name + m.computation for m in plain.materialized + plain.argument_copies)
     assert host.reductions == plain.reductions
     assert all(m.computation in host.host_computations for m in host.host_buffers)
+
+
+def test_xla_s_own_dump_gives_the_analysis_of_as_text() -> None:
+    """The ``*after_optimizations.txt`` that ``xla_dump_to`` writes: its
+    stack-frame tables in another order, and the host call written out (an
+    ``async-start`` of a wrapper computation on the host thread whose
+    ``custom-call`` runs the host computation) where ``as_text()`` writes
+    ``custom-call-start``.  The same buffers, verdicts and host work; and the
+    same dump in the old form, names after the closing braces."""
+    dump, text = real("gpu_h100__host_offload.dump.txt"), real("gpu_h100__host_offload.txt")
+    assert "async-start(" in dump and "custom-call-start(" in text
+    sugared, written_out = analyze_module(text, "example.py"), analyze_module(dump, "example.py")
+    assert written_out.materialized == sugared.materialized
+    assert written_out.host_buffers == sugared.host_buffers
+    assert written_out.reductions == sugared.reductions
+    assert written_out.argument_copies == sugared.argument_copies
+    assert written_out.host_computations == ["async_computation", "called_computation"]
+    assert [f for f in written_out.host_fusions if f.computation == "called_computation"] == sugared.host_fusions
+    assert [(f.name, f.custom_kind) for f in written_out.host_fusions if f.computation == "async_computation"] == [
+        ("custom-call", "HostExecute")]
+    # the start and done keep the opcodes written
+    assert [f.kind for f in written_out.fusions] == [
+        {"custom-call-start": "async-start", "custom-call-done": "async-done"}.get(f.kind, f.kind) for f in sugared.fusions]
+    assert analyze_module(names_after_braces(dump), "example.py") == written_out
+    assert any(f.source_lines for f in sugared.fusions + sugared.host_fusions)

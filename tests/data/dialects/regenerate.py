@@ -10,16 +10,23 @@ Two programs, compiled deviceless for the H100 and the TPU v5e, as
   offloaded to pinned host memory: the stored activation has an ``S(5)``
   layout (XLA's host memory space).
 
+For the H100, ``host_offload`` is also kept as XLA's own dump writes it
+(``xla_dump_to``, the ``*after_optimizations.txt`` file):
+``gpu_h100__host_offload.dump.txt``.
+
 Run from the repository root with the GPU and TPU compilers installed::
 
-    python tests/data/dialects/regenerate.py
+    python tests/data/dialects/regenerate.py              # both targets
+    python tests/data/dialects/regenerate.py --only gpu:h100
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -74,6 +81,14 @@ def worker(target_name: str) -> None:
         _, compiled = targets.compile_for(target, jax.jit(namespace[name]), specs, {}, {})
         (HERE / f"{TARGETS[target_name]}__{name}.txt").write_text(compiled.as_text())
         print(target_name, name, "written")
+        if target_name == "gpu:h100" and name == "host_offload":
+            folder = tempfile.mkdtemp()
+            try:
+                targets.compile_for(target, jax.jit(namespace[name]), specs, {}, {"xla_dump_to": folder})
+                (dump,) = Path(folder).glob("*after_optimizations.txt")
+                shutil.copyfile(dump, HERE / f"{TARGETS[target_name]}__{name}.dump.txt")
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
@@ -81,12 +96,12 @@ def main() -> None:
 
     env = dict(os.environ)
     targets.prepare_environment(env)
-    for target_name in TARGETS:
+    for target_name in sys.argv[2:] or TARGETS:
         subprocess.run([sys.executable, __file__, target_name], env=env, check=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and sys.argv[1] != "--only":
         worker(sys.argv[1])
     else:
         main()

@@ -7,7 +7,14 @@ tables, then computations, one of them marked ``ENTRY``.  CPU, GPU and TPU
 modules are all accepted: tiled layouts with memory spaces
 (``{0,1:T(4,128)S(1)}``), ``/*index=5*/`` comments, JSON ``backend_config``,
 metadata strings with escaped quotes, nested tuple shapes, dynamic dimensions
-(``<=10``), literals (``constant({ {1,2},{3,4} })``) and control flow.
+(``<=10``), literals (``constant({ {1,2},{3,4} })``) and control flow.  So
+are the forms other printers and older or newer dumps write: ``} // name``
+after computations, ``}, execution_thread="host"`` after computations off the
+main thread, ``//`` comments, strings over several lines, compact tuple
+indices (``%while.1#0``: element 0 of ``%while.1``, for which a
+``get-tuple-element`` view named ``while.1#0`` is made), every narrow element
+type (``f8e4m3b11fnuz``, ``f4e2m1fn``, ``s2``...) and buffer shapes
+(``b(f32[4]{0})``).
 
 The parser is a small tokenizer that balances ``()``, ``{}`` and ``[]`` and
 skips quoted strings, so nesting never confuses it.  It knows the structure of

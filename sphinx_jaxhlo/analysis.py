@@ -5,9 +5,20 @@ of fusions, materialized buffers and reductions (``sphinx_jaxhlo.report``).
 
 *Top-level* computations are the entry and the computations it runs as
 programs of their own: ``while`` bodies and conditions, ``conditional``
-branches, ``call`` targets and async wrapped computations, recursively.  Fusion
-bodies and reducers (``to_apply=`` of a reduce) are not top-level: they run
-inside one kernel.
+branches, ``call`` targets and async wrapped computations, recursively,
+including those an async ``*-start`` runs on another thread
+(``async_execution_thread="host"``: the host offloading of
+``compute_on('device_host')``).  Fusion bodies and reducers (``to_apply=`` of
+a reduce) are not top-level: they run inside one kernel.
+
+- **Host work and host memory** are reported apart from the device's: the
+  instructions of a computation off the main thread (``}, execution_thread="host"``,
+  or called from one) are *host fusions*, not the device's kernels, and the
+  buffers they pass each other are *host buffers*; so is any buffer whose
+  layout puts it in the host's memory space (``S(5)``: an offloaded
+  activation, a ``device_put`` to host memory).  What lives on the host is
+  not on the device's memory budget.  Reductions on the host are listed
+  like the others.
 
 - A **fusion** is a top-level instruction that does work (everything but
   ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``).
@@ -84,7 +95,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from .hlo import HOST_MEMORY_SPACE, HloComputation, HloInstruction, HloModule, HloParseError, parse_module
 from .reasons import attach_reasons
 from .report import Fusion, Materialized, Reduction
 
@@ -101,6 +112,12 @@ class Analysis:
     reductions: list[Reduction] = field(default_factory=list)
     #: Buffers that hold argument data only, largest first.
     argument_copies: list[Materialized] = field(default_factory=list)
+    #: Buffers in host memory (kind ``host``), largest first.
+    host_buffers: list[Materialized] = field(default_factory=list)
+    #: The instructions of the computations that run on the host thread.
+    host_fusions: list[Fusion] = field(default_factory=list)
+    #: The top-level computations off the main thread, in the order reached.
+    host_computations: list[str] = field(default_factory=list)
 
 
 #: Instructions that move no data of their own.
@@ -156,7 +173,9 @@ def analyze_module(text_or_module: str | HloModule, source_file: str | None = "e
     module = parse_module(text_or_module) if isinstance(text_or_module, str) else text_or_module
     try:
         analysis = _Analyzer(module, source_file).run()
-        attach_reasons(analysis.fusions, analysis.materialized, analysis.reductions, target)
+        # work and buffers on the host thread have their reasons too (they are only listed apart)
+        attach_reasons([*analysis.fusions, *analysis.host_fusions], [*analysis.materialized, *analysis.host_buffers],
+                       analysis.reductions, target)
         return analysis
     except HloParseError:
         raise
@@ -194,7 +213,14 @@ def top_level_computations(module: HloModule) -> list[str]:
     """The entry, then the computations it runs as programs (loop bodies and
     conditions, branches, ``call`` targets, async wrapped computations), in
     the order they are first reached.  Independent of the order of the text."""
+    return _programs(module)[0]
+
+
+def _programs(module: HloModule) -> tuple[list[str], dict[str, tuple[str, HloInstruction]]]:
+    """The top-level computations in the order first reached, and for each
+    but the entry the computation and instruction that first runs it."""
     order: list[str] = []
+    callers: dict[str, tuple[str, HloInstruction]] = {}
     seen: set[str] = set()
     stack = [module.entry]
     while stack:
@@ -204,21 +230,33 @@ def top_level_computations(module: HloModule) -> list[str]:
         seen.add(name)
         order.append(name)
         callees: list[str] = []
-        for inst in module.computations[name].instructions:
-            callees.extend(_program_callees(inst))
+        comp = module.computations[name]
+        off_main = _thread(comp) != "main"
+        for inst in comp.instructions:
+            for callee in _program_callees(inst, off_main):
+                callees.append(callee)
+                callers.setdefault(callee, (name, inst))
         stack.extend(reversed(callees))
-    return order
+    return order, callers
 
 
-def _program_callees(inst: HloInstruction) -> list[str]:
+def _program_callees(inst: HloInstruction, off_main: bool) -> list[str]:
     """The computations an instruction runs as programs of their own (not
-    fusion bodies, not reducers)."""
+    fusion bodies, not reducers); ``off_main``: the instruction's computation
+    runs off the main thread."""
     op = inst.opcode
     if op in ("while", "conditional", "call"):
         return list(inst.called_computations)
     if op == "async-start":
         calls = inst.attributes.get("calls", "")
         return [n.lstrip("%") for n in calls.strip("{}").replace(" ", "").split(",") if n]
+    if op.endswith("-start") and "async_execution_thread" in inst.attributes:
+        # custom-call-start / call-start of a computation on another thread
+        return list(inst.called_computations)
+    if op == "custom-call" and off_main:
+        # the same written out, as XLA's dumps do: an async-start of a wrapper
+        # on that thread, whose custom-call runs the computation
+        return list(inst.called_computations)
     return []
 
 
@@ -226,7 +264,15 @@ def _program_callees(inst: HloInstruction) -> list[str]:
 #: around it, whether data still flows, whether as is, elements that reach.
 _WalkItem = tuple[str, str, tuple[tuple[str, str], ...], bool, bool, int]
 
+
+def _thread(comp: HloComputation) -> str:
+    """The execution thread a computation's text names (``main`` when none)."""
+    return comp.attributes.get("execution_thread", "main").strip().strip('"') or "main"
+
+
 _WINDOW_SIZE_RE = re.compile(r"size=([\dx]+)")
+#: The name of an element of a tuple no get-tuple-element reads: ``fusion.3[1]``.
+_ELEMENT_RE = re.compile(r"\[(\d+)\]$")
 
 
 def _is_degenerate(reduce: HloInstruction, in_elements: int) -> bool:
@@ -294,11 +340,7 @@ class _Analyzer:
         self._positions: dict[str, dict[str, int]] = {}
         self._argument_data: dict[tuple[str, str, int | None, bool], bool] = {}
         #: The instruction that runs each top-level computation but the entry.
-        self._callers: dict[str, tuple[str, HloInstruction]] = {}
-        for name in top_level_computations(module):
-            for inst in module.computations[name].instructions:
-                for callee in _program_callees(inst):
-                    self._callers.setdefault(callee, (name, inst))
+        self._callers = _programs(module)[1]
 
     # -- source lines
 
@@ -470,16 +512,52 @@ class _Analyzer:
         analysis = Analysis()
         for comp_name in top_level_computations(self.module):
             comp = self.module.computations[comp_name]
+            on_host = self.on_host(comp_name)
+            if on_host:
+                analysis.host_computations.append(comp_name)
             for inst in comp.instructions:
                 if inst.opcode in _TRIVIAL:
                     continue
-                analysis.fusions.append(self.fusion(comp, inst))
+                (analysis.host_fusions if on_host else analysis.fusions).append(self.fusion(comp, inst))
                 analysis.reductions.extend(self.reductions(comp, inst))
             for buffer in self.materialized(comp):
+                if on_host or self.in_host_memory(comp, buffer):
+                    buffer.kind = "host"
+                    analysis.host_buffers.append(buffer)
+                    continue
                 (analysis.argument_copies if buffer.kind == "argument-copy" else analysis.materialized).append(buffer)
         analysis.materialized.sort(key=lambda m: (-m.bytes, m.name, m.computation))
         analysis.argument_copies.sort(key=lambda m: (-m.bytes, m.name, m.computation))
+        analysis.host_buffers.sort(key=lambda m: (-m.bytes, m.name, m.computation))
         return analysis
+
+    # -- host work and host memory
+
+    def on_host(self, comp_name: str) -> bool:
+        """Whether a top-level computation runs off the main thread: its
+        text says so, or the computation that runs it does."""
+        seen: set[str] = set()
+        name: str | None = comp_name
+        while name is not None and name not in seen:
+            seen.add(name)
+            comp = self.module.computations.get(name)
+            if comp is not None and _thread(comp) != "main":
+                return True
+            caller = self._callers.get(name)
+            name = caller[0] if caller is not None else None
+        return False
+
+    def in_host_memory(self, comp: HloComputation, buffer: Materialized) -> bool:
+        """Whether a buffer's layout puts it in host memory (``S(5)``)."""
+        view = comp.get(buffer.name)  # the producer, or the get-tuple-element naming an element
+        if view is not None and view.shape.tuple_shapes is None:
+            return view.shape.memory_space == HOST_MEMORY_SPACE
+        producer = comp.get(buffer.producer)
+        shapes = producer.shape.tuple_shapes if producer is not None else None
+        m = _ELEMENT_RE.search(buffer.name)  # an element no get-tuple-element reads
+        if shapes is None or m is None:
+            return False
+        return shapes[int(m.group(1))].memory_space == HOST_MEMORY_SPACE
 
     def fusion(self, comp: HloComputation, inst: HloInstruction) -> Fusion:
         kind = inst.opcode

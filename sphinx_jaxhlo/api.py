@@ -607,6 +607,7 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
     report.fusions, report.materialized, report.reductions = (
         analysis.fusions, analysis.materialized, analysis.reductions)
     report.argument_copies = analysis.argument_copies
+    report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
     from .collectives import analyze_collectives
 
     partitions = re.search(r"\bnum_partitions=(\d+)", match.group(2))

@@ -7,7 +7,14 @@ tables, then computations, one of them marked ``ENTRY``.  CPU, GPU and TPU
 modules are all accepted: tiled layouts with memory spaces
 (``{0,1:T(4,128)S(1)}``), ``/*index=5*/`` comments, JSON ``backend_config``,
 metadata strings with escaped quotes, nested tuple shapes, dynamic dimensions
-(``<=10``), literals (``constant({ {1,2},{3,4} })``) and control flow.
+(``<=10``), literals (``constant({ {1,2},{3,4} })``) and control flow.  So
+are the forms other printers and older or newer dumps write: ``} // name``
+after computations, ``}, execution_thread="host"`` after computations off the
+main thread, ``//`` comments, strings over several lines, compact tuple
+indices (``%while.1#0``: element 0 of ``%while.1``, for which a
+``get-tuple-element`` view named ``while.1#0`` is made), every narrow element
+type (``f8e4m3b11fnuz``, ``f4e2m1fn``, ``s2``...) and buffer shapes
+(``b(f32[4]{0})``).
 
 The parser is a small tokenizer that balances ``()``, ``{}`` and ``[]`` and
 skips quoted strings, so nesting never confuses it.  It knows the structure of
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
+    "HOST_MEMORY_SPACE",
     "HloComputation",
     "HloInstruction",
     "HloModule",
@@ -63,8 +71,12 @@ _FIXED_BITS: dict[str, int] = {
     "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
     "token": 0, "opaque": 0,
 }  # fmt: skip
-#: Narrow float types: ``f8e4m3fn``, ``f6e2m3fn``, ``f4e2m1fn``, ``f8e8m0fnu``...
-_NARROW_FLOAT = re.compile(r"f([468])e\d+m\d+[a-z]*")
+#: Narrow float types, as XLA's printer names them: ``f8e5m2``, ``f8e4m3``,
+#: ``f8e4m3fn``, ``f8e4m3fnuz``, ``f8e5m2fnuz``, ``f8e4m3b11fnuz`` (exponent
+#: bias 11), ``f8e3m4``, ``f8e8m0fnu``, ``f6e2m3fn``, ``f6e3m2fn``, ``f4e2m1fn``:
+#: ``f<bits>e<exponent bits>m<mantissa bits>``, an optional ``b<bias>``, then
+#: the letters of the special values (``fn``, ``fnuz``, ``fnu``).
+_NARROW_FLOAT = re.compile(r"f([1-9])e\d+m\d+(?:b\d+)?[a-z]*")
 
 
 def _element_bits(dtype: str) -> int | None:
@@ -92,6 +104,19 @@ class Shape:
     #: Layout text between the braces (``1,0:T(8,128)S(1)``), or ``None``.
     layout: str | None = None
     tuple_shapes: tuple[Shape, ...] | None = None
+    #: A buffer shape, ``b(f32[4]{0})``: the buffer of the array shape it holds.
+    is_buffer: bool = False
+
+    @property
+    def memory_space(self) -> int:
+        """The memory space of the layout's ``S(n)`` (0, the device's
+        default memory, when there is none; 5 is the host's memory in XLA's
+        GPU and TPU layouts)."""
+        layout = self.layout
+        if not layout or "S(" not in layout:
+            return 0
+        m = _MEMORY_SPACE_RE.search(layout)
+        return int(m.group(1)) if m else 0
 
     @property
     def is_tuple(self) -> bool:
@@ -130,7 +155,12 @@ class Shape:
             ("?" if d == 0 else f"<={d}") if dyn else str(d)
             for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims), strict=False)
         )
-        return f"{self.dtype}[{dims}]"
+        return f"b({self.dtype}[{dims}])" if self.is_buffer else f"{self.dtype}[{dims}]"
+
+
+_MEMORY_SPACE_RE = re.compile(r"S\((\d+)\)")
+#: XLA's memory space of host memory (``Layout::kHostMemorySpace``).
+HOST_MEMORY_SPACE = 5
 
 
 # -- module objects ----------------------------------------------------------
@@ -332,49 +362,69 @@ class HloModule:
 
 # Token kinds: "w" word, "s" string, ">" the arrow "->", else the punctuation
 # character itself.  Newlines are not tokens: every token records its line.
+# As in XLA's lexer (hlo_lexer.cc): ``/* */`` comments, ``//`` comments to the
+# end of the line (XLA's dumps write ``} // name`` after computations), and
+# strings that may hold raw newlines (the printer writes some attribute
+# values so).
 _TOKEN_RE = re.compile(
     r"[ \t\r\f\v]*(?:"
     r"(\n)"  # 1 newline
-    r"|(/\*.*?\*/)"  # 2 comment
-    r'|("(?:[^"\\\n]|\\.)*")'  # 3 string
+    r"|(/\*.*?\*/|//[^\n]*)"  # 2 comment
+    r'|("(?:[^"\\]|\\.)*")'  # 3 string
     r"|(->)"  # 4 arrow
     r"|([{}()\[\],=:])"  # 5 punctuation
-    r'|((?:<=|[^\s{}()\[\],=:"/]|/(?!\*))+)'  # 6 word ("<=" belongs to words: f32[<=10])
+    r'|((?:<=|[^\s{}()\[\],=:"/]|/(?![*/]))+)'  # 6 word ("<=" belongs to words: f32[<=10])
     r"|(\S))",  # 7 anything else (other whitespace is skipped)
     re.S,
 )
 
 
 class _Tokens:
-    __slots__ = ("ends", "kinds", "lines", "starts", "texts")
+    __slots__ = ("end_lines", "ends", "kinds", "lines", "starts", "texts")
 
     def __init__(self, text: str) -> None:
         kinds: list[str] = []
         texts: list[str] = []
         lines: list[int] = []
+        end_lines: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
         line = 1
+        spanning = 0  # the line of the first string that spans lines
         for m in _TOKEN_RE.finditer(text):
             group = m.lastindex
             if group == 1:
                 line += 1
                 continue
             if group == 2:
-                line += m.group(2).count("\n")
+                comment = m.group(2)
+                if comment[1] == "*":
+                    line += comment.count("\n")
                 continue
             tok = m.group(group or 7)
             if group == 7:
-                what = "unterminated string" if tok == '"' else f"unexpected character {tok!r}"
+                if tok == '"':
+                    what = "unterminated string: a '\"' that no '\"' closes"
+                    if spanning:
+                        what += f" (or the first string over several lines, from line {spanning}, is one left open)"
+                elif tok == "/":
+                    what = "unterminated comment: a '/*' that no '*/' closes"
+                else:
+                    what = f"unexpected character {tok!r}"
                 raise HloParseError(what, line)
             kinds.append("w" if group == 6 else "s" if group == 3 else ">" if group == 4 else tok)
             texts.append(tok)
             lines.append(line)
             starts.append(m.end() - len(tok))
             ends.append(m.end())
+            if group == 3 and "\n" in tok:
+                spanning = spanning or line
+                line += tok.count("\n")
+            end_lines.append(line)
         self.kinds = kinds
         self.texts = texts
         self.lines = lines
+        self.end_lines = end_lines
         self.starts = starts
         self.ends = ends
 
@@ -420,6 +470,7 @@ class _Parser:
         self.kinds = t.kinds
         self.texts = t.texts
         self.lines = t.lines
+        self.end_lines = t.end_lines
         self.starts = t.starts
         self.ends = t.ends
         self.n = len(t.kinds)
@@ -448,8 +499,8 @@ class _Parser:
         return self.expect("w", what)
 
     def same_line(self) -> bool:
-        """Whether the current token is on the line of the previous one."""
-        return 0 < self.pos < self.n and self.lines[self.pos] == self.lines[self.pos - 1]
+        """Whether the current token is on the line where the previous one ends."""
+        return 0 < self.pos < self.n and self.lines[self.pos] == self.end_lines[self.pos - 1]
 
     def skip_balanced(self) -> int:
         """Skip a bracketed group starting at the current token; return the
@@ -524,6 +575,14 @@ class _Parser:
             self.expect(")", "')' closing a tuple shape")
             return Shape(tuple_shapes=tuple(elements))
         dtype = self.word("a shape")
+        if dtype == "b" and self.kind() == "(" and self.starts[self.pos] == self.ends[self.pos - 1]:
+            # A buffer shape, b(f32[4]{0}): the array shape of the buffer.
+            self.pos += 1
+            inner = self.shape()
+            self.expect(")", "')' closing a buffer shape b(...)")
+            if inner.tuple_shapes is not None or inner.is_buffer:
+                raise self.error("a buffer shape b(...) holds an array shape", self.pos - 1)
+            return Shape(inner.dtype, inner.dims, inner.dynamic, inner.layout, is_buffer=True)
         if _element_bits(dtype) is None:
             raise self.error(f"unknown element type {dtype!r}", self.pos - 1)
         self.expect("[", "'[' after the element type")
@@ -563,7 +622,7 @@ class _Parser:
         while self.pos < self.n:
             tok = self.texts[self.pos]
             if self.kinds[self.pos] != "w":
-                raise self.error("expected a computation")
+                raise self.error("expected a computation (its name, or 'ENTRY' and its name) or a stack-frame table")
             if tok in _TABLES and self.kind(1) in ("w", ""):
                 self.pos += 1
                 self.table(tok, module)
@@ -646,7 +705,7 @@ class _Parser:
             self.pos += 1
             result_shape = self.shape()
         attrs = self.attributes(before_body=True)
-        self.expect("{", "'{' opening the computation")
+        self.expect("{", f"'{{' opening computation {name!r}")
         instructions: list[HloInstruction] = []
         by_name: dict[str, HloInstruction] = {}
         root = ""
@@ -663,15 +722,31 @@ class _Parser:
             instructions.append(inst)
             by_name[inst.name] = inst
         self.pos += 1
+        # After the closing brace: ``}, execution_thread="host"`` for a
+        # computation off the main thread (hlo_computation.cc, Print).
+        while self.kind() == "," and self.same_line():
+            self.pos += 1
+            key = self.word(f"an attribute name after the '}}' closing computation {name!r}")
+            if self.kind() != "=" or not self.same_line():
+                raise HloParseError(f"expected '=' after {key!r} (an attribute of computation {name!r})",
+                                    self.end_lines[self.pos - 1])
+            self.pos += 1
+            first, last = self.attribute_value()
+            attrs[key] = self.raw(first, last)
         if not instructions:
             raise HloParseError(f"computation {name!r} has no instructions", line)
         if not root:
             root = instructions[-1].name
             instructions[-1].is_root = True
+        compact = False
         for inst in instructions:
             for op in inst.operands:
                 if op not in by_name:
-                    raise HloParseError(f"{inst.name!r} reads unknown {op!r}", inst.line)
+                    if "#" not in op:
+                        raise HloParseError(f"{inst.name!r} reads unknown {op!r}", inst.line)
+                    compact = True
+        if compact:
+            instructions = _tuple_views(instructions, by_name)
         params = sorted(
             (i for i in instructions if i.opcode == "parameter"),
             key=lambda i: i.parameter_number or 0,
@@ -716,7 +791,7 @@ class _Parser:
             inst.operands = self.operands(open_ + 1, close)
         inst.attributes = self.attributes()
         if self.pos < self.n and self.same_line() and self.kinds[self.pos] != "}":
-            raise self.error("expected ',' or the end of the instruction")
+            raise self.error(f"expected ',' and an attribute, or the end of instruction {name!r}")
         _decode_attributes(inst)
         return inst
 
@@ -765,6 +840,54 @@ class _Parser:
                         inst.source_file = frames[0].file
                         inst.source_line = frames[0].line
         _check_acyclic(callees)
+
+
+def _tuple_views(instructions: list[HloInstruction], by_name: dict[str, HloInstruction]) -> list[HloInstruction]:
+    """Make the ``get-tuple-element`` views that compact tuple indices stand for.
+
+    XLA's dumps with ``xla_dump_compact_gte`` leave out the
+    ``get-tuple-element`` lines and name the element in the operand:
+    ``%while.1#0`` is element 0 of ``%while.1``, ``%p#1#0`` element 0 of
+    element 1 (XLA's names never hold a ``#``).  Each view is named as the
+    operand is written, made once, and placed before its first reader.
+    """
+    out: list[HloInstruction] = []
+    for inst in instructions:
+        if any("#" in op and op not in by_name for op in inst.operands):
+            for op in inst.operands:
+                if "#" in op and op not in by_name:
+                    _tuple_view(op, inst, by_name, out)
+        out.append(inst)
+    return out
+
+
+def _tuple_view(ref: str, user: HloInstruction, by_name: dict[str, HloInstruction],
+                out: list[HloInstruction]) -> None:
+    parts = ref.split("#")
+    current = parts[0]
+    source = by_name.get(current)
+    if source is None:
+        raise HloParseError(f"{user.name!r} reads {ref!r}: a compact tuple index into unknown {current!r}", user.line)
+    for index_text in parts[1:]:
+        name = f"{current}#{index_text}"
+        view = by_name.get(name)
+        if view is None:
+            if not (index_text.isascii() and index_text.isdigit()):
+                raise HloParseError(f"{user.name!r} reads {ref!r}: a compact tuple index is '%name#N', "
+                                    f"N a number, not {index_text!r}", user.line)
+            shapes = source.shape.tuple_shapes
+            if shapes is None:
+                raise HloParseError(f"{user.name!r} reads {ref!r}: a compact tuple index into {current!r}, "
+                                    f"which is not a tuple ({source.shape})", user.line)
+            index = int(index_text)
+            if index >= len(shapes):
+                raise HloParseError(f"{user.name!r} reads {ref!r}: compact tuple index {index} of {current!r}, "
+                                    f"which has {len(shapes)} elements", user.line)
+            view = HloInstruction(name=name, opcode="get-tuple-element", shape=shapes[index], operands=[current],
+                                  attributes={"index": str(index)}, tuple_index=index, line=user.line)
+            by_name[name] = view
+            out.append(view)
+        current, source = name, view
 
 
 def _check_acyclic(callees: dict[str, list[tuple[str, HloInstruction]]]) -> None:
@@ -858,7 +981,7 @@ def _custom_kind(inst: HloInstruction) -> str | None:
     return None
 
 
-_METADATA_RE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*=\s*("(?:[^"\\\n]|\\.)*"|[^\s"{}]+)\s*', re.S)
+_METADATA_RE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s"{}]+)\s*', re.S)
 
 
 def _parse_metadata(raw: str, line: int) -> dict[str, str]:
@@ -883,7 +1006,7 @@ def _parse_metadata(raw: str, line: int) -> dict[str, str]:
     return out
 
 
-_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 
 def _skip_metadata_field(body: str, pos: int) -> int:

@@ -33,8 +33,10 @@ REDUCTION_ORIGINS = ("user", "second-stage", "dot", "scan", "compiler")
 #: computed; ``argument-copy``, a buffer that only holds argument data (a TPU
 #: prefetch ``copy-start``/``copy-done`` of a parameter, a layout ``copy``, the
 #: ``slice-start``/``slice-done`` pieces of a parameter joined by a
-#: ``ConcatBitcast``).
-BUFFER_KINDS = ("intermediate", "argument-copy")
+#: ``ConcatBitcast``); ``host``, a buffer in host memory (an ``S(5)`` layout,
+#: or passed between the instructions of a computation on the host thread),
+#: which is not on the device's memory budget.
+BUFFER_KINDS = ("intermediate", "argument-copy", "host")
 
 
 @dataclass
@@ -304,6 +306,11 @@ class Report:
     #: Buffers that only hold argument data (copies, prefetches), kept apart
     #: from the intermediates.
     argument_copies: list[Materialized] = field(default_factory=list)
+    #: Buffers in host memory (kind ``host``), kept apart from the device's.
+    host_buffers: list[Materialized] = field(default_factory=list)
+    #: The instructions of computations on the host thread (host offloading),
+    #: kept apart from the device's kernels.
+    host_fusions: list[Fusion] = field(default_factory=list)
     reductions: list[Reduction] = field(default_factory=list)
     error: CompileError | None = None
     #: Optimized HLO text (``compiled.as_text()``).
@@ -353,6 +360,8 @@ class Report:
             d["materialized"] = [_with_reason(Materialized, m) for m in d.get("materialized") or []]
             d["argument_copies"] = [_with_reason(Materialized, m) for m in d.get("argument_copies") or []]
             d["reductions"] = [_with_reason(Reduction, r) for r in d.get("reductions") or []]
+            d["host_buffers"] = [_with_reason(Materialized, m) for m in d.get("host_buffers") or []]
+            d["host_fusions"] = [Fusion(**f) for f in d.get("host_fusions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
             d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]

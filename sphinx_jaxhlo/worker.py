@@ -393,6 +393,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         report.fusions, report.materialized, report.reductions = (
             analysis.fusions, analysis.materialized, analysis.reductions)
         report.argument_copies = analysis.argument_copies
+        report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
     return report
 

@@ -2127,3 +2127,218 @@ ENTRY %e (x: f32[100], y: f32[200]) -> (f32[], f32[1000]) {{
 }}
 """)
     assert only_reduction(analysis).input_materialized == "b"
+# -- host work and host memory ------------------------------------------------------------
+
+HOST_CALLEE = """
+%on_host (hp: f32[8]) -> f32[8] {
+  %hp = f32[8]{0} parameter(0)
+  %hs = f32[8]{0} sine(%hp)
+  ROOT %hm = f32[8]{0} multiply(%hs, %hs)
+}THREAD
+"""
+
+
+def host_call(start: str, thread: str = ', execution_thread="host"') -> str:
+    return HOST_CALLEE.replace("THREAD", thread) + f"""
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %st = ((f32[8]{{0}}), f32[8]{{0}}, u32[]) {start}
+  %dn = f32[8]{{0}} custom-call-done(%st)
+  ROOT %r = f32[8]{{0}} negate(%dn)
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("start", "followed"),
+    [
+        ('custom-call-start(%x), async_execution_thread="host", custom_call_target="HostExecute", called_computations={%on_host}', True),
+        ('call-start(%x), async_execution_thread="host", to_apply=%on_host', True),
+        ('custom-call-start(%x), custom_call_target="HostExecute", called_computations={%on_host}', False),
+        ('custom-call(%x), async_execution_thread="host", custom_call_target="HostExecute", called_computations={%on_host}', False),
+    ],
+)
+def test_an_async_start_on_another_thread_runs_its_computation(start: str, followed: bool) -> None:
+    found = top_level_computations(parse_module(module(host_call(start))))
+    assert found == (["e", "on_host"] if followed else ["e"])
+
+
+START = 'custom-call-start(%x), async_execution_thread="host", custom_call_target="HostExecute", called_computations={%on_host}'
+
+
+@pytest.mark.parametrize(
+    ("thread", "on_host"),
+    [
+        (', execution_thread="host"', True),
+        (', execution_thread="sparsecore"', True),
+        (', execution_thread="X"', True),
+        (', execution_thread="main"', False),
+        (', execution_thread=""', False),
+        ("", False),
+    ],
+)
+def test_work_off_the_main_thread_is_listed_apart(thread: str, on_host: bool) -> None:
+    analysis = analyze(host_call(START, thread))
+    device = ["st", "dn", "r"]
+    host = [("hs", "on_host"), ("hm", "on_host")]
+    assert [f.name for f in analysis.fusions] == (device if on_host else ["st", "dn", "r", "hs", "hm"])
+    assert [(f.name, f.computation) for f in analysis.host_fusions] == (host if on_host else [])
+    assert analysis.host_computations == (["on_host"] if on_host else [])
+    # the buffer passed between two host instructions lives in host memory
+    assert [(m.name, m.kind) for m in analysis.host_buffers] == ([("hs", "host")] if on_host else [])
+    assert sorted(m.name for m in analysis.materialized) == (["dn"] if on_host else ["dn", "hs"])
+
+
+def test_a_computation_a_host_computation_runs_is_on_the_host_too() -> None:
+    text = """
+%lc (c: (s32[], f32[8])) -> pred[] {
+  %c = (s32[], f32[8]{0}) parameter(0)
+  %ci = s32[] get-tuple-element(%c), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%ci, %n), direction=LT
+}
+
+%lb (b: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %b = (s32[], f32[8]{0}) parameter(0)
+  %bi = s32[] get-tuple-element(%b), index=0
+  %bv = f32[8]{0} get-tuple-element(%b), index=1
+  %bs = f32[8]{0} sine(%bv)
+  %bc = f32[8]{0} cosine(%bs)
+  ROOT %bt = (s32[], f32[8]{0}) tuple(%bi, %bc)
+}
+
+%on_host (hp: f32[8]) -> f32[8] {
+  %hp = f32[8]{0} parameter(0)
+  %z = s32[] constant(0)
+  %init = (s32[], f32[8]{0}) tuple(%z, %hp)
+  %w = (s32[], f32[8]{0}) while(%init), condition=%lc, body=%lb
+  ROOT %hv = f32[8]{0} get-tuple-element(%w), index=1
+}, execution_thread="host"
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %st = ((f32[8]{0}), f32[8]{0}, u32[]) custom-call-start(%x), async_execution_thread="host", custom_call_target="HostExecute", called_computations={%on_host}
+  %dn = f32[8]{0} custom-call-done(%st)
+  ROOT %r = f32[8]{0} negate(%dn)
+}
+"""
+    analysis = analyze(text)
+    assert analysis.host_computations == ["on_host", "lc", "lb"]
+    assert {f.computation for f in analysis.host_fusions} == {"on_host", "lc", "lb"}
+    assert [(m.name, m.computation) for m in analysis.host_buffers] == [("bs", "lb")]
+    assert [f.name for f in analysis.fusions] == ["st", "dn", "r"]
+
+
+def test_a_reduction_on_the_host_is_listed_like_the_others() -> None:
+    text = host_call(START).replace("ROOT %hm = f32[8]{0} multiply(%hs, %hs)", """%z = f32[] constant(0)
+  %red = f32[] reduce(%hs, %z), dimensions={0}, to_apply=%add
+  ROOT %hm = f32[8]{0} broadcast(%red), dimensions={}""")
+    reduction = only_reduction(analyze(text))
+    assert (reduction.name, reduction.computation, reduction.input_materialized) == ("red", "on_host", "hs")
+
+
+def memory_space_module(space: str) -> str:
+    return f"""
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %h = f32[8]{{0}} tanh(%x)
+  %cs = (f32[8]{{0{space}}}, f32[8]{{0}}, u32[]) copy-start(%h)
+  %cd = f32[8]{{0{space}}} copy-done(%cs)
+  ROOT %r = f32[8]{{0}} sine(%cd)
+}}
+"""
+
+
+@pytest.mark.parametrize(("space", "host"), [(":S(5)", True), (":T(8,128)S(5)", True), (":S(1)", False),
+                                             (":S(4)", False), (":S(6)", False), ("", False)])
+def test_a_buffer_in_the_host_memory_space_is_a_host_buffer(space: str, host: bool) -> None:
+    analysis = analyze(memory_space_module(space))
+    assert [(m.name, m.kind) for m in analysis.host_buffers] == ([("cd", "host")] if host else [])
+    assert sorted(m.name for m in analysis.materialized) == (["h"] if host else ["cd", "h"])
+    assert analysis.host_fusions == []
+
+
+def test_host_buffers_are_sorted_by_size_then_name() -> None:
+    text = """
+ENTRY %e (x: f32[8]) -> f32[16] {
+  %x = f32[8]{0} parameter(0)
+  %small = f32[8]{0:S(5)} sine(%x)
+  %big = f32[16]{0:S(5)} broadcast(%small), dimensions={}
+  %b = f32[8]{0:S(5)} cosine(%x)
+  %a = f32[8]{0:S(5)} cosine(%x)
+  %c = f32[16]{0} broadcast(%a), dimensions={}
+  %d = f32[16]{0} broadcast(%b), dimensions={}
+  %s = f32[16]{0} add(%c, %d)
+  ROOT %r = f32[16]{0} add(%big, %s)
+}
+"""
+    assert [m.name for m in analyze(text).host_buffers] == ["big", "a", "b", "small"]
+
+
+def test_a_tuple_element_in_host_memory_is_a_host_buffer() -> None:
+    """An element read through its get-tuple-element, or (named ``f[i]``) by a
+    reader of the whole tuple: only the element whose layout says ``S(5)``."""
+    text = """
+%fb (fp: f32[8]) -> (f32[8], f32[8]) {
+  %fp = f32[8]{0} parameter(0)
+  %f0 = f32[8]{0} sine(%fp)
+  %f1 = f32[8]{0} cosine(%fp)
+  ROOT %ft = (f32[8]{0}, f32[8]{0}) tuple(%f0, %f1)
+}
+
+%callee (cp: (f32[8], f32[8])) -> f32[8] {
+  %cp = (f32[8]{0}, f32[8]{0:S(5)}) parameter(0)
+  ROOT %cg = f32[8]{0} get-tuple-element(%cp), index=0
+}
+
+ENTRY %e (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %f = (f32[8]{0}, f32[8]{0:S(5)}) fusion(%x), kind=kLoop, calls=%fb
+  %g = f32[8]{0:S(5)} get-tuple-element(%f), index=1
+  %n = f32[8]{0} negate(%g)
+  %k = f32[8]{0} call(%f), to_apply=%callee
+  ROOT %r = f32[8]{0} add(%n, %k)
+}
+"""
+    analysis = analyze(text)
+    assert {m.name for m in analysis.host_buffers} == {"g"}
+    assert {m.name for m in analysis.materialized} == {"f[0]", "n", "k"}
+    # an element that is a tuple itself is not in one memory space
+    nested = text.replace("(f32[8]{0}, f32[8]{0:S(5)}) fusion(%x)", "(f32[8]{0}, (f32[8]{0:S(5)})) fusion(%x)").replace(
+        "%g = f32[8]{0:S(5)} get-tuple-element(%f), index=1", "%g = (f32[8]{0:S(5)}) get-tuple-element(%f), index=1\n  %g0 = f32[8]{0:S(5)} get-tuple-element(%g), index=0").replace(
+        "negate(%g)", "negate(%g0)")
+    inner = analyze(nested)
+    assert {m.name for m in inner.host_buffers} == set()
+    assert {m.name for m in inner.materialized} == {"f[0]", "g", "n", "k"}
+    # without the get-tuple-element, the call reads the whole tuple: the elements are named f[i]
+    whole = text.replace("%g = f32[8]{0:S(5)} get-tuple-element(%f), index=1\n  %n = f32[8]{0} negate(%g)",
+                         "%n = f32[8]{0} constant({1,2,3,4,5,6,7,8})")
+    only_call = analyze(whole)
+    assert {m.name for m in only_call.host_buffers} == {"f[1]"}
+    assert "f[0]" in {m.name for m in only_call.materialized}
+
+
+@pytest.mark.parametrize(("thread", "followed"), [(', execution_thread="host"', True), ("", False)])
+@pytest.mark.parametrize("callee_thread", [', execution_thread="host"', ""])
+def test_the_custom_call_of_a_wrapper_on_another_thread_runs_its_computation(thread: str, followed: bool,
+                                                                             callee_thread: str) -> None:
+    """XLA's dumps write a host call out: an ``async-start`` of a wrapper on
+    the host thread whose ``custom-call`` names the host computation (which
+    is on the host, whether its text says so or not)."""
+    text = HOST_CALLEE.replace("THREAD", callee_thread) + f"""
+%wrap (wp: f32[8]) -> f32[8] {{
+  %wp = f32[8]{{0}} parameter(0)
+  ROOT %cc = f32[8]{{0}} custom-call(%wp), custom_call_target="HostExecute", called_computations={{%on_host}}
+}}{thread}
+
+ENTRY %e (x: f32[8]) -> f32[8] {{
+  %x = f32[8]{{0}} parameter(0)
+  %st = ((f32[8]{{0}}), f32[8]{{0}}, u32[]) async-start(%x), async_execution_thread="host", calls=%wrap
+  %dn = f32[8]{{0}} async-done(%st)
+  ROOT %r = f32[8]{{0}} negate(%dn)
+}}
+"""
+    assert top_level_computations(parse_module(module(text))) == (["e", "wrap", "on_host"] if followed else ["e", "wrap"])
+    analysis = analyze(text)
+    assert [(m.name, m.computation) for m in analysis.host_buffers] == ([("hs", "on_host")] if followed else [])
+    assert analysis.host_computations == (["wrap", "on_host"] if followed else [])

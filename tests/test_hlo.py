@@ -423,7 +423,7 @@ ENTRY %e (a: f32[2]) -> f32[2] {
         (GOOD + GOOD.split("\n", 1)[1], 6, "duplicate computation"),
         (GOOD.replace("%a = f32[2]{0} parameter(0)", "%a = f32[2]{0} parameter(0) extra"), 3, ""),
         (GOOD.replace("negate(%a)", "add(%a, , %a)"), 4, "operand"),
-        (GOOD.replace("{\n  %a", "{\n  /* %a"), 3, "character"),
+        (GOOD.replace("{\n  %a", "{\n  /* %a"), 3, "unterminated comment"),
     ],
 )
 def test_malformed_input_raises_parse_error_with_line(text: str, line: int, words: str) -> None:

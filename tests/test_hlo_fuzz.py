@@ -43,8 +43,10 @@ def parse_or_error(text: str) -> Analysis | None:
     try:
         module = parse_module(text)
     except HloParseError as exc:
-        assert exc.line >= 0
-        assert str(exc)
+        # every refusal of a text says on which line
+        assert exc.line >= 1, exc
+        assert str(exc).startswith(f"line {exc.line}: ")
+        assert exc.message
         return None
     try:
         return analyze_module(module)
@@ -78,10 +80,27 @@ def mutate(text: str, rng: random.Random, kind: str) -> str:
     elif kind == "swap":
         i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
         lines[i], lines[j] = lines[j], lines[i]
+    elif kind == "comment":  # a // comment from a random place to the end of its line
+        at = rng.randrange(len(text) + 1)
+        return text[:at] + rng.choice(["//", " // x", "/*", "*/"]) + text[at:]
+    elif kind == "compact":  # a compact tuple index on a random name
+        found = list(NAME_RE.finditer(text))
+        if found:
+            m = rng.choice(found)
+            return text[: m.end()] + rng.choice(["#0", "#1", "#7", "#0#1", "#", "#x"]) + text[m.end() :]
+    elif kind == "thread":  # an attribute after a random closing brace
+        i = rng.randrange(len(lines))
+        lines[i] = lines[i] + rng.choice([', execution_thread="host"', ", execution_thread", ', x="a\nb"', ","])
+    elif kind == "newline_in_string":
+        found = [m.start() + 1 for m in re.finditer(r'"[^"\n]+', text)]
+        if found:
+            at = rng.choice(found)
+            return text[:at] + "\n" + text[at:]
     return "\n".join(lines)
 
 
-KINDS = ["drop", "duplicate", "truncate", "shape", "name", "byte", "swap"]
+KINDS = ["drop", "duplicate", "truncate", "shape", "name", "byte", "swap", "comment", "compact", "thread",
+         "newline_in_string"]
 
 
 @FAST
@@ -109,7 +128,7 @@ def test_arbitrary_slices_parse_or_raise_parse_error(name: str, data: st.DataObj
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.text(alphabet='HloModule ENTRY%ab=f32[1]{}()<,>:"\\/*\n ', max_size=200))
+@given(st.text(alphabet='HloModule ENTRY%ab=f32[1]{}()<,>:"\\/*#b\n ', max_size=200))
 def test_random_text_parses_or_raises_parse_error(text: str) -> None:
     parse_or_error(text)
     parse_or_error("HloModule m\n" + text)

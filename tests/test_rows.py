@@ -140,6 +140,19 @@ def test_copies_of_arguments_stay_out_of_the_default_view() -> None:
     assert not rows.buffer_table(only, Display()).rows and rows.largest_intermediate(only) is None
 
 
+def test_host_buffers_stay_out_of_the_default_view() -> None:
+    computed = _buffer("fusion.1", "f32[1000,1000]", 4_000_000)
+    offloaded = _buffer("copy-done.2", "f32[2048,1024]", 8_388_608, kind="host")
+    report = Report("f", "gpu:h100", materialized=[computed], host_buffers=[offloaded])
+    assert not rows.is_intermediate(offloaded)
+    table = rows.buffer_table(report, Display())
+    assert [r.cells[-1].text for r in table.rows] == ["fusion.1"]
+    assert table.more_text == "1 more, 2 in total (smaller ones, scalars, copies of arguments, host memory)."
+    assert rows.largest_intermediate(report) is computed
+    every = rows.buffer_table(report, Display(rows=None))
+    assert [r.cells[2].text for r in every.rows] == ["in host memory (cos)", "cos"]
+
+
 # -- the chart --------------------------------------------------------------------------------------------
 
 def test_chart_scale_and_labels() -> None:

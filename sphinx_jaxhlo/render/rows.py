@@ -225,8 +225,8 @@ def source_cell(lines: Sequence[int]) -> Cell:
 def is_intermediate(buffer: Materialized) -> bool:
     """Whether a materialized buffer holds data the program computed, rather than
     a copy of argument data (which the analysis marks, e.g. a TPU's prefetch of a
-    parameter): the one place the renderers ask."""
-    return getattr(buffer, "kind", None) != "argument-copy"
+    parameter) or a buffer in host memory: the one place the renderers ask."""
+    return getattr(buffer, "kind", None) not in ("argument-copy", "host")
 
 
 def is_scalar(shape: str) -> bool:
@@ -305,7 +305,8 @@ def buffer_table(report: Report, display: Display) -> Table:
     """The materialized buffers, largest first; copies of arguments and scalars left out by default."""
     ops = _Ops(report)
     # the analysis may keep the copies of arguments in a list of their own
-    ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ())], key=lambda m: -m.bytes)
+    host = getattr(report, "host_buffers", ())
+    ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ()), *host], key=lambda m: -m.bytes)
     computed = [m for m in ordered if is_intermediate(m)]
     chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed)
     threshold = display.threshold(report)
@@ -318,13 +319,16 @@ def buffer_table(report: Report, display: Display) -> Table:
             readers += f"; {len(m.consumers) - 3} more"
         tone = "bad" if m.name in stored and m.bytes >= threshold else ""
         hlo = m.producer if m.name == m.producer else f"{m.name} ({m.producer})"
-        if not is_intermediate(m):
+        if getattr(m, "kind", None) == "host":
+            made = f"in host memory ({made})"
+        elif not is_intermediate(m):
             made = f"a copy of argument data ({made})"
         rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), Cell(made),
                          source_cell(m.source_lines), Cell(readers or "—"), code(hlo)),
                         lines=tuple(m.source_lines), tone=tone))
     return Table("materialized", "Materialized buffers", ("shape", "size", "made by", "source", "read by", "HLO"),
-                 tuple(rows), total=len(ordered), left_out="smaller ones, scalars, copies of arguments")
+                 tuple(rows), total=len(ordered),
+                 left_out="smaller ones, scalars, copies of arguments" + (", host memory" if host else ""))
 
 
 def _reduction_reads(r: Reduction, buffers: dict[str, Materialized], ops: _Ops) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: :attr:`Reduction.origin` values: who wrote the reduction.
 #: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
@@ -64,6 +64,39 @@ class Reason:
     def derived(self) -> bool:
         """True when the reason was read off the HLO, not quoted from the compiler."""
         return self.quoted is None
+
+
+@dataclass
+class FusionDecision:
+    """One refusal from the compiler's own record of its fusion decisions
+    (:mod:`sphinx_jaxhlo.decisions`): the pass that refused, about which
+    producer and consumer, in its own words."""
+
+    #: The XLA pass that decided: ``priority-fusion`` (GPU), ``fusion`` (CPU).
+    pass_name: str
+    #: The pass's source file in openxla/xla.
+    source_file: str
+    #: ``producer-ineligible`` (GPU: the producer cannot be fused into all of
+    #: its readers), ``slower-fused`` (GPU: the cost model estimated the
+    #: fused kernels slower), ``not-fused`` (CPU: this producer into this consumer).
+    kind: str
+    #: The producer as the record names it (the module during the pass,
+    #: before later passes rename fusions).
+    producer: str
+    #: Its readers as the record (or the module right after the pass) names them.
+    consumers: list[str]
+    #: The compiler's reason, verbatim.
+    reason: str
+    #: The record's entry, verbatim.
+    record: str = ""
+    #: The producer's name in the optimized module, or ``None`` when it could
+    #: not be mapped reliably (then :attr:`mapping` says why).
+    producer_instruction: str | None = None
+    #: The readers' names in the optimized module, one for each of
+    #: :attr:`consumers` (``""`` for one that could not be mapped).
+    consumer_instructions: list[str] = field(default_factory=list)
+    #: How the names were mapped to the optimized module, or why not.
+    mapping: str = ""
 
 
 @dataclass
@@ -135,6 +168,8 @@ class Materialized:
     producer_op: str | None = None
     #: ``intermediate`` or ``argument-copy`` (see :data:`BUFFER_KINDS`).
     kind: str = "intermediate"
+    #: Why it was not fused into its readers, when the analysis says.
+    reason: Reason | None = None
 
 
 @dataclass
@@ -165,6 +200,8 @@ class Reduction:
     #: Who wrote it: one of :data:`REDUCTION_ORIGINS`.  Only ``user``
     #: reductions get a verdict.
     origin: str = "user"
+    #: Why the stored buffer it reads was not fused into it (unfused reductions).
+    reason: Reason | None = None
 
     @property
     def fused(self) -> bool:
@@ -272,6 +309,13 @@ class TargetFailure:
         return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
 
 
+def _with_reason(cls: Any, data: dict[str, Any]) -> Any:
+    """A :class:`Materialized` or :class:`Reduction` from its JSON form, its ``reason`` read in."""
+    d = dict(data)
+    d["reason"] = Reason(**d["reason"]) if d.get("reason") else None
+    return cls(**d)
+
+
 @dataclass
 class Report:
     """Everything one compile produced for one (function, target)."""
@@ -315,6 +359,12 @@ class Report:
     output_shardings: list[Sharding] = field(default_factory=list)
     #: The collectives, in the order they first run.
     collectives: list[Collective] = field(default_factory=list)
+    #: The compiler's own record of the fusions it refused, where the backend
+    #: keeps one (:mod:`sphinx_jaxhlo.decisions`).
+    fusion_decisions: list[FusionDecision] = field(default_factory=list)
+    #: What was collected of that record, or why nothing was (the backend
+    #: keeps none, the record did not parse...); empty when not collected.
+    fusion_decisions_note: str = ""
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
@@ -336,9 +386,10 @@ class Report:
             d["memory"] = Memory(**d.get("memory") or {})
             d["cost"] = Cost(**d.get("cost") or {})
             d["fusions"] = [Fusion(**f) for f in d.get("fusions") or []]
-            d["materialized"] = [Materialized(**m) for m in d.get("materialized") or []]
-            d["argument_copies"] = [Materialized(**m) for m in d.get("argument_copies") or []]
-            d["reductions"] = [Reduction(**r) for r in d.get("reductions") or []]
+            d["materialized"] = [_with_reason(Materialized, m) for m in d.get("materialized") or []]
+            d["argument_copies"] = [_with_reason(Materialized, m) for m in d.get("argument_copies") or []]
+            d["reductions"] = [_with_reason(Reduction, r) for r in d.get("reductions") or []]
+            d["fusion_decisions"] = [FusionDecision(**x) for x in d.get("fusion_decisions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
             d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]

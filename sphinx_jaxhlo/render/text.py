@@ -83,10 +83,30 @@ def summary_text(report: Report, display: Display | None = None) -> str:
         model = build(report, display)
         if model.total:
             parts.append(model_text(model))
+    quoted = decisions_text(report)
+    if quoted:
+        parts.append(quoted)
     mesh = mesh_text(report, display)
     if mesh:
         parts.append(mesh)
     return "\n\n".join(parts)
+
+
+def decisions_text(report: Report) -> str:
+    """What XLA's own record says about the stored buffers the findings are
+    about (:mod:`sphinx_jaxhlo.decisions`); empty when it says nothing of them."""
+    lines: list[str] = []
+    for r in report.verdict_reductions:
+        if r.reason is not None and r.reason.quoted:
+            where = f" (line {r.source_lines[0]})" if r.source_lines else ""
+            lines.append(_wrap(f"{r.op or r.name}{where} reads {r.input_materialized}: {r.reason.text}. "
+                               f"{r.reason.quoted}", "    "))
+    for m in report.materialized:
+        if m.reason is not None and m.reason.quoted:
+            lines.append(_wrap(f"{m.shape} made by {m.producer}: {m.reason.text}. {m.reason.quoted}", "    "))
+    if not lines:
+        return ""
+    return "  Why XLA did not fuse them, in its own record\n" + "\n".join(lines)
 
 
 def mesh_text(report: Report, display: Display | None = None) -> str:

@@ -654,7 +654,7 @@ def attach_quotes(report: Report) -> int:
     for m in report.materialized:
         if m.reason is None:
             continue
-        picked = next((d for c in m.consumers if (d := _pick(by_producer.get(m.producer, ()), c)) is not None), None)
+        picked = next((p for c in m.consumers if (p := _pick(by_producer.get(m.producer, ()), c)) is not None), None)
         if picked is None:
             continue
         _quote_into(m.reason, picked)

@@ -24,8 +24,9 @@ CPU, ``fusion`` (``xla/service/cpu/cpu_instruction_fusion.cc``), and TPU, ``tpu_
     one line per step: ``Not fusing |producer| into |consumer| as REASON``,
     ``Fused |producer| into |fusion| ...``.  On the CPU the module right after
     the pass (``*.after_fusion.*.txt``) comes with it; libtpu runs its pass
-    several times and renames the fusions at the end, so its names are
-    mapped against the optimized module alone.
+    several times, renames the fusions at the end and dumps no module after
+    the pass that a name could be checked against, so its decisions are kept
+    in the report but never tied to a finding.
 
 The rules applied here:
 
@@ -497,8 +498,13 @@ def _parse_or_none(text: str | None) -> HloModule | None:
         return None
 
 
+#: Why a TPU decision is never tied to a finding.
+TPU_UNMAPPED = ("not mapped: libtpu renames fusions after its fusion passes and dumps no module to check "
+                "a name against")
+
+
 def _decisions(steps: Sequence[Step], optimized_hlo: str, after_text: str | None, pass_name: str,
-               source_file: str) -> tuple[list[FusionDecision], str]:
+               source_file: str, map_names: bool = True) -> tuple[list[FusionDecision], str]:
     optimized = _parse_or_none(optimized_hlo)
     if optimized is None:
         return [], "the optimized module does not parse, so no decision could be tied to it"
@@ -508,10 +514,10 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str, after_text: str | None
     out: list[FusionDecision] = []
     for step in kept[:MAX_DECISIONS]:
         consumers = step.consumers or _users(after, step.producer)
-        producer_at, how = map_name(step.producer, after, index)
+        producer_at, how = map_name(step.producer, after, index) if map_names else (None, TPU_UNMAPPED)
         mapped_consumers = []
         for consumer in consumers:
-            at, consumer_how = map_name(consumer, after, index)
+            at, consumer_how = map_name(consumer, after, index) if map_names else (None, "")
             mapped_consumers.append(at or "")
             if at is None and producer_at is not None:
                 how += f"; reader {consumer}: {consumer_how}"
@@ -549,18 +555,19 @@ def gpu_decisions(dump_text: str, optimized_hlo: str, after_text: str | None) ->
 
 
 def visualization_decisions(page: str, optimized_hlo: str, after_text: str | None, *, pass_name: str = CPU_PASS,
-                            source_file: str = CPU_SOURCE) -> tuple[list[FusionDecision], str]:
+                            source_file: str = CPU_SOURCE, map_names: bool = True) -> tuple[list[FusionDecision], str]:
     """The CPU's (or TPU's) standing refusals from a fusion explorer page,
     their names mapped to the optimized module.
 
     :param page: the ``*_fusion.html`` text.
     :param after_text: the module right after the pass, or ``None``.
+    :param map_names: ``False`` for libtpu's records (see :data:`TPU_UNMAPPED`).
     :return: the decisions and a note on what was read (never an exception).
     """
     steps, problem = parse_fusion_visualization(page)
     if problem is not None:
         return [], problem
-    return _decisions(steps, optimized_hlo, after_text, pass_name, source_file)
+    return _decisions(steps, optimized_hlo, after_text, pass_name, source_file, map_names)
 
 
 # -- tying decisions to findings ------------------------------------------------
@@ -774,7 +781,7 @@ def collect(platform: str, folder: str, optimized_hlo: str) -> tuple[list[Fusion
                 continue
             found, note = visualization_decisions(
                 page, optimized_hlo, after_text, pass_name=CPU_PASS if platform == "cpu" else TPU_PASS,
-                source_file=CPU_SOURCE if platform == "cpu" else TPU_SOURCE)
+                source_file=CPU_SOURCE if platform == "cpu" else TPU_SOURCE, map_names=platform == "cpu")
             decisions.extend(found)
             notes.append(note)
         return decisions[:MAX_DECISIONS], "; ".join(notes)

@@ -380,3 +380,18 @@ def test_collecting_the_record_does_not_change_the_program(target: str) -> None:
         assert any("custom fusions/calls" in str(q) for q in with_record["quoted"])  # type: ignore[attr-defined]
     if target == "tpu:v5e":
         assert with_record["quoted"] == []  # everything fuses: nothing to quote
+
+
+def test_libtpu_decisions_are_kept_but_never_tied_to_a_finding() -> None:
+    # names that the optimized module has: without a module after the pass, a
+    # match by name could be a fusion renamed since, so nothing is mapped
+    label = "Not fusing |gemm_fusion_dot_general.1| into |input_reduce_fusion| as it is expensive"
+    page = "const frames = " + json.dumps([[0, label, ""]]) + ";"
+    found, note = decisions.visualization_decisions(page, _read("gpu_h100", "optimized.txt"), None,
+                                                    pass_name=decisions.TPU_PASS, source_file=decisions.TPU_SOURCE,
+                                                    map_names=False)
+    assert [(d.producer, d.reason, d.producer_instruction, d.mapping) for d in found] == [
+        ("gemm_fusion_dot_general.1", "it is expensive", None, decisions.TPU_UNMAPPED)]
+    assert "0 tied to the optimized module" in note
+    report = _report("gpu_h100", found)
+    assert all(r.reason is None for r in report.reductions)

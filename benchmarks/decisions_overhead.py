@@ -3,7 +3,8 @@
 Runs the compile worker's own request (``sphinx_jaxhlo.worker.compile_request``:
 trace, lower, compile, read the record, map and attach it, analyse) in one
 process, alternating without and with collection
-(``JAXHLO_FUSION_DECISIONS=0``/``1``), so that load from elsewhere falls on
+(``JAXHLO_FUSION_DECISIONS=0`` and ``1``, the default, which collects the
+GPU's record; ``--mode all`` measures the CPU's and TPU's costly ones), so that load from elsewhere falls on
 both; each round compiles a fresh trace (jax caches nothing between them).
 Prints, per target and program, the median seconds of each and their ratio,
 in wall time and in this process's CPU time (XLA's threads included), and
@@ -11,7 +12,7 @@ writes them to ``benchmarks/decisions_results.json``.  It also checks that the
 optimized HLO and memory figures are the same both ways.
 
     python benchmarks/decisions_overhead.py                     # cpu and gpu:h100
-    python benchmarks/decisions_overhead.py --targets tpu:v5e --rounds 3
+    python benchmarks/decisions_overhead.py --targets cpu --mode all
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ PROGRAMS = {
 }
 
 
-def measure(target: str, program: str, rounds: int) -> dict[str, object]:
+def measure(target: str, program: str, rounds: int, mode: str = "1") -> dict[str, object]:
     from sphinx_jaxhlo import worker
     from sphinx_jaxhlo.request import CompileRequest
     from sphinx_jaxhlo.specs import parse_args
@@ -63,14 +64,14 @@ def measure(target: str, program: str, rounds: int) -> dict[str, object]:
     source, function, args = PROGRAMS[program]
     request = CompileRequest(source=source, function=function, specs=parse_args(args), target=target,
                              source_name="example.py").to_json()
-    times: dict[str, list[float]] = {"0": [], "1": []}
-    cpu: dict[str, list[float]] = {"0": [], "1": []}
+    times: dict[str, list[float]] = {"0": [], mode: []}
+    cpu: dict[str, list[float]] = {"0": [], mode: []}
     seen: dict[str, object] = {}
-    for state in ("0", "1"):  # warm-up of both paths
+    for state in ("0", mode):  # warm-up of both paths
         os.environ[worker.DECISIONS_VARIABLE] = state
         worker.compile_request(request)
     for _ in range(rounds):
-        for state in ("0", "1"):
+        for state in ("0", mode):
             os.environ[worker.DECISIONS_VARIABLE] = state
             wall, proc = time.perf_counter(), time.process_time()
             report = worker.compile_request(request)
@@ -79,13 +80,13 @@ def measure(target: str, program: str, rounds: int) -> dict[str, object]:
             figures = (report.hlo, report.memory)
             if seen.setdefault(state, figures) != figures:
                 raise SystemExit(f"{target} {program}: two compiles of the same request differ")
-            if state == "1":
+            if state == mode:
                 seen["note"] = report.fusion_decisions_note
-    if seen["0"] != seen["1"]:
+    if seen["0"] != seen[mode]:
         raise SystemExit(f"{target} {program}: collecting the decisions changed the program")
-    plain, collected = statistics.median(times["0"]), statistics.median(times["1"])
-    plain_cpu, collected_cpu = statistics.median(cpu["0"]), statistics.median(cpu["1"])
-    return {"target": target, "program": program, "rounds": rounds, "plain_s": plain, "collected_s": collected,
+    plain, collected = statistics.median(times["0"]), statistics.median(times[mode])
+    plain_cpu, collected_cpu = statistics.median(cpu["0"]), statistics.median(cpu[mode])
+    return {"target": target, "program": program, "mode": mode, "rounds": rounds, "plain_s": plain, "collected_s": collected,
             "ratio": collected / plain, "plain_cpu_s": plain_cpu, "collected_cpu_s": collected_cpu,
             "cpu_ratio": collected_cpu / plain_cpu, "note": seen["note"], "goal": 1.10}
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default="cpu,gpu:h100")
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--mode", default="1", help="JAXHLO_FUSION_DECISIONS to measure: 1 (default) or all")
     options = parser.parse_args(argv)
     chosen = [targets.get_target(t).name for t in options.targets.split(",") if t.strip()]
     targets.prepare_environment(os.environ)
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for target in chosen:
         for program in [p.strip() for p in options.programs.split(",") if p.strip()]:
-            row = measure(target, program, options.rounds)
+            row = measure(target, program, options.rounds, options.mode)
             results.append(row)
             print(f"{target:<9} {program:<14} plain {row['plain_s']:.3f} s, collected {row['collected_s']:.3f} s: "
                   f"{row['ratio']:.3f}x wall, {row['cpu_ratio']:.3f}x CPU  ({row['note']})", flush=True)

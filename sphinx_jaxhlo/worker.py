@@ -362,7 +362,8 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     if record_folder is not None:
         from .decisions import collection_options
 
-        options.update(collection_options(target.platform, record_folder))
+        options.update(collection_options(target.platform, record_folder,
+                                          everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
     try:
         if lowered is None:
             lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
@@ -418,23 +419,27 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     return report
 
 
-#: Set to ``0`` in a compile worker's environment to compile without
-#: collecting XLA's fusion decisions (the benchmark and the tests that check
-#: the collection changes nothing compare both ways).
+#: Which of XLA's records of its fusion decisions a compile worker collects
+#: (:mod:`sphinx_jaxhlo.decisions`): unset or ``1``, the GPU's (cheap);
+#: ``all``, the CPU's and TPU's too (costly); ``0``, none (the benchmark and
+#: the tests that check the collection changes nothing compare the ways).
 DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
 
 
 def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
     """A new private folder for XLA's record of its fusion decisions
     (:mod:`sphinx_jaxhlo.decisions`), or ``None`` and why there is none."""
-    from .decisions import collection_options, collection_refused
+    from .decisions import COSTLY, collection_options, collection_refused
 
-    if os.environ.get(DECISIONS_VARIABLE, "1").strip().lower() in ("0", "false", "no", "off"):
+    setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
+    if setting in ("0", "false", "no", "off"):
         return None, f"not collected: {DECISIONS_VARIABLE} is off"
     refused = collection_refused(flags, os.environ.get("XLA_FLAGS", ""))
     if refused is not None:
         return None, refused
-    if not collection_options(target.platform, ""):
+    if not collection_options(target.platform, "", everything=setting == "all"):
+        if collection_options(target.platform, "", everything=True):
+            return None, COSTLY.format(platform=target.platform.upper())
         return None, f"no decision record is known for the platform {target.platform}"
     return tempfile.mkdtemp(prefix="jaxhlo-decisions-"), ""
 

@@ -86,7 +86,8 @@ def measure(target: str, program: str, rounds: int, mode: str = "1") -> dict[str
         raise SystemExit(f"{target} {program}: collecting the decisions changed the program")
     plain, collected = statistics.median(times["0"]), statistics.median(times[mode])
     plain_cpu, collected_cpu = statistics.median(cpu["0"]), statistics.median(cpu[mode])
-    return {"target": target, "program": program, "mode": mode, "rounds": rounds, "plain_s": plain, "collected_s": collected,
+    return {"target": target, "program": program, "mode": mode, "rounds": rounds, "plain_s": plain,
+            "collected_s": collected,
             "ratio": collected / plain, "plain_cpu_s": plain_cpu, "collected_cpu_s": collected_cpu,
             "cpu_ratio": collected_cpu / plain_cpu, "note": seen["note"], "goal": 1.10}
 

@@ -121,70 +121,66 @@ class Step:
 
 # -- the GPU's FusionProcessDumpProto ------------------------------------------
 
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)'
-                    r'|(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?|[-+]?inf|nan)|(?P<punct>[{}:<>\[\],;]))')
+_TOKEN = re.compile(r'(?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*")|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)'
+                    r'|(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?|[-+]?inf|nan)|(?P<punct>[{}:<>\[\],;])'
+                    r'|(?P<space>\s+)|(?P<bad>.)', re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
             "v": "\v", "?": "?"}
+_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.S)
 
 
 def _unescape(body: str) -> str:
     """A protobuf text-format string literal's value (C escapes, octal and hex bytes as UTF-8)."""
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out += c.encode("utf-8")
-            i += 1
-            continue
-        nxt = body[i + 1] if i + 1 < len(body) else ""
-        if nxt in _ESCAPES:
-            out += _ESCAPES[nxt].encode("utf-8")
-            i += 2
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", body[i + 1:])
-            assert digits is not None
-            out.append(int(digits.group(0), 8) & 0xFF)
-            i += 1 + len(digits.group(0))
-        elif nxt == "x":
-            digits = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2:])
-            if digits is None:
-                raise ValueError("\\x without hex digits")
-            out.append(int(digits.group(0), 16))
-            i += 2 + len(digits.group(0))
-        else:
-            raise ValueError(f"unknown escape \\{nxt}")
-    return out.decode("utf-8", errors="replace")
+    if "\\" not in body:
+        return body
+
+    def byte(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            return chr(int(m.group(1), 8) & 0xFF)
+        if m.group(2) is not None:
+            return chr(int(m.group(2), 16))
+        if m.group(3) in _ESCAPES:
+            return _ESCAPES[m.group(3)]
+        raise ValueError(f"unknown escape \\{m.group(3)}")
+
+    if body.endswith("\\") and not body.endswith("\\\\"):
+        raise ValueError("a string ends with a lone backslash")
+    # escapes give bytes (latin-1 here), the rest is text: back to bytes, then UTF-8
+    latin = _ESCAPE.sub(byte, body.encode("utf-8").decode("latin-1"))
+    return latin.encode("latin-1").decode("utf-8", errors="replace")
+
+
+class _Str(str):
+    """A string literal as written (its escapes undone only when read)."""
 
 
 class _ProtoText:
     """A reader of protobuf text format into nested dicts (field -> list of values)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.tokens: list[tuple[str, str]] = []
+        line = 1
+        for m in _TOKEN.finditer(text):
+            kind = m.lastgroup or ""
+            if kind == "space":
+                line += m.group(0).count("\n")
+                continue
+            if kind == "bad":
+                raise ValueError(f"line {line}: unexpected text {text[m.start():m.start() + 20].strip()!r}")
+            self.tokens.append((kind, m.group(0)))
         self.pos = 0
 
     def error(self, message: str) -> ValueError:
-        line = self.text.count("\n", 0, self.pos) + 1
-        return ValueError(f"line {line}: {message}")
+        return ValueError(f"token {self.pos}: {message}")
 
     def token(self) -> tuple[str, str] | None:
-        m = _TOKEN.match(self.text, self.pos)
-        if m is None:
-            if self.text[self.pos:].strip() == "":
-                self.pos = len(self.text)
-                return None
-            raise self.error(f"unexpected text {self.text[self.pos:self.pos + 20].strip()!r}")
-        self.pos = m.end()
-        kind = m.lastgroup or ""
-        return kind, m.group(kind)
+        if self.pos >= len(self.tokens):
+            return None
+        self.pos += 1
+        return self.tokens[self.pos - 1]
 
     def peek(self) -> tuple[str, str] | None:
-        saved = self.pos
-        try:
-            return self.token()
-        finally:
-            self.pos = saved
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
 
     def message(self, closing: str | None, depth: int = 0) -> dict[str, list[object]]:
         if depth > 64:
@@ -222,6 +218,8 @@ class _ProtoText:
             out: list[object] = []
             while True:
                 nxt = self.peek()
+                if nxt is None:
+                    raise self.error("unclosed list")
                 if nxt == ("punct", "]"):
                     self.token()
                     return out
@@ -230,11 +228,11 @@ class _ProtoText:
                     continue
                 out.extend(self.scalars())
         if kind == "str":
-            parts = [_unescape(value[1:-1])]
+            parts = [value[1:-1]]
             while (nxt := self.peek()) is not None and nxt[0] == "str":  # adjacent literals concatenate
                 self.token()
-                parts.append(_unescape(nxt[1][1:-1]))
-            return ["".join(parts)]
+                parts.append(nxt[1][1:-1])
+            return [_Str("".join(parts))]
         if kind == "num":
             try:
                 return [float(value.rstrip("fF")) if any(c in value for c in ".eEinfa") else int(value)]
@@ -247,7 +245,8 @@ class _ProtoText:
 
 def _text(fields: dict[str, list[object]], key: str) -> str:
     values = fields.get(key) or [""]
-    return str(values[-1])
+    value = values[-1]
+    return _unescape(value) if isinstance(value, _Str) else str(value)
 
 
 def _number(fields: dict[str, list[object]], key: str) -> float | None:
@@ -266,21 +265,26 @@ def parse_priority_fusion_dump(text: str) -> tuple[list[Step], str | None]:
     :return: the steps in order, and ``None``; or no steps and why the text
         could not be read (never an exception).
     """
+    # Only the fusion steps are read: the record's other top-level fields
+    # (the device description, the whole module before the pass as one
+    # string) are skipped unread, where the text puts one field per line.
+    wanted = [part for part in re.split(r"(?m)^(?=[A-Za-z_])", text) if not part[:1].isalpha()
+              or part.startswith("fusion_steps")]
     try:
-        top = _ProtoText(text).message(None)
+        top = _ProtoText("".join(wanted)).message(None)
+        steps: list[Step] = []
+        for entry in top.get("fusion_steps", []):
+            if not isinstance(entry, dict):
+                continue
+            for kind, values in entry.items():
+                for body in values:
+                    if not isinstance(body, dict):
+                        continue
+                    step = _gpu_step(kind, body)
+                    if step is not None:
+                        steps.append(step)
     except (ValueError, RecursionError) as exc:
         return [], f"the priority-fusion record does not parse: {exc}"
-    steps: list[Step] = []
-    for entry in top.get("fusion_steps", []):
-        if not isinstance(entry, dict):
-            continue
-        for kind, values in entry.items():
-            for body in values:
-                if not isinstance(body, dict):
-                    continue
-                step = _gpu_step(kind, body)
-                if step is not None:
-                    steps.append(step)
     if not steps and "fusion_steps" not in top:
         return [], "the priority-fusion record holds no fusion steps"
     return steps, None
@@ -298,7 +302,7 @@ def _gpu_step(kind: str, body: dict[str, list[object]]) -> Step | None:
         return Step("producer_ineligible", producer, reason=reason, record=record)
     if kind == "update_priority":
         producer = _text(body, "producer_name")
-        consumers = [str(c) for c in body.get("consumer_names", [])]
+        consumers = [_unescape(c) if isinstance(c, _Str) else str(c) for c in body.get("consumer_names", [])]
         fused, unfused = _number(body, "us_fused"), _number(body, "us_unfused")
         names = " ".join(f"consumer_names: {_quote(c)}" for c in consumers)
         record = (f"update_priority {{ producer_name: {_quote(producer)} {names} us_fused: {fused} "
@@ -506,9 +510,9 @@ TPU_UNMAPPED = ("not mapped: libtpu renames fusions after its fusion passes and 
                 "a name against")
 
 
-def _decisions(steps: Sequence[Step], optimized_hlo: str, after_text: str | None, pass_name: str,
+def _decisions(steps: Sequence[Step], optimized_hlo: str | HloModule, after_text: str | None, pass_name: str,
                source_file: str, map_names: bool = True) -> tuple[list[FusionDecision], str]:
-    optimized = _parse_or_none(optimized_hlo)
+    optimized = optimized_hlo if isinstance(optimized_hlo, HloModule) else _parse_or_none(optimized_hlo)
     if optimized is None:
         return [], "the optimized module does not parse, so no decision could be tied to it"
     after = _parse_or_none(after_text)
@@ -543,11 +547,12 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str, after_text: str | None
     return out, note
 
 
-def gpu_decisions(dump_text: str, optimized_hlo: str, after_text: str | None) -> tuple[list[FusionDecision], str]:
+def gpu_decisions(dump_text: str, optimized_hlo: str | HloModule,
+                  after_text: str | None) -> tuple[list[FusionDecision], str]:
     """The GPU's standing refusals, their names mapped to the optimized module.
 
     :param dump_text: the ``*.priority_fusion_dump.txt`` text.
-    :param optimized_hlo: ``compiled.as_text()``.
+    :param optimized_hlo: ``compiled.as_text()``, or that text parsed.
     :param after_text: the module right after ``priority-fusion``, or ``None``.
     :return: the decisions and a note on what was read (never an exception).
     """
@@ -557,8 +562,9 @@ def gpu_decisions(dump_text: str, optimized_hlo: str, after_text: str | None) ->
     return _decisions(steps, optimized_hlo, after_text, GPU_PASS, GPU_SOURCE)
 
 
-def visualization_decisions(page: str, optimized_hlo: str, after_text: str | None, *, pass_name: str = CPU_PASS,
-                            source_file: str = CPU_SOURCE, map_names: bool = True) -> tuple[list[FusionDecision], str]:
+def visualization_decisions(page: str, optimized_hlo: str | HloModule, after_text: str | None, *,
+                            pass_name: str = CPU_PASS, source_file: str = CPU_SOURCE,
+                            map_names: bool = True) -> tuple[list[FusionDecision], str]:
     """The CPU's (or TPU's) standing refusals from a fusion explorer page,
     their names mapped to the optimized module.
 
@@ -748,18 +754,21 @@ def _module_prefix(folder: str, module_name: str, suffix: str) -> str | None:
     return best[1] if best else None
 
 
-def collect(platform: str, folder: str, optimized_hlo: str) -> tuple[list[FusionDecision], str]:
+def collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tuple[list[FusionDecision], str]:
     """Read the record a compile left in ``folder`` (only the files needed).
 
-    :param optimized_hlo: the compiled module's text, to map names to.
+    :param optimized_hlo: the compiled module's text, or that text parsed, to map names to.
     :return: the decisions and a note (never an exception).
     """
     import os
 
-    m = re.match(r"\s*HloModule\s+([^\s,]+)", optimized_hlo)
-    if m is None:
-        return [], "not collected: the optimized module has no name"
-    module_name = m.group(1)
+    if isinstance(optimized_hlo, HloModule):
+        module_name = optimized_hlo.name
+    else:
+        m = re.match(r"\s*HloModule\s+([^\s,]+)", optimized_hlo)
+        if m is None:
+            return [], "not collected: the optimized module has no name"
+        module_name = m.group(1)
     try:
         names = os.listdir(folder)
     except OSError as exc:

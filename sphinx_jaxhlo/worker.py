@@ -387,12 +387,17 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
+    from .hlo import HloParseError, parse_module
+
+    try:  # once, for the decisions and the analysis
+        module: Any = parse_module(report.hlo)
+    except HloParseError:
+        module = report.hlo  # the analysis says why it does not parse
     if record_folder is not None:
         from .decisions import collect
 
         try:
-            report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder,
-                                                                            report.hlo)
+            report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
         finally:
             shutil.rmtree(record_folder, ignore_errors=True)
     else:
@@ -405,7 +410,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     report.memory = _memory(compiled)
     report.cost = _cost(compiled)
     try:
-        analysis = analyze_module(report.hlo, source_name)
+        analysis = analyze_module(module, source_name)
     except ValueError as exc:  # HloParseError: keep the figures, say what failed
         report.analysis_error = str(exc)
     else:

@@ -67,6 +67,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
 from .report import FusionDecision, Reason, Report
@@ -270,6 +271,9 @@ def parse_priority_fusion_dump(text: str) -> tuple[list[Step], str | None]:
     # string) are skipped unread, where the text puts one field per line.
     wanted = [part for part in re.split(r"(?m)^(?=[A-Za-z_])", text) if not part[:1].isalpha()
               or part.startswith("fusion_steps")]
+    quick = _quick_steps(wanted)
+    if quick is not None:
+        return quick, None
     try:
         top = _ProtoText("".join(wanted)).message(None)
         steps: list[Step] = []
@@ -288,6 +292,48 @@ def parse_priority_fusion_dump(text: str) -> tuple[list[Step], str | None]:
     if not steps and "fusion_steps" not in top:
         return [], "the priority-fusion record holds no fusion steps"
     return steps, None
+
+
+_FLAT_STEP = re.compile(r"fusion_steps\s*\{\s*(\w+)\s*\{([^{}]*)\}\s*\}\s*", re.S)
+_FLAT_FIELD = re.compile(r'(\w+)\s*:\s*(?:"([^"\\\n]*(?:\\.[^"\\\n]*)*)"|([-+\w.]+))\s*')
+
+
+def _quick_steps(parts: Sequence[str]) -> list[Step] | None:
+    """The steps, read with two regular expressions per step when every step
+    is one flat message per ``fusion_steps`` line group (as XLA writes them);
+    ``None`` when the text is in any other form (then the full reader reads it)."""
+    steps: list[Step] = []
+    for part in parts:
+        if not part.strip():
+            continue
+        m = _FLAT_STEP.fullmatch(part)
+        if m is None:
+            return None
+        body: dict[str, list[object]] = {}
+        pos = 0
+        inner = m.group(2)
+        for f in _FLAT_FIELD.finditer(inner):
+            if inner[pos:f.start()].strip():
+                return None
+            pos = f.end()
+            if f.group(2) is not None:
+                body.setdefault(f.group(1), []).append(_Str(f.group(2)))
+            else:
+                raw = f.group(3)
+                try:
+                    value: object = float(raw) if any(c in raw for c in ".eEinfa") else int(raw)
+                except ValueError:
+                    return None
+                body.setdefault(f.group(1), []).append(value)
+        if inner[pos:].strip():
+            return None
+        try:
+            step = _gpu_step(m.group(1), body)
+        except ValueError:
+            return None
+        if step is not None:
+            steps.append(step)
+    return steps if steps else None
 
 
 def _gpu_step(kind: str, body: dict[str, list[object]]) -> Step | None:
@@ -496,13 +542,76 @@ def _users(after: HloModule | None, name: str) -> list[str]:
     return [v for u in users for v in comp.users(u)]
 
 
-def _parse_or_none(text: str | None) -> HloModule | None:
+def _parse_or_none(text: str | None, *, quick: bool = False) -> HloModule | None:
     if not text:
         return None
+    if quick:
+        scanned = _scan_module(text)
+        if scanned is not None:
+            return scanned
     try:
         return parse_module(text)
     except HloParseError:
         return None
+
+
+_HEADER = re.compile(r"(ENTRY\s+)?%?([^\s(]+)\s*\(.*\)\s*->\s*.*\{\s*$")
+_LINE = re.compile(r"\s+(ROOT\s+)?%?([^\s=]+)\s*=\s*(.+?)\s+([a-z][a-z0-9\-]*)\(([^)]*)\)(.*)$")
+_LAYOUT = re.compile(r"\{[^{}]*\}")
+_CALLS = re.compile(r"\bcalls=%?([^\s,}]+)")
+_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
+_COMMENT = re.compile(r"/\*.*?\*/")
+
+
+def _scan_module(text: str) -> HloModule | None:
+    """The names, opcodes, shapes, operands and fused computations of a
+    module dump, read line by line (what the name mapping needs, many times
+    faster than the full parser); ``None`` for any line it does not
+    recognise, and then the full parser reads the text."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("HloModule "):
+        return None
+    name = lines[0].split()[1].rstrip(",")
+    computations: dict[str, HloComputation] = {}
+    entry = ""
+    current: HloComputation | None = None
+    for line in lines[1:]:
+        if current is None:
+            header = _HEADER.match(line)
+            if header is not None:
+                current = HloComputation(name=header.group(2), instructions=[], root="",
+                                         is_entry=bool(header.group(1)))
+                if header.group(1):
+                    entry = current.name
+            continue
+        if line.startswith("}"):
+            if not current.root and current.instructions:
+                current.root = current.instructions[-1].name
+            computations[current.name] = current
+            current = None
+            continue
+        if not line.strip():
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            return None
+        rest = m.group(6)
+        calls = _CALLS.search(rest)
+        op_name = _OP_NAME.search(rest)
+        operands = [] if m.group(4) in ("parameter", "constant") else [
+            o.strip().lstrip("%") for o in _COMMENT.sub("", m.group(5)).split(",") if o.strip()]
+        shape_text: Any = _LAYOUT.sub("", _COMMENT.sub("", m.group(3))).strip()
+        inst = HloInstruction(name=m.group(2), opcode=m.group(4), shape=shape_text, operands=operands,
+                              called_computations=[calls.group(1)] if calls else [],
+                              op_name=op_name.group(1).replace('\\"', '"') if op_name else None,
+                              is_root=bool(m.group(1)))
+        current.instructions.append(inst)
+        current._by_name[inst.name] = inst
+        if m.group(1):
+            current.root = inst.name
+    if current is not None or not computations:
+        return None
+    return HloModule(name=name, computations=computations, entry=entry or next(iter(computations)))
 
 
 #: Why a TPU decision is never tied to a finding.
@@ -515,7 +624,7 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str | HloModule, after_text
     optimized = optimized_hlo if isinstance(optimized_hlo, HloModule) else _parse_or_none(optimized_hlo)
     if optimized is None:
         return [], "the optimized module does not parse, so no decision could be tied to it"
-    after = _parse_or_none(after_text)
+    after = _parse_or_none(after_text, quick=True)
     index = _Index(optimized)
     kept = standing(steps)
     out: list[FusionDecision] = []

@@ -399,3 +399,35 @@ def test_libtpu_decisions_are_kept_but_never_tied_to_a_finding() -> None:
     assert "0 tied to the optimized module" in note
     report = _report("gpu_h100", found)
     assert all(r.reason is None for r in report.reductions)
+
+
+@pytest.mark.parametrize("target", ["gpu_h100", "cpu"])
+def test_the_quick_reading_of_a_module_dump_agrees_with_the_parser(target: str) -> None:
+    from sphinx_jaxhlo.hlo import parse_module
+
+    text = _read(target, "after_pass.txt")
+    quick, full = decisions._scan_module(text), parse_module(text)
+    assert quick is not None and quick.entry == full.entry and set(quick.computations) == set(full.computations)
+    for name, comp in full.computations.items():
+        scanned = quick.computations[name]
+        assert scanned.root == comp.root
+        for inst in comp:
+            other = scanned[inst.name]
+            assert (other.opcode, str(other.shape), other.operands, other.op_name) == (
+                inst.opcode, str(inst.shape), inst.operands, inst.op_name)
+            if inst.opcode == "fusion":
+                assert other.called_computations == inst.called_computations[:1]
+    # a line it does not recognise: the full parser reads the text instead
+    assert decisions._scan_module(text.replace("\n  ROOT ", "\n  ROOT ???\n  ROOT ", 1)) is None
+
+
+def test_the_quick_and_the_full_reading_of_a_record_agree() -> None:
+    text = _read("gpu_h100", "record.txt")
+    quick, problem = decisions.parse_priority_fusion_dump(text)
+    assert problem is None and len(quick) == 5
+    one_line = " ".join(text[:text.index("gpu_device_info")].split())  # not one step per line: the full reader
+    assert decisions._quick_steps([one_line]) is None
+    again, problem = decisions.parse_priority_fusion_dump(one_line)
+    assert problem is None
+    assert [(s.kind, s.producer, s.reason, s.consumers, s.record) for s in again] == [
+        (s.kind, s.producer, s.reason, s.consumers, s.record) for s in quick]

@@ -69,6 +69,39 @@ class Reason:
 
 
 @dataclass
+class FusionDecision:
+    """One refusal from the compiler's own record of its fusion decisions
+    (:mod:`sphinx_jaxhlo.decisions`): the pass that refused, about which
+    producer and consumer, in its own words."""
+
+    #: The XLA pass that decided: ``priority-fusion`` (GPU), ``fusion`` (CPU).
+    pass_name: str
+    #: The pass's source file in openxla/xla.
+    source_file: str
+    #: ``producer-ineligible`` (GPU: the producer cannot be fused into all of
+    #: its readers), ``slower-fused`` (GPU: the cost model estimated the
+    #: fused kernels slower), ``not-fused`` (CPU: this producer into this consumer).
+    kind: str
+    #: The producer as the record names it (the module during the pass,
+    #: before later passes rename fusions).
+    producer: str
+    #: Its readers as the record (or the module right after the pass) names them.
+    consumers: list[str]
+    #: The compiler's reason, verbatim.
+    reason: str
+    #: The record's entry, verbatim.
+    record: str = ""
+    #: The producer's name in the optimized module, or ``None`` when it could
+    #: not be mapped reliably (then :attr:`mapping` says why).
+    producer_instruction: str | None = None
+    #: The readers' names in the optimized module, one for each of
+    #: :attr:`consumers` (``""`` for one that could not be mapped).
+    consumer_instructions: list[str] = field(default_factory=list)
+    #: How the names were mapped to the optimized module, or why not.
+    mapping: str = ""
+
+
+@dataclass
 class Memory:
     """Figures from ``compiled.memory_analysis()``, in bytes.
 
@@ -139,6 +172,7 @@ class Materialized:
     kind: str = "intermediate"
     #: For a buffer an unfused reduction of the program's reads: what made it
     #: and why it was not fused into that reduction; ``None`` otherwise.
+    #: Why it was not fused into its readers, when the analysis says.
     reason: Reason | None = None
 
 
@@ -172,6 +206,7 @@ class Reduction:
     origin: str = "user"
     #: For an unfused reduction of the program's: what made the buffer it
     #: reads and why it was not fused into this reduction; ``None`` otherwise.
+    #: Why the stored buffer it reads was not fused into it (unfused reductions).
     reason: Reason | None = None
 
     @property
@@ -288,6 +323,13 @@ class TargetFailure:
         return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
 
 
+def _with_reason(cls: Any, data: dict[str, Any]) -> Any:
+    """A :class:`Materialized` or :class:`Reduction` from its JSON form, its ``reason`` read in."""
+    d = dict(data)
+    d["reason"] = Reason(**d["reason"]) if d.get("reason") else None
+    return cls(**d)
+
+
 @dataclass
 class Report:
     """Everything one compile produced for one (function, target)."""
@@ -336,6 +378,12 @@ class Report:
     output_shardings: list[Sharding] = field(default_factory=list)
     #: The collectives, in the order they first run.
     collectives: list[Collective] = field(default_factory=list)
+    #: The compiler's own record of the fusions it refused, where the backend
+    #: keeps one (:mod:`sphinx_jaxhlo.decisions`).
+    fusion_decisions: list[FusionDecision] = field(default_factory=list)
+    #: What was collected of that record, or why nothing was (the backend
+    #: keeps none, the record did not parse...); empty when not collected.
+    fusion_decisions_note: str = ""
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
@@ -362,6 +410,7 @@ class Report:
             d["reductions"] = [_with_reason(Reduction, r) for r in d.get("reductions") or []]
             d["host_buffers"] = [_with_reason(Materialized, m) for m in d.get("host_buffers") or []]
             d["host_fusions"] = [Fusion(**f) for f in d.get("host_fusions") or []]
+            d["fusion_decisions"] = [FusionDecision(**x) for x in d.get("fusion_decisions") or []]
             d["error"] = CompileError(**d["error"]) if d.get("error") else None
             d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]

@@ -21,7 +21,9 @@ what it was asked, never what this package derived from it:
     (the CUDA plugin, libtpu), and ``XLA_FLAGS`` when set.
 ``facts``
     the report's own figures: memory and cost analyses, the compile error if
-    any, the target's description.
+    any, the target's description, and the compiler's record of the fusions
+    it refused (``fusion_decisions``, see :mod:`sphinx_jaxhlo.decisions`;
+    absent from snapshots made before it was collected).
 ``texts``
     the SHA-256 and size of each compressed text beside the JSON.
 ``summary``
@@ -33,7 +35,8 @@ stored HLO by :func:`sphinx_jaxhlo.analysis.analyze_module` whenever a
 snapshot is loaded (and the collectives by
 :func:`sphinx_jaxhlo.collectives.analyze_collectives`, over the stored
 mesh), so a better analysis applies to old snapshots without compiling
-anything.  Nothing here imports jax or Sphinx.
+anything; the stored fusion decisions are then tied to the findings again
+(:func:`sphinx_jaxhlo.decisions.attach_quotes`).  Nothing here imports jax or Sphinx.
 """
 
 from __future__ import annotations
@@ -180,6 +183,9 @@ def reanalyze(report: Report, source_name: str) -> None:
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))
+    from .decisions import attach_quotes
+
+    attach_quotes(report)
     reread_collectives(report, source_name)
 
 

@@ -357,11 +357,20 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     from .analysis import analyze_module
 
     start = time.perf_counter()
+    options = compiler_options(flags)
+    record_folder, record_note = _record_folder(target, flags)
+    if record_folder is not None:
+        from .decisions import collection_options
+
+        options.update(collection_options(target.platform, record_folder,
+                                          everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
     try:
         if lowered is None:
             lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
-        compiled = lowered.compile(compiler_options(flags) or None)
+        compiled = lowered.compile(options or None)
     except BaseException as exc:
+        if record_folder is not None:
+            shutil.rmtree(record_folder, ignore_errors=True)
         if isinstance(exc, KeyboardInterrupt):
             raise
         line = _example_line(exc.__traceback__, source_name)
@@ -378,6 +387,21 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
+    from .hlo import HloParseError, parse_module
+
+    try:  # once, for the decisions and the analysis
+        module: Any = parse_module(report.hlo)
+    except HloParseError:
+        module = report.hlo  # the analysis says why it does not parse
+    if record_folder is not None:
+        from .decisions import collect
+
+        try:
+            report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
+        finally:
+            shutil.rmtree(record_folder, ignore_errors=True)
+    else:
+        report.fusion_decisions_note = record_note
     if "stablehlo" in extras:
         report.stablehlo = lowered.as_text()
     if "jaxpr" in extras:
@@ -386,7 +410,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     report.memory = _memory(compiled)
     report.cost = _cost(compiled)
     try:
-        analysis = analyze_module(report.hlo, source_name, target=report.target)
+        analysis = analyze_module(module, source_name, target=report.target)
     except ValueError as exc:  # HloParseError: keep the figures, say what failed
         report.analysis_error = str(exc)
     else:
@@ -394,8 +418,36 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
             analysis.fusions, analysis.materialized, analysis.reductions)
         report.argument_copies = analysis.argument_copies
         report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
+        from .decisions import attach_quotes
+
+        attach_quotes(report)
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
     return report
+
+
+#: Which of XLA's records of its fusion decisions a compile worker collects
+#: (:mod:`sphinx_jaxhlo.decisions`): unset or ``1``, the GPU's (cheap);
+#: ``all``, the CPU's and TPU's too (costly); ``0``, none (the benchmark and
+#: the tests that check the collection changes nothing compare the ways).
+DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
+
+
+def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
+    """A new private folder for XLA's record of its fusion decisions
+    (:mod:`sphinx_jaxhlo.decisions`), or ``None`` and why there is none."""
+    from .decisions import COSTLY, collection_options, collection_refused
+
+    setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
+    if setting in ("0", "false", "no", "off"):
+        return None, f"not collected: {DECISIONS_VARIABLE} is off"
+    refused = collection_refused(flags, os.environ.get("XLA_FLAGS", ""))
+    if refused is not None:
+        return None, refused
+    if not collection_options(target.platform, "", everything=setting == "all"):
+        if collection_options(target.platform, "", everything=True):
+            return None, COSTLY.format(platform=target.platform.upper())
+        return None, f"no decision record is known for the platform {target.platform}"
+    return tempfile.mkdtemp(prefix="jaxhlo-decisions-"), ""
 
 
 def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any,

@@ -53,7 +53,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["COMBINES", "ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked"]
+__all__ = ["COMBINES", "ChunkCheck", "ChunkError", "ChunkOption", "add_variant", "check_chunkable", "chunked",
+           "chunked_source", "parse_chunk_option", "prove_and_check", "verify_chunked"]
 
 #: The combines :func:`chunked` knows; ``mean`` is a sum of chunk means weighted by the chunk lengths.
 COMBINES = ("sum", "mean", "max", "min")
@@ -618,7 +619,7 @@ def _parameters(fn: Any) -> tuple[list[str], bool]:
     return names, keywords
 
 
-def chunked_source(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
+def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 0, size: int = 1000,
                    axis: int | Sequence[int] = 0, combine: str = "sum", *, name: str | None = None,
                    arg_names: Sequence[str] | None = None) -> str:
     """The plain-JAX code of ``chunked(fn, argnums, size, axis, combine)``: a
@@ -626,17 +627,18 @@ def chunked_source(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, siz
 
     It calls ``fn`` by its name, takes the same positional arguments (named as in
     ``fn``'s signature, or ``arg_names``) and computes what :func:`chunked` computes,
-    with the same operations.  Negative axes are not known without shapes: give
-    them as non-negative numbers.
+    with the same operations (``fn`` may be given as its name alone, with
+    ``arg_names``).  Negative axes are not known without shapes: give them as
+    non-negative numbers.
 
     :param name: the name of the function written (default: ``fn``'s name + ``_chunked``).
     :raises ValueError: bad parameters, or an argument to chunk that the signature lacks.
     """
     nums, axes = _normalize(argnums, axis, size, combine)
-    fname = _name(fn)
+    fname = fn if isinstance(fn, str) else _name(fn)
     if not fname.isidentifier():
         raise ValueError(f"chunked_source: {fname!r} is not a name the code can call")
-    params, keywords = _parameters(fn)
+    params, keywords = ([], False) if isinstance(fn, str) else _parameters(fn)
     if arg_names is not None:
         params = list(arg_names)
     if not params:
@@ -703,6 +705,108 @@ def chunked_source(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, siz
         lines.append(f"    total = jax.tree.map(lambda t: t / {length}, total)")
     lines.append("    return total")
     return "\n".join(lines) + "\n"
+
+
+# -- the directive's ``:chunk:`` option (pure Python: the directive does not import jax) -----------
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkOption:
+    """A parsed ``:chunk:`` value, ``pos=1000`` or ``x=25, y=25, combine=mean, axis=0``.
+
+    :ivar args: the arguments to chunk, by name; ``size``, ``axis``, ``combine`` as for :func:`chunked`.
+    """
+
+    args: tuple[str, ...]
+    size: int
+    axis: int = 0
+    combine: str = "sum"
+
+
+def parse_chunk_option(text: str) -> ChunkOption:
+    """``"pos=1000"`` -> ``ChunkOption(("pos",), 1000)``.
+
+    :raises ValueError: a malformed value, with the reason.
+    """
+    from .options import parse_assignments
+
+    args: list[str] = []
+    sizes: set[int] = set()
+    axis, combine = 0, "sum"
+    for key, value in parse_assignments(text, ":chunk"):
+        if key == "combine":
+            if value not in COMBINES:
+                raise ValueError(f":chunk: combine={value} is not one of {', '.join(COMBINES)}")
+            combine = value
+            continue
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f":chunk: {key}={value} is not a whole number") from None
+        if key == "axis":
+            if number < 0:
+                raise ValueError(":chunk: give the axis as a non-negative number")
+            axis = number
+        else:
+            if number < 1:
+                raise ValueError(f":chunk: {key}={value}: a chunk size is at least 1")
+            args.append(key)
+            sizes.add(number)
+    if not args:
+        raise ValueError(":chunk: name the argument to chunk and the chunk size, e.g. pos=1000")
+    if len(sizes) > 1:
+        raise ValueError(":chunk: arguments chunked together take one chunk size")
+    return ChunkOption(tuple(args), sizes.pop(), axis, combine)
+
+
+def variant_name(function: str) -> str:
+    """The name of a function's chunked variant in an example."""
+    return f"{function}_chunked"
+
+
+def add_variant(source: str, function: str, option: ChunkOption) -> tuple[str, dict[str, Any]]:
+    """The example's source with the plain-JAX chunked variant of ``function``
+    appended, and the parameters the compile worker proves and checks it with.
+
+    :raises ValueError: ``function`` is not a top-level ``def`` of the source, or
+        lacks a positional argument the option names.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
+    if not defs:
+        raise ValueError(f":chunk: {function!r} is not a top-level def of the example")
+    params = [a.arg for a in [*defs[-1].args.posonlyargs, *defs[-1].args.args]]
+    missing = [a for a in option.args if a not in params]
+    if missing:
+        raise ValueError(f":chunk: {function}() has no positional argument {missing[0]!r} "
+                         f"(its arguments: {', '.join(params) or 'none'})")
+    argnums = tuple(params.index(a) for a in option.args)
+    code = chunked_source(function, argnums, option.size, option.axis, option.combine,
+                          name=variant_name(function), arg_names=params)
+    given = ", ".join(f"{a}={option.size}" for a in option.args)
+    variant = f"\n\n# The chunked variant of {function} (:chunk: {given}), as sphinx_jaxhlo.chunked_source writes it:\n"
+    check = {"of": function, "argnums": list(argnums), "size": option.size, "axis": option.axis,
+             "combine": option.combine}
+    return source.rstrip("\n") + "\n" + variant + code, check
+
+
+def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                    check: dict[str, Any]) -> ChunkCheck:
+    """What the compile worker runs for a ``:chunk:`` variant: the proof on the
+    jaxpr (:func:`check_chunkable`), then the numerical check (:func:`verify_chunked`).
+
+    :raises ChunkError: the proof refuses, or the numbers differ.
+    """
+    nums = tuple(check["argnums"])
+    axis = int(check["axis"])
+    check_chunkable(fn, *args, argnums=nums, axis=axis, combine=check["combine"], **kwargs)
+    result = verify_chunked(fn, *args, argnums=nums, size=int(check["size"]), axis=axis,
+                            combine=check["combine"], **kwargs)
+    if not result.passed:
+        raise ChunkError(f"chunked({check['of']}): the numerical check failed: {result.describe()}")
+    return result
 
 
 # -- the numerical check -------------------------------------------------------------------------

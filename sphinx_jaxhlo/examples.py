@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -430,6 +431,7 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
     folder = (snapshots.document_folder(ctx.snapshot_root, node["docname"])
               if ctx.snapshot_root is not None else None)
     name = example_name(node)
+    chunks = node.get("chunk") or {}
     by_function = []
     for fn in node["functions"]:
         group = []
@@ -439,7 +441,7 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
                 donate=tuple(node.get("donate", ())),
                 source_name=node["source_name"], target_fingerprint=target.fingerprint(), versions=versions,
-                mesh=mesh)
+                mesh=mesh, chunk=json.dumps(chunks[fn], sort_keys=True) if fn in chunks else "")
             result = Result(function=fn, target=target.name, target_title=target.title,
                             report_key=request.cache_key())
             job = Job(result, target, request, snapshots.identity(request),

@@ -156,12 +156,34 @@ def compile_request(data: dict[str, Any]) -> Report:
 
     args, kwargs = to_shape_dtype_structs(req.specs, mesh if target.device_count > 1 else None)
     kwargs.update(static)
+    chunk_check = _prove_variant(namespace, req.chunk, args, kwargs, name) if req.chunk else ""
     jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
-                    versions=targets_mod.package_versions(), source=source)
+                    versions=targets_mod.package_versions(), source=source, chunk_check=chunk_check)
     with targets_mod.mesh_context(mesh):
         return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                     function, arguments=":args:", mesh=mesh)
+
+
+def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:
+    """For a ``:chunk:`` variant: prove the rewrite on the original function's
+    jaxpr and check it numerically on small CPU inputs.
+
+    :return: the numerical check, in words, for the page.
+    :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
+        refused operation's line when it is one of the example's.
+    """
+    from .chunking import ChunkError, prove_and_check
+
+    check = json.loads(chunk)
+    try:
+        return prove_and_check(namespace[check["of"]], args, kwargs, check).describe()
+    except ChunkError as exc:
+        found = re.search(re.escape(name) + r":(\d+)", exc.where)
+        raise ExampleFailure("chunk", str(exc), int(found.group(1)) if found else None) from None
+    except Exception as exc:  # the example's own error while tracing or running it small
+        raise ExampleFailure("chunk", f"the chunked variant of {check['of']} could not be checked: "
+                             f"{_format_exception(exc)}") from None
 
 
 def _mesh(target: Any, req: Any) -> Any:

@@ -305,6 +305,9 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
         out.append(literal_block(report.error.message, "text"))
         return out
     links = source_links(view)
+    if report.chunk_check:
+        out.append(para(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.",
+                        classes=["jaxhlo-chunk-check"]))
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links)

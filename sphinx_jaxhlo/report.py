@@ -317,14 +317,18 @@ class Report:
     collectives: list[Collective] = field(default_factory=list)
     #: For a ``:chunk:`` variant: its numerical check against the original, in words.
     chunk_check: str = ""
+    #: A chunking that would bound the largest unfused reduction's stored input (words, the
+    #: ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr; or ``""``.
+    chunk_suggestion: str = ""
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        if not data["chunk_check"]:
-            del data["chunk_check"]  # reports of other functions keep their stored form
+        for key in ("chunk_check", "chunk_suggestion"):
+            if not data[key]:
+                del data[key]  # reports without them keep their stored form
         return data
 
     def to_json(self, **kwargs: Any) -> str:

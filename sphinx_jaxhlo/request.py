@@ -81,6 +81,9 @@ class CompileRequest:
     #: For a ``:chunk:`` variant: what the worker proves and checks before compiling it
     #: (``of``, ``argnums``, ``size``, ``axis``, ``combine``), as JSON text; ``""`` otherwise.
     chunk: str = ""
+    #: What a suggested chunking's stored intermediate may take (``jaxhlo_chunk_budget``);
+    #: 0: the default, :data:`sphinx_jaxhlo.chunking.DEFAULT_CHUNK_BUDGET`.
+    chunk_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = self._to_json()
@@ -88,6 +91,8 @@ class CompileRequest:
             data["mesh"] = self.mesh.to_json()
         if self.chunk:
             data["chunk"] = self.chunk
+        if self.chunk_budget:
+            data["chunk_budget"] = self.chunk_budget
         return data
 
     def _to_json(self) -> dict[str, Any]:
@@ -117,6 +122,7 @@ class CompileRequest:
             donate=tuple(data.get("donate", ())),
             mesh=MeshSpec.from_json(data["mesh"]) if data.get("mesh") else None,
             chunk=data.get("chunk", ""),
+            chunk_budget=int(data.get("chunk_budget", 0)),
         )
 
     def cache_key(self) -> str:

@@ -161,8 +161,28 @@ def compile_request(data: dict[str, Any]) -> Report:
     report = Report(function=function, target=target.name, target_description=target.description,
                     versions=targets_mod.package_versions(), source=source, chunk_check=chunk_check)
     with targets_mod.mesh_context(mesh):
-        return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
-                                    function, arguments=":args:", mesh=mesh)
+        report = _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
+                                      function, arguments=":args:", mesh=mesh)
+    if not req.chunk and target.device_count == 1:
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function)
+    return report
+
+
+def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
+    """The report's chunking suggestion: for the largest user reduction that reads a stored
+    intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
+    from .chunking import DEFAULT_CHUNK_BUDGET, suggest_chunking
+
+    budget = budget or DEFAULT_CHUNK_BUDGET
+    sizes = {m.name: m.bytes for m in report.materialized}
+    stored = [sizes.get(r.input_materialized, r.input_bytes) for r in report.reductions
+              if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
+    if not stored or max(stored) <= budget:
+        return ""
+    try:
+        return suggest_chunking(fn, args, kwargs, max(stored), budget, function)
+    except Exception:  # a suggestion is a courtesy: never a failure of the report
+        return ""
 
 
 def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:

@@ -27,6 +27,15 @@ def test_the_chunked_variant_is_compiled_proved_and_checked(app: Any) -> None:
                      r"equal within the tolerance 1e-04", check.get_text())
     # the expectations named for each function hold: 20 GB of temp for the original, under 1 GB chunked
     assert len(first.select("li.jaxhlo-pass")) == 2 and not first.select("li.jaxhlo-fail")
+    # the original's report suggests the chunking (64 MiB budget: chunks of 200), proved, with the call and the code
+    (suggestion,) = first.select("p.jaxhlo-chunk-suggestion")
+    assert suggestion.get_text().startswith("Chunking would bound it: the reduction runs over axis 0 of pos "
+                                            "(100000 long)")
+    assert "each chunk stores about 40.0 MB instead of 20.0 GB" in suggestion.get_text()
+    code = suggestion.find_next_sibling("div").get_text()
+    assert "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=200, axis=0, combine='sum')" in code
+    assert "def with_dot_chunked(pos, hkl):" in code
+    assert not softmax.select("p.jaxhlo-chunk-suggestion")
     # a softmax over the chunked axis: refused, located at the line of the softmax (document line 27)
     refused = [ln for ln in warnings.splitlines() if "jaxhlo.chunk" in ln]
     assert any("index.rst:27" in ln and "`sub`" in ln and "softmax" in ln for ln in refused), refused

@@ -283,3 +283,23 @@ def test_importing_the_package_and_naming_chunked_does_not_import_jax():
             "assert 'jax' not in sys.modules, 'jax imported'; assert 'chunked' in dir(sphinx_jaxhlo)")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
     assert sphinx_jaxhlo.chunked is chunked
+
+
+# -- the report's suggestion -----------------------------------------------------------------------------
+
+
+def test_the_suggestion_for_the_seed_names_pos_axis_0_and_a_size_within_the_budget():
+    from sphinx_jaxhlo.chunking import round_size, suggest_chunking
+
+    text = suggest_chunking(seed.with_dot, SEED_SPECS, {}, 20 * 10**9, budget=200 * 10**6)
+    words, call, *code = text.split("\n")
+    assert "axis 0 of pos (100000 long)" in words and "200 MB instead of 20.0 GB" in words
+    assert call == "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=1000, axis=0, combine='sum')"
+    assert "def with_dot_chunked(pos, hkl):" in code
+    # under the budget already, or nothing provable: no suggestion
+    assert suggest_chunking(seed.with_dot, SEED_SPECS, {}, 10**6, budget=64 * 2**20) == ""
+    assert suggest_chunking(softmax_total, (jax.ShapeDtypeStruct((10**5, 300), jnp.float32),), {}, 10**9) == ""
+    # a max over rows is suggested with its combine
+    big = (jax.ShapeDtypeStruct((10**5, 64), jnp.float32), jax.ShapeDtypeStruct((64, 300), jnp.float32))
+    assert "combine='max'" in suggest_chunking(column_max, big, {}, 120 * 10**6, budget=10**6)
+    assert [round_size(x) for x in (0.5, 1, 3, 7, 19, 335, 1000, 4999)] == [1, 1, 2, 5, 10, 200, 1000, 2000]

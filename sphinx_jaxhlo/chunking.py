@@ -541,7 +541,7 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
     chunk inside :func:`jax.lax.scan` and combines the results with ``combine``:
     ``"sum"``, ``"max"``, ``"min"``, or ``"mean"`` (each chunk's mean weighted by
     its length).  Shapes are static; it traces under :func:`jax.jit`,
-    :func:`jax.grad` and :func:`jax.vmap` like any JAX function.
+    ``jax.grad`` and ``jax.vmap`` like any JAX function.
 
     :param fn: a function whose result(s) reduce over the chunked axis.
     :param argnums: the positional argument (or arguments, all split alike) to chunk.

@@ -327,7 +327,10 @@ def compile_call(data: dict[str, Any]) -> Report:
     jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with targets_mod.mesh_context(mesh):
-        return _compile_call(data, report, target, jitted, args, kwargs, mesh)
+        report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
+    if target.device_count == 1 and not report.chunk_suggestion:
+        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"])
+    return report
 
 
 def _call_mesh(target: Any, call: Any) -> Any:

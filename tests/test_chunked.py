@@ -303,3 +303,20 @@ def test_the_suggestion_for_the_seed_names_pos_axis_0_and_a_size_within_the_budg
     big = (jax.ShapeDtypeStruct((10**5, 64), jnp.float32), jax.ShapeDtypeStruct((64, 300), jnp.float32))
     assert "combine='max'" in suggest_chunking(column_max, big, {}, 120 * 10**6, budget=10**6)
     assert [round_size(x) for x in (0.5, 1, 3, 7, 19, 335, 1000, 4999)] == [1, 1, 2, 5, 10, 200, 1000, 2000]
+
+
+def test_analyze_suggests_the_chunking_in_its_text_and_only_where_it_applies(tmp_path):
+    reports = sphinx_jaxhlo.analyze(seed.with_dot, "f32[100000,3]", "f32[50000,3]", targets="cpu",
+                                    cache_dir=str(tmp_path))
+    (report,) = list(reports)
+    assert report.chunk_suggestion.splitlines()[1] == (
+        "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=200, axis=0, combine='sum')")
+    text = str(reports)
+    assert "Chunking would bound it: the reduction runs over axis 0 of pos (100000 long)" in text
+    assert "def with_dot_chunked(pos, hkl):" in text
+    # the chunked function still stores 200 MB, over the 64 MiB budget, but the proof does not follow
+    # the axis into its lax.scan: nothing is suggested
+    chunked_reports = sphinx_jaxhlo.analyze(chunked(seed.with_dot, size=1000), "f32[100000,3]", "f32[50000,3]",
+                                            targets="cpu", cache_dir=str(tmp_path))
+    assert chunked_reports.get("cpu").chunk_suggestion == ""
+    assert chunked_reports.get("cpu").memory.temp_bytes < 10**9

@@ -73,3 +73,19 @@ def test_add_variant_appends_the_code_and_what_to_check() -> None:
     assert jnp.allclose(namespace["f_chunked"](2.0, x), namespace["f"](2.0, x))
     with pytest.raises(ValueError, match="not a top-level def"):
         add_variant(source, "g", parse_chunk_option("x=8"))
+
+
+@pytest.mark.slow
+@pytest.mark.sphinx("html", testroot="chunk-targets")
+def test_the_variant_on_the_three_targets(app: Any) -> None:
+    app.build()
+    warnings = app.warning.getvalue()
+    assert "WARNING" not in warnings, warnings
+    soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    (block,) = soup.select("div.jaxhlo")
+    rows = {tr.find("td").get_text(strip=True): [td.get_text(" ", strip=True) for td in tr.find_all("td")[1:]]
+            for tr in block.select("table.jaxhlo-variants tbody tr")}
+    assert set(rows) == {"phases", "phases_chunked"} and all(len(r) == 3 for r in rows.values())
+    # the check ran for the variant on each target, and the five expectations hold
+    assert len(block.select("p.jaxhlo-chunk-check")) == 3
+    assert len(block.select("li.jaxhlo-pass")) == 5 and not block.select("li.jaxhlo-fail")

@@ -25,6 +25,8 @@ def setup(app: Sphinx) -> ExtensionMetadata:
 
 #: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
 _API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
+#: The chunked rewrite (:mod:`sphinx_jaxhlo.chunking`), imported on first use.
+_CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked")
 
 
 def __getattr__(name: str) -> Any:
@@ -32,8 +34,12 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name in _CHUNKED:
+        from . import chunking
+
+        return getattr(chunking, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *_API, *_CHUNKED])

@@ -95,6 +95,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
             "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
             "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
+    Setting("jaxhlo_chunk_budget", "64MiB", (int, str),
+            "When a reduction reads a stored intermediate larger than this (bytes, or a size such as "
+            "``'64MiB'``) and the report can prove a chunking of an argument's axis "
+            "(:func:`sphinx_jaxhlo.chunked`), it suggests one whose chunks store at most this much."),
     # -- where compiles run (sphinx_jaxhlo.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

@@ -41,5 +41,8 @@ SUBTYPES: dict[str, str] = {
              "upgrade moved a claim. The message gives both figures and both versions.",
     "cache": "A cache entry was refused (not a valid report, or a report of another example) and compiled "
              "again, or a cache at a URL could not be read or written.",
+    "chunk": "A ``:chunk:`` variant cannot be made or trusted: the option is malformed or names an argument "
+             "the function lacks, the proof on the jaxpr refuses the rewrite (the message names the operation "
+             "and its line), or the numerical check on small inputs finds different results.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

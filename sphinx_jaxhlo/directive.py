@@ -35,6 +35,9 @@ Options:
 ``:rows:``         rows per detail table, largest first (a number or ``all``)
 ``:problem-min-size:`` / ``:problem-io-factor:``  when stored data is shown as a problem
 ``:chart-scale:``  ``auto``, ``linear`` or ``log`` for the chart of several functions
+``:chunk:``        ``pos=1000``: add each function's variant that runs over chunks of 1000 of ``pos``
+                   (``sphinx_jaxhlo.chunked``), proved and checked numerically at build time;
+                   ``axis=`` and ``combine=`` (``sum``, ``mean``, ``max``, ``min``) as for ``chunked``
 
 Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 """
@@ -42,6 +45,7 @@ Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -144,7 +148,16 @@ def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
                 view_options[name] = parser(options[name])
             except ValueError as exc:
                 raise OptionProblem("option", f":{name}: {exc}") from None
+    chunk = None
+    if options.get("chunk") is not None:
+        from .chunking import parse_chunk_option
+
+        try:
+            chunk = dataclasses.asdict(parse_chunk_option(options["chunk"]))
+        except ValueError as exc:
+            raise OptionProblem("chunk", str(exc)) from None
     return {
+        "chunk_option": chunk,
         "functions": as_list(options.get("function")) or [""],
         "specs": specs.to_json(),
         "mesh": mesh.to_json() if mesh is not None else None,
@@ -158,6 +171,32 @@ def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
         "caption": options.get("caption", "") or "",
         "view_options": view_options,
     }
+
+
+def chunk_variants(source: str, functions: list[str],
+                   option: Mapping[str, Any]) -> tuple[str, list[str], dict[str, dict[str, Any]]]:
+    """The example with the ``:chunk:`` variant of each function appended (the
+    plain-JAX code of :func:`sphinx_jaxhlo.chunked_source`).
+
+    :return: ``(source, functions with their variants after them, variant -> what to prove)``.
+    :raises ValueError: a function the option cannot apply to.
+    """
+    from .chunking import ChunkOption, add_variant, variant_name
+
+    chunk = ChunkOption(tuple(option["args"]), int(option["size"]), int(option["axis"]), str(option["combine"]))
+    if functions == [""]:
+        tree = ast.parse(source)
+        defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if not defs:
+            raise ValueError(":chunk: the example defines no top-level function")
+        functions = [defs[-1]]
+    out: list[str] = []
+    checks: dict[str, dict[str, Any]] = {}
+    for function in functions:
+        source, check = add_variant(source, function, chunk)
+        out += [function, variant_name(function)]
+        checks[variant_name(function)] = check
+    return source, out, checks
 
 
 def read_example_file(env: BuildEnvironment, argument: str, docname: str) -> tuple[str | None, str, str]:
@@ -201,6 +240,7 @@ class JaxHloDirective(SphinxDirective):
         "caption": directives.unchanged_required,
         "name": directives.unchanged,
         "class": directives.class_option,
+        "chunk": directives.unchanged_required,
         # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
         **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }
@@ -224,6 +264,12 @@ class JaxHloDirective(SphinxDirective):
             fields = example_fields(self.options)
         except OptionProblem as exc:
             return self.fail(exc.subtype, exc.message)
+        if fields["chunk_option"] is not None:
+            try:
+                source, fields["functions"], fields["chunk"] = chunk_variants(
+                    source, fields["functions"], fields["chunk_option"])
+            except (ValueError, SyntaxError) as exc:
+                return self.fail("chunk", str(exc))
 
         node = jaxhlo_example()
         node.source, node.line = self.get_source_info()

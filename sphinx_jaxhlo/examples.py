@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -430,6 +431,8 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
     folder = (snapshots.document_folder(ctx.snapshot_root, node["docname"])
               if ctx.snapshot_root is not None else None)
     name = example_name(node)
+    chunks = node.get("chunk") or {}
+    budget = chunk_budget(app)
     by_function = []
     for fn in node["functions"]:
         group = []
@@ -439,7 +442,8 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
                 static=tuple(node["static"]), xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
                 donate=tuple(node.get("donate", ())),
                 source_name=node["source_name"], target_fingerprint=target.fingerprint(), versions=versions,
-                mesh=mesh)
+                mesh=mesh, chunk=json.dumps(chunks[fn], sort_keys=True) if fn in chunks else "",
+                chunk_budget=budget)
             result = Result(function=fn, target=target.name, target_title=target.title,
                             report_key=request.cache_key())
             job = Job(result, target, request, snapshots.identity(request),
@@ -449,6 +453,19 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
             group.append(job)
         by_function.append(group)
     return by_function
+
+
+def chunk_budget(app: Sphinx) -> int:
+    """``jaxhlo_chunk_budget`` in bytes; 0 for the default (requests then keep their stored form)."""
+    from .chunking import DEFAULT_CHUNK_BUDGET
+    from .sizes import parse_size
+
+    value = app.config.jaxhlo_chunk_budget
+    try:
+        budget = value if isinstance(value, int) else parse_size(str(value))
+    except ValueError:
+        return 0
+    return 0 if budget == DEFAULT_CHUNK_BUDGET or budget <= 0 else budget
 
 
 def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:

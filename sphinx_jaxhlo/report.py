@@ -384,12 +384,21 @@ class Report:
     #: What was collected of that record, or why nothing was (the backend
     #: keeps none, the record did not parse...); empty when not collected.
     fusion_decisions_note: str = ""
+    #: For a ``:chunk:`` variant: its numerical check against the original, in words.
+    chunk_check: str = ""
+    #: A chunking that would bound the largest unfused reduction's stored input (words, the
+    #: ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr; or ``""``.
+    chunk_suggestion: str = ""
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        for key in ("chunk_check", "chunk_suggestion"):
+            if not data[key]:
+                del data[key]  # reports without them keep their stored form
+        return data
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, **kwargs)

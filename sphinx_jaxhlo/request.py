@@ -21,7 +21,7 @@ DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
 
 #: The modules whose code decides what a report holds.
 _REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py",
-                "collectives.py")
+                "collectives.py", "chunking.py")
 
 
 @functools.cache
@@ -78,11 +78,21 @@ class CompileRequest:
     versions: tuple[tuple[str, str], ...] = field(default=())
     #: The ``:mesh:`` the example runs on, ``None`` when it names none.
     mesh: MeshSpec | None = None
+    #: For a ``:chunk:`` variant: what the worker proves and checks before compiling it
+    #: (``of``, ``argnums``, ``size``, ``axis``, ``combine``), as JSON text; ``""`` otherwise.
+    chunk: str = ""
+    #: What a suggested chunking's stored intermediate may take (``jaxhlo_chunk_budget``);
+    #: 0: the default, :data:`sphinx_jaxhlo.chunking.DEFAULT_CHUNK_BUDGET`.
+    chunk_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = self._to_json()
         if self.mesh is not None:
             data["mesh"] = self.mesh.to_json()
+        if self.chunk:
+            data["chunk"] = self.chunk
+        if self.chunk_budget:
+            data["chunk_budget"] = self.chunk_budget
         return data
 
     def _to_json(self) -> dict[str, Any]:
@@ -111,6 +121,8 @@ class CompileRequest:
             source_name=data["source_name"],
             donate=tuple(data.get("donate", ())),
             mesh=MeshSpec.from_json(data["mesh"]) if data.get("mesh") else None,
+            chunk=data.get("chunk", ""),
+            chunk_budget=int(data.get("chunk_budget", 0)),
         )
 
     def cache_key(self) -> str:

@@ -295,7 +295,7 @@ def forecast(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> list[Pl
     from . import snapshots
     from . import targets as targets_mod
     from .config import as_list
-    from .directive import OptionProblem, example_fields, jaxhlo_example, read_example_file
+    from .directive import OptionProblem, chunk_variants, example_fields, jaxhlo_example, read_example_file
     from .examples import Context, cache_for, plan, snapshot_answers, snapshot_root, target_names, timeout_limits
     from .render.nodes import jaxhlo_block
     from .request import DEFAULT_SHOW
@@ -326,7 +326,10 @@ def forecast(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> list[Pl
                 source, source_name, file_path = found.content, "example.py", ""
             try:
                 fields = example_fields(found.options)
-            except OptionProblem:
+                if fields["chunk_option"] is not None:  # the variants compile too, as the directive adds them
+                    source, fields["functions"], fields["chunk"] = chunk_variants(
+                        source, fields["functions"], fields["chunk_option"])
+            except (OptionProblem, ValueError, SyntaxError):
                 continue
             node = jaxhlo_example()
             for key, value in {"source_text": source, "source_name": source_name, "file_path": file_path,

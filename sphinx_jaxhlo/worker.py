@@ -156,12 +156,54 @@ def compile_request(data: dict[str, Any]) -> Report:
 
     args, kwargs = to_shape_dtype_structs(req.specs, mesh if target.device_count > 1 else None)
     kwargs.update(static)
+    chunk_check = _prove_variant(namespace, req.chunk, args, kwargs, name) if req.chunk else ""
     jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
-                    versions=targets_mod.package_versions(), source=source)
+                    versions=targets_mod.package_versions(), source=source, chunk_check=chunk_check)
     with targets_mod.mesh_context(mesh):
-        return _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
-                                    function, arguments=":args:", mesh=mesh)
+        report = _compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
+                                      function, arguments=":args:", mesh=mesh)
+    if not req.chunk and target.device_count == 1:
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function)
+    return report
+
+
+def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
+    """The report's chunking suggestion: for the largest user reduction that reads a stored
+    intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
+    from .chunking import DEFAULT_CHUNK_BUDGET, suggest_chunking
+
+    budget = budget or DEFAULT_CHUNK_BUDGET
+    sizes = {m.name: m.bytes for m in report.materialized}
+    stored = [sizes.get(r.input_materialized, r.input_bytes) for r in report.reductions
+              if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
+    if not stored or max(stored) <= budget:
+        return ""
+    try:
+        return suggest_chunking(fn, args, kwargs, max(stored), budget, function)
+    except Exception:  # a suggestion is a courtesy: never a failure of the report
+        return ""
+
+
+def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:
+    """For a ``:chunk:`` variant: prove the rewrite on the original function's
+    jaxpr and check it numerically on small CPU inputs.
+
+    :return: the numerical check, in words, for the page.
+    :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
+        refused operation's line when it is one of the example's.
+    """
+    from .chunking import ChunkError, prove_and_check
+
+    check = json.loads(chunk)
+    try:
+        return prove_and_check(namespace[check["of"]], args, kwargs, check).describe()
+    except ChunkError as exc:
+        found = re.search(re.escape(name) + r":(\d+)", exc.where)
+        raise ExampleFailure("chunk", str(exc), int(found.group(1)) if found else None) from None
+    except Exception as exc:  # the example's own error while tracing or running it small
+        raise ExampleFailure("chunk", f"the chunked variant of {check['of']} could not be checked: "
+                             f"{_format_exception(exc)}") from None
 
 
 def _mesh(target: Any, req: Any) -> Any:
@@ -285,7 +327,10 @@ def compile_call(data: dict[str, Any]) -> Report:
     jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with targets_mod.mesh_context(mesh):
-        return _compile_call(data, report, target, jitted, args, kwargs, mesh)
+        report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
+    if target.device_count == 1 and not report.chunk_suggestion:
+        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"])
+    return report
 
 
 def _call_mesh(target: Any, call: Any) -> Any:

@@ -344,6 +344,13 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
         out.append(literal_block(report.error.message, "text"))
         return out
     links = source_links(view)
+    if report.chunk_check:
+        out.append(para(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.",
+                        classes=["jaxhlo-chunk-check"]))
+    if report.chunk_suggestion:
+        words, call, *code = report.chunk_suggestion.split("\n")
+        out.append(para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]))
+        out.append(literal_block("\n".join([call, *([""] if code else []), *code]), "python"))
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links)

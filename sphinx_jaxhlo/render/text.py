@@ -136,6 +136,19 @@ def numbered(text: str) -> str:
 _TEXTS = {"hlo": ("Optimized HLO", "hlo"), "stablehlo": ("StableHLO", "stablehlo"), "jaxpr": ("jaxpr", "jaxpr")}
 
 
+def chunk_text(report: Report) -> list[str]:
+    """A ``:chunk:`` variant's numerical check, and the report's chunking suggestion, as text."""
+    out = []
+    if report.chunk_check:
+        out.append(textwrap.fill(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.", 100,
+                                 initial_indent="  ", subsequent_indent="    "))
+    if report.chunk_suggestion:
+        words, *code = report.chunk_suggestion.split("\n")
+        out.append(textwrap.fill(words, 100, initial_indent="  ", subsequent_indent="    "))
+        out.append(textwrap.indent("\n".join(code).rstrip(), "    "))
+    return out
+
+
 def report_text(report: Report, show: Sequence[str], display: Display | None = None) -> str:
     """The parts of one target's report, in the order of ``show``, under a heading naming the target."""
     display = display or Display()
@@ -149,6 +162,7 @@ def report_text(report: Report, show: Sequence[str], display: Display | None = N
     for part in dict.fromkeys(show):
         if part == "summary":
             out.append(summary_text(report, display))
+            out += chunk_text(report)
         elif part == "graph":
             out.append(graph_text_part(report))
         elif part == "memory":

@@ -17,7 +17,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .specs import AXIS_TYPES, ArgSpecs, ArraySpec, MeshSpec, Partition, SpecError, SpecTree, parse_args, sharding_problems
+from .specs import (
+    AXIS_TYPES,
+    ArgSpecs,
+    ArraySpec,
+    MeshSpec,
+    Partition,
+    SpecError,
+    SpecTree,
+    parse_args,
+    sharding_problems,
+)
 
 __all__ = ["AbstractArray", "Call", "abstract_arguments", "describe_arguments", "dumps", "make_call",
            "modules_sent_by_value", "sharding_problems_of"]

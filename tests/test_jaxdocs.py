@@ -46,7 +46,7 @@ def sphinx(src: Path, build: Path, env: dict[str, str]) -> tuple[int, str]:
     """Build into ``build/html`` (doctrees and the report cache beside it)."""
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "--no-color",
            "-d", str(build / "doctrees"), str(src), str(build / "html")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, **env})
+    proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=900, env={**os.environ, **env})
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -127,7 +127,6 @@ def test_a_jax_mesh_keeps_its_axis_types() -> None:
     assert mesh_spec_of(mesh) == parse_mesh("X=4 explicit, Y=2")
     import jax
     import jax.numpy as jnp
-
     from jax.sharding import PartitionSpec as P
 
     arg = _abstract(jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P("X", None))))

@@ -58,7 +58,7 @@ _examples.process_example = _faulty
 def build(src: Path, out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "--no-color",
            "-d", str(out.parent / (out.name + "-doctrees")), *args, str(src), str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
+    proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
     return proc.returncode, proc.stdout + proc.stderr
 
 

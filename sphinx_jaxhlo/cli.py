@@ -145,8 +145,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                       help=f"comma-separated targets (known: {', '.join(targets_mod.TARGETS)}); default: "
                            f"{', '.join(targets_mod.DEFAULT_TARGETS)}, those whose compiler is installed")
     what.add_argument("--mesh", metavar="AXES",
-                      help='the mesh of a target of several devices, e.g. "data=4, model=2"; specs may then '
-                           'say how they are split: "f32[8192,8192] @ P(data, None)"')
+                      help='the mesh of a target of several devices, e.g. "data=4, model=2" (Auto axes) or '
+                           '"X=8 explicit" (an axis kind after its size: auto, explicit, manual); specs may '
+                           'then say how they are split: "f32[8192,8192] @ P(data, None)"')
     what.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
                       help="a static argument as a Python literal, e.g. chunk=1000; repeat it or give a "
                            "comma list")

@@ -21,6 +21,6 @@ nb_merge_streams = True
 nb_execution_show_tb = True
 nb_execution_timeout = 100
 html_theme = "sphinx_book_theme"
-html_theme_options = {"show_toc_level": 2, "repository_url": "https://example.invalid/jaxdocs", "use_repository_button": False}
+html_theme_options = {"show_toc_level": 2, "repository_url": "https://github.com/example/jaxdocs", "use_repository_button": True}
 jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
 jaxhlo_snapshot_dir = "_snapshots"

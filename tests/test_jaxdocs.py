@@ -51,7 +51,9 @@ def sphinx(src: Path, build: Path, env: dict[str, str]) -> tuple[int, str]:
 
 
 def warnings_of(log: str) -> list[str]:
-    return [ln for ln in log.splitlines() if "WARNING" in ln or "ERROR" in ln]
+    """Sphinx's warnings and errors (not the notebook kernel's own log lines, such as
+    ipykernel's ``[IPKernelApp] WARNING | Kernel is running over TCP``)."""
+    return [ln for ln in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL): ", ln)]
 
 
 def check_pages(out: Path) -> None:

@@ -167,3 +167,54 @@ def test_page_output_path_on_the_installed_sphinx(tmp_path: Path) -> None:
             app.cleanup()
         assert path == Path(app.outdir) / expected, (sphinx.__version__, path)
     assert sphinxcompat.page_output_path(object(), "other") is None
+
+
+#: Every Sphinx class attribute the extension calls or reads, by class (grep the package for
+#: ``app.``, ``env.``, ``builder.``).  Each exists, in this form, on Sphinx 7.3 to 9;
+#: ``note_dependency(docname=)`` and ``get_output_path`` go through sphinxcompat.
+USED = {
+    "sphinx.application:Sphinx": (
+        "add_config_value", "add_directive", "add_node", "add_enumerable_node", "add_post_transform",
+        "add_env_collector", "connect", "add_css_file", "add_js_file", "add_lexer"),
+    "sphinx.environment:BuildEnvironment": ("note_dependency", "doc2path", "relfn2path"),
+    "sphinx.builders.html:StandaloneHTMLBuilder": ("get_outfilename",),
+    "sphinx.environment.collectors:EnvironmentCollector": ("clear_doc", "merge_other", "process_doc"),
+    "sphinx.util.docutils:SphinxDirective": ("env", "config"),
+    "sphinx.transforms.post_transforms:SphinxPostTransform": ("run", "app", "env"),
+}
+#: The events the extension connects to.
+EVENTS = ("config-inited", "env-before-read-docs", "env-updated", "env-get-outdated", "doctree-resolved",
+          "build-finished", "doctree-read")
+
+
+def test_every_sphinx_api_the_extension_uses_is_on_the_installed_sphinx(tmp_path: Path) -> None:
+    import importlib
+    import inspect
+
+    for where, names in USED.items():
+        module, cls = where.split(":")
+        owner = getattr(importlib.import_module(module), cls)
+        missing = [n for n in names if not hasattr(owner, n) and n not in getattr(owner, "__annotations__", {})]
+        assert not missing, (sphinx.__version__, where, missing)
+    from sphinx.events import core_events
+    from sphinx.util.typing import OptionSpec  # noqa: F401  (the directive's option_spec type)
+
+    assert not [e for e in EVENTS if e not in core_events], sphinx.__version__
+    from sphinx.application import Sphinx
+
+    assert "types" in inspect.signature(Sphinx.add_config_value).parameters
+    from sphinx.testing.util import SphinxTestApp
+
+    src = tmp_path / "src"
+    project(src)
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "b")
+    try:
+        for attr in ("confdir", "outdir", "doctreedir", "parallel", "builder", "env", "config"):
+            assert hasattr(app, attr), (sphinx.__version__, attr)
+        for attr in ("format", "name", "outdir", "current_docname"):
+            assert hasattr(app.builder, attr), (sphinx.__version__, attr)
+        assert hasattr(app.config, "show_warning_types")
+        for attr in ("srcdir", "dependencies", "temp_data"):
+            assert hasattr(app.env, attr), (sphinx.__version__, attr)
+    finally:
+        app.cleanup()

@@ -556,6 +556,23 @@ def test_jax_sharding_page_idioms_trace_as_written_on_an_explicit_mesh(name: str
 
 @pytest.mark.slow
 @needs_compilers
+def test_the_directive_takes_explicit_axes(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["gpu:h100x8"]\n')
+    (src / "index.rst").write_text(
+        "Explicit\n========\n\n.. jax-hlo::\n   :args: f32[64,32] @ P(None, X), f32[32,128] @ P(X, None)\n"
+        "   :mesh: X=8 explicit\n   :expect-collectives: reduce-scatter=1, all-gather=0\n\n"
+        "   import jax.numpy as jnp\n   from jax.sharding import PartitionSpec as P\n\n"
+        "   def matmul(x, y):\n       return jnp.dot(x, y, out_sharding=P('X', None))\n")
+    warnings, out, reports = build_html(src, tmp_path / "build")
+    assert "WARNING" not in warnings, warnings
+    assert [r.mesh for r in reports] == [[["X", 8, "explicit"]]]
+    assert "mesh X=8 explicit" in (out / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@needs_compilers
 def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
     """The cache covers the targets of several devices, keyed by the mesh and the partition specs."""
     from test_cache import sphinx_build, summary

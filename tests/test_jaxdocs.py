@@ -10,7 +10,8 @@ examples for the CPU, an H100 and a TPU v5e, and snapshots.  Built with ``-W``:
 3. incrementally, after an error in an example and after its fix.
 
 Every build writes the module texts beside the pages.  ``nox -s jaxdocs`` runs this
-file with JAX's exact docs pins (Sphinx 7.4); the tests session with the newest Sphinx.
+file with JAX's exact docs pins (Sphinx 7.4); elsewhere it is skipped unless
+sphinx-design and sphinx-copybutton are installed (the tests session has neither).
 """
 
 from __future__ import annotations

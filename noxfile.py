@@ -9,7 +9,12 @@ stays quiet.  ``nox -R -s docs`` reuses an environment without reinstalling it.
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import shutil
+import zipfile
+from pathlib import Path
 
 import nox
 
@@ -21,11 +26,29 @@ TEX_TOOLS = ("latexmk", "pdflatex")
 TEX_PACKAGES = "latexmk texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra tex-gyre"
 
 
-def install(session: nox.Session, extras: str) -> None:
+#: JAX's docs pins: the Sphinx part of jax-ml/jax's docs/requirements.txt (August 2026), which its
+#: Read the Docs build installs (Python 3.12, CPU only, fail_on_warning).
+JAX_DOCS_PINS = (
+    "ipython>=8.8.0", "pydata-sphinx-theme==0.16.1", "snowballstemmer<3.0.0", "sphinx>=7.3.2,<8.0",
+    "sphinx-book-theme==1.1.1", "sphinx-copybutton>=0.5.0", "sphinx-remove-toctrees", "sphinx-design",
+    "sphinxext-rediraffe", "myst-nb>=1.0.0", "sphinxcontrib-mermaid", "filelock",
+)
+
+#: What the wheel must carry besides the modules (package data).
+WHEEL_DATA = ("sphinx_jaxhlo/static/jaxhlo.css", "sphinx_jaxhlo/static/jaxhlo.js",
+              "sphinx_jaxhlo/gpu_targets/h100.txtpb", "sphinx_jaxhlo/bundled/seed.py",
+              "sphinx_jaxhlo/inventory/objects.inv")
+
+
+def install(session: nox.Session, extras: str, compilers: bool = True) -> None:
     """Install the package with ``extras``, then the GPU and TPU compilers into
-    their private folder (a no-op when it already holds them for this jax)."""
+    their private folder (a no-op when it already holds them for this jax).
+
+    :param compilers: ``False``: leave them out, for a build that compiles nothing.
+    """
     session.install("-e", f".[{extras}]")
-    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    if compilers:
+        session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
 
 
 @nox.session
@@ -37,8 +60,13 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the documentation site with warnings as errors (a broken claim in the guide fails it)."""
-    install(session, "docs")
+    """Build the documentation site with warnings as errors (a broken claim in the guide fails it).
+
+    With ``JAXHLO_SNAPSHOT_MODE=use`` (a docs host: every report from the committed
+    snapshots, nothing compiled, jax not even imported) the GPU and TPU compilers
+    (1.3 GB) are not installed; otherwise an example without a snapshot compiles.
+    """
+    install(session, "docs", compilers=os.environ.get("JAXHLO_SNAPSHOT_MODE") != "use")
     session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-W", "--keep-going", "-n", *session.posargs)
 
 
@@ -74,6 +102,71 @@ def site(session: nox.Session) -> None:
     install(session, "docs,test")
     session.run("pytest", "tests/test_site.py", "tests/test_browser.py", "-v",
                 env={"JAXHLO_DOCS_HTML": "docs/_build/html", "JAXHLO_SCREENSHOTS": "docs/_build/screenshots"})
+
+
+@nox.session
+def jaxdocs(session: nox.Session) -> None:
+    """The extension under JAX's own docs pins (Sphinx 7.4, myst-nb, sphinx-book-theme 1.1.1):
+    pip installs the package beside them, with its dependencies (no ``--no-deps``); a
+    project configured like JAX's docs (MyST-NB executing its notebooks, ``-W``) builds
+    compiling for cpu, gpu:h100 and tpu:v5e, then from its snapshots with the compilers
+    hidden, then incrementally after a fixed error (tests/test_jaxdocs.py), and the
+    Sphinx-version checks of tests/test_sphinx_compat.py run on that Sphinx.
+    """
+    session.install(*JAX_DOCS_PINS)
+    session.install(".")  # a plain install, as a docs host would make it; pip must accept the pins
+    session.install("pytest>=8", "beautifulsoup4>=4.12", "defusedxml")
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    session.run("python", "-c", "import sphinx, myst_nb, sphinx_book_theme; "
+                "assert sphinx.version_info[:2] < (8, 0), sphinx.__version__; "
+                "print('Sphinx', sphinx.__version__, 'myst-nb', myst_nb.__version__, "
+                "'sphinx-book-theme', sphinx_book_theme.__version__)")
+    # the installed package, not the clone: run from tests/ (pytest puts that folder first on the path)
+    session.run("pytest", "tests/test_jaxdocs.py", "tests/test_sphinx_compat.py", "-p", "no:cacheprovider",
+                "-o", "addopts=-ra", *session.posargs, env={"PYTHONPATH": ""})
+
+
+def readme_block(marker: str) -> str:
+    """The README's fenced block that contains ``marker``."""
+    text = Path("README.md").read_text(encoding="utf-8")
+    for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, flags=re.S | re.M):
+        if marker in block:
+            return block
+    raise LookupError(f"README.md has no block with {marker!r}")
+
+
+@nox.session
+def wheel(session: nox.Session) -> None:
+    """Build the wheel and the sdist (``python -m build``), check them with ``twine check``,
+    then install the wheel alone into this session's fresh environment and run, outside
+    the clone, the README's quick start (``analyze()``) and its command line on the seed
+    example that ships in the package (``python -m sphinx_jaxhlo example seed.py``)."""
+    session.install("build>=1.0", "twine>=5")
+    dist = Path(session.create_tmp()).resolve() / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist in {dist}, found {[p.name for p in dist.iterdir()]}")
+    session.run("twine", "check", "--strict", str(wheels[0]), str(sdists[0]))
+    names = set(zipfile.ZipFile(wheels[0]).namelist())
+    missing = [name for name in WHEEL_DATA if name not in names]
+    if missing:
+        session.error(f"the wheel lacks {missing}")
+    session.install(str(wheels[0]))
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    work = dist.parent / "try"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    (work / "quickstart.py").write_text(readme_block("sphinx_jaxhlo.analyze("), encoding="utf-8")
+    command = readme_block("python -m sphinx_jaxhlo docs/examples/seed.py").strip()
+    with session.chdir(work):  # nothing of the clone on the path
+        session.run("python", "-c", "import sphinx_jaxhlo, pathlib, sys; p = pathlib.Path(sphinx_jaxhlo.__file__); "
+                    "sys.exit(f'imported from {p}' if 'site-packages' not in p.parts else 0)")
+        session.run("python", "quickstart.py", env={"PYTHONPATH": ""})
+        session.run("python", "-m", "sphinx_jaxhlo", "example", "seed.py")
+        session.run(*shlex.split(command.replace("docs/examples/seed.py", "seed.py")), env={"PYTHONPATH": ""})
+        session.run("jaxhlo", "--version", env={"PYTHONPATH": ""})
 
 
 @nox.session

@@ -23,6 +23,16 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     return _setup(app)
 
 
+def inventory() -> str:
+    """The path of the ``objects.inv`` of this release's documentation, shipped in
+    the package: the second element of an ``intersphinx_mapping`` entry, so that a
+    build links to the guide's labels without fetching the inventory (offline, or
+    while the site is not served)."""
+    from pathlib import Path
+
+    return str(Path(__file__).parent / "inventory" / "objects.inv")
+
+
 #: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
 _API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
 #: The chunked rewrite (:mod:`sphinx_jaxhlo.chunking`), imported on first use.

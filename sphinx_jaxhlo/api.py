@@ -543,7 +543,11 @@ def mesh_spec_of(mesh: Any) -> MeshSpec | None:
     if shape is None or not hasattr(shape, "items"):
         raise TypeError(f"mesh must be text such as 'data=4, model=2', a dict or a jax Mesh, "
                         f"not {type(mesh).__name__}")
-    text = ", ".join(f"{name}={size}" for name, size in shape.items())
+    kinds = tuple(str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", None) or ())
+    if kinds and len(kinds) != len(shape):
+        kinds = ()
+    text = ", ".join(f"{name}={size}" + (f" {kind}" if kind != "auto" else "")
+                     for (name, size), kind in zip(shape.items(), kinds or ("auto",) * len(shape), strict=True))
     return mesh_spec_of(text)
 
 

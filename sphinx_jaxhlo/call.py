@@ -17,7 +17,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .specs import ArgSpecs, ArraySpec, MeshSpec, Partition, SpecError, SpecTree, parse_args, sharding_problems
+from .specs import (
+    AXIS_TYPES,
+    ArgSpecs,
+    ArraySpec,
+    MeshSpec,
+    Partition,
+    SpecError,
+    SpecTree,
+    parse_args,
+    sharding_problems,
+)
 
 __all__ = ["AbstractArray", "Call", "abstract_arguments", "describe_arguments", "dumps", "make_call",
            "modules_sent_by_value", "sharding_problems_of"]
@@ -44,6 +54,8 @@ class AbstractArray:
     partition: Partition | None = None
     #: ``(name, size)`` of the axes of the mesh the caller's sharding was made on.
     mesh_axes: tuple[tuple[str, int], ...] | None = None
+    #: The kind of each of those axes (``auto``, ``explicit``, ``manual``); empty: all ``auto``.
+    mesh_types: tuple[str, ...] = ()
 
 
 @dataclass
@@ -86,7 +98,9 @@ def _abstract(value: Any) -> Any:
             raise TypeError(f"shape {value.shape!r} is not a tuple of integers") from None
         sharding = getattr(value, "sharding", None) if type(value).__name__ == "ShapeDtypeStruct" else None
         partition, mesh_axes = _named_sharding(sharding)
-        return AbstractArray(shape, value.dtype, sharding is not None, partition, mesh_axes)
+        kinds = _mesh_types(sharding) if mesh_axes is not None else ()
+        return AbstractArray(shape, value.dtype, sharding is not None, partition, mesh_axes,
+                             kinds if len(kinds) == len(mesh_axes or ()) else ())
     if type(value) is tuple or type(value) is list:
         return type(value)(_abstract(v) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
@@ -121,6 +135,16 @@ def _named_sharding(sharding: Any) -> tuple[Partition | None, tuple[tuple[str, i
     return tuple(entries), tuple((str(name), int(size)) for name, size in shape.items())
 
 
+def _mesh_types(sharding: Any) -> tuple[str, ...]:
+    """The kinds of the axes of a ``NamedSharding``'s mesh (``AxisType.Explicit`` ->
+    ``"explicit"``), read from its attributes."""
+    kinds = getattr(getattr(sharding, "mesh", None), "axis_types", None) or ()
+    try:
+        return tuple(str(getattr(kind, "name", kind)).lower() for kind in kinds)
+    except TypeError:
+        return ()
+
+
 def call_mesh(args: Sequence[Any], kwargs: Mapping[str, Any], given: MeshSpec | None) -> MeshSpec | None:
     """The mesh of a call: ``given``, else the mesh the arguments' shardings
     were made on (they must agree).
@@ -128,12 +152,12 @@ def call_mesh(args: Sequence[Any], kwargs: Mapping[str, Any], given: MeshSpec | 
     :raises ValueError: the arguments' shardings come from meshes with
         different axes, or name axes ``given`` does not have in the same sizes.
     """
-    found: dict[tuple[tuple[str, int], ...], None] = {}
+    found: dict[tuple[tuple[str, int], ...], tuple[str, ...]] = {}
 
     def walk(x: Any) -> None:
         if isinstance(x, AbstractArray):
             if x.mesh_axes is not None:
-                found[x.mesh_axes] = None
+                found.setdefault(x.mesh_axes, x.mesh_types)
         elif isinstance(x, (tuple, list)):
             for v in x:
                 walk(v)
@@ -155,7 +179,10 @@ def call_mesh(args: Sequence[Any], kwargs: Mapping[str, Any], given: MeshSpec | 
     if len(meshes) > 1:
         texts = " and ".join(MeshSpec(m).__str__() for m in meshes)
         raise ValueError(f"the arguments' shardings were made on different meshes ({texts}); pass mesh=...")
-    return MeshSpec(meshes[0]) if meshes else None
+    if not meshes:
+        return None
+    kinds = found[meshes[0]]
+    return MeshSpec(meshes[0], kinds if all(k in AXIS_TYPES for k in kinds) else ())
 
 
 def jit_options_of(fn: Any) -> tuple[Callable[..., Any], dict[str, Any]]:

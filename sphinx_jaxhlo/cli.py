@@ -1,7 +1,9 @@
 """The command line: ``python -m sphinx_jaxhlo FILE.py:FUNCTION --args ...`` (or ``jaxhlo``).
 
 ``python -m sphinx_jaxhlo compilers install|status`` manages the GPU and TPU
-compilers of the compile workers (see :mod:`sphinx_jaxhlo.plugins`).
+compilers of the compile workers (see :mod:`sphinx_jaxhlo.plugins`);
+``python -m sphinx_jaxhlo example seed.py`` writes an example file that ships
+in the package (the README's, for an install without a clone).
 
 Otherwise it compiles a function of a file for each target, from argument shapes, in the
 compile worker (exactly as the directive compiles an example), prints the
@@ -79,6 +81,11 @@ exit status:
   2  bad input: unreadable file, syntax error, unknown function, bad spec or option,
      unknown target or one whose compiler is not installed
 
+bundled examples:
+  %(prog)s example seed.py
+      write the README's example file (docs/examples/seed.py of the repository) into this
+      folder, then: %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]"
+
 compilers:
   %(prog)s compilers install [--gpu] [--tpu]
       install the GPU and TPU compilers into the private folder that only compile workers
@@ -124,7 +131,8 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] FILE.py[:FUNCTION] --args SPECS\n"
               "       %(prog)s [options] --hlo-file DUMP.txt [FILE.py]\n"
-              "       %(prog)s compilers {install,status} ...",
+              "       %(prog)s compilers {install,status} ...\n"
+              "       %(prog)s example NAME [-o PATH]",
     )
     parser.add_argument("example", nargs="?", metavar="FILE.py[:FUNCTION]",
                         help="the file and the function to compile; default function: the file's last "
@@ -137,8 +145,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                       help=f"comma-separated targets (known: {', '.join(targets_mod.TARGETS)}); default: "
                            f"{', '.join(targets_mod.DEFAULT_TARGETS)}, those whose compiler is installed")
     what.add_argument("--mesh", metavar="AXES",
-                      help='the mesh of a target of several devices, e.g. "data=4, model=2"; specs may then '
-                           'say how they are split: "f32[8192,8192] @ P(data, None)"')
+                      help='the mesh of a target of several devices, e.g. "data=4, model=2" (Auto axes) or '
+                           '"X=8 explicit" (an axis kind after its size: auto, explicit, manual); specs may '
+                           'then say how they are split: "f32[8192,8192] @ P(data, None)"')
     what.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
                       help="a static argument as a Python literal, e.g. chunk=1000; repeat it or give a "
                            "comma list")
@@ -253,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["compilers"]:
         return compilers_main(args[1:], prog)
+    if args[:1] == ["example"]:
+        return example_main(args[1:], prog)
     parser = build_parser(prog)
     ns = parser.parse_args(argv)
     try:
@@ -469,6 +480,47 @@ def compilers_main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -
             print(f"{kit}: {found.problem}")
             status = EXIT_FAILED
     return status
+
+
+# -- python -m sphinx_jaxhlo example ----------------------------------------------------------
+
+#: The folder of the example files that ship in the package.
+BUNDLED = Path(__file__).parent / "bundled"
+
+
+def bundled_examples() -> list[str]:
+    """The names of the example files that ship in the package."""
+    return sorted(p.name for p in BUNDLED.glob("*.py"))
+
+
+def example_main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -> int:
+    """``python -m sphinx_jaxhlo example NAME [-o PATH]``: write a bundled example file
+    (into the current folder by default, never over an existing file); ``-o -`` prints it."""
+    names = bundled_examples()
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} example",
+        description="Write an example file that ships with sphinx-jaxhlo, to compile it with "
+                    f"`{prog} FILE.py:FUNCTION --args ...` without a clone of the repository.")
+    parser.add_argument("name", choices=names, metavar="NAME", help=f"one of: {', '.join(names)}")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="where to write it (default: NAME in the current folder; - prints it)")
+    ns = parser.parse_args(argv)
+    text = (BUNDLED / ns.name).read_text(encoding="utf-8")
+    if ns.output == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    path = Path(ns.output or ns.name)
+    if path.is_dir():
+        path = path / ns.name
+    if path.exists():
+        return _error(prog, f"example: {path} exists; remove it or give another path with -o")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return _error(prog, f"example: cannot write {path}: {exc.strerror or exc}")
+    print(f"wrote {path}; compile it with: {prog} {path}:with_dot --args \"f32[100000,3], f32[50000,3]\""
+          if ns.name == "seed.py" else f"wrote {path}")
+    return EXIT_OK
 
 
 def run() -> NoReturn:

@@ -638,7 +638,9 @@ def reconcile(ctx: Context, jobs: list[Job]) -> None:
     for job in jobs:
         if job.slot is not None and job.slot.is_file():
             # read again when the snapshot changes (edited, or brought by a pull)
-            ctx.app.env.note_dependency(job.slot, docname=ctx.node["docname"])
+            from .sphinxcompat import note_dependency
+
+            note_dependency(ctx.app.env, job.slot, ctx.node["docname"])
 
 
 def reconcile_snapshot(ctx: Context, job: Job, report: Any) -> None:

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 2
+ENV_VERSION = 3
+#: Warnings about the extension itself, not about what a document claims: never
+#: stored and repeated; the document is read again by the next build instead.
+NOT_REPLAYED = frozenset({"internal"})
 STATIC = Path(__file__).parent / "static"
 
 
@@ -43,15 +46,29 @@ class WarningRecorder(pylogging.Handler):
     repeats them: as long as a claim fails, every build says so, at the same
     place, and ``-W`` fails.  It listens on the package's logger, so the
     directive's warnings and the examples' are kept alike.
+
+    It also ends each ``jaxhlo`` warning with ``[jaxhlo.<subtype>]`` where
+    Sphinx would not (``show_warning_types`` off: Sphinx 7's default), so
+    the name to give ``suppress_warnings`` shows on every supported Sphinx.
+    Its handler runs before Sphinx's, which see the message with the suffix.
     """
 
     def __init__(self) -> None:
         super().__init__(level=pylogging.WARNING)
         self.active = False
+        #: Whether to add the warning type to the message (Sphinx does not).
+        self.add_type = False
         self.by_doc: dict[str, list[tuple[int, str, str]]] = {}
 
     def emit(self, record: pylogging.LogRecord) -> None:
-        if not self.active or getattr(record, "type", None) != "jaxhlo":
+        if getattr(record, "type", None) != "jaxhlo":
+            return
+        message = record.getMessage()
+        if self.add_type and not getattr(record, "jaxhlo_typed", False):
+            subtype = getattr(record, "subtype", "")
+            record.msg, record.args = f"{message} [jaxhlo.{subtype}]" if subtype else f"{message} [jaxhlo]", ()
+            record.jaxhlo_typed = True
+        if not self.active:
             return
         location = getattr(record, "location", None)
         if isinstance(location, tuple) and location and isinstance(location[0], str):
@@ -61,7 +78,7 @@ class WarningRecorder(pylogging.Handler):
         else:
             return
         self.by_doc.setdefault(docname, []).append(
-            (int(line or 0), str(getattr(record, "subtype", "") or ""), record.getMessage()))
+            (int(line or 0), str(getattr(record, "subtype", "") or ""), message))
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -85,6 +102,7 @@ class ExampleCollector(EnvironmentCollector):
         env.jaxhlo_warnings.pop(docname, None)  # type: ignore[attr-defined]
         env.jaxhlo_stamps.pop(docname, None)  # type: ignore[attr-defined]
         env.jaxhlo_report_docs.discard(docname)  # type: ignore[attr-defined]
+        env.jaxhlo_unfinished.discard(docname)  # type: ignore[attr-defined]
         for docs in env.jaxhlo_missing.values():  # type: ignore[attr-defined]
             docs.discard(docname)
 
@@ -93,6 +111,7 @@ class ExampleCollector(EnvironmentCollector):
         _init_env(env)
         _init_env(other)
         env.jaxhlo_report_docs |= other.jaxhlo_report_docs & docnames  # type: ignore[attr-defined]
+        env.jaxhlo_unfinished |= other.jaxhlo_unfinished & docnames  # type: ignore[attr-defined]
         for docname in docnames:
             for attr in ("jaxhlo_records", "jaxhlo_warnings", "jaxhlo_stamps"):
                 if docname in getattr(other, attr):
@@ -109,9 +128,14 @@ class ExampleCollector(EnvironmentCollector):
         if docname in app.env.jaxhlo_records:  # type: ignore[attr-defined]
             # the toolchain this document's reports were made with: another one reads it again
             app.env.jaxhlo_stamps[docname] = toolchain_stamp()  # type: ignore[attr-defined]
-        warnings = RECORDER.by_doc.pop(docname, None)
-        if warnings:
-            app.env.jaxhlo_warnings[docname] = warnings  # type: ignore[attr-defined]
+        warnings = RECORDER.by_doc.pop(docname, None) or []
+        claims = [w for w in warnings if w[1] not in NOT_REPLAYED]
+        if claims:
+            app.env.jaxhlo_warnings[docname] = claims  # type: ignore[attr-defined]
+        if len(claims) < len(warnings):
+            # an error of the extension (or of its surroundings), not of the document: read it
+            # again next time, so the warning goes when its cause does
+            app.env.jaxhlo_unfinished.add(docname)  # type: ignore[attr-defined]
 
 
 def _init_env(env: BuildEnvironment) -> None:
@@ -119,8 +143,9 @@ def _init_env(env: BuildEnvironment) -> None:
         env.jaxhlo_records = {}  # type: ignore[attr-defined]
     if not hasattr(env, "jaxhlo_missing"):
         env.jaxhlo_missing = {}  # type: ignore[attr-defined]
-    if not hasattr(env, "jaxhlo_report_docs"):
-        env.jaxhlo_report_docs = set()  # type: ignore[attr-defined]
+    for name in ("jaxhlo_report_docs", "jaxhlo_unfinished"):
+        if not hasattr(env, name):
+            setattr(env, name, set())
     for attr in ("jaxhlo_warnings", "jaxhlo_stamps"):
         if not hasattr(env, attr):
             setattr(env, attr, {})
@@ -182,6 +207,9 @@ def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` (at its line of conf.py) and falls back to its default."""
+    from .sphinxcompat import shows_warning_types
+
+    RECORDER.add_type = not shows_warning_types(config)
     for setting in SETTINGS:
         value = config[setting.name]
         if isinstance(value, str) and setting.default is None and str not in setting.types:
@@ -326,10 +354,12 @@ def outdated_documents(app: Sphinx, env: BuildEnvironment, added: AbstractSet[st
     A page with ``jax-hlo-report`` tables every example, so it is read again
     whenever any document is; a document whose reports were made by another
     toolchain (jax, a compiler, ``XLA_FLAGS``) is read again, so an upgrade
-    checks every claim anew (and compares with the stored reports).
+    checks every claim anew (and compares with the stored reports); a
+    document where the extension itself failed (an internal error) is read
+    again by every build until it reads without one.
     """
     _init_env(env)
-    outdated: set[str] = set()
+    outdated: set[str] = set(env.jaxhlo_unfinished)  # type: ignore[attr-defined]
     if added or changed or removed:
         outdated |= env.jaxhlo_report_docs  # type: ignore[attr-defined]
     stamp = toolchain_stamp()

@@ -369,7 +369,8 @@ class Report:
     #: How many devices the program runs on (one SPMD program each); the
     #: memory figures are those of one device.
     devices: int = 1
-    #: The mesh the program was compiled over, ``[[axis name, size], ...]``;
+    #: The mesh the program was compiled over, ``[[axis name, size], ...]`` (a third element,
+    #: ``"explicit"`` or ``"manual"``, for an axis that is not Auto);
     #: empty when the example names none and the target is one device.
     mesh: list[list[Any]] = field(default_factory=list)
     #: How the arguments are laid out over the mesh (empty without a mesh).
@@ -457,8 +458,8 @@ class Report:
 
     @property
     def mesh_text(self) -> str:
-        """``data=4, model=2``; empty without a mesh."""
-        return ", ".join(f"{name}={size}" for name, size in self.mesh)
+        """``data=4, model=2`` (``X=8 explicit`` for an axis that is not Auto); empty without a mesh."""
+        return ", ".join(f"{axis[0]}={axis[1]}" + (f" {axis[2]}" if len(axis) > 2 else "") for axis in self.mesh)
 
     @property
     def all_reductions_fused(self) -> bool | None:

@@ -194,7 +194,7 @@ def reread_collectives(report: Report, source_name: str) -> None:
     from .collectives import analyze_collectives
 
     try:
-        report.collectives = analyze_collectives(report.hlo, [(str(n), int(s)) for n, s in report.mesh], source_name)
+        report.collectives = analyze_collectives(report.hlo, [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
     except ValueError as exc:
         report.analysis_error = f"collectives: {exc}"
 

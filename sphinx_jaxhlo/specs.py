@@ -367,15 +367,39 @@ def parse_shape(text: str) -> ArraySpec:
 # -- meshes ---------------------------------------------------------------------
 
 
+#: The kinds of mesh axis (``jax.sharding.AxisType``), as ``:mesh:`` writes them.
+AXIS_TYPES = ("auto", "explicit", "manual")
+
+
 @dataclass(frozen=True)
 class MeshSpec:
     """The ``:mesh:`` option: named axes and their sizes, in order
-    (``data=4, model=2`` is ``jax.make_mesh((4, 2), ("data", "model"))``)."""
+    (``data=4, model=2`` is ``jax.make_mesh((4, 2), ("data", "model"))``), each
+    optionally followed by its kind: ``X=2 explicit, Y=4 explicit`` is
+    ``jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)``."""
 
     axes: tuple[tuple[str, int], ...]
+    #: One of :data:`AXIS_TYPES` per axis; empty when every axis is ``auto``
+    #: (the default, so a mesh of Auto axes has one spelling and one identity).
+    types: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.types and len(self.types) != len(self.axes):
+            raise ValueError(f"{len(self.types)} axis types for {len(self.axes)} axes")
+        for kind in self.types:
+            if kind not in AXIS_TYPES:
+                raise ValueError(f"unknown mesh axis type {kind!r} (known: {', '.join(AXIS_TYPES)})")
+        if all(kind == "auto" for kind in self.types):
+            object.__setattr__(self, "types", ())
+
+    @property
+    def axis_types(self) -> tuple[str, ...]:
+        """The kind of each axis, ``auto`` where none was given."""
+        return self.types or ("auto",) * len(self.axes)
 
     def __str__(self) -> str:
-        return ", ".join(f"{name}={size}" for name, size in self.axes)
+        return ", ".join(f"{name}={size}" + (f" {kind}" if kind != "auto" else "")
+                         for (name, size), kind in zip(self.axes, self.axis_types, strict=True))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -387,11 +411,14 @@ class MeshSpec:
         return math.prod(size for _, size in self.axes)
 
     def to_json(self) -> list[list[Any]]:
-        return [[name, size] for name, size in self.axes]
+        """``[[name, size], ...]``, with the kind as a third element where it is not ``auto``."""
+        return [[name, size] if kind == "auto" else [name, size, kind]
+                for (name, size), kind in zip(self.axes, self.axis_types, strict=True)]
 
     @classmethod
     def from_json(cls, data: list[list[Any]]) -> MeshSpec:
-        return cls(tuple((str(name), int(size)) for name, size in data))
+        return cls(tuple((str(axis[0]), int(axis[1])) for axis in data),
+                   tuple(str(axis[2]) if len(axis) > 2 else "auto" for axis in data))
 
 
 def parse_mesh(text: str) -> MeshSpec:
@@ -401,6 +428,7 @@ def parse_mesh(text: str) -> MeshSpec:
     """
     p = _Parser(text)
     axes: list[tuple[str, int]] = []
+    kinds: list[str] = []
     if p.peek() is None:
         raise SpecError("the mesh is empty: write axis=size pairs such as data=4, model=2", 0)
     while True:
@@ -413,10 +441,19 @@ def parse_mesh(text: str) -> MeshSpec:
             raise SpecError(f"size {value!r} of mesh axis {name!r} at column {vcol + 1} is not a positive integer",
                             vcol)
         axes.append((name, int(value)))
+        tok = p.peek()
+        kind = "auto"
+        if tok is not None and tok[0] == "name":
+            p.next("the axis type")
+            if tok[1].lower() not in AXIS_TYPES:
+                raise SpecError(f"{tok[1]!r} at column {tok[2] + 1} is not a mesh axis type: write "
+                                f"{', '.join(AXIS_TYPES)} after the size (data=8 explicit)", tok[2])
+            kind = tok[1].lower()
+        kinds.append(kind)
         if p.peek() is None:
             break
         p.expect(",")
-    return MeshSpec(tuple(axes))
+    return MeshSpec(tuple(axes), tuple(kinds))
 
 
 def iter_array_specs(specs: ArgSpecs) -> list[tuple[str, ArraySpec]]:

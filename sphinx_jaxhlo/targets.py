@@ -514,25 +514,34 @@ def mesh_for(target: Target, mesh: MeshSpec | None) -> Any | None:
     axis named :data:`DEFAULT_MESH_AXIS` when ``mesh`` is ``None``.  On a
     target of one device: the same axis names, each of size 1, so that code
     naming the axes (``with_sharding_constraint``, ``shard_map``, ``psum``)
-    traces unchanged; ``None`` when ``mesh`` is ``None``.  The axes are
-    ``Auto``: the compiler chooses how intermediates are split.
+    traces unchanged; ``None`` when ``mesh`` is ``None``.  Each axis has the
+    kind the mesh gives it (:func:`axis_types`): ``Auto`` by default (the
+    compiler chooses how intermediates are split), ``Explicit`` (shardings are
+    part of the types, ``out_sharding=`` says where a result goes) or ``Manual``.
 
     :raises ValueError: the mesh does not span the target's devices.
     """
     import jax
-    from jax.sharding import AxisType
 
     if target.device_count == 1:
         if mesh is None:
             return None
         device = device_for(target) or jax.devices("cpu")[0]
-        return jax.make_mesh((1,) * len(mesh.axes), mesh.names, (AxisType.Auto,) * len(mesh.axes), devices=[device])
+        return jax.make_mesh((1,) * len(mesh.axes), mesh.names, axis_types(mesh), devices=[device])
     problem = mesh_problem(target, mesh)
     if problem is not None:
         raise ValueError(problem)
     spec = mesh if mesh is not None else MeshSpec(((DEFAULT_MESH_AXIS, target.device_count),))
     sizes = tuple(size for _, size in spec.axes)
-    return jax.make_mesh(sizes, spec.names, (AxisType.Auto,) * len(sizes), devices=devices_for(target))
+    return jax.make_mesh(sizes, spec.names, axis_types(spec), devices=devices_for(target))
+
+
+def axis_types(mesh: MeshSpec) -> tuple[Any, ...]:
+    """The ``jax.sharding.AxisType`` of each axis of ``mesh`` (worker only)."""
+    from jax.sharding import AxisType
+
+    by_name = {"auto": AxisType.Auto, "explicit": AxisType.Explicit, "manual": AxisType.Manual}
+    return tuple(by_name[kind] for kind in mesh.axis_types)
 
 
 def mesh_context(mesh: Any) -> Any:

@@ -503,14 +503,16 @@ def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dic
     from .report import Sharding
 
     report.devices = target.device_count
-    report.mesh = [[str(name), int(size)] for name, size in mesh.shape.items()] if mesh is not None else []
+    kinds = [str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", ())]
+    report.mesh = [[str(name), int(size)] + ([kinds[i]] if i < len(kinds) and kinds[i] != "auto" else [])
+                   for i, (name, size) in enumerate(mesh.shape.items())] if mesh is not None else []
     if target.device_count > 1:
         inputs, outputs = targets_mod.describe_shardings(compiled, args, kwargs)
         report.input_shardings = [Sharding(**row) for row in inputs]
         report.output_shardings = [Sharding(**row) for row in outputs]
     if report.analysis_error is None:
         try:
-            report.collectives = analyze_collectives(report.hlo, [(n, s) for n, s in report.mesh], source_name)
+            report.collectives = analyze_collectives(report.hlo, [(a[0], a[1]) for a in report.mesh], source_name)
         except ValueError as exc:
             report.analysis_error = f"collectives: {exc}"
 

@@ -175,3 +175,29 @@ def test_default_cache_folder_and_no_cache(example: Path, tmp_path: Path) -> Non
     assert not home.exists()
     assert run(*args, env={"XDG_CACHE_HOME": str(home)}).returncode == 0
     assert list((home / "sphinx-jaxhlo").rglob("*.json"))
+
+
+def test_the_bundled_seed_is_the_docs_seed() -> None:
+    """The example the package ships (for an install from the wheel) is the guide's, byte for byte."""
+    repo = Path(__file__).resolve().parents[1]
+    assert (repo / "sphinx_jaxhlo" / "bundled" / "seed.py").read_bytes() == \
+        (repo / "docs" / "examples" / "seed.py").read_bytes()
+
+
+def test_example_writes_a_bundled_file_and_never_over_one(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from sphinx_jaxhlo.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["example", "seed.py"]) == 0
+    written = (tmp_path / "seed.py").read_text(encoding="utf-8")
+    assert "def with_dot(pos, hkl):" in written
+    assert "seed.py:with_dot --args" in capsys.readouterr().out
+    assert main(["example", "seed.py"]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert main(["example", "seed.py", "-o", "-"]) == 0
+    assert capsys.readouterr().out == written
+    (tmp_path / "sub").mkdir()
+    assert main(["example", "seed.py", "-o", "sub"]) == 0 and (tmp_path / "sub" / "seed.py").is_file()
+    with pytest.raises(SystemExit):
+        main(["example", "nope.py"])

@@ -100,6 +100,39 @@ def test_mesh_option() -> None:
             parse_mesh(text)
 
 
+def test_mesh_axis_types() -> None:
+    mesh = parse_mesh("X=2 explicit, Y=4 Explicit")
+    assert mesh.axes == (("X", 2), ("Y", 4)) and mesh.axis_types == ("explicit", "explicit")
+    assert str(mesh) == "X=2 explicit, Y=4 explicit" and parse_mesh(str(mesh)) == mesh
+    assert MeshSpec.from_json(mesh.to_json()) == mesh and mesh.to_json() == [["X", 2, "explicit"], ["Y", 4, "explicit"]]
+    mixed = parse_mesh("data=4 manual, model=2")
+    assert mixed.axis_types == ("manual", "auto") and str(mixed) == "data=4 manual, model=2"
+    # Auto written out or left out is one mesh, with the JSON (and so the cache keys) of before
+    assert parse_mesh("data=4 auto, model=2 auto") == parse_mesh("data=4, model=2")
+    assert parse_mesh("data=4 auto").to_json() == [["data", 4]]
+    assert MeshSpec.from_json([["data", 4]]).axis_types == ("auto",)
+    with pytest.raises(SpecError, match="'implicit' at column 8 is not a mesh axis type"):
+        parse_mesh("data=4 implicit")
+    with pytest.raises(SpecError, match="expected ','"):
+        parse_mesh("data=4 explicit manual")
+
+
+def test_a_jax_mesh_keeps_its_axis_types() -> None:
+    from jax.sharding import AbstractMesh, AxisType, NamedSharding
+
+    from sphinx_jaxhlo.api import mesh_spec_of
+    from sphinx_jaxhlo.call import _abstract, call_mesh
+
+    mesh = AbstractMesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    assert mesh_spec_of(mesh) == parse_mesh("X=4 explicit, Y=2")
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    arg = _abstract(jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P("X", None))))
+    assert call_mesh([arg], {}, None) == parse_mesh("X=4 explicit, Y=2")
+
+
 def test_sharding_problems_name_the_argument_and_the_cause() -> None:
     mesh = parse_mesh("data=4, model=2")
     problems = sharding_problems(parse_args(
@@ -475,6 +508,67 @@ def test_analyze_maps_the_callers_mesh_onto_the_target() -> None:
     reports2.check(collectives="all-reduce=1, all-gather=0")
     with pytest.raises(ValueError, match="not divisible"):
         sphinx_jaxhlo.analyze(contract, "f32[10,4] @ P(data)", "f32[4,4]", targets="gpu:h100x8", mesh="data=8")
+
+
+def sharding_page_idioms() -> dict[str, Any]:
+    """JAX's sharding page (docs/new_docs/201/sharding.md), as written there: Explicit
+    axes, ``out_sharding=`` on the dot, and ``jax.shard_map`` without ``in_specs``.
+    Made inside a function so that they travel to the compile worker by value."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    def dot_out_sharding(x: Any, y: Any) -> Any:
+        return jnp.dot(x, y, out_sharding=P("X", None))
+
+    def shard_map_matmul(x: Any, y: Any) -> Any:
+        @jax.shard_map(out_specs=P("X", None))
+        def matmul(x_shard: Any, y_shard: Any) -> Any:
+            z_summand = jnp.dot(x_shard, y_shard)
+            return jax.lax.psum_scatter(z_summand, "X", tiled=True)
+
+        return matmul(x, y)
+
+    return {"dot_out_sharding": dot_out_sharding, "shard_map_matmul": shard_map_matmul}
+
+
+@pytest.mark.slow
+@needs_compilers
+@pytest.mark.parametrize("name", ["dot_out_sharding", "shard_map_matmul"])
+def test_jax_sharding_page_idioms_trace_as_written_on_an_explicit_mesh(name: str) -> None:
+    import sphinx_jaxhlo
+
+    function = sharding_page_idioms()[name]
+    x, y = "f32[64,32] @ P(None, X)", "f32[32,128] @ P(X, None)"
+    reports = sphinx_jaxhlo.analyze(function, x, y, targets="gpu:h100x8, tpu:v5e-8", mesh="X=8 explicit",
+                                    cache_dir=None)
+    assert not reports.failures, reports.failures
+    # each device holds a [64,128] partial product that XLA sums over X (and splits: the
+    # H100 with a reduce-scatter, the TPU with an all-reduce whose result each chip slices)
+    for target, kind in (("gpu:h100x8", "reduce-scatter"), ("tpu:v5e-8", "all-reduce")):
+        report = reports[target]
+        assert report.mesh == [["X", 8, "explicit"]], report.mesh
+        assert [(c.kind, c.axes) for c in report.collectives] == [(kind, ["X"])], target
+    # the same code on Auto axes does not trace: JAX asks for Explicit ones
+    with pytest.raises(sphinx_jaxhlo.AnalysisError, match="Auto"):
+        sphinx_jaxhlo.analyze(function, x, y, targets="gpu:h100x8", mesh="X=8", cache_dir=None)
+
+
+@pytest.mark.slow
+@needs_compilers
+def test_the_directive_takes_explicit_axes(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["gpu:h100x8"]\n')
+    (src / "index.rst").write_text(
+        "Explicit\n========\n\n.. jax-hlo::\n   :args: f32[64,32] @ P(None, X), f32[32,128] @ P(X, None)\n"
+        "   :mesh: X=8 explicit\n   :expect-collectives: reduce-scatter=1, all-gather=0\n\n"
+        "   import jax.numpy as jnp\n   from jax.sharding import PartitionSpec as P\n\n"
+        "   def matmul(x, y):\n       return jnp.dot(x, y, out_sharding=P('X', None))\n")
+    warnings, out, reports = build_html(src, tmp_path / "build")
+    assert "WARNING" not in warnings, warnings
+    assert [r.mesh for r in reports] == [[["X", 8, "explicit"]]]
+    assert "mesh X=8 explicit" in (out / "index.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

@@ -44,6 +44,20 @@ def test_inventory_carries_the_stable_labels() -> None:
     assert len(guide) >= 4, guide
 
 
+def test_the_inventory_shipped_in_the_package_is_this_sites() -> None:
+    """``sphinx_jaxhlo/inventory/objects.inv`` (``sphinx_jaxhlo.inventory()``) lists the labels
+    and pages of the site just built: copy the site's file there when this fails."""
+    from sphinx.util.inventory import InventoryFile
+
+    import sphinx_jaxhlo
+
+    with open(sphinx_jaxhlo.inventory(), "rb") as f:
+        shipped = InventoryFile.load(f, "https://example.invalid/jaxhlo/", lambda base, uri: base + uri)
+    data = shipped.data if hasattr(shipped, "data") else shipped
+    assert {kind: set(items) for kind, items in data.items()} == \
+        {kind: set(items) for kind, items in inventory().items()}
+
+
 def test_a_project_links_to_the_guide_through_intersphinx(tmp_path: Path) -> None:
     from sphinx.testing.util import SphinxTestApp
 

@@ -412,10 +412,12 @@ def _page_folder(translator: Any) -> Path | None:
     if builder is None or getattr(builder, "format", "") != "html" or builder.name.startswith("epub"):
         return None
     docname = getattr(builder, "current_docname", None)
-    output_path = getattr(builder, "get_output_path", None)
-    if not docname or output_path is None:
+    if not docname:
         return None
-    return Path(output_path(docname)).parent
+    from ..sphinxcompat import page_output_path
+
+    path = page_output_path(builder, docname)
+    return path.parent if path is not None else None
 
 
 def _text_inline(node: jaxhlo_text) -> str:

@@ -364,6 +364,8 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, targets_mod.UnsupportedTargetError):
+            raise ExampleFailure("target", str(exc)) from None
         line = _example_line(exc.__traceback__, source_name)
         if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
             message = str(exc)

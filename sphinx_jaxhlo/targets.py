@@ -39,6 +39,7 @@ __all__ = [
     "UnknownTargetError",
     "UnsupportedTargetError",
     "compile_for",
+    "compile_options",
     "default_targets",
     "describe_shardings",
     "device_for",
@@ -456,6 +457,7 @@ def devices_for(target: Target) -> list[Any]:
 
         if target.gpu_target_file is not None:
             topology = _gpu_topology(target, topologies)
+            _deviceless_output_memory_kinds()
         elif target.tpu_topology is not None:
             topology = topologies.get_topology_desc(
                 target.tpu_topology, "tpu", chips_per_host_bounds=list(target.chips_per_host or _TPU_CHIPS_PER_HOST)
@@ -678,8 +680,74 @@ def compile_for(
     :return: ``(lowered, compiled)``.
     """
     lowered = lower_for(target, jitted, args, kwargs)
-    compiled = lowered.compile(dict(compiler_options) or None)
+    compiled = lowered.compile(compile_options(target, compiler_options) or None)
     return lowered, compiled
+
+
+#: The first jaxlib whose GPU compiler, without a device, picks a GEMM
+#: configuration by itself; older ones stop at every Triton GEMM with
+#: "Expect autotune result cache hit for deviceless compilation" unless told
+#: not to autotune (``xla_gpu_autotune_level=0``).
+_GPU_DEVICELESS_GEMMS = (0, 9)
+
+
+def compile_options(target: Target, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options for ``Lowered.compile``: the example's, and what the
+    installed jaxlib needs to compile for ``target`` without a device
+    (``xla_gpu_autotune_level=0`` for a GPU before jaxlib 0.9, unless the
+    example sets it).
+
+    :param options: The example's XLA options.
+    """
+    from . import plugins
+
+    chosen = dict(options)
+    if target.platform == "cuda" and _release(plugins.env_version("jaxlib")) < _GPU_DEVICELESS_GEMMS:
+        chosen.setdefault("xla_gpu_autotune_level", "0")
+    return chosen
+
+
+class _NoOutputMemoryKinds:
+    """An executable that does not say its outputs' memory kinds."""
+
+    def __init__(self, executable: Any) -> None:
+        self._executable = executable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executable, name)
+
+    def get_output_memory_kinds(self) -> Any:
+        raise NotImplementedError("a deviceless GPU of this jaxlib has no memory kinds")
+
+
+@functools.cache
+def _deviceless_output_memory_kinds() -> None:
+    """Let jax before 0.9 finish a deviceless GPU compile.
+
+    Its compiled executable names the ``device`` memory kind for each
+    output, which the topology's devices (no memories at all) refuse:
+    ``ValueError: Could not find memory addressable by device``.  jax
+    already falls back to no memory kind when an executable cannot say;
+    this makes that fallback apply when the device refuses what it said.
+    Nothing changes on a newer jax, where the error does not happen.
+    """
+    try:
+        from jax._src.interpreters import pxla
+    except ImportError:
+        return
+    original = getattr(pxla, "get_out_shardings_from_executable", None)
+    if original is None:
+        return
+
+    def out_shardings(executable: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(executable, *args, **kwargs)
+        except ValueError as exc:
+            if "memory kind" not in str(exc):
+                raise
+            return original(_NoOutputMemoryKinds(executable), *args, **kwargs)
+
+    pxla.get_out_shardings_from_executable = out_shardings
 
 
 # -- meshes: targets of several devices -----------------------------------------

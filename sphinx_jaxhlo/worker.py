@@ -360,7 +360,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     try:
         if lowered is None:
             lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
-        compiled = lowered.compile(compiler_options(flags) or None)
+        compiled = lowered.compile(targets_mod.compile_options(target, compiler_options(flags)) or None)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

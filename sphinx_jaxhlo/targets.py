@@ -43,8 +43,8 @@ __all__ = [
     "default_targets",
     "describe_shardings",
     "device_for",
-    "drop_fields",
     "devices_for",
+    "drop_fields",
     "exclude_own_frames",
     "get_target",
     "lower_for",
@@ -563,8 +563,9 @@ def _gpu_topology(target: Target, topologies: Any) -> Any:
     text = _gpu_target_config(target.gpu_target_file)
     dropped: list[tuple[str, str]] = []
     for _attempt in range(64):
-        outcome, log = _with_stderr(lambda: topologies.get_topology_desc(
-            target.name, "cuda", target_config=text, topology=target.gpu_topology or _GPU_TOPOLOGY))
+        outcome, log = _with_stderr(functools.partial(
+            topologies.get_topology_desc, target.name, "cuda", target_config=text,
+            topology=target.gpu_topology or _GPU_TOPOLOGY))
         if not isinstance(outcome, BaseException):
             DROPPED_FIELDS[target.name] = dropped
             return outcome
@@ -747,7 +748,7 @@ def _deviceless_output_memory_kinds() -> None:
                 raise
             return original(_NoOutputMemoryKinds(executable), *args, **kwargs)
 
-    pxla.get_out_shardings_from_executable = out_shardings
+    setattr(pxla, "get_out_shardings_from_executable", out_shardings)  # noqa: B010 (typed differently)
 
 
 # -- meshes: targets of several devices -----------------------------------------

@@ -70,6 +70,24 @@ def compat(session: nox.Session, jax: str) -> None:
     session.run("python", "tools/compat.py", *session.posargs)
 
 
+#: The older releases the drift page compares with the docs' own snapshots.
+DRIFT_JAX = ("0.8.3", "0.9.2")
+
+
+@nox.session
+@nox.parametrize("jax", DRIFT_JAX)
+def drift(session: nox.Session, jax: str) -> None:
+    """Compile the guide with an older jax into docs/_drift/jax-<version> (commit it): the drift page
+    (docs/drift.md) compares those snapshots with docs/_snapshots at every docs build, without that jax.
+
+    ``nox -s "drift(jax='0.9.2')"`` one release.  Its TPU compiles take most of the time (20 to 40
+    minutes on two cores).
+    """
+    session.install("-e", ".[myst]", f"jax=={jax}", f"jaxlib=={jax}")
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    session.run("python", "tools/drift.py", *session.posargs)
+
+
 @nox.session
 def pdf(session: nox.Session) -> None:
     """Build the docs as a PDF through LaTeX (needs latexmk and TeX Live; reuses the docs' report cache)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -52,7 +52,7 @@ def _change(before: str, after: str) -> nodes.paragraph:
 class DriftTables(SphinxDirective):
     """One section per older release: the slots whose temp, peak or verdict moved."""
 
-    option_spec = {"under": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"under": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         confdir = Path(self.env.app.confdir)

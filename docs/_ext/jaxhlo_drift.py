@@ -106,9 +106,13 @@ class DriftTables(SphinxDirective):
                              _change(d.verdict_before, d.verdict_after)])
             section += _table(["example", "function", "target", "temp", "peak", "reductions"], rows)
         if result.not_compared:
-            items = nodes.bullet_list()
+            by_reason: dict[str, list[str]] = {}
             for slot, why in result.not_compared:
-                items += nodes.list_item("", _para(nodes.literal(text=slot), nodes.Text(f": {why}")))
+                by_reason.setdefault(why, []).append(slot.rpartition("/")[2])
+            items = nodes.bullet_list()
+            for why, slots in sorted(by_reason.items()):
+                items += nodes.list_item("", _para(nodes.Text(f"{why}: {len(slots)}, "),
+                                                   nodes.literal(text=", ".join(slots))))
             section += _para(nodes.Text("Not compared:"))
             section += items
         return [section]

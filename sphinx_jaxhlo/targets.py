@@ -457,7 +457,10 @@ def devices_for(target: Target) -> list[Any]:
 
         if target.gpu_target_file is not None:
             topology = _gpu_topology(target, topologies)
-            _deviceless_output_memory_kinds()
+            from . import plugins
+
+            if _release(plugins.env_version("jax")) < _GPU_DEVICELESS_GEMMS:
+                _deviceless_output_memory_kinds()
         elif target.tpu_topology is not None:
             topology = topologies.get_topology_desc(
                 target.tpu_topology, "tpu", chips_per_host_bounds=list(target.chips_per_host or _TPU_CHIPS_PER_HOST)

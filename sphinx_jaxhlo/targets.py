@@ -522,6 +522,8 @@ def drop_fields(text: str, fields: Sequence[tuple[str, str]]) -> str:
         if stack[-1] == "dropped":
             if code == "}":
                 stack.pop()
+            elif code.endswith("{"):
+                stack.append("dropped")
             continue
         if code.endswith("{") and match is not None:
             stack.append(_MESSAGE_TYPES.get(match[1], match[1]))

@@ -88,6 +88,8 @@ def test_a_field_is_dropped_only_in_its_own_message() -> None:
                    '  core_count: 1\n'
                    '}\n'
                    'name: "top"\n')
+    whole = drop_fields(text, [("GpuTargetConfigProto", "gpu_device_info")])
+    assert whole == 'platform_name: "CUDA"\nname: "top"\n'
     block = drop_fields(text, [("GpuDeviceInfoProto", "extra")])
     assert "extra" not in block and "a: 1" not in block and block.count("}") == text.count("}") - 1
     assert "core_count: 1" in block and 'name: "top"' in block

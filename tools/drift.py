@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         src = Path(tmp) / "src"
         src.mkdir()
         shutil.copy(DOCS / "conf.py", src / "conf.py")
-        for name in LINKED:
-            (src / name).symlink_to(DOCS / name, target_is_directory=True)
+        for name in LINKED:  # copies: the directive reads no file outside the source folder
+            shutil.copytree(DOCS / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
         (src / "index.md").write_text(f"# The guide, compiled with jax {version}\n\n```{{toctree}}\n"
                                       f"{opts.under}/index\n```\n", encoding="utf-8")
         staging = Path(tmp) / "snapshots"

@@ -162,10 +162,17 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
     base_before, base_after = before_root / under, after_root / under
     paths = sorted({p.relative_to(base_before) for p in base_before.rglob("*.json")}
                    | {p.relative_to(base_after) for p in base_after.rglob("*.json")})
+    def target_of(rel: Path) -> str:
+        return rel.name.removesuffix(".json").rpartition(".")[2]
+
+    targets_before = {target_of(p.relative_to(base_before)) for p in base_before.rglob("*.json")}
     for rel in paths:
         docname = "/".join(filter(None, (under, *rel.parent.parts)))
         slot = rel.name.removesuffix(".json")
         old, new = read(base_before / rel), read(base_after / rel)
+        if old is None and target_of(rel) not in targets_before:
+            not_compared.append((f"{docname}/{slot}", f"the older release was not compiled for {target_of(rel)}"))
+            continue
         if old is None or new is None:
             not_compared.append((f"{docname}/{slot}", f"only the {'newer' if old is None else 'older'} release has it"))
             continue

@@ -72,3 +72,12 @@ def test_an_edited_example_or_a_lone_slot_is_not_compared(tmp_path: Path) -> Non
     reasons = dict(result.not_compared)
     assert "source_sha256" in reasons[f"guide/seed/{SLOTS[0]}"]
     assert reasons[f"guide/seed/{SLOTS[2]}"] == "only the older release has it"
+
+
+def test_a_target_the_older_release_skipped_is_said_once_per_slot(tmp_path: Path) -> None:
+    old = copy_slots(tmp_path / "old")
+    copy_slots(tmp_path / "new")
+    for path in old.glob(f"{SLOTS[1]}.*"):
+        path.unlink()
+    reasons = dict(compare_folders(tmp_path / "old", tmp_path / "new", "guide").not_compared)
+    assert reasons == {f"guide/seed/{SLOTS[1]}": "the older release was not compiled for gpu-h100"}

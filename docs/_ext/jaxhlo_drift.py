@@ -25,7 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_jaxhlo.drift import ReleaseDrift, compare_folders, versions_text
+from sphinx_jaxhlo.drift import ReleaseDrift, SlotDrift, compare_folders, versions_text
 from sphinx_jaxhlo.sizes import format_bytes
 from sphinx_jaxhlo.snapshots import SnapshotError
 
@@ -47,6 +47,14 @@ def _change(before: str, after: str) -> nodes.paragraph:
     if before == after:
         return _para(nodes.Text(after))
     return _para(nodes.Text(f"{before} → "), nodes.strong(text=after))
+
+
+def _size_change(before: int | None, after: int | None) -> nodes.paragraph:
+    """Sizes in words, or in bytes where the words are the same and the bytes are not."""
+    old, new = format_bytes(before), format_bytes(after)
+    if old == new and before != after and before is not None and after is not None:
+        return _change(f"{before:,} B", f"{after:,} B")
+    return _change(old, new)
 
 
 class DriftTables(SphinxDirective):
@@ -91,20 +99,15 @@ class DriftTables(SphinxDirective):
             f"({significant} beyond the drift tolerance or with another verdict), {result.unchanged} unchanged"
             + (f"; {len(result.not_compared)} not compared" if result.not_compared else "") + "."))
         section += _para(nodes.Text(f"Before: {versions_text(result.before)}. After: {versions_text(result.after)}."))
-        if result.moved:
-            rows = []
-            for slot in result.moved:
-                d = slot.drift
-                uri = self.env.app.builder.get_relative_uri(self.env.docname, slot.docname)
-                anchor = "" if re.fullmatch(r"example-\d+", slot.example) else "#" + nodes.make_id(slot.example)
-                link = nodes.reference("", "", nodes.literal(text=slot.example), internal=True, refuri=uri + anchor)
-                rows.append([_para(link, nodes.Text(f" ({slot.docname})")),
-                             _para(nodes.literal(text=d.function)),
-                             _para(nodes.Text(d.target)),
-                             _change(format_bytes(d.temp_before), format_bytes(d.temp_after)),
-                             _change(format_bytes(d.peak_before), format_bytes(d.peak_after)),
-                             _change(d.verdict_before, d.verdict_after)])
-            section += _table(["example", "function", "target", "temp", "peak", "reductions"], rows)
+        significant = [slot for slot in result.moved if slot.drift.significant]
+        minor = [slot for slot in result.moved if not slot.drift.significant]
+        if significant:
+            section += self._moved(significant)
+        if minor:
+            tolerance = float(self.config.jaxhlo_drift_tolerance)
+            section += _para(nodes.Text(f"Moved by less than the drift tolerance ({tolerance:.0%} of temp), "
+                                        f"with the same verdict ({len(minor)}):"))
+            section += self._moved(minor)
         if result.not_compared:
             by_reason: dict[str, list[str]] = {}
             for slot, why in result.not_compared:
@@ -116,6 +119,22 @@ class DriftTables(SphinxDirective):
             section += _para(nodes.Text("Not compared:"))
             section += items
         return [section]
+
+    def _moved(self, slots: list[SlotDrift]) -> nodes.table:
+        """A table of moved slots, each linked to its example."""
+        rows = []
+        for slot in slots:
+            d = slot.drift
+            uri = self.env.app.builder.get_relative_uri(self.env.docname, slot.docname)
+            anchor = "" if re.fullmatch(r"example-\d+", slot.example) else "#" + nodes.make_id(slot.example)
+            link = nodes.reference("", "", nodes.literal(text=slot.example), internal=True, refuri=uri + anchor)
+            rows.append([_para(link, nodes.Text(f" ({slot.docname})")),
+                         _para(nodes.literal(text=d.function)),
+                         _para(nodes.Text(d.target)),
+                         _size_change(d.temp_before, d.temp_after),
+                         _size_change(d.peak_before, d.peak_after),
+                         _change(d.verdict_before, d.verdict_after)])
+        return _table(["example", "function", "target", "temp", "peak", "reductions"], rows)
 
 
 def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:

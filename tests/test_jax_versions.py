@@ -179,3 +179,21 @@ def test_fields_the_installed_xla_does_not_know_are_left_out() -> None:
     assert f"jaxlib {plugins.env_version('jaxlib')}" in out["refused"] and "gpu:h100" in out["refused"]
     # what the parser said about the unknown fields is not repeated on stderr
     assert "surely_unknown_field" not in run.stderr
+
+
+def test_the_declared_range_is_the_one_the_code_and_ci_use() -> None:
+    """pyproject.toml's lower bounds, the targets' OLDEST_JAX and the releases
+    ``nox -s compat`` checks say the same."""
+    import ast
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert f"jax>={targets.OLDEST_JAX}" in project["dependencies"]
+    assert f"jaxlib>={targets.OLDEST_JAX}" in project["dependencies"]
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    values = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+              and node.targets[0].id in ("COMPAT_JAX", "DRIFT_JAX")}
+    assert values["COMPAT_JAX"] == targets.TESTED_JAX
+    assert set(values["DRIFT_JAX"]) < set(targets.TESTED_JAX)
+    assert targets._release(targets.TESTED_JAX[0]) >= targets._release(targets.OLDEST_JAX)

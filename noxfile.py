@@ -78,6 +78,44 @@ def snapshots(session: nox.Session) -> None:
                 env={"JAXHLO_SNAPSHOT_MODE": "refresh"})
 
 
+#: The jax releases the compatibility check runs: the newest patch of each
+#: supported minor (sphinx_jaxhlo.targets.TESTED_JAX says the same).
+COMPAT_JAX = ("0.8.3", "0.9.2", "0.10.2")
+
+
+@nox.session
+@nox.parametrize("jax", COMPAT_JAX)
+def compat(session: nox.Session, jax: str) -> None:
+    """One supported jax release: install it and its compilers, compile the seed, a gradient and a
+    sharded product on cpu, gpu:h100, tpu:v5e and the 8-device targets, and check the reports'
+    memory figures against that jax's own ``memory_analysis()`` (tools/compat.py).
+
+    ``nox -s compat`` runs every release; ``nox -s "compat(jax='0.9.2')"`` one.  The compilers
+    (1.3 GB per release) go into the private folder once, keyed by the jax version.
+    """
+    session.install("-e", ".", f"jax=={jax}", f"jaxlib=={jax}")
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    session.run("python", "tools/compat.py", *session.posargs)
+
+
+#: The older releases the drift page compares with the docs' own snapshots.
+DRIFT_JAX = ("0.8.3", "0.9.2")
+
+
+@nox.session
+@nox.parametrize("jax", DRIFT_JAX)
+def drift(session: nox.Session, jax: str) -> None:
+    """Compile the guide with an older jax into docs/_drift/jax-<version> (commit it): the drift page
+    (docs/drift.md) compares those snapshots with docs/_snapshots at every docs build, without that jax.
+
+    ``nox -s "drift(jax='0.9.2')"`` one release.  Its TPU compiles take most of the time (20 to 40
+    minutes on two cores).
+    """
+    session.install("-e", ".[myst]", f"jax=={jax}", f"jaxlib=={jax}")
+    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+    session.run("python", "tools/drift.py", *session.posargs)
+
+
 @nox.session
 def pdf(session: nox.Session) -> None:
     """Build the docs as a PDF through LaTeX (needs latexmk and TeX Live; reuses the docs' report cache)."""

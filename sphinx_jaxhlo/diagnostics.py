@@ -31,7 +31,8 @@ SUBTYPES: dict[str, str] = {
     "crash": "The compile worker died (a crash inside XLA, or an example that ended its own process); "
              "the message names the signal.",
     "target": "An unknown target name, or (once per build) a target whose compiler is not installed, "
-              "naming the command that installs it.",
+              "naming the command that installs it, or that the installed jax cannot compile for "
+              "(a release outside the supported range, a description its XLA refuses), naming the versions.",
     "config": "A ``jaxhlo_*`` setting has a bad value; its default is used instead.",
     "snapshot": "A snapshot (``jaxhlo_snapshot_dir``) cannot serve this example: none was made, it was made "
                 "for another version of the example (source, ``:args:``, options or target changed), or its "

@@ -607,7 +607,7 @@ def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]
             continue
         run(mine[:1])
         first = mine[0].result.failure
-        if first is not None and first.kind not in ("timeout", "crash"):
+        if first is not None and first.kind not in ("timeout", "crash", "target"):
             for job in mine[1:]:
                 job.result.failure = first
         else:
@@ -711,6 +711,11 @@ def check(ctx: Context, jobs: list[Job]) -> None:
     for job in jobs:
         result = job.result
         status, message = "ok", ""
+        if result.failure is not None and result.failure.kind == "target":
+            # the installed compiler refused the target itself: once per build, not per example
+            targets_mod.refuse(result.target, result.failure.message)
+            result.missing, result.failure = targets_mod.get_target(result.target).missing_message(), None
+            ctx.app.env.jaxhlo_missing.setdefault(result.target, set()).add(docname)  # type: ignore[attr-defined]
         if result.missing:
             status = "target missing"
         elif result.failure:

@@ -22,6 +22,7 @@ import importlib.resources
 import json
 import os
 import platform
+import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,14 +32,19 @@ from .specs import MeshSpec
 
 __all__ = [
     "DEFAULT_TARGETS",
+    "OLDEST_JAX",
     "TARGETS",
+    "TESTED_JAX",
     "Target",
     "UnknownTargetError",
+    "UnsupportedTargetError",
     "compile_for",
+    "compile_options",
     "default_targets",
     "describe_shardings",
     "device_for",
     "devices_for",
+    "drop_fields",
     "exclude_own_frames",
     "get_target",
     "lower_for",
@@ -48,6 +54,8 @@ __all__ = [
     "package_versions",
     "place_on_mesh",
     "prepare_environment",
+    "refuse",
+    "unknown_fields",
 ]
 
 _GiB = 1 << 30
@@ -158,14 +166,56 @@ class Target:
         from . import plugins
 
         try:
-            plugins.env_version("jax")
-            plugins.env_version("jaxlib")
+            jax_version = plugins.env_version("jax")
+            jaxlib_version = plugins.env_version("jaxlib")
         except LookupError:
             return f"target {self.name} needs jax: pip install sphinx-jaxhlo (it installs jax)"
+        old = [f"{dist} {version}" for dist, version in (("jax", jax_version), ("jaxlib", jaxlib_version))
+               if _release(version) < _release(OLDEST_JAX)]
+        if old:
+            return (f"target {self.name} is not supported with {' and '.join(old)}: sphinx-jaxhlo compiles with "
+                    f"jax and jaxlib {OLDEST_JAX} and newer (tested: {', '.join(TESTED_JAX)}); "
+                    f"pip install 'jax>={OLDEST_JAX}' 'jaxlib>={OLDEST_JAX}'")
+        if self.name in _REFUSED:
+            return f"target {self.name} is not supported here: {_REFUSED[self.name]}"
         if self.compiler is None:
             return None
         problem = plugins.state(self.compiler).problem
         return None if problem is None else f"target {self.name} {problem}"
+
+
+#: The oldest jax and jaxlib the targets are known to compile with (``pyproject.toml`` says the same).
+OLDEST_JAX = "0.8.0"
+
+#: The releases ``nox -s compat`` checks: the newest patch of each minor.
+TESTED_JAX = ("0.8.3", "0.9.2", "0.10.2")
+
+#: Targets whose compiler refused them in this process, with what it said
+#: (see :func:`refuse`).
+_REFUSED: dict[str, str] = {}
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"0.9.2"`` -> ``(0, 9, 2)``; a pre-release or local suffix is ignored."""
+    parts = []
+    for piece in version.split("."):
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits[0]))
+    return tuple(parts)
+
+
+def refuse(name: str, message: str) -> None:
+    """Mark a target as unusable with the installed compilers for the rest
+    of this process: its examples show it as missing, and the build says
+    ``message`` once (a worker found that XLA does not accept the target,
+    see :class:`UnsupportedTargetError`).
+
+    :param name: The target's name.
+    :param message: What the worker said, naming the versions.
+    """
+    _REFUSED[name] = message
 
 
 def _gpu(model: str, description: str, memory_bytes: int) -> Target:
@@ -406,12 +456,11 @@ def devices_for(target: Target) -> list[Any]:
         from jax.experimental import topologies
 
         if target.gpu_target_file is not None:
-            topology = topologies.get_topology_desc(
-                target.name,
-                "cuda",
-                target_config=_gpu_target_config(target.gpu_target_file),
-                topology=target.gpu_topology or _GPU_TOPOLOGY,
-            )
+            topology = _gpu_topology(target, topologies)
+            from . import plugins
+
+            if _release(plugins.env_version("jax")) < _GPU_DEVICELESS_GEMMS:
+                _deviceless_output_memory_kinds()
         elif target.tpu_topology is not None:
             topology = topologies.get_topology_desc(
                 target.tpu_topology, "tpu", chips_per_host_bounds=list(target.chips_per_host or _TPU_CHIPS_PER_HOST)
@@ -421,6 +470,161 @@ def devices_for(target: Target) -> list[Any]:
         _DEVICES[target.name] = list(topology.devices)
     devices: list[Any] = _DEVICES[target.name]
     return devices
+
+
+class UnsupportedTargetError(RuntimeError):
+    """The installed XLA cannot take a target's description (worker only)."""
+
+
+#: What XLA's protobuf text parser logs for a field its proto lacks, e.g.
+#: ``Message type "stream_executor.GpuDeviceInfoProto" has no field named "device_vendor".``
+_UNKNOWN_FIELD = re.compile(r'Message type "(?P<message>[\w.]+)" has no field named "(?P<field>\w+)"')
+
+
+def unknown_fields(log: str) -> list[tuple[str, str]]:
+    """The ``(message, field)`` pairs that XLA's text-format parser said it
+    does not know, in the order it said them, without repeats.
+
+    :param log: What the parser wrote to stderr.
+    """
+    found = [(m["message"].rpartition(".")[2], m["field"]) for m in _UNKNOWN_FIELD.finditer(log)]
+    return list(dict.fromkeys(found))
+
+
+def drop_fields(text: str, fields: Sequence[tuple[str, str]]) -> str:
+    """A ``GpuTargetConfigProto`` text without the given fields.
+
+    Only what the description files hold is understood: one ``name: value``
+    or ``name { ... }`` (on one line) per line, messages opened by
+    ``name {`` and closed by ``}`` on lines of their own, ``#`` comments.
+    A field is dropped where it sits in a message of the given type: at top
+    level (``GpuTargetConfigProto``) or inside ``gpu_device_info``
+    (``GpuDeviceInfoProto``); a field of a message written on one line
+    (``cuda_compute_capability { major: 9 minor: 0 feature_extension: ... }``)
+    is cut out of that line.
+
+    :param text: The description.
+    :param fields: ``(message type, field)`` pairs, the message type without
+        its package (``GpuDeviceInfoProto``).
+    """
+    by_message: dict[str, set[str]] = {}
+    for message, field in fields:
+        by_message.setdefault(message, set()).add(field)
+    kept = []
+    stack = ["GpuTargetConfigProto"]
+    for line in text.splitlines():
+        code = line.split("#", 1)[0].strip()
+        match = re.match(r"(\w+)\s*(:|\{)", code)
+        if match is not None and match[1] in by_message.get(stack[-1], set()):
+            if code.endswith("{"):
+                stack.append("dropped")
+            continue
+        if stack[-1] == "dropped":
+            if code == "}":
+                stack.pop()
+            elif code.endswith("{"):
+                stack.append("dropped")
+            continue
+        if code.endswith("{") and match is not None:
+            stack.append(_MESSAGE_TYPES.get(match[1], match[1]))
+        elif code == "}" and len(stack) > 1:
+            stack.pop()
+        elif match is not None and match[2] == "{":
+            inner = _MESSAGE_TYPES.get(match[1], match[1])
+            for field in by_message.get(inner, set()):
+                line = re.sub(rf"\b{field}\s*:\s*(\"[^\"]*\"|[\w.+-]+)\s*", "", line)
+        kept.append(line)
+    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
+
+
+#: The message type of each message-valued field the description files use.
+_MESSAGE_TYPES = {
+    "gpu_device_info": "GpuDeviceInfoProto",
+    "cuda_compute_capability": "CudaComputeCapabilityProto",
+    "rocm_compute_capability": "RocmComputeCapabilityProto",
+    "dnn_version_info": "DnnVersionInfoProto",
+    "runtime_version": "RuntimeVersionProto",
+}
+
+#: Fields of a target's description that the installed XLA did not know and
+#: that this worker left out, by target name (for the report's footnote and tests).
+DROPPED_FIELDS: dict[str, list[tuple[str, str]]] = {}
+
+
+def _gpu_topology(target: Target, topologies: Any) -> Any:
+    """The topology of a GPU target, from a description the installed XLA accepts.
+
+    The description files are written for the newest XLA.  An older one
+    refuses a field its ``GpuTargetConfigProto`` lacks (``device_vendor``,
+    ``name``, ``thread_dim_limit_x`` are newer than jaxlib 0.9) and says which
+    on stderr; each such field is left out and the description tried again,
+    until XLA takes it.  The figures every XLA release reads (SM count, clock,
+    memory, bandwidth, caches, limits) are in every generation of the proto.
+
+    :raises UnsupportedTargetError: XLA refuses the description for another
+        reason, or without naming a field.
+    """
+    assert target.gpu_target_file is not None
+    text = _gpu_target_config(target.gpu_target_file)
+    dropped: list[tuple[str, str]] = []
+    for _attempt in range(64):
+        outcome, log = _with_stderr(functools.partial(
+            topologies.get_topology_desc, target.name, "cuda", target_config=text,
+            topology=target.gpu_topology or _GPU_TOPOLOGY))
+        if not isinstance(outcome, BaseException):
+            DROPPED_FIELDS[target.name] = dropped
+            return outcome
+        error = outcome
+        fields = [f for f in unknown_fields(log) if f not in dropped]
+        if "GpuTargetConfigProto" not in str(error) or not fields:
+            raise UnsupportedTargetError(_unsupported_message(target, error, dropped)) from None
+        dropped += fields
+        text = drop_fields(text, fields)
+    raise UnsupportedTargetError(_unsupported_message(target, RuntimeError("too many unknown fields"), dropped))
+
+
+def _unsupported_message(target: Target, error: BaseException, dropped: Sequence[tuple[str, str]]) -> str:
+    from . import plugins
+
+    versions = ", ".join(f"{dist} {version}" for dist, version in sorted(plugins.state("gpu").versions.items()))
+    try:
+        jaxlib = plugins.env_version("jaxlib")
+    except LookupError:
+        jaxlib = "unknown"
+    left_out = f" (left out as unknown to it: {', '.join(f for _, f in dropped)})" if dropped else ""
+    return (f"the GPU compiler of jaxlib {jaxlib} ({versions or 'no CUDA plugin'}) does not accept the description "
+            f"of {target.name} ({target.gpu_target_file}){left_out}: {str(error).strip().splitlines()[0][:300]}")
+
+
+def _with_stderr(call: Any) -> tuple[Any, str]:
+    """Run ``call()`` with file descriptor 2 sent to a temporary file (XLA's
+    C++ logging writes there, not to ``sys.stderr``), then write what it
+    caught to the real stderr unless it was about unknown fields.
+
+    :return: ``(result, log)``, the result being the exception it raised, if any.
+    """
+    import sys
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as catch:
+        os.dup2(catch.fileno(), 2)
+        try:
+            try:
+                result: Any = call()
+            except Exception as exc:
+                result = exc
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        catch.seek(0)
+        log = catch.read().decode("utf-8", "replace")
+    rest = "\n".join(line for line in log.splitlines() if not _UNKNOWN_FIELD.search(line))
+    if rest.strip():
+        sys.stderr.write(rest + "\n")
+    return result, log
 
 
 def lower_for(target: Target, jitted: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
@@ -482,8 +686,74 @@ def compile_for(
     :return: ``(lowered, compiled)``.
     """
     lowered = lower_for(target, jitted, args, kwargs)
-    compiled = lowered.compile(dict(compiler_options) or None)
+    compiled = lowered.compile(compile_options(target, compiler_options) or None)
     return lowered, compiled
+
+
+#: The first jaxlib whose GPU compiler, without a device, picks a GEMM
+#: configuration by itself; older ones stop at every Triton GEMM with
+#: "Expect autotune result cache hit for deviceless compilation" unless told
+#: not to autotune (``xla_gpu_autotune_level=0``).
+_GPU_DEVICELESS_GEMMS = (0, 9)
+
+
+def compile_options(target: Target, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options for ``Lowered.compile``: the example's, and what the
+    installed jaxlib needs to compile for ``target`` without a device
+    (``xla_gpu_autotune_level=0`` for a GPU before jaxlib 0.9, unless the
+    example sets it).
+
+    :param options: The example's XLA options.
+    """
+    from . import plugins
+
+    chosen = dict(options)
+    if target.platform == "cuda" and _release(plugins.env_version("jaxlib")) < _GPU_DEVICELESS_GEMMS:
+        chosen.setdefault("xla_gpu_autotune_level", "0")
+    return chosen
+
+
+class _NoOutputMemoryKinds:
+    """An executable that does not say its outputs' memory kinds."""
+
+    def __init__(self, executable: Any) -> None:
+        self._executable = executable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executable, name)
+
+    def get_output_memory_kinds(self) -> Any:
+        raise NotImplementedError("a deviceless GPU of this jaxlib has no memory kinds")
+
+
+@functools.cache
+def _deviceless_output_memory_kinds() -> None:
+    """Let jax before 0.9 finish a deviceless GPU compile.
+
+    Its compiled executable names the ``device`` memory kind for each
+    output, which the topology's devices (no memories at all) refuse:
+    ``ValueError: Could not find memory addressable by device``.  jax
+    already falls back to no memory kind when an executable cannot say;
+    this makes that fallback apply when the device refuses what it said.
+    Nothing changes on a newer jax, where the error does not happen.
+    """
+    try:
+        from jax._src.interpreters import pxla
+    except ImportError:
+        return
+    original = getattr(pxla, "get_out_shardings_from_executable", None)
+    if original is None:
+        return
+
+    def out_shardings(executable: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(executable, *args, **kwargs)
+        except ValueError as exc:
+            if "memory kind" not in str(exc):
+                raise
+            return original(_NoOutputMemoryKinds(executable), *args, **kwargs)
+
+    setattr(pxla, "get_out_shardings_from_executable", out_shardings)  # noqa: B010 (typed differently)
 
 
 # -- meshes: targets of several devices -----------------------------------------

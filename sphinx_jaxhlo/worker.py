@@ -412,12 +412,14 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     try:
         if lowered is None:
             lowered = targets_mod.lower_for(target, jitted, args, kwargs, mesh)
-        compiled = lowered.compile(options or None)
+        compiled = lowered.compile(targets_mod.compile_options(target, options) or None)
     except BaseException as exc:
         if record_folder is not None:
             shutil.rmtree(record_folder, ignore_errors=True)
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, targets_mod.UnsupportedTargetError):
+            raise ExampleFailure("target", str(exc)) from None
         line = _example_line(exc.__traceback__, source_name)
         if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
             message = str(exc)

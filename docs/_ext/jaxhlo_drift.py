@@ -1,0 +1,164 @@
+"""The drift page's tables: what moved in the guide between jax releases.
+
+``nox -s drift`` compiles the guide with each older jax release into
+``docs/_drift/jax-<version>/`` (a snapshot folder, committed); this directive
+compares each with the docs' own snapshots (the current release) at build
+time, with :func:`sphinx_jaxhlo.drift.compare_folders`, so the page is
+rebuilt without the old jax and follows the current snapshots.
+
+Usage (MyST)::
+
+    ```{jaxhlo-drift}
+    :under: guide
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from sphinx_jaxhlo.drift import ReleaseDrift, SlotDrift, compare_folders, versions_text
+from sphinx_jaxhlo.sizes import format_bytes
+from sphinx_jaxhlo.snapshots import SnapshotError
+
+logger = logging.getLogger(__name__)
+
+#: Beside conf.py: one folder per older release.
+DRIFT_DIR = "_drift"
+
+
+def _release_key(folder: Path) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", folder.name))
+
+
+def _para(*children: nodes.Node) -> nodes.paragraph:
+    return nodes.paragraph("", "", *children)
+
+
+def _change(before: str, after: str) -> nodes.paragraph:
+    if before == after:
+        return _para(nodes.Text(after))
+    return _para(nodes.Text(f"{before} → "), nodes.strong(text=after))
+
+
+def _size_change(before: int | None, after: int | None) -> nodes.paragraph:
+    """Sizes in words, or in bytes where the words are the same and the bytes are not."""
+    old, new = format_bytes(before), format_bytes(after)
+    if old == new and before != after and before is not None and after is not None:
+        return _change(f"{before:,} B", f"{after:,} B")
+    return _change(old, new)
+
+
+class DriftTables(SphinxDirective):
+    """One section per older release: the slots whose temp, peak or verdict moved."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"under": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        confdir = Path(self.env.app.confdir)
+        snapshot_dir = self.config.jaxhlo_snapshot_dir
+        under = self.options.get("under", "").strip("/")
+        drift_root = confdir / DRIFT_DIR
+        releases = sorted((p for p in drift_root.glob("jax-*") if p.is_dir()), key=_release_key, reverse=True)
+        if not snapshot_dir or not releases:
+            logger.warning("jaxhlo-drift: no snapshots of an older release in %s (run nox -s drift)", drift_root,
+                           location=(self.env.docname, self.lineno))
+            return []
+        current = confdir / snapshot_dir
+        for folder in (current / under, *(r / under for r in releases)):
+            for path in folder.rglob("*"):
+                if path.is_file():
+                    self.env.note_dependency(str(path))
+        out: list[nodes.Node] = []
+        for release in releases:
+            try:
+                result = compare_folders(release, current, under, float(self.config.jaxhlo_drift_tolerance))
+            except SnapshotError as exc:
+                logger.warning("jaxhlo-drift: %s: %s", release, exc, location=(self.env.docname, self.lineno))
+                continue
+            out += self._section(release, result)
+        return out
+
+    def _section(self, release: Path, result: ReleaseDrift) -> list[nodes.Node]:
+        old = result.before.get("jax", release.name.removeprefix("jax-"))
+        new = result.after.get("jax", "the current release")
+        section = nodes.section(ids=[f"jaxhlo-drift-{nodes.make_id(release.name)}"])
+        section += nodes.title(text=f"jax {old} → {new}")
+        compared = len(result.moved) + result.unchanged
+        significant = sum(s.drift.significant for s in result.moved)
+        section += _para(nodes.Text(
+            f"{compared} (example, function, target) compiled by both: {len(result.moved)} moved "
+            f"({significant} beyond the drift tolerance or with another verdict), {result.unchanged} unchanged"
+            + (f"; {len(result.not_compared)} not compared" if result.not_compared else "") + "."))
+        section += _para(nodes.Text(f"Before: {versions_text(result.before)}. After: {versions_text(result.after)}."))
+        significant = [slot for slot in result.moved if slot.drift.significant]
+        minor = [slot for slot in result.moved if not slot.drift.significant]
+        if significant:
+            section += self._moved(significant)
+        if minor:
+            tolerance = float(self.config.jaxhlo_drift_tolerance)
+            section += _para(nodes.Text(f"Moved by less than the drift tolerance ({tolerance:.0%} of temp), "
+                                        f"with the same verdict ({len(minor)}):"))
+            section += self._moved(minor)
+        if result.not_compared:
+            by_reason: dict[str, list[str]] = {}
+            for slot, why in result.not_compared:
+                by_reason.setdefault(why, []).append(slot.rpartition("/")[2])
+            items = nodes.bullet_list()
+            for why, slots in sorted(by_reason.items()):
+                items += nodes.list_item("", _para(nodes.Text(f"{why}: {len(slots)}, "),
+                                                   nodes.literal(text=", ".join(slots))))
+            section += _para(nodes.Text("Not compared:"))
+            section += items
+        return [section]
+
+    def _moved(self, slots: list[SlotDrift]) -> nodes.table:
+        """A table of moved slots, each linked to its example."""
+        rows = []
+        for slot in slots:
+            d = slot.drift
+            uri = self.env.app.builder.get_relative_uri(self.env.docname, slot.docname)
+            anchor = "" if re.fullmatch(r"example-\d+", slot.example) else "#" + nodes.make_id(slot.example)
+            link = nodes.reference("", "", nodes.literal(text=slot.example), internal=True, refuri=uri + anchor)
+            rows.append([_para(link, nodes.Text(f" ({slot.docname})")),
+                         _para(nodes.literal(text=d.function)),
+                         _para(nodes.Text(d.target)),
+                         _size_change(d.temp_before, d.temp_after),
+                         _size_change(d.peak_before, d.peak_after),
+                         _change(d.verdict_before, d.verdict_after)])
+        return _table(["example", "function", "target", "temp", "peak", "reductions"], rows)
+
+
+def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:
+    table = nodes.table(classes=["jaxhlo-drift"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for _ in header:
+        group += nodes.colspec(colwidth=10)
+    head = nodes.thead()
+    group += head
+    row = nodes.row()
+    for h in header:
+        row += nodes.entry("", nodes.paragraph(text=h))
+    head += row
+    body = nodes.tbody()
+    group += body
+    for cells in rows:
+        row = nodes.row()
+        for cell in cells:
+            row += nodes.entry("", cell)
+        body += row
+    return table
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("jaxhlo-drift", DriftTables)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

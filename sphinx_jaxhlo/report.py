@@ -323,13 +323,6 @@ class TargetFailure:
         return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
 
 
-def _with_reason(cls: Any, data: dict[str, Any]) -> Any:
-    """A :class:`Materialized` or :class:`Reduction` from its JSON form, its ``reason`` read in."""
-    d = dict(data)
-    d["reason"] = Reason(**d["reason"]) if d.get("reason") else None
-    return cls(**d)
-
-
 @dataclass
 class Report:
     """Everything one compile produced for one (function, target)."""

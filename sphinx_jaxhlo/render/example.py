@@ -19,7 +19,9 @@ without ``summary``).
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +35,7 @@ from .nodes import (
     jaxhlo_bars,
     jaxhlo_details,
     jaxhlo_graph,
+    jaxhlo_lineref,
     jaxhlo_source,
     jaxhlo_tab,
     jaxhlo_table,
@@ -103,6 +106,40 @@ def source_links(view: ExampleView) -> SourceLinks | None:
     if "source" not in view.show or not view.source.strip():
         return None
     return SourceLinks(f"{example_id(view)}-L", len(_source_text(view.source).split("\n")))
+
+
+def unused_lines(source: str, functions: Sequence[str]) -> list[int]:
+    """The lines of a file example that the compiled functions do not use: the top-level
+    functions and classes that none of them names (directly or through another one),
+    with the blank lines after them.  Nothing when the file does not parse or no
+    function is named.
+
+    :param functions: the compiled functions' names (``(default function)``: none named).
+    """
+    named = [f for f in functions if f and f != "(default function)"]
+    if not named:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    needed: set[str] = set()
+    todo = [f for f in named if f in defs]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        todo += [n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name) and n.id in defs]
+    total = len(_source_text(source).split("\n"))
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) for n in tree.body]
+    hidden: list[int] = []
+    for i, stmt in enumerate(tree.body):
+        if stmt in defs.values() and getattr(stmt, "name", "") not in needed:
+            end = starts[i + 1] - 1 if i + 1 < len(tree.body) else total
+            hidden += range(starts[i], end + 1)
+    return hidden
 
 
 # -- small builders ---------------------------------------------------------
@@ -190,12 +227,43 @@ def error_title(result: Result) -> str:
     return compile_error_title(result.report.error, result.target_title)
 
 
-def finding_node(finding: Finding) -> nodes.paragraph:
+#: ``line 6``, ``lines 4, 7``: how a finding names the example's source lines (:func:`rows.lines_text`).
+_LINES = re.compile(r"\b(lines? )(\d+(?:, \d+)*)")
+
+
+def linked_text(text: str, links: SourceLinks | None, source: str) -> list[nodes.Node]:
+    """A finding's text, each source line it names a :class:`jaxhlo_lineref` to the
+    listing's line (when the page shows the listing and it has that line).
+
+    :param source: the listing's text, for the line's code in builders without links.
+    """
+    if links is None:
+        return [nodes.Text(text)]
+    code_lines = _source_text(source).split("\n")
+    out: list[nodes.Node] = []
+    at = 0
+    for match in _LINES.finditer(text):
+        numbers = [int(n) for n in match.group(2).split(", ")]
+        if not links.covers(numbers):
+            continue
+        out.append(nodes.Text(text[at:match.start()] + match.group(1)))
+        for i, n in enumerate(numbers):
+            if i:
+                out.append(nodes.Text(", "))
+            out.append(jaxhlo_lineref(str(n), str(n), href=f"{links.prefix}{n}", line=code_lines[n - 1]))
+        at = match.end()
+    if at < len(text):
+        out.append(nodes.Text(text[at:]))
+    return out
+
+
+def finding_node(finding: Finding, links: SourceLinks | None = None, source: str = "") -> nodes.paragraph:
     tone = {"problem": ["jaxhlo-bad"], "good": ["jaxhlo-good"]}.get(finding.level, [])
     classes = ["jaxhlo-callout", *tone]
+    body = linked_text(finding.text, links, source)
     if finding.title:
-        return para(nodes.strong(text=f"{finding.title}: "), finding.text, classes=classes)
-    return para(finding.text, classes=classes)
+        return para(nodes.strong(text=f"{finding.title}: "), *body, classes=classes)
+    return para(*body, classes=classes)
 
 
 def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]]) -> nodes.Element:
@@ -227,9 +295,11 @@ def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequenc
 
 # -- parts -------------------------------------------------------------------
 
-def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
-    """The findings in words, then the detail tables, collapsed."""
-    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.findings(report, display)]
+def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None,
+                  source: str = "") -> list[nodes.Node]:
+    """The findings in words (the lines they name linked to the listing), then the
+    detail tables, collapsed."""
+    out: list[nodes.Node] = [finding_node(f, links, source) for f in rowmodel.findings(report, display)]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
@@ -307,7 +377,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
     links = source_links(view)
     for part in parts:
         if part == "summary":
-            out += summary_nodes(report, view.display, links)
+            out += summary_nodes(report, view.display, links, view.source)
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
@@ -459,7 +529,9 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
             if view.file_path:
                 block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
             links = source_links(view)
-            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
+            hidden = unused_lines(view.source, functions) if view.file_path else []
+            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python",
+                                   hidden=hidden)
             source += literal_block(view.source, "python", linenos=True)
             block.append(source)
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,12 @@ class jaxhlo_graph(nodes.General, nodes.Element):
     :func:`sphinx_jaxhlo.render.graph.graph_svg`), ``title``, ``legend`` (of
     the picture), ``text_legend`` (of the text form); its children (the graph
     as text) follow the picture in HTML and replace it elsewhere."""
+
+
+class jaxhlo_lineref(nodes.Inline, nodes.TextElement):
+    """A line number a finding names (its text): ``href`` is the line's anchor in the
+    listing; ``line`` is the line's code, which builders other than HTML print after
+    the number, since they have no listing to jump to."""
 
 
 def _attr(value: str) -> str:
@@ -240,9 +247,13 @@ def _highlighter(language: str) -> tuple[Any, Any]:
     return lexer, HtmlFormatter(nowrap=True)
 
 
-def _source_lines_html(text: str, language: str, prefix: str) -> str:
+def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[int] = ()) -> str:
     """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
-    with its number, the way Sphinx shows line numbers (``span.linenos``)."""
+    with its number, the way Sphinx shows line numbers (``span.linenos``).
+
+    :param hidden: lines the example does not use (a file's other functions): each run of
+        them folds into one ``⋮`` line that says which lines it stands for.
+    """
     from pygments import highlight
 
     lexer, formatter = _highlighter(language)
@@ -259,11 +270,24 @@ def _source_lines_html(text: str, language: str, prefix: str) -> str:
     if len(body) != len(lines):
         body = [html.escape(line) for line in lines]
     width = len(str(len(lines)))
+    folded = set(hidden)
     out = []
     for number, line in enumerate(body, 1):
-        out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
-                   f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>')
-    return "\n".join(out) + "\n"
+        if number in folded and number - 1 not in folded:
+            last = number
+            while last + 1 in folded:
+                last += 1
+            what = f"line {number}" if last == number else f"lines {number}-{last}"
+            out.append(f'<span class="jaxhlo-fold"><span class="linenos">{"⋮".rjust(width)}</span>'
+                       f'<span class="c1"># {what}: not used by this example</span></span>\n')
+        if number in folded:
+            # the line's end inside its span: a folded line leaves no empty line behind
+            out.append(f'<span class="jaxhlo-line jaxhlo-unused" id="{_attr(prefix)}{number}">'
+                       f'<span class="linenos">{str(number).rjust(width)}</span>{line}\n</span>')
+        else:
+            out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
+                       f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>\n')
+    return "".join(out)
 
 
 def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
@@ -272,7 +296,13 @@ def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
     language = str(node.get("language") or (block.get("language") if block is not None else "") or "text")
     self.body.append(f'<div class="highlight-{_attr(language)} notranslate jaxhlo-source" '
                      f'data-jaxhlo-src="{_attr(node["prefix"])}"><div class="highlight"><pre><span></span>'
-                     + _source_lines_html(text, language, node["prefix"]) + "</pre></div>\n</div>\n")
+                     + _source_lines_html(text, language, node["prefix"], node.get("hidden", ()))
+                     + "</pre></div>\n</div>\n")
+    raise nodes.SkipNode
+
+
+def visit_lineref_html(self: HTML5Translator, node: jaxhlo_lineref) -> None:
+    self.body.append(f'<a class="jaxhlo-lineref" href="#{_attr(node["href"])}">{html.escape(node.astext())}</a>')
     raise nodes.SkipNode
 
 
@@ -479,4 +509,5 @@ HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_table: (visit_table_html, None),
     jaxhlo_text: (visit_text_html, None),
     jaxhlo_graph: (visit_graph_html, depart_graph_html),
+    jaxhlo_lineref: (visit_lineref_html, None),
 }

@@ -304,7 +304,7 @@ def summary_nodes(report: Report, display: Display, links: SourceLinks | None = 
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:  # a table with no row is not drawn
             out.append(collapsed_table(model, links))
     return out
 
@@ -315,7 +315,7 @@ def mesh_nodes(report: Report, display: Display, links: SourceLinks | None = Non
     out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             out.append(collapsed_table(model, links))
     return out
 

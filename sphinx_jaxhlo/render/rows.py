@@ -305,7 +305,8 @@ def buffer_table(report: Report, display: Display) -> Table:
     # the analysis may keep the copies of arguments in a list of their own
     ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ())], key=lambda m: -m.bytes)
     computed = [m for m in ordered if is_intermediate(m)]
-    chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed)
+    # with nothing computed stored, the copies of arguments are what there is to show
+    chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed or ordered)
     threshold = display.threshold(report)
     stored = {r.input_materialized for r in report.verdict_reductions if not r.fused}
     rows = []
@@ -627,8 +628,11 @@ def findings(report: Report, display: Display) -> list[Finding]:
         w = _buffer_words(biggest, ops)
         out.append(Finding("info", "", f"Largest intermediate: {w}."))
     elif biggest is None and not report.materialized and not report.analysis_error:
+        copies = len(getattr(report, "argument_copies", ()))
+        also = (f" ({copies} cop{'y' if copies == 1 else 'ies'} of argument data, listed in the table)"
+                if copies else "")
         out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "
-                                       "the arguments to the result without an intermediate in memory."))
+                                       f"the arguments to the result without an intermediate in memory{also}."))
     return out
 
 

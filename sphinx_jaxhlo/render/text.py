@@ -81,7 +81,7 @@ def summary_text(report: Report, display: Display | None = None) -> str:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             parts.append(model_text(model))
     mesh = mesh_text(report, display)
     if mesh:
@@ -96,7 +96,7 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
     parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             parts.append(model_text(model))
     return "\n\n".join(parts)
 

@@ -285,3 +285,36 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
                                 {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
                                  ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
     assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["peak 8.0 MB", "peak 9.0 MB"]
+
+
+def test_each_bar_of_the_chart_is_its_table_cell() -> None:
+    """The chart draws, for each target, the measure its variants table shows: a TPU's
+    peak where the table shows peak (its temp is 0 B), temp elsewhere; the title and
+    the bars' labels say which."""
+    from test_site import chart_mismatches
+
+    from sphinx_jaxhlo.render.standalone_html import nodes_to_html
+
+    figures = {("a", "cpu"): (20_000_000_000, 20_002_000_000), ("b", "cpu"): (200_000_000, 202_000_000),
+               ("a", "gpu:h100"): (50_400_000, 52_000_000), ("b", "gpu:h100"): (20_050_000_000, 20_052_000_000),
+               ("a", "tpu:v5e"): (0, 68_000_000), ("b", "tpu:v5e"): (0, 4_400_000)}
+    targets = [("cpu", "CPU"), ("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")]
+    results = [Result(function=fn, target=t, target_title=dict(targets)[t],
+                      report=Report(fn, t, memory=Memory(temp_bytes=temp, peak_bytes=peak)))
+               for (fn, t), (temp, peak) in figures.items()]
+    view = ExampleView(source="def a(x):\n    return x\n\n\ndef b(x):\n    return x\n", show=["summary"])
+    html = nodes_to_html(render_example(view, ["a", "b"], targets, results))
+    checked, wrong = chart_mismatches(html)
+    assert checked == 6 and not wrong, wrong
+    assert "Temp memory (peak on TPUs) by variant and target" in html
+    assert "a · TPU v5e (peak)" in html and "peak 68.0 MB (15" in html and "b · CPU (temp)" in html
+    # one measure: the labels say nothing more
+    cpu = [r for r in results if r.target == "cpu"]
+    html = nodes_to_html(render_example(view, ["a", "b"], targets[:1], cpu))
+    assert "Temp memory by variant and target" in html and "a · CPU<" in html and chart_mismatches(html)[1] == []
+    tpu = [r for r in results if r.target == "tpu:v5e"]
+    html = nodes_to_html(render_example(view, ["a", "b"], targets[2:], tpu))
+    assert "Peak memory by variant and target" in html and chart_mismatches(html) == (2, [])
+    # the checker sees a chart that draws temp where the table shows peak
+    wrong_html = html.replace("peak 68.0 MB (15", "0 B (15")
+    assert chart_mismatches(wrong_html)[1]

@@ -398,16 +398,25 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
 
 def bars_node(functions: Sequence[str], targets: Sequence[tuple[str, str]], by_key: dict[tuple[str, str], Result],
               display: Display) -> jaxhlo_bars | None:
-    """Temp memory of each (function, target), each bar labelled with its ratio to the smallest."""
-    values = [(f"{fn} · {title}", float(r.report.memory.temp_bytes or 0))
-              for fn in functions for target, title in targets
-              if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
-    if not any(v > 0 for _, v in values):
+    """What the variants table shows of each (function, target), temp or a TPU's peak
+    (:func:`rows.variant_measure`), each bar labelled with the measure where they differ
+    and with its ratio to the smallest of the same measure."""
+    values: list[tuple[str, str, float]] = []
+    for fn in functions:
+        for target, title in targets:
+            r = by_key.get((fn, target))
+            if r is not None and r.report is not None and not r.report.error:
+                measure, value = rowmodel.variant_measure(target, r.report)
+                values.append((f"{fn} · {title}", measure, float(value)))
+    if not any(v > 0 for _, _, v in values):
         return None
-    smallest = min(v for _, v in values if v > 0)
-    scale = rowmodel.chart_scale([v for _, v in values], display.chart_scale)
-    bars = [(label, value, rowmodel.bar_text(value, smallest)) for label, value in values]
-    return jaxhlo_bars(title="Temp memory by variant and target", bars=bars, scale=scale)
+    mixed = len({m for _, m, _ in values}) > 1
+    smallest = {m: min((v for _, k, v in values if k == m and v > 0), default=0.0) for _, m, _ in values}
+    scale = rowmodel.chart_scale([v for _, _, v in values], display.chart_scale)
+    bars = [(f"{label} ({measure})" if mixed else label, value, rowmodel.bar_text(value, smallest[measure], measure))
+            for label, measure, value in values]
+    title = rowmodel.variants_title([m for _, m, _ in values])
+    return jaxhlo_bars(title=f"{title} by variant and target", bars=bars, scale=scale)
 
 
 def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:

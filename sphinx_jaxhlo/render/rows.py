@@ -515,10 +515,37 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
     return Table("compare", "Side by side", ("", *[r.target_title for r in results]), tuple(rows), total=len(rows))
 
 
+def variant_measure(target: str, report: Report) -> tuple[str, int]:
+    """What the variants table (and its chart) shows of one variant on one target:
+    ``("peak", bytes)`` on a TPU whose peak is known, since a TPU's temp is 0 for most
+    programs (its memory is counted in the peak) and the whole column shows peaks so
+    that its rows compare; else ``("temp", bytes)``."""
+    mem = report.memory
+    if target.startswith("tpu") and mem.peak_bytes is not None:
+        return "peak", mem.peak_bytes
+    return "temp", mem.temp_bytes or 0
+
+
+def measure_text(measure: str, value: float) -> str:
+    """``peak 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
+    return f"peak {format_bytes(value)}" if measure == "peak" else format_bytes(value)
+
+
+def variants_title(measures: Sequence[str]) -> str:
+    """What a variants chart draws: ``Temp memory``, ``Peak memory``, or both kinds."""
+    kinds = set(measures)
+    if kinds == {"peak"}:
+        return "Peak memory"
+    if kinds == {"temp"} or not kinds:
+        return "Temp memory"
+    return "Temp memory (peak on TPUs)"
+
+
 def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                    results: dict[tuple[str, str], Result], display: Display) -> Table:
     """Temp memory (and the reduction verdict) of each function on each target."""
     rows = []
+    measures = []
     for fn in functions:
         cells = [code(fn)]
         for target, _ in targets:
@@ -529,17 +556,13 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 cells.append(Cell(short_status(r)))
             else:
                 verdict = reduction_verdict(r.report)
-                mem = r.report.memory
-                if target.startswith("tpu") and mem.peak_bytes is not None:
-                    # a TPU's temp is 0 for most programs (its memory is counted in the peak):
-                    # the whole column shows peaks, so that its rows compare
-                    text = f"peak {format_bytes(mem.peak_bytes)}"
-                else:
-                    text = format_bytes(mem.temp_bytes)
+                measure, value = variant_measure(target, r.report)
+                measures.append(measure)
+                text = measure_text(measure, value)
                 text += f", {verdict}" if verdict else ""
                 cells.append(Cell(text, tone="bad" if has_problem(r.report, display) else ""))
         rows.append(Row(tuple(cells)))
-    return Table("variants", "Temp memory (peak on TPUs) and reductions, by variant and target",
+    return Table("variants", f"{variants_title(measures)} and reductions, by variant and target",
                  ("function", *[t for _, t in targets]),
                  tuple(rows), total=len(rows))
 
@@ -767,13 +790,14 @@ def chart_scale(values: Sequence[float], mode: str = "auto") -> str:
     return "linear" if max(positive) <= 100 * min(positive) else "log"
 
 
-def bar_text(value: float, smallest: float) -> str:
-    """``604 MB (2.2×)``: the value and its ratio to the smallest positive value."""
+def bar_text(value: float, smallest: float, measure: str = "temp") -> str:
+    """``604 MB (2.2×)``, ``peak 4.4 MB (1.5×)``: the value as the table gives it and
+    its ratio to the smallest positive value of the same measure."""
     if value <= 0 or smallest <= 0:
-        return format_bytes(value)
+        return measure_text(measure, value)
     ratio = value / smallest
     shown = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
-    return f"{format_bytes(value)} ({shown}×)"
+    return f"{measure_text(measure, value)} ({shown}×)"
 
 
 # -- the signature -------------------------------------------------------------------------------------

@@ -95,6 +95,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
             "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
             "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
+    Setting("jaxhlo_findings", "all", (str, list, tuple),
+            "Kinds of findings each example reports in its target panels: any of ``memory`` (the largest "
+            "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "
+            "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
+            "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it."),
     # -- where compiles run (sphinx_jaxhlo.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

@@ -255,7 +255,7 @@ def test_findings_link_the_lines_they_name_when_the_source_is_shown() -> None:
     callout = refs[0].parent
     assert "on line 6" in callout.astext()
     html = visit_lineref(refs[0])
-    assert html == f'<a class="jaxhlo-lineref" href="#{source["prefix"]}6">6</a>'
+    assert html == f'<a href="#{source["prefix"]}6">6</a>'
     hidden = _render(["summary"])
     assert not _all(hidden, jaxhlo_lineref)
     assert any("on line 6" in n.astext() for n in _all(hidden, nodes.paragraph))
@@ -283,7 +283,7 @@ def test_a_file_example_folds_the_functions_it_does_not_use() -> None:
     assert unused_lines(helper, ["h"]) == [1, 2, 3, 4, 5, 6, 7, 8]
     assert unused_lines(helper, ["(default function)"]) == [] and unused_lines("def (", ["f"]) == []
     html = _source_lines_html(helper, "python", "p-L", unused_lines(helper, ["f"]))
-    assert "# lines 9-10: not used by this example" in html and 'class="jaxhlo-line jaxhlo-unused" id="p-L9"' in html
+    assert "# lines 9-10: not used by this example" in html and 'id="p-L8"' in html and 'id="p-L9"' not in html
 
 
 def test_graph_is_a_part_but_not_a_default() -> None:
@@ -397,3 +397,13 @@ def test_text_builder_gets_plain_lines_and_the_graph_as_text(app: Any) -> None:
     # a finding's line number comes with the line's code: there is no listing to jump to
     code = "return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)"
     assert re.search(r"on\s+line\s+4\s+\(\"" + re.escape(code).replace(r"\ ", r"\s+") + r"\"\)", text), text
+
+
+def test_the_stablehlo_block_says_which_text_it_is() -> None:
+    from sphinx_jaxhlo.render.example import stablehlo_detail, text_nodes
+
+    sharded = 'func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@empty_mesh, [{}]>})'
+    assert stablehlo_detail(sharded, "TPU v5e") == "lowered for TPU v5e, with its sdy sharding annotations; "
+    assert stablehlo_detail("func.func public @main(%arg0: tensor<8xf32>)", "CPU") == "lowered for CPU; "
+    (node,) = text_nodes("StableHLO", sharded + "\n}\n", "stablehlo", False, detail=stablehlo_detail(sharded, "H100"))
+    assert node["title"] == "StableHLO (lowered for H100, with its sdy sharding annotations; 2 lines)"

@@ -49,6 +49,30 @@ def test_the_seeds_20_gb_intermediate_is_a_problem_in_words_that_name_the_op_and
     assert rows.has_problem(report, Display())
 
 
+def test_an_example_about_memory_reports_no_reduction_callouts() -> None:
+    report = stored("gpu_h100__with_dot.txt")
+    every = rows.findings(report, Display())
+    assert {f.title for f in every} >= {"Unfused reduction"}
+    memory = rows.findings(report, Display(findings=("memory",)))
+    # the stored product is still named, as the largest intermediate, with its line
+    assert [f.text for f in memory] == ["Largest intermediate: the f32[50000,100000] result of dot_general on "
+                                        "line 6 (20.0 GB; HLO gemm_fusion_dot_general.1)."]
+    assert not any("reduction" in f.text.lower() for f in memory)
+    reductions = rows.findings(report, Display(findings=("reductions",)))
+    assert reductions and all(f.title == "Unfused reduction" or "reduction" in f.text for f in reductions)
+    assert not any(f.text.startswith("Largest intermediate") for f in reductions)
+    assert rows.findings(report, Display(findings=())) == []
+    # the key of the rendering changes with the kinds
+    assert Display(findings=("memory",)).key() != Display().key()
+    # a program on several devices: the communication is a kind of its own; the device count stays
+    mesh = Report("f", "gpu:h100x8", devices=8, collectives=[])
+    assert [f.title for f in rows.mesh_findings(mesh, Display())] == ["", "No communication"]
+    assert [f.title for f in rows.mesh_findings(mesh, Display(findings=("memory",)))] == [""]
+    cfg = type("Config", (), {"jaxhlo_findings": "memory, communication"})()
+    assert rows.display_for(cfg).findings == ("memory", "communication")
+    assert rows.display_for(cfg, {"findings": ("reductions",)}).findings == ("reductions",)
+
+
 def test_the_same_finding_is_neutral_below_either_threshold() -> None:
     # arguments and outputs larger than the intermediate
     big_io = stored("gpu_h100__with_dot.txt", argument_bytes=30_000_000_000)

@@ -312,7 +312,7 @@ def summary_nodes(report: Report, display: Display, links: SourceLinks | None = 
 def mesh_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
     """A program on several devices: the mesh and the communication in words, how the
     arguments and results are split, and the collectives (collapsed tables)."""
-    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report)]
+    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report, display)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
         if model.rows:
@@ -355,10 +355,23 @@ def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> l
     return [node]
 
 
-def text_nodes(title: str, text: str, language: str, opened: bool) -> list[nodes.Node]:
-    """A module text (HLO, StableHLO, jaxpr): in HTML pages a file of its own, loaded when opened."""
+def stablehlo_detail(text: str, target_title: str) -> str:
+    """Which StableHLO is shown: the module lowered for the target from the example's
+    argument specs, whose arguments carry the target's device placement; in it JAX
+    writes ``sdy`` (Shardy) sharding annotations that ``jax.jit(f).lower(x).as_text()``
+    of an array on a user's own default device does not print."""
+    if "sdy." in text:
+        return f"lowered for {target_title}, with its sdy sharding annotations; "
+    return f"lowered for {target_title}; "
+
+
+def text_nodes(title: str, text: str, language: str, opened: bool, detail: str = "") -> list[nodes.Node]:
+    """A module text (HLO, StableHLO, jaxpr): in HTML pages a file of its own, loaded when opened.
+
+    :param detail: what the title's brackets say before the line count (which text it is).
+    """
     lines = len(text.splitlines())
-    return [jaxhlo_text(title=f"{title} ({lines:,} lines)", text=text, language=language, open=opened)]
+    return [jaxhlo_text(title=f"{title} ({detail}{lines:,} lines)", text=text, language=language, open=opened)]
 
 
 def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> list[nodes.Node]:
@@ -390,7 +403,8 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
             out += text_nodes("Optimized HLO", report.hlo, view.hlo_language, not view.hlo_collapsed)
         elif part == "stablehlo" and report.stablehlo:
             language = "stablehlo" if view.hlo_language == "hlo" else "text"
-            out += text_nodes("StableHLO", report.stablehlo, language, False)
+            out += text_nodes("StableHLO", report.stablehlo, language, False,
+                              detail=stablehlo_detail(report.stablehlo, result.target_title))
         elif part == "jaxpr" and report.jaxpr:
             out += text_nodes("jaxpr", report.jaxpr, "text", False)
     return out

@@ -280,11 +280,7 @@ def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[i
             what = f"line {number}" if last == number else f"lines {number}-{last}"
             out.append(f'<span class="jaxhlo-fold"><span class="linenos">{"⋮".rjust(width)}</span>'
                        f'<span class="c1"># {what}: not used by this example</span></span>\n')
-        if number in folded:
-            # the line's end inside its span: a folded line leaves no empty line behind
-            out.append(f'<span class="jaxhlo-line jaxhlo-unused" id="{_attr(prefix)}{number}">'
-                       f'<span class="linenos">{str(number).rjust(width)}</span>{line}\n</span>')
-        else:
+        if number not in folded:  # a folded line is left out: nothing compiled comes from it
             out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
                        f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>\n')
     return "".join(out)
@@ -302,7 +298,8 @@ def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
 
 
 def visit_lineref_html(self: HTML5Translator, node: jaxhlo_lineref) -> None:
-    self.body.append(f'<a class="jaxhlo-lineref" href="#{_attr(node["href"])}">{html.escape(node.astext())}</a>')
+    # no class: the page's weight counts (the stylesheet finds them as links of a callout)
+    self.body.append(f'<a href="#{_attr(node["href"])}">{html.escape(node.astext())}</a>')
     raise nodes.SkipNode
 
 
@@ -316,6 +313,11 @@ def _cell_html(cell: Any, prefix: str, count: int) -> str:
         links = ", ".join(f'<a href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
         return f'<td class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</td>'
     return f"<td{tone}>{text}</td>"
+
+
+#: Tables with a column per target that reflow where the example is narrow: each row
+#: becomes a block, each cell a line titled with its target (``data-h``, jaxhlo.css).
+REFLOWING = frozenset({"compare", "variants"})
 
 
 def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True) -> str:
@@ -334,7 +336,12 @@ def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True
         attrs = f' class="jaxhlo-{_attr(row.tone)}"' if row.tone else ""
         if traced and row.lines and all(1 <= n <= count for n in row.lines):
             attrs += f' tabindex="0" data-jaxhlo-lines="{" ".join(map(str, row.lines))}"'
-        out.append(f"<tr{attrs}>" + "".join(_cell_html(c, prefix, count) for c in row.cells) + "</tr>")
+        cells = [_cell_html(c, prefix, count) for c in row.cells]
+        if model.key in REFLOWING:
+            # the column's title beside each cell, for the narrow layout (targets as rows)
+            cells = [cell.replace("<td", f'<td data-h="{_attr(h)}"', 1) if i and h else cell
+                     for i, (cell, h) in enumerate(zip(cells, model.header, strict=False))]
+        out.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     for extra in (model.more_text, model.note):
         if extra:

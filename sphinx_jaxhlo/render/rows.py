@@ -35,7 +35,7 @@ from typing import Any
 from ..analysis import producer_op
 from ..compiler import Failure
 from ..expectations import Outcome
-from ..options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
+from ..options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
 from ..report import Collective, CompileError, Fusion, Materialized, Reduction, Report, TargetFailure
 from ..sizes import format_bytes, format_exact
 
@@ -64,8 +64,6 @@ __all__ = [
 
 #: Instructions that run other computations: their bodies' kernels are the rows that matter.
 _CONTROL = frozenset({"while", "conditional", "call", "async-start", "async-done"})
-#: Fusion kinds that are kernels of their own.
-_KERNEL_KINDS = frozenset({"Loop", "Input", "Output", "Custom"})
 
 
 # -- settings ------------------------------------------------------------------------------------
@@ -82,6 +80,8 @@ class Display:
     problem_io_factor: float = 1.0
     #: ``auto``, ``linear`` or ``log``.
     chart_scale: str = "auto"
+    #: The kinds of findings reported (:data:`sphinx_jaxhlo.options.FINDING_TOPICS`).
+    findings: tuple[str, ...] = ("memory", "reductions", "communication")
 
     def io_bytes(self, report: Report) -> int:
         """The program's arguments and outputs together, as its memory figures say."""
@@ -93,7 +93,7 @@ class Display:
 
     def key(self) -> list[Any]:
         """What the rendering depends on, for cache keys."""
-        return [self.rows, self.problem_min_bytes, self.problem_io_factor, self.chart_scale]
+        return [self.rows, self.problem_min_bytes, self.problem_io_factor, self.chart_scale, list(self.findings)]
 
 
 def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
@@ -104,10 +104,12 @@ def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
         "problem-min-size": parse_min_size(getattr(config, "jaxhlo_problem_min_size", "1MiB")),
         "problem-io-factor": parse_factor(getattr(config, "jaxhlo_problem_io_factor", 1.0)),
         "chart-scale": parse_chart_scale(getattr(config, "jaxhlo_chart_scale", "auto")),
+        "findings": parse_findings(getattr(config, "jaxhlo_findings", "all")),
     }
     values.update(options or {})
     return Display(rows=values["rows"], problem_min_bytes=values["problem-min-size"],
-                   problem_io_factor=values["problem-io-factor"], chart_scale=values["chart-scale"])
+                   problem_io_factor=values["problem-io-factor"], chart_scale=values["chart-scale"],
+                   findings=tuple(values["findings"]))
 
 
 # -- one (function, target) -----------------------------------------------------------------------
@@ -235,10 +237,6 @@ def is_scalar(shape: str) -> bool:
 
 def _is_main_fusion(f: Fusion) -> bool:
     return not is_scalar(f.shape) and f.kind not in _CONTROL
-
-
-def _is_kernel(f: Fusion) -> bool:
-    return f.kind in _KERNEL_KINDS
 
 
 class _Ops:
@@ -509,7 +507,7 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
     if any(rep.verdict_reductions for rep in ok):
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
-    rows.append(row("kernels", lambda rep: str(sum(1 for f in rep.fusions if _is_kernel(f)))))
+    rows.append(row("kernels", lambda rep: str(rep.kernels)))
     if any(has_communication(rep) for rep in ok):
         rows.append(row("communication", communication_cell))
     return Table("compare", "Side by side", ("", *[r.target_title for r in results]), tuple(rows), total=len(rows))
@@ -592,7 +590,8 @@ def findings(report: Report, display: Display) -> list[Finding]:
     buffers = {m.name: m for m in report.materialized}
     threshold = display.threshold(report)
     io = display.io_bytes(report)
-    verdict = report.verdict_reductions
+    # an example about memory asks for no verdict on its reductions (``:findings:``)
+    verdict = report.verdict_reductions if "reductions" in display.findings else []
     out: list[Finding] = []
     # unfused reductions, grouped by the stored data they read
     groups: dict[str, list[Reduction]] = {}
@@ -647,6 +646,8 @@ def findings(report: Report, display: Display) -> list[Finding]:
     elif fused:
         out.append(Finding("info", "", f"{len(fused)} other reduction{'s are' if len(fused) > 1 else ' is'} fused."))
     biggest = largest_intermediate(report)
+    if "memory" not in display.findings:
+        return out
     if biggest is not None and biggest.name not in groups:
         w = _buffer_words(biggest, ops)
         out.append(Finding("info", "", f"Largest intermediate: {w}."))
@@ -737,8 +738,9 @@ def sharding_table(report: Report, display: Display) -> Table:
                  left_out="more arrays")
 
 
-def mesh_findings(report: Report) -> list[Finding]:
-    """The mesh in words, and the communication: the findings of a program on several devices."""
+def mesh_findings(report: Report, display: Display | None = None) -> list[Finding]:
+    """The mesh in words, and the communication: the findings of a program on several
+    devices (the communication only when ``display`` reports that kind)."""
     out: list[Finding] = []
     if report.devices > 1:
         mesh = f", mesh {report.mesh_text}" if report.mesh_text else ""
@@ -747,6 +749,8 @@ def mesh_findings(report: Report) -> list[Finding]:
                                        "one device's."))
     elif report.mesh:
         out.append(Finding("info", "", f"One device: the mesh's axes ({report.mesh_text}) have size 1 here."))
+    if display is not None and "communication" not in display.findings:
+        return out
     if report.collectives:
         n = len(report.collectives)
         overlapped = sum(1 for c in report.collectives if c.overlapped)

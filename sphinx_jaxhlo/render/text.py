@@ -93,7 +93,7 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
     """A program on several devices: the mesh and the communication in words, the
     arguments and results over the mesh, the collectives."""
     display = display or Display()
-    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report)]
+    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report, display)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
         if model.rows:

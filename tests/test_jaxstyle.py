@@ -379,11 +379,17 @@ def check_nothing_cut_off(page: Any, label: str) -> int:
 @pytest.mark.parametrize("theme", ["book", "alabaster"])
 def test_nothing_is_cut_off_light_and_dark(browser: Any, request: pytest.FixtureRequest, theme: str) -> None:
     built: Site = request.getfixturevalue("site" if theme == "book" else "alabaster")
-    # colours move nothing: dark is checked at one width
-    for width, scheme in ((1280, "light"), (760, "light"), (1280, "dark")):
+    from test_browser import OVERFLOW_JS
+
+    # a desktop, a tablet and a phone's width, light and dark
+    for width, scheme in ((1280, "light"), (760, "light"), (1280, "dark"), (420, "light"), (420, "dark")):
         for name in ("gradient-checkpointing", "aot", "attention"):
             page, errors = open_page(browser, (built.out / f"{name}.html").as_uri(), scheme, width)
             assert check_nothing_cut_off(page, f"{theme} {name} {scheme} {width}px") >= 1
+            # and what overflows shows that it scrolls (the listings and the side-by-side table fit)
+            blocks = page.locator("div.jaxhlo")
+            unseen = [p for i in range(blocks.count()) for p in blocks.nth(i).evaluate(OVERFLOW_JS)]
+            assert not unseen, f"{theme} {name} {scheme} {width}px: {unseen[:5]}"
             page.locator("div.jaxhlo .jaxhlo-tablist [role=tab]").first.click()
             page.screenshot(path=str(SHOTS / f"jaxstyle-{theme}-{name}-{scheme}-{width}.png"), full_page=True)
             assert not errors, errors

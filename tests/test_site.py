@@ -135,3 +135,23 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
         for example in soup.select("div.jaxhlo"):
             assert len(str(example).encode()) <= 60_000, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
+
+
+def test_every_example_of_the_home_page_and_the_guide_shows_its_source() -> None:
+    """The findings name source lines: the reader sees them, and each line a finding names
+    links to a line of the listing."""
+    from bs4 import BeautifulSoup
+
+    root = Path(DOCS or "")
+    examples = links = 0
+    for page in [root / "index.html", *sorted((root / "guide").glob("*.html"))]:
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for block in soup.select("div.jaxhlo"):
+            examples += 1
+            source = block.select_one("div.jaxhlo-source")
+            assert source is not None, f"{page.relative_to(root)}#{block.get('id')} hides its source"
+            for a in block.select(".jaxhlo-callout a[href]"):
+                links += 1
+                line = source.select_one(f'[id="{a["href"][1:]}"]')
+                assert line is not None and line.select_one(".linenos").get_text(strip=True) == a.get_text(), a
+    assert examples >= 40 and links >= 40, (examples, links)

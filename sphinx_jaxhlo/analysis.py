@@ -33,9 +33,10 @@ a reduce) are not top-level: they run inside one kernel.
   transpose, reshape or concatenation of one, through any chain of them:
   ``copy``, ``copy-start``/``copy-done`` (the TPU's prefetches),
   ``slice-start``/``slice-done`` pieces joined by a ``ConcatBitcast`` custom
-  call, a fusion of nothing but such moves, and on several devices an
-  ``all-gather``, ``collective-permute`` or ``all-to-all`` of such data (the
-  weights an FSDP layer gathers).  Inside a loop body, an element
+  call, or a fusion of nothing but such moves.  The result of a collective
+  is not argument data, even of an argument (the weight an FSDP layer
+  gathers): it did not exist on the device before, the program made it for
+  the kernels that read it, and it is an intermediate.  Inside a loop body, an element
   of the loop state is argument data when the loop was given argument data
   for it and passes it on unchanged (the ``xs`` of a scan); likewise a
   branch's or a called computation's parameters.  These buffers are listed
@@ -141,9 +142,6 @@ _AS_IS = frozenset({"bitcast", "reshape", "copy", "transpose", "get-tuple-elemen
 _MOVES = frozenset({
     "copy", "copy-start", "copy-done", "bitcast", "bitcast-convert", "reshape", "transpose", "slice",
     "dynamic-slice", "concatenate", "slice-start", "slice-done", "get-tuple-element", "tuple",
-    # collectives that only bring other devices' pieces (not all-reduce or reduce-scatter, which add)
-    "all-gather", "all-gather-start", "all-gather-done", "collective-permute", "collective-permute-start",
-    "collective-permute-done", "all-to-all",
 })  # fmt: skip
 #: Custom calls that only join pieces of buffers (TPU).
 _MOVE_CUSTOM_CALLS = frozenset({"ConcatBitcast"})

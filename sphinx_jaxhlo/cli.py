@@ -72,7 +72,8 @@ expectations (--expect-*):
   each takes a value for every target, or target=value pairs: "cpu=25GB, gpu:h100=64MiB".
   sizes: a number with B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB.
   --expect-materialized takes a shape (f32[50000,100000]) that must be materialized, or none;
-  --expect-error a status (RESOURCE_EXHAUSTED) the compile must fail with, or none.
+  --expect-error a status (RESOURCE_EXHAUSTED) the compile must fail with, or none;
+  --expect-kernels a count of kernels, N or OP N: 1, "<=3", "cpu=1, tpu:v5e<=2".
 
 exit status:
   0  every target compiled and every expectation held
@@ -111,6 +112,7 @@ EXPECTATION_HELP = {
                                     "must not fail"),
     "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
                                          "or none"),
+    "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
 }
 
 

@@ -99,6 +99,11 @@ SETTINGS: tuple[Setting, ...] = (
             "When a reduction reads a stored intermediate larger than this (bytes, or a size such as "
             "``'64MiB'``) and the report can prove a chunking of an argument's axis "
             "(:func:`sphinx_jaxhlo.chunked`), it suggests one whose chunks store at most this much."),
+    Setting("jaxhlo_findings", "all", (str, list, tuple),
+            "Kinds of findings each example reports in its target panels: any of ``memory`` (the largest "
+            "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "
+            "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
+            "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it."),
     # -- where compiles run (sphinx_jaxhlo.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

@@ -17,6 +17,12 @@ collective counts once however its instructions are spread (see
 ``sphinx_jaxhlo.collectives``), and once when it is in a loop body.  The
 most specific item applies per kind of collective and per measure (count or
 bytes).  Memory figures (``max-temp``...) are those of one device.
+
+``:expect-kernels:`` takes a count, ``N`` (exactly) or ``OP N`` (``<=3``,
+``>=2``, ``<4``, ``>1``), scoped like the others (``cpu=1, tpu:v5e<=2``): how
+many kernels the program runs (:func:`sphinx_jaxhlo.report.is_kernel`: its
+fusions and the instructions the compiler left unfused that compute), a loop
+body's counted once.
 """
 
 from __future__ import annotations
@@ -25,18 +31,22 @@ import re
 from dataclasses import dataclass, field
 
 from .options import split_top_level
-from .report import Report
+from .report import Report, is_kernel
 from .sizes import format_bytes, format_exact, parse_size
 from .specs import SpecError, parse_shape
 
 #: Option name -> attribute of :class:`Expectations`.
 OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",
-           "expect-error", "expect-collectives")
+           "expect-error", "expect-collectives", "expect-kernels")
 
 #: What ``:expect-collectives:`` conditions name: the kinds of collective, and ``any``.
 COLLECTIVE_KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
                     "collective-permute", "collective-broadcast", "any")
 
+#: A kernel count: ``1``, ``<=3``, ``= 2``, ``>1``.
+_COUNT = re.compile(r"^(?P<op><=|>=|==|=|<|>)?\s*(?P<n>[0-9]+)$")
+#: A scoped kernel count: ``cpu=1``, ``gpu:h100=<=3``, ``tpu:v5e<=2``, ``f@cpu>=1``.
+_SCOPED_COUNT = re.compile(r"^(?P<scope>[^<>=]+?)\s*(?:=\s*)?(?P<count>(?:<=|>=|==|=|<|>)?\s*[0-9]+)$")
 _CONDITION = re.compile(r"^(?:(?P<scope>[^=<>]+?)\s*=\s*)?(?P<kind>[a-z][a-z-]*)\s*(?P<op><=|>=|==|=|<|>)\s*"
                         r"(?P<value>[0-9][0-9.]*\s*[A-Za-z]*)$")
 
@@ -174,12 +184,31 @@ def _split_conditions(text: str) -> list[tuple[str | None, str | None, str]]:
     return pairs
 
 
-def _split_pairs(text: str) -> list[tuple[str | None, str | None, str]]:
+def parse_count(value: str) -> tuple[str, int]:
+    """``3`` -> ``("=", 3)``, ``<=3`` -> ``("<=", 3)``: a kernel count's comparison and number.
+
+    :raises ExpectationSyntaxError: anything else.
+    """
+    m = _COUNT.match(value.strip())
+    if m is None:
+        raise ExpectationSyntaxError(f"{value!r}: write a count, N or OP N (1, <=3, >=2, <4, >1)")
+    op = m.group("op") or "="
+    return ("=" if op == "==" else op), int(m.group("n"))
+
+
+def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None, str]]:
     pairs: list[tuple[str | None, str | None, str]] = []
     for part in split_top_level(text):
         part = part.strip()
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")
+        if kind == "kernels":
+            if _COUNT.match(part):
+                pairs.append((None, None, part))  # a bare count: its "=" or "<=" is no scope
+                continue
+            scoped = _SCOPED_COUNT.match(part)
+            if scoped is not None:  # cpu=1, cpu=<=3 and tpu:v5e<=2 alike
+                part = f"{scoped.group('scope').strip()}={scoped.group('count')}"
         if "=" in part:
             scope, _, value = part.partition("=")
             scope, value = scope.strip(), value.strip()
@@ -216,6 +245,8 @@ def _validate(kind: str, value: str) -> None:
         raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
     elif kind == "collectives":
         parse_condition(value)
+    elif kind == "kernels":
+        parse_count(value)
 
 
 def parse_expectations(options: dict[str, str]) -> Expectations:
@@ -231,7 +262,7 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
         kind = option.removeprefix("expect-")
         text = options[option] or ""
         try:
-            pairs = _split_conditions(text) if kind == "collectives" else _split_pairs(text)
+            pairs = _split_conditions(text) if kind == "collectives" else _split_pairs(text, kind)
             seen: set[tuple[str | None, str | None, str]] = set()
             for function, target, value in pairs:
                 _validate(kind, value)
@@ -282,6 +313,8 @@ def check(expectation: Expectation, report: Report) -> Outcome:
         return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)}){per_device}")
     if kind == "collectives":
         return outcome(*check_collectives(value, report))
+    if kind == "kernels":
+        return outcome(*check_kernels(value, report))
     if kind == "reduction":
         reductions = report.verdict_reductions
         made = len(report.reductions) - len(reductions)
@@ -331,6 +364,20 @@ def check_collectives(value: str, report: Report) -> tuple[bool, str]:
         listing = ", ".join(f"{c.name} {c.shape}" + (f" over {'+'.join(c.axes)}" if c.axes else "")
                             for c in found[:3])
         actual += f" ({listing}{', ...' if len(found) > 3 else ''})"
+    return passed, actual
+
+
+def check_kernels(value: str, report: Report) -> tuple[bool, str]:
+    """Check one ``:expect-kernels:`` count: ``(passed, what was found)``, the kernels
+    named (largest first, three at most)."""
+    op, limit = parse_count(value)
+    kernels = sorted((f for f in report.fusions if is_kernel(f)), key=lambda f: -f.bytes)
+    n = len(kernels)
+    passed = {"=": n == limit, "<=": n <= limit, ">=": n >= limit, "<": n < limit, ">": n > limit}[op]
+    actual = f"{n} kernel{'s' if n != 1 else ''}"
+    if kernels:
+        listing = ", ".join(f"{f.name} ({f.kind})" for f in kernels[:3])
+        actual += f" ({listing}{', ...' if n > 3 else ''})"
     return passed, actual
 
 

@@ -98,10 +98,37 @@ def parse_chart_scale(value: Any) -> str:
     return scale
 
 
+#: The kinds of findings an example can report (``:findings:``, ``jaxhlo_findings``):
+#: ``memory`` (the largest intermediate, or that none is stored), ``reductions`` (each
+#: reduction's verdict), ``communication`` (the collectives of a program on several devices).
+FINDING_TOPICS = ("memory", "reductions", "communication")
+
+
+def parse_findings(value: Any) -> tuple[str, ...]:
+    """``"memory"``, ``"memory, communication"``, ``["reductions"]`` -> those kinds, in
+    :data:`FINDING_TOPICS` order; ``"all"`` -> every kind, ``"none"`` -> none.
+
+    :raises ValueError: an unknown kind, ``all`` or ``none`` with others, or nothing.
+    """
+    items = [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if str(v).strip()]
+    if items in (["all"], ["none"]):
+        return FINDING_TOPICS if items == ["all"] else ()
+    known = ", ".join(FINDING_TOPICS)
+    if not items:
+        raise ValueError(f"no kind of finding given (any of {known}, or all, or none)")
+    for item in items:
+        if item in ("all", "none"):
+            raise ValueError(f"{item!r} stands alone (or name kinds: {known})")
+        if item not in FINDING_TOPICS:
+            raise ValueError(f"unknown kind of finding {item!r} (known: {known}, or all, or none)")
+    return tuple(t for t in FINDING_TOPICS if t in items)
+
+
 #: The directive's view options -> (the setting they override, their parser).
 VIEW_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "rows": ("jaxhlo_table_rows", parse_rows),
     "problem-min-size": ("jaxhlo_problem_min_size", parse_min_size),
     "problem-io-factor": ("jaxhlo_problem_io_factor", parse_factor),
     "chart-scale": ("jaxhlo_chart_scale", parse_chart_scale),
+    "findings": ("jaxhlo_findings", parse_findings),
 }

@@ -323,6 +323,36 @@ class TargetFailure:
         return f"{self.function} on {self.target}: no report ({self.kind}): {self.message}{where}"
 
 
+#: Fusion kinds (``Fusion.kind``) that are kernels of their own.
+KERNEL_FUSION_KINDS = frozenset({"Loop", "Input", "Output", "Custom"})
+#: Top-level instructions outside a fusion that launch no kernel: control flow (its
+#: bodies' instructions count), data movement the DMA engines or the runtime do (a
+#: TPU's prefetches and slices, buffer allocation), and communication (collectives,
+#: counted apart); views (bitcast, tuple, get-tuple-element) are never listed.
+NOT_KERNELS = frozenset({
+    "while", "conditional", "call", "async-start", "async-update", "async-done",
+    "copy-start", "copy-done", "slice-start", "slice-done", "send", "send-done", "recv", "recv-done",
+    "partition-id", "replica-id", "after-all", "add-dependency", "opt-barrier", "optimization-barrier",
+})  # fmt: skip
+#: Custom calls that only join or reserve buffers (TPU): no kernel.
+NOT_KERNEL_CUSTOM_CALLS = frozenset({"ConcatBitcast", "AllocateBuffer"})
+_COLLECTIVE_PREFIXES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+                        "collective-permute", "collective-broadcast")
+
+
+def is_kernel(fusion: Fusion) -> bool:
+    """Whether a top-level fusion or instruction is a kernel: a unit of work the
+    program launches (GPU), runs as one step (TPU) or calls as one loop nest or
+    library call (CPU).  Every fusion is one; so is an instruction the compiler left
+    unfused that computes (a TPU's scalar ``add``, a CPU's ``dot``, a ``sort``, a
+    ``copy``, a cuBLAS call), but not control flow, DMA moves or collectives."""
+    if fusion.kind in KERNEL_FUSION_KINDS:
+        return True
+    if fusion.kind in NOT_KERNELS or fusion.kind.startswith(_COLLECTIVE_PREFIXES):
+        return False
+    return not (fusion.kind == "custom-call" and fusion.custom_kind in NOT_KERNEL_CUSTOM_CALLS)
+
+
 @dataclass
 class Report:
     """Everything one compile produced for one (function, target)."""
@@ -437,6 +467,11 @@ class Report:
     @property
     def largest_materialized(self) -> Materialized | None:
         return max(self.materialized, key=lambda m: m.bytes, default=None)
+
+    @property
+    def kernels(self) -> int:
+        """How many kernels the program runs (:func:`is_kernel`), a loop body's counted once."""
+        return sum(1 for f in self.fusions if is_kernel(f))
 
     @property
     def verdict_reductions(self) -> list[Reduction]:

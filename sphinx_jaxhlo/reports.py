@@ -221,7 +221,7 @@ class Reports(Sequence[Report]):
     # -- expectations -----------------------------------------------------------------------
 
     def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-                 materialized: Any = None, error: Any = None, collectives: Any = None,
+                 materialized: Any = None, error: Any = None, collectives: Any = None, kernels: Any = None,
                  ) -> tuple[list[exp.Outcome], list[str]]:
         """Check expectations without raising.
 
@@ -234,7 +234,7 @@ class Reports(Sequence[Report]):
         options: dict[str, str] = {}
         for kind, value in (("max-temp", max_temp), ("min-temp", min_temp), ("max-peak", max_peak),
                             ("reduction", reduction), ("materialized", materialized), ("error", error),
-                            ("collectives", collectives)):
+                            ("collectives", collectives), ("kernels", kernels)):
             if value is not None:
                 options[f"expect-{kind}"] = _expectation_text(value)
         return self.evaluate_options(options)
@@ -273,7 +273,8 @@ class Reports(Sequence[Report]):
         return outcomes, problems
 
     def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-              materialized: Any = None, error: Any = None, collectives: Any = None) -> Reports:
+              materialized: Any = None, error: Any = None, collectives: Any = None,
+              kernels: Any = None) -> Reports:
         """Assert what the compiler did, for test suites.
 
         Each value is what the directive's ``:expect-*:`` option takes: a bare
@@ -293,6 +294,8 @@ class Reports(Sequence[Report]):
         :param collectives: conditions on the collectives of a program on
             several devices, as ``:expect-collectives:`` takes them:
             ``"all-gather=0, all-reduce<=1"``, ``"reduce-scatter<=64MiB"``, ``"none"``.
+        :param kernels: how many kernels the program runs, as ``:expect-kernels:``
+            takes it: ``1`` (an int too), ``"<=3"``, ``{"cpu": 1, "tpu:v5e": "<=2"}``.
         :return: ``self``, so ``analyze(...).check(...)`` can be printed.
         :raises AssertionError: listing, per target, what was expected and what
             was found.  Also when a target produced no report, when a compile
@@ -302,7 +305,7 @@ class Reports(Sequence[Report]):
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
                                            reduction=reduction, materialized=materialized, error=error,
-                                           collectives=collectives)
+                                           collectives=collectives, kernels=kernels)
         if problems:
             held = sum(o.passed for o in outcomes)
             lines = [f"jax-hlo check failed for {self.title or '(function)'}:"]

@@ -16,7 +16,9 @@ from .specs import ArgSpecs, MeshSpec
 
 #: Parts a directive can show, in display order.
 SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
-DEFAULT_SHOW = ("source", "summary", "memory", "hlo")
+#: Parts every example shows unless it says ``:show:`` (the directive, the API and the
+#: command line): the source first, since the findings name its lines.
+DEFAULT_SHOW: tuple[str, ...] = ("source", "summary", "memory", "hlo")
 
 
 #: The modules whose code decides what a report holds.

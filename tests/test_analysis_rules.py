@@ -363,15 +363,23 @@ ENTRY %e (x: f32[100], i: s32[]) -> f32[100] {{
     # a dynamic-slice's scalar offset is an index, not data, computed or not
     ("%v = f32[100]{0} dynamic-slice(%x, %j), dynamic_slice_sizes={100}", "argument-copy"),
     ("%w = f32[50]{0} slice(%x), slice={[0:50]}\n  %v = f32[100]{0} concatenate(%w, %w), dimensions={0}", "argument-copy"),
-    # on several devices: gathering or passing on pieces of argument data moves them...
-    ("%v = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}", "argument-copy"),
-    ("%v = f32[100]{0} collective-permute(%x), source_target_pairs={{0,1}}", "argument-copy"),
-    ("%v = f32[100]{0} all-to-all(%x), dimensions={0}", "argument-copy"),
+    # on several devices, what a collective brings did not exist on the device: the program made it
+    # for its readers (the weight an FSDP layer gathers), an intermediate, even of an argument...
+    ("%v = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}", "intermediate"),
+    ("%v = f32[100]{0} collective-permute(%x), source_target_pairs={{0,1}}", "intermediate"),
+    ("%v = f32[100]{0} all-to-all(%x), dimensions={0}", "intermediate"),
     ("%s = (f32[100]{0}, f32[100]{0}) all-gather-start(%x), dimensions={0}\n  %v = f32[100]{0} all-gather-done(%s)",
-     "argument-copy"),
+     "intermediate"),
     ("%s = (f32[100]{0}, f32[100]{0}) collective-permute-start(%x), source_target_pairs={{0,1}}\n"
-     "  %v = f32[100]{0} collective-permute-done(%s)", "argument-copy"),
-    # ... summing pieces makes new data
+     "  %v = f32[100]{0} collective-permute-done(%s)", "intermediate"),
+    # ... and so is a copy or a reshape of a gathered argument
+    ("%g = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}\n  %v = f32[100]{0} copy(%g)",
+     "intermediate"),
+    ("%g = f32[100]{0} all-gather(%x), dimensions={0}, replica_groups={}\n  %v = f32[100]{0} reshape(%g)",
+     "intermediate"),
+    # ... while a prefetch of the argument itself stays an argument copy
+    ("%s = (f32[100]{0}, f32[100]{0}, u32[]) copy-start(%x)\n  %v = f32[100]{0} copy-done(%s)", "argument-copy"),
+    # summing pieces makes new data too
     ("%v = f32[100]{0} all-reduce(%x), to_apply=%add", "intermediate"),
     ("%v = f32[100]{0} reduce-scatter(%x), dimensions={0}, to_apply=%add", "intermediate"),
     # a move that changes the element type rounds the values: new data

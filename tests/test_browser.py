@@ -154,3 +154,139 @@ def test_guide_pages_in_chromium(browser: Any) -> None:
     finally:
         server.close()
     assert checked >= 2
+
+
+# -- nothing cut, and the line links ----------------------------------------------------------------
+
+#: For each example: what overflows its box without showing that it scrolls.  A listing of the
+#: example's source and the side-by-side and variants tables must fit (they wrap and reflow);
+#: other boxes (module texts, detail tables, graphs) may scroll, with a scrollbar drawn or, where
+#: scrollbars are hidden, the shadows jaxhlo.css draws on the edges that have more to see.
+OVERFLOW_JS = """
+(block) => {
+  const problems = [];
+  const name = (el) => el.tagName.toLowerCase() + (typeof el.className === "string" && el.className.trim()
+      ? "." + el.className.trim().split(/\\s+/).join(".") : "") + " " + (el.textContent || "").trim().slice(0, 50);
+  if (block.scrollWidth > block.clientWidth + 1) { problems.push("the example is wider than its box"); }
+  const box = block.getBoundingClientRect();
+  const column = block.parentElement.getBoundingClientRect();
+  if (box.right > column.right + 1 || box.left < column.left - 1) { problems.push("the example leaves the column"); }
+  for (const el of block.querySelectorAll("*")) {
+    if (!el.getClientRects().length || el.clientWidth === 0) { continue; }
+    if (el.scrollWidth <= el.clientWidth + 1) { continue; }
+    const ox = getComputedStyle(el).overflowX;
+    const mustFit = el.matches(".jaxhlo-source pre") || !!el.querySelector(":scope > table.jaxhlo-compare, "
+        + ":scope > table.jaxhlo-variants");
+    if (mustFit) {
+      problems.push("does not fit (" + el.scrollWidth + " > " + el.clientWidth + "): " + name(el));
+    } else if (ox === "hidden" || ox === "clip") {
+      problems.push("cut off (" + ox + "): " + name(el));
+    } else if (ox === "visible") {
+      // content may spill over a neighbour inside the example (a chart's last tick label), not out of it
+      if (el.getBoundingClientRect().left + el.scrollWidth > box.right + 1) {
+        problems.push("sticks out of the example: " + name(el));
+      }
+    } else if (el.offsetHeight - el.clientHeight < 4
+               && !/local.*scroll/.test(getComputedStyle(el).backgroundAttachment)) {
+      // no scrollbar drawn (headless Chromium hides them, as phones do): the box needs its edge shadows
+      problems.push("scrolls without showing it: " + name(el));
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) { problems.push("the page scrolls sideways"); }
+  return problems;
+}
+"""
+
+
+def open_at(browser: Any, url: str, scheme: str, width: int) -> tuple[Any, list[str]]:
+    page = browser.new_page(color_scheme=scheme, viewport={"width": width, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return page, errors
+
+
+def overflow_problems(page: Any) -> tuple[int, list[str]]:
+    """Open each example's collapsed blocks in its first tab and check it: (examples, problems)."""
+    blocks = page.locator("div.jaxhlo")
+    problems: list[str] = []
+    for i in range(blocks.count()):
+        block = blocks.nth(i)
+        summaries = block.locator("details:not([open]) > summary")
+        for s in range(summaries.count() - 1, -1, -1):
+            if summaries.nth(s).is_visible():
+                summaries.nth(s).click()
+        page.wait_for_timeout(50)
+        problems += [f"example {i} ({block.get_attribute('id')}): {p}" for p in block.evaluate(OVERFLOW_JS)]
+    return blocks.count(), problems
+
+
+GUIDE_PAGES = ("guide/seed", "guide/remat", "guide/sharding")
+
+
+@pytest.mark.skipif(not os.environ.get("JAXHLO_DOCS_HTML"), reason="set JAXHLO_DOCS_HTML to a built docs folder")
+@pytest.mark.parametrize("width", [1280, 420])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_guide_examples_fit_light_and_dark_wide_and_narrow(browser: Any, scheme: str, width: int) -> None:
+    """The seed page, the gradient-checkpointing page and the sharding page: every listing,
+    table and text of every example fits the column or visibly scrolls (screenshots kept)."""
+    root = Path(os.environ["JAXHLO_DOCS_HTML"]).resolve()
+    server = Server(root)
+    try:
+        for name in GUIDE_PAGES:
+            page, errors = open_at(browser, server.url(root / f"{name}.html"), scheme, width)
+            examples, problems = overflow_problems(page)
+            assert examples >= 2, name
+            first = page.locator("div.jaxhlo").first
+            first.scroll_into_view_if_needed()
+            first.screenshot(path=str(SHOTS / f"fit-{name.replace('/', '-')}-{scheme}-{width}.png"))
+            assert not problems, f"{name} {scheme} {width}px: {problems[:6]}"
+            assert not errors, errors
+            if width == 420:
+                # the side-by-side table reflows: one block per row, its cells titled with their target
+                compare = page.locator("table.jaxhlo-compare").first
+                if compare.count():
+                    assert compare.evaluate("(t) => getComputedStyle(t).display") == "block"
+                    assert compare.evaluate("(t) => getComputedStyle(t.querySelector('td[data-h]'), "
+                                            "'::before').content").startswith('"')
+            page.close()
+    finally:
+        server.close()
+
+
+def test_a_findings_line_link_lands_on_a_highlighted_line(browser: Any, tmp_path: Path) -> None:
+    """A finding names the line its buffer came from; the number links to the listing, and
+    the line it lands on is highlighted (``:target``, no script needed)."""
+    from sphinx.testing.util import SphinxTestApp
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).parent / "roots" / "test-browser", src)
+    app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "build")
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    server = Server(Path(app.outdir))
+    try:
+        for scheme in ("light", "dark"):
+            page, errors = open_at(browser, server.url(Path(app.outdir) / "index.html"), scheme, 1280)
+            link = page.locator("div.jaxhlo-panel:visible .jaxhlo-callout a[href*='-L']").first
+            href = link.get_attribute("href")
+            assert href and href.startswith("#jaxhlo-"), href
+            line = page.locator(f'[id="{href[1:]}"]')
+            before = line.evaluate("(el) => getComputedStyle(el).backgroundColor")
+            link.click()
+            page.wait_for_function("(h) => location.hash === h", arg=href)
+            assert line.evaluate("(el) => el.matches(':target') && el.classList.contains('jaxhlo-line')")
+            after = line.evaluate("(el) => getComputedStyle(el).backgroundColor")
+            assert after != before and after not in ("rgba(0, 0, 0, 0)", "transparent"), (before, after)
+            # it is the line the finding names, and it is in view
+            assert line.locator(".linenos").inner_text().strip() == link.inner_text().strip()
+            assert line.evaluate("(el) => { const r = el.getBoundingClientRect(); "
+                                 "return r.top >= 0 && r.bottom <= window.innerHeight; }")
+            page.screenshot(path=str(SHOTS / f"line-link-{scheme}.png"))
+            assert not errors, errors
+            page.close()
+    finally:
+        server.close()

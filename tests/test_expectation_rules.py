@@ -19,9 +19,19 @@ from sphinx_jaxhlo.expectations import (
     check,
     check_all,
     parse_condition,
+    parse_count,
     parse_expectations,
 )
-from sphinx_jaxhlo.report import Collective, CompileError, Materialized, Memory, Reduction, Report
+from sphinx_jaxhlo.report import (
+    Collective,
+    CompileError,
+    Fusion,
+    Materialized,
+    Memory,
+    Reduction,
+    Report,
+    is_kernel,
+)
 
 LIMIT = 64 * 2**20  # 64MiB
 
@@ -461,3 +471,104 @@ def test_memory_on_several_devices_is_said_per_device(devices: int, suffix: str)
     rep = sharded(devices=devices)
     rep.memory.peak_bytes = 700
     assert outcome("expect-max-peak", "1kB", rep).actual == f"peak 700 B (700 bytes){suffix}"
+
+
+# -- kernels -------------------------------------------------------------------------------------
+
+
+def kernel(name: str, kind: str, nbytes: int = 4, custom: str | None = None) -> Fusion:
+    return Fusion(name=name, kind=kind, custom_kind=custom, ops=[kind], shape="f32[]", bytes=nbytes)
+
+
+def with_kernels(*fusions: Fusion, target: str = "cpu") -> Report:
+    return Report(function="f", target=target, fusions=list(fusions))
+
+
+@pytest.mark.parametrize(("fusion", "counts"), [
+    # every fusion kind is a kernel
+    (kernel("loop_fusion", "Loop"), True), (kernel("input_fusion", "Input"), True),
+    (kernel("fusion", "Output"), True), (kernel("gemm_fusion", "Custom", custom="__triton_gemm"), True),
+    # an instruction left unfused that computes: a TPU's scalar add, a CPU's dot, a sort, a copy, a cuBLAS call
+    (kernel("add.1", "add"), True), (kernel("dot.2", "dot"), True), (kernel("sort", "sort"), True),
+    (kernel("copy.3", "copy"), True), (kernel("cublas", "custom-call", custom="__cublas$gemm"), True),
+    # control flow: its bodies' kernels count, not the loop
+    (kernel("while.1", "while"), False), (kernel("conditional", "conditional"), False),
+    (kernel("call", "call"), False), (kernel("async-start", "async-start"), False),
+    (kernel("async-done", "async-done"), False),
+    # moves the DMA engines do, buffers joined or reserved
+    (kernel("copy-start", "copy-start"), False), (kernel("copy-done", "copy-done"), False),
+    (kernel("slice-start", "slice-start"), False), (kernel("slice-done", "slice-done"), False),
+    (kernel("cc", "custom-call", custom="ConcatBitcast"), False),
+    (kernel("alloc", "custom-call", custom="AllocateBuffer"), False),
+    (kernel("pid", "partition-id"), False),
+    # communication is counted apart
+    (kernel("ag", "all-gather"), False), (kernel("ars", "all-reduce-start"), False),
+    (kernel("ard", "all-reduce-done"), False), (kernel("rs", "reduce-scatter"), False),
+    (kernel("cp", "collective-permute-start"), False), (kernel("a2a", "all-to-all"), False),
+])  # fmt: skip
+def test_what_counts_as_a_kernel(fusion: Fusion, counts: bool) -> None:
+    assert is_kernel(fusion) is counts
+    assert with_kernels(fusion).kernels == int(counts)
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("1", ("=", 1)), ("=1", ("=", 1)), ("==1", ("=", 1)), ("<=3", ("<=", 3)), (">=2", (">=", 2)),
+    ("<4", ("<", 4)), (">1", (">", 1)), (" <= 3 ", ("<=", 3)), ("0", ("=", 0)),
+])  # fmt: skip
+def test_a_kernel_count_is_a_comparison_and_a_number(text: str, parsed: tuple[str, int]) -> None:
+    assert parse_count(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["", "x", "1.5", "-1", "<=", "=>3", "1 kernel", "1MiB"])
+def test_a_bad_kernel_count_says_what_to_write(text: str) -> None:
+    with pytest.raises(ExpectationSyntaxError, match=r"write a count, N or OP N \(1, <=3, >=2, <4, >1\)$"):
+        parse_count(text)
+
+
+def test_kernel_counts_are_scoped_like_the_other_expectations() -> None:
+    text = "1, CPU=2, gpu:h100=<=3, tpu:v5e<=2, f@tpu:v5e-8>=1, g@*=0, h@cpu = <4"
+    items = parse_expectations({"expect-kernels": text}).items
+    assert [(e.function, e.target, e.value) for e in items] == [
+        (None, None, "1"), (None, "cpu", "2"), (None, "gpu:h100", "<=3"), (None, "tpu:v5e", "<=2"),
+        ("f", "tpu:v5e-8", ">=1"), ("g", None, "0"), ("h", "cpu", "<4")]
+    assert [(e.target, e.value) for e in parse_expectations({"expect-kernels": "<=3"}).items] == [(None, "<=3")]
+    assert [(e.target, e.value) for e in parse_expectations({"expect-kernels": "=2"}).items] == [(None, "=2")]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("lots", r"^:expect-kernels: 'lots': write a count"),
+    ("cpu=many", r"^:expect-kernels: 'many': write a count"),
+    ("cpu=1, cpu<=2", r"^:expect-kernels: cpu given twice$"),
+    ("1, <=2", r"^:expect-kernels: a bare value given twice$"),
+    ("1,", r"^:expect-kernels: empty item in '1,'$"),
+])  # fmt: skip
+def test_bad_kernel_expectations(text: str, message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError, match=message):
+        parse_expectations({"expect-kernels": text})
+
+
+TWO = (kernel("fusion.1", "Loop", 400), kernel("add.2", "add", 4), kernel("while", "while"),
+       kernel("copy-start", "copy-start"))
+
+
+@pytest.mark.parametrize(("value", "passed"), [
+    ("2", True), ("1", False), ("3", False), ("=2", True), ("==2", True),
+    ("<=2", True), ("<=1", False), (">=2", True), (">=3", False),
+    ("<3", True), ("<2", False), (">1", True), (">2", False),
+])  # fmt: skip
+def test_kernel_counts_at_their_limits(value: str, passed: bool) -> None:
+    assert outcome("expect-kernels", value, with_kernels(*TWO)).passed is passed
+
+
+def test_kernel_outcome_names_the_kernels_largest_first() -> None:
+    found = outcome("expect-kernels", "1", with_kernels(*TWO))
+    assert found.message == ("f on cpu: expected kernels 1, found 2 kernels (fusion.1 (Loop), add.2 (add)) "
+                             "[FAILED]")
+    many = [kernel(f"k{i}", "Loop", 100 - i) for i in range(5)]
+    assert outcome("expect-kernels", "<=5", with_kernels(*many)).actual == \
+        "5 kernels (k0 (Loop), k1 (Loop), k2 (Loop), ...)"
+    assert outcome("expect-kernels", "0", with_kernels()).actual == "0 kernels"
+    one = outcome("expect-kernels", "1", with_kernels(kernel("f.1", "Loop")))
+    assert one.passed and one.actual == "1 kernel (f.1 (Loop))"
+    failed = Report(function="f", target="cpu", error=CompileError("RESOURCE_EXHAUSTED", "no"))
+    assert not outcome("expect-kernels", "1", failed).passed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_jaxhlo.options import parse_assignments, split_top_level
+from sphinx_jaxhlo.options import parse_assignments, parse_findings, split_top_level
 
 
 def test_split_top_level_keeps_commas_inside_brackets() -> None:
@@ -29,3 +29,28 @@ def test_parse_assignments_rejects_non_assignments(text: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_assignments(f"ok=1, {text}", ":static")
     assert str(info.value) == f":static: {text.strip()!r} is not name=value"
+
+
+@pytest.mark.parametrize(("value", "kinds"), [
+    ("all", ("memory", "reductions", "communication")),
+    (" ALL ", ("memory", "reductions", "communication")),
+    ("none", ()),
+    ("memory", ("memory",)),
+    ("reductions, memory", ("memory", "reductions")),  # in their fixed order
+    (["communication", "memory"], ("memory", "communication")),
+    ("memory,,memory", ("memory",)),
+])  # fmt: skip
+def test_parse_findings(value: object, kinds: tuple[str, ...]) -> None:
+    assert parse_findings(value) == kinds
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("", "no kind of finding given (any of memory, reductions, communication, or all, or none)"),
+    ("memroy", "unknown kind of finding 'memroy' (known: memory, reductions, communication, or all, or none)"),
+    ("all, memory", "'all' stands alone (or name kinds: memory, reductions, communication)"),
+    ("memory, none", "'none' stands alone (or name kinds: memory, reductions, communication)"),
+])  # fmt: skip
+def test_parse_findings_rejects(value: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_findings(value)
+    assert str(info.value) == message

@@ -17,7 +17,14 @@ from bs4 import BeautifulSoup, Tag
 from docutils import nodes
 
 from sphinx_jaxhlo.analysis import analyze_module
-from sphinx_jaxhlo.render.example import ExampleView, Result, render_example
+from sphinx_jaxhlo.render.example import (
+    ExampleView,
+    Result,
+    SourceLinks,
+    linked_text,
+    render_example,
+    unused_lines,
+)
 from sphinx_jaxhlo.render.graph import (
     Graph,
     GraphEdge,
@@ -28,7 +35,15 @@ from sphinx_jaxhlo.render.graph import (
     graph_svg,
     graph_text,
 )
-from sphinx_jaxhlo.render.nodes import jaxhlo_graph, jaxhlo_source, jaxhlo_table, table_html
+from sphinx_jaxhlo.render.nodes import (
+    _source_lines_html,
+    jaxhlo_graph,
+    jaxhlo_lineref,
+    jaxhlo_source,
+    jaxhlo_table,
+    table_html,
+    visit_lineref_html,
+)
 from sphinx_jaxhlo.report import CompileError, Report
 from sphinx_jaxhlo.request import DEFAULT_SHOW, SHOW_PARTS
 
@@ -187,6 +202,16 @@ def _render(show: list[str], key: str = "doc:1") -> list[nodes.Node]:
     return render_example(view, ["f"], [("gpu_h100", "H100")], [result])
 
 
+def visit_lineref(node: jaxhlo_lineref) -> str:
+    class Writer:
+        def __init__(self) -> None:
+            self.body: list[str] = []
+    writer = Writer()
+    with pytest.raises(nodes.SkipNode):
+        visit_lineref_html(writer, node)  # type: ignore[arg-type]
+    return "".join(writer.body)
+
+
 def _all(found: list[nodes.Node], cls: type[nodes.Element]) -> list[Any]:
     box = nodes.container()
     box.extend(found)
@@ -218,6 +243,47 @@ def test_rows_link_to_the_source_only_when_it_is_shown() -> None:
     # another example gets other ids
     (other,) = _all(_render(["source", "summary"], key="doc:40"), jaxhlo_source)
     assert other["prefix"] != prefix
+
+
+def test_findings_link_the_lines_they_name_when_the_source_is_shown() -> None:
+    shown = _render(["source", "summary"])
+    (source,) = _all(shown, jaxhlo_source)
+    refs = _all(shown, jaxhlo_lineref)
+    assert refs and all(r["href"] == f"{source['prefix']}6" and r.astext() == "6" for r in refs)
+    assert all(r["line"] == "def f(pos, hkl):" for r in refs)
+    # the finding still reads as a sentence: "... on line 6 ..."
+    callout = refs[0].parent
+    assert "on line 6" in callout.astext()
+    html = visit_lineref(refs[0])
+    assert html == f'<a href="#{source["prefix"]}6">6</a>'
+    hidden = _render(["summary"])
+    assert not _all(hidden, jaxhlo_lineref)
+    assert any("on line 6" in n.astext() for n in _all(hidden, nodes.paragraph))
+
+
+def test_a_line_the_listing_lacks_is_not_linked() -> None:
+    links = SourceLinks("ex-L", 3)
+    out = linked_text("the reduction on lines 2, 9 reads it; line 3 too", links, "a\nb\nc\n")
+    refs = [n for n in out if isinstance(n, jaxhlo_lineref)]
+    assert [r["href"] for r in refs] == ["ex-L3"] and refs[0]["line"] == "c"
+    assert "".join(n.astext() for n in out) == "the reduction on lines 2, 9 reads it; line 3 too"
+
+
+def test_a_file_example_folds_the_functions_it_does_not_use() -> None:
+    source = (Path(__file__).parents[1] / "docs" / "examples" / "seed.py").read_text()
+    lines = source.split("\n")
+    hidden = set(unused_lines(source, ["with_dot"]))
+    shown = [i for i in range(1, len(lines) + 1) if i not in hidden]
+    text = "\n".join(lines[i - 1] for i in shown)
+    assert "def with_dot(" in text and "import jax.numpy as jnp" in text
+    assert "def explicit(" not in text and "def with_outer(" not in text and "def with_dot_highest(" not in text
+    # a function the compiled one calls stays
+    helper = "def g(x):\n    return x\n\n\ndef f(x):\n    return g(x)\n\n\ndef h(x):\n    return x\n"
+    assert unused_lines(helper, ["f"]) == [9, 10]
+    assert unused_lines(helper, ["h"]) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert unused_lines(helper, ["(default function)"]) == [] and unused_lines("def (", ["f"]) == []
+    html = _source_lines_html(helper, "python", "p-L", unused_lines(helper, ["f"]))
+    assert "# lines 9-10: not used by this example" in html and 'id="p-L8"' in html and 'id="p-L9"' not in html
 
 
 def test_graph_is_a_part_but_not_a_default() -> None:
@@ -328,3 +394,16 @@ def test_text_builder_gets_plain_lines_and_the_graph_as_text(app: Any) -> None:
     assert re.search(r"pos\.1 -> \S+: f32\[100000,3\] · 1\.2 MB", text)
     assert "| line 4" in text and "-L4" not in text and "<svg" not in text and "href" not in text
     assert "Thick red" not in text  # the picture's legend is not the text's
+    # a finding's line number comes with the line's code: there is no listing to jump to
+    code = "return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)"
+    assert re.search(r"on\s+line\s+4\s+\(\"" + re.escape(code).replace(r"\ ", r"\s+") + r"\"\)", text), text
+
+
+def test_the_stablehlo_block_says_which_text_it_is() -> None:
+    from sphinx_jaxhlo.render.example import stablehlo_detail, text_nodes
+
+    sharded = 'func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@empty_mesh, [{}]>})'
+    assert stablehlo_detail(sharded, "TPU v5e") == "lowered for TPU v5e, with its sdy sharding annotations; "
+    assert stablehlo_detail("func.func public @main(%arg0: tensor<8xf32>)", "CPU") == "lowered for CPU; "
+    (node,) = text_nodes("StableHLO", sharded + "\n}\n", "stablehlo", False, detail=stablehlo_detail(sharded, "H100"))
+    assert node["title"] == "StableHLO (lowered for H100, with its sdy sharding annotations; 2 lines)"

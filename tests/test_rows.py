@@ -49,6 +49,30 @@ def test_the_seeds_20_gb_intermediate_is_a_problem_in_words_that_name_the_op_and
     assert rows.has_problem(report, Display())
 
 
+def test_an_example_about_memory_reports_no_reduction_callouts() -> None:
+    report = stored("gpu_h100__with_dot.txt")
+    every = rows.findings(report, Display())
+    assert {f.title for f in every} >= {"Unfused reduction"}
+    memory = rows.findings(report, Display(findings=("memory",)))
+    # the stored product is still named, as the largest intermediate, with its line
+    assert [f.text for f in memory] == ["Largest intermediate: the f32[50000,100000] result of dot_general on "
+                                        "line 6 (20.0 GB; HLO gemm_fusion_dot_general.1)."]
+    assert not any("reduction" in f.text.lower() for f in memory)
+    reductions = rows.findings(report, Display(findings=("reductions",)))
+    assert reductions and all(f.title == "Unfused reduction" or "reduction" in f.text for f in reductions)
+    assert not any(f.text.startswith("Largest intermediate") for f in reductions)
+    assert rows.findings(report, Display(findings=())) == []
+    # the key of the rendering changes with the kinds
+    assert Display(findings=("memory",)).key() != Display().key()
+    # a program on several devices: the communication is a kind of its own; the device count stays
+    mesh = Report("f", "gpu:h100x8", devices=8, collectives=[])
+    assert [f.title for f in rows.mesh_findings(mesh, Display())] == ["", "No communication"]
+    assert [f.title for f in rows.mesh_findings(mesh, Display(findings=("memory",)))] == [""]
+    cfg = type("Config", (), {"jaxhlo_findings": "memory, communication"})()
+    assert rows.display_for(cfg).findings == ("memory", "communication")
+    assert rows.display_for(cfg, {"findings": ("reductions",)}).findings == ("reductions",)
+
+
 def test_the_same_finding_is_neutral_below_either_threshold() -> None:
     # arguments and outputs larger than the intermediate
     big_io = stored("gpu_h100__with_dot.txt", argument_bytes=30_000_000_000)
@@ -136,8 +160,11 @@ def test_copies_of_arguments_stay_out_of_the_default_view() -> None:
         assert rows.largest_intermediate(report) is computed
         every = rows.buffer_table(report, Display(rows=None))
         assert [r.cells[2].text for r in every.rows] == ["a copy of argument data (cos)", "cos"]
+    # with nothing computed stored, the copies are what the table shows (never a table of no rows)
     only = Report("f", "tpu:v5e", materialized=[copy])
-    assert not rows.buffer_table(only, Display()).rows and rows.largest_intermediate(only) is None
+    table = rows.buffer_table(only, Display())
+    assert [r.cells[2].text for r in table.rows] == ["a copy of argument data (cos)"] and not table.more
+    assert rows.largest_intermediate(only) is None
 
 
 def test_host_buffers_stay_out_of_the_default_view() -> None:
@@ -314,3 +341,34 @@ def test_the_seeds_unfused_finding_says_why(target: str, kind: str) -> None:
     assert problem.reason.alternatives
     # the other findings carry none
     assert all(f.reason is None for f in findings(report, Display()) if f is not problem and f != problem)
+def test_each_bar_of_the_chart_is_its_table_cell() -> None:
+    """The chart draws, for each target, the measure its variants table shows: a TPU's
+    peak where the table shows peak (its temp is 0 B), temp elsewhere; the title and
+    the bars' labels say which."""
+    from test_site import chart_mismatches
+
+    from sphinx_jaxhlo.render.standalone_html import nodes_to_html
+
+    figures = {("a", "cpu"): (20_000_000_000, 20_002_000_000), ("b", "cpu"): (200_000_000, 202_000_000),
+               ("a", "gpu:h100"): (50_400_000, 52_000_000), ("b", "gpu:h100"): (20_050_000_000, 20_052_000_000),
+               ("a", "tpu:v5e"): (0, 68_000_000), ("b", "tpu:v5e"): (0, 4_400_000)}
+    targets = [("cpu", "CPU"), ("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")]
+    results = [Result(function=fn, target=t, target_title=dict(targets)[t],
+                      report=Report(fn, t, memory=Memory(temp_bytes=temp, peak_bytes=peak)))
+               for (fn, t), (temp, peak) in figures.items()]
+    view = ExampleView(source="def a(x):\n    return x\n\n\ndef b(x):\n    return x\n", show=["summary"])
+    html = nodes_to_html(render_example(view, ["a", "b"], targets, results))
+    checked, wrong = chart_mismatches(html)
+    assert checked == 6 and not wrong, wrong
+    assert "Temp memory (peak on TPUs) by variant and target" in html
+    assert "a · TPU v5e (peak)" in html and "peak 68.0 MB (15" in html and "b · CPU (temp)" in html
+    # one measure: the labels say nothing more
+    cpu = [r for r in results if r.target == "cpu"]
+    html = nodes_to_html(render_example(view, ["a", "b"], targets[:1], cpu))
+    assert "Temp memory by variant and target" in html and "a · CPU<" in html and chart_mismatches(html)[1] == []
+    tpu = [r for r in results if r.target == "tpu:v5e"]
+    html = nodes_to_html(render_example(view, ["a", "b"], targets[2:], tpu))
+    assert "Peak memory by variant and target" in html and chart_mismatches(html) == (2, [])
+    # the checker sees a chart that draws temp where the table shows peak
+    wrong_html = html.replace("peak 68.0 MB (15", "0 B (15")
+    assert chart_mismatches(wrong_html)[1]

@@ -613,3 +613,60 @@ def test_snapshots_keep_the_mesh_and_derive_the_collectives_again() -> None:
     other = snapshots.identity(CompileRequest(source=request.source, function="fsdp_two", specs=request.specs,
                                               target="tpu:v5e-8", mesh=parse_mesh("data=8")))
     assert snapshots.identity_changes(ident, other) == [":mesh:"]
+
+
+# -- what a collective brings is an intermediate ---------------------------------------------------
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> None:
+    """The weight an FSDP layer gathers was not on the device before the program ran:
+    it is listed, named and counted as an intermediate on both multi-device targets,
+    and no table is drawn empty."""
+    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.render import rows
+
+    analysis = analyze_module(module_text(target, "fsdp"))
+    report = Report(function="fsdp", target=target, hlo=module_text(target, "fsdp"), fusions=analysis.fusions,
+                    materialized=analysis.materialized, argument_copies=analysis.argument_copies,
+                    reductions=analysis.reductions, devices=8,
+                    collectives=collectives_of(target, "fsdp"))
+    (gather,) = [c for c in report.collectives if c.kind == "all-gather"]
+    biggest = rows.largest_intermediate(report)
+    assert biggest is not None and biggest.shape == gather.shape  # the whole f32 (GPU) or bf16 (TPU) weight
+    assert biggest.bytes == gather.bytes == 4096 * 4096 * (4 if target.startswith("gpu") else 2)
+    assert biggest.producer_op == "all-gather" or "all-gather" in biggest.producer
+    display = rows.Display()
+    texts = [f.text for f in rows.findings(report, display)]
+    assert any(t.startswith("Largest intermediate: ") and gather.shape in t for t in texts), texts
+    assert not any(t.startswith("No buffer is stored") for t in texts)
+    table = rows.buffer_table(report, display)
+    assert table.rows and table.rows[0].cells[0].text == gather.shape
+    comparison = rows.comparison_table([rows.Result(function="fsdp", target=target, target_title=target,
+                                                    report=report)], display)
+    (cell,) = [r.cells[1].text for r in comparison.rows if r.cells[0].text == "largest intermediate"]
+    assert gather.shape in cell and cell != "none"
+
+
+def test_a_table_of_argument_copies_only_shows_them() -> None:
+    """A program that stores nothing but copies of its arguments shows those rows,
+    not a table of none (``Materialized buffers (0 of 1)``)."""
+    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.render import rows
+
+    text = """HloModule m, is_scheduled=true
+ENTRY %e (x: f32[1000]) -> f32[1000] {
+  %x = f32[1000]{0} parameter(0)
+  %s = (f32[1000]{0}, f32[1000]{0}, u32[]) copy-start(%x)
+  %v = f32[1000]{0} copy-done(%s)
+  ROOT %o = f32[1000]{0} sine(%v)
+}
+"""
+    analysis = analyze_module(text)
+    assert [m.name for m in analysis.argument_copies] == ["v"] and not analysis.materialized
+    report = Report(function="f", target="tpu:v5e", hlo=text, fusions=analysis.fusions,
+                    materialized=analysis.materialized, argument_copies=analysis.argument_copies)
+    table = rows.buffer_table(report, rows.Display())
+    assert [r.cells[2].text for r in table.rows] == ["a copy of argument data (copy-done)"]
+    (finding,) = [f.text for f in rows.findings(report, rows.Display())]
+    assert finding.endswith("without an intermediate in memory (1 copy of argument data, listed in the table).")

@@ -26,6 +26,54 @@ STABLE_LABELS = [
 ]
 
 
+def chart_mismatches(html: str) -> tuple[int, list[str]]:
+    """Every bar of every variants chart against its table's cell: the number of bars
+    checked, and what disagrees (a bar whose value is not the cell's, a bar with no
+    cell, a chart whose title does not name the table's measure).  Pure bs4."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    checked, wrong = 0, []
+    for figure in soup.select("figure.jaxhlo-bars"):
+        table = figure.find_previous("table", class_="jaxhlo-variants")
+        if table is None:
+            wrong.append("a chart without a variants table")
+            continue
+        targets = [th.get_text(strip=True) for th in table.select("thead th")][1:]
+        cells = {}
+        for row in table.select("tbody tr"):
+            tds = [td.get_text(" ", strip=True) for td in row.find_all("td")]
+            for title, text in zip(targets, tds[1:], strict=False):
+                cells[(tds[0], title)] = text.split(", ")[0]
+        caption = figure.figcaption.get_text(strip=True)
+        measures = {"peak" if c.startswith("peak ") else "temp" for c in cells.values()}
+        want = {"peak": "Peak memory", "temp": "Temp memory"}.get(measures.pop(), "") if len(measures) == 1 \
+            else "Temp memory (peak on TPUs)"
+        if not caption.startswith(want + " by variant"):
+            wrong.append(f"chart {caption!r}: the table shows {want}")
+        labels = [d.get_text(strip=True) for d in figure.select(".jaxhlo-bar-label")]
+        values = [d.get_text(strip=True) for d in figure.select(".jaxhlo-bar-value")]
+        for label, value in zip(labels, values, strict=True):
+            checked += 1
+            key = re.sub(r" \((?:peak|temp)\)$", "", label)
+            fn, _, title = key.partition(" · ")
+            cell = cells.get((fn, title))
+            shown = value.split(" (")[0]
+            if cell != shown:
+                wrong.append(f"{label}: bar {shown!r}, table {cell!r}")
+    return checked, wrong
+
+
+def test_every_chart_of_the_site_draws_what_its_table_shows() -> None:
+    root = Path(DOCS or "")
+    checked, wrong = 0, []
+    for page in sorted(root.rglob("*.html")):
+        n, bad = chart_mismatches(page.read_text(encoding="utf-8"))
+        checked += n
+        wrong += [f"{page.relative_to(root)}: {w}" for w in bad]
+    assert checked >= 10 and not wrong, wrong
+
+
 def inventory() -> dict[str, dict[str, object]]:
     from sphinx.util.inventory import InventoryFile
 
@@ -101,3 +149,23 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
         for example in soup.select("div.jaxhlo"):
             assert len(str(example).encode()) <= 60_000, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
+
+
+def test_every_example_of_the_home_page_and_the_guide_shows_its_source() -> None:
+    """The findings name source lines: the reader sees them, and each line a finding names
+    links to a line of the listing."""
+    from bs4 import BeautifulSoup
+
+    root = Path(DOCS or "")
+    examples = links = 0
+    for page in [root / "index.html", *sorted((root / "guide").glob("*.html"))]:
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for block in soup.select("div.jaxhlo"):
+            examples += 1
+            source = block.select_one("div.jaxhlo-source")
+            assert source is not None, f"{page.relative_to(root)}#{block.get('id')} hides its source"
+            for a in block.select(".jaxhlo-callout a[href]"):
+                links += 1
+                line = source.select_one(f'[id="{a["href"][1:]}"]')
+                assert line is not None and line.select_one(".linenos").get_text(strip=True) == a.get_text(), a
+    assert examples >= 40 and links >= 40, (examples, links)

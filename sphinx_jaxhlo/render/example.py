@@ -19,7 +19,9 @@ without ``summary``).
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +37,7 @@ from .nodes import (
     jaxhlo_bars,
     jaxhlo_details,
     jaxhlo_graph,
+    jaxhlo_lineref,
     jaxhlo_source,
     jaxhlo_tab,
     jaxhlo_table,
@@ -105,6 +108,40 @@ def source_links(view: ExampleView) -> SourceLinks | None:
     if "source" not in view.show or not view.source.strip():
         return None
     return SourceLinks(f"{example_id(view)}-L", len(_source_text(view.source).split("\n")))
+
+
+def unused_lines(source: str, functions: Sequence[str]) -> list[int]:
+    """The lines of a file example that the compiled functions do not use: the top-level
+    functions and classes that none of them names (directly or through another one),
+    with the blank lines after them.  Nothing when the file does not parse or no
+    function is named.
+
+    :param functions: the compiled functions' names (``(default function)``: none named).
+    """
+    named = [f for f in functions if f and f != "(default function)"]
+    if not named:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    needed: set[str] = set()
+    todo = [f for f in named if f in defs]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        todo += [n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name) and n.id in defs]
+    total = len(_source_text(source).split("\n"))
+    starts = [min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]) for n in tree.body]
+    hidden: list[int] = []
+    for i, stmt in enumerate(tree.body):
+        if stmt in defs.values() and getattr(stmt, "name", "") not in needed:
+            end = starts[i + 1] - 1 if i + 1 < len(tree.body) else total
+            hidden += range(starts[i], end + 1)
+    return hidden
 
 
 # -- small builders ---------------------------------------------------------
@@ -192,15 +229,47 @@ def error_title(result: Result) -> str:
     return compile_error_title(result.report.error, result.target_title)
 
 
-def finding_node(finding: Finding) -> nodes.Element:
-    """A finding; an unfused reduction's also says why, links the alternatives and
-    holds the compiler's own record, when there is one, collapsed."""
+#: ``line 6``, ``lines 4, 7``: how a finding names the example's source lines (:func:`rows.lines_text`).
+_LINES = re.compile(r"\b(lines? )(\d+(?:, \d+)*)")
+
+
+def linked_text(text: str, links: SourceLinks | None, source: str) -> list[nodes.Node]:
+    """A finding's text, each source line it names a :class:`jaxhlo_lineref` to the
+    listing's line (when the page shows the listing and it has that line).
+
+    :param source: the listing's text, for the line's code in builders without links.
+    """
+    if links is None:
+        return [nodes.Text(text)]
+    code_lines = _source_text(source).split("\n")
+    out: list[nodes.Node] = []
+    at = 0
+    for match in _LINES.finditer(text):
+        numbers = [int(n) for n in match.group(2).split(", ")]
+        if not links.covers(numbers):
+            continue
+        out.append(nodes.Text(text[at:match.start()] + match.group(1)))
+        for i, n in enumerate(numbers):
+            if i:
+                out.append(nodes.Text(", "))
+            out.append(jaxhlo_lineref(str(n), str(n), href=f"{links.prefix}{n}", line=code_lines[n - 1]))
+        at = match.end()
+    if at < len(text):
+        out.append(nodes.Text(text[at:]))
+    return out
+
+
+def finding_node(finding: Finding, links: SourceLinks | None = None, source: str = "") -> nodes.Element:
+    """A finding, the source lines it names linked to the listing; an unfused
+    reduction's also says why, links the alternatives and holds the compiler's
+    own record, when there is one, collapsed."""
     tone = {"problem": ["jaxhlo-bad"], "good": ["jaxhlo-good"]}.get(finding.level, [])
     classes = ["jaxhlo-callout", *tone]
+    body = linked_text(finding.text, links, source)
     if finding.title:
-        found = para(nodes.strong(text=f"{finding.title}: "), finding.text, classes=classes)
+        found = para(nodes.strong(text=f"{finding.title}: "), *body, classes=classes)
     else:
-        found = para(finding.text, classes=classes)
+        found = para(*body, classes=classes)
     if finding.reason is None:
         return found
     box = nodes.container(classes=["jaxhlo-finding"])
@@ -266,14 +335,16 @@ def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequenc
 
 # -- parts -------------------------------------------------------------------
 
-def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
-    """The findings in words, then the detail tables, collapsed."""
-    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.findings(report, display)]
+def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None,
+                  source: str = "") -> list[nodes.Node]:
+    """The findings in words (the lines they name linked to the listing), then the
+    detail tables, collapsed."""
+    out: list[nodes.Node] = [finding_node(f, links, source) for f in rowmodel.findings(report, display)]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:  # a table with no row is not drawn
             out.append(collapsed_table(model, links))
     return out
 
@@ -281,10 +352,10 @@ def summary_nodes(report: Report, display: Display, links: SourceLinks | None = 
 def mesh_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
     """A program on several devices: the mesh and the communication in words, how the
     arguments and results are split, and the collectives (collapsed tables)."""
-    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report)]
+    out: list[nodes.Node] = [finding_node(f) for f in rowmodel.mesh_findings(report, display)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             out.append(collapsed_table(model, links))
     return out
 
@@ -324,10 +395,23 @@ def graph_nodes(report: Report, uid: str, links: SourceLinks | None = None) -> l
     return [node]
 
 
-def text_nodes(title: str, text: str, language: str, opened: bool) -> list[nodes.Node]:
-    """A module text (HLO, StableHLO, jaxpr): in HTML pages a file of its own, loaded when opened."""
+def stablehlo_detail(text: str, target_title: str) -> str:
+    """Which StableHLO is shown: the module lowered for the target from the example's
+    argument specs, whose arguments carry the target's device placement; in it JAX
+    writes ``sdy`` (Shardy) sharding annotations that ``jax.jit(f).lower(x).as_text()``
+    of an array on a user's own default device does not print."""
+    if "sdy." in text:
+        return f"lowered for {target_title}, with its sdy sharding annotations; "
+    return f"lowered for {target_title}; "
+
+
+def text_nodes(title: str, text: str, language: str, opened: bool, detail: str = "") -> list[nodes.Node]:
+    """A module text (HLO, StableHLO, jaxpr): in HTML pages a file of its own, loaded when opened.
+
+    :param detail: what the title's brackets say before the line count (which text it is).
+    """
     lines = len(text.splitlines())
-    return [jaxhlo_text(title=f"{title} ({lines:,} lines)", text=text, language=language, open=opened)]
+    return [jaxhlo_text(title=f"{title} ({detail}{lines:,} lines)", text=text, language=language, open=opened)]
 
 
 def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> list[nodes.Node]:
@@ -353,7 +437,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
         out.append(literal_block("\n".join([call, *([""] if code else []), *code]), "python"))
     for part in parts:
         if part == "summary":
-            out += summary_nodes(report, view.display, links)
+            out += summary_nodes(report, view.display, links, view.source)
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
@@ -366,7 +450,8 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
             out += text_nodes("Optimized HLO", report.hlo, view.hlo_language, not view.hlo_collapsed)
         elif part == "stablehlo" and report.stablehlo:
             language = "stablehlo" if view.hlo_language == "hlo" else "text"
-            out += text_nodes("StableHLO", report.stablehlo, language, False)
+            out += text_nodes("StableHLO", report.stablehlo, language, False,
+                              detail=stablehlo_detail(report.stablehlo, result.target_title))
         elif part == "jaxpr" and report.jaxpr:
             out += text_nodes("jaxpr", report.jaxpr, "text", False)
     return out
@@ -374,16 +459,25 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
 
 def bars_node(functions: Sequence[str], targets: Sequence[tuple[str, str]], by_key: dict[tuple[str, str], Result],
               display: Display) -> jaxhlo_bars | None:
-    """Temp memory of each (function, target), each bar labelled with its ratio to the smallest."""
-    values = [(f"{fn} · {title}", float(r.report.memory.temp_bytes or 0))
-              for fn in functions for target, title in targets
-              if (r := by_key.get((fn, target))) is not None and r.report is not None and not r.report.error]
-    if not any(v > 0 for _, v in values):
+    """What the variants table shows of each (function, target), temp or a TPU's peak
+    (:func:`rows.variant_measure`), each bar labelled with the measure where they differ
+    and with its ratio to the smallest of the same measure."""
+    values: list[tuple[str, str, float]] = []
+    for fn in functions:
+        for target, title in targets:
+            r = by_key.get((fn, target))
+            if r is not None and r.report is not None and not r.report.error:
+                measure, value = rowmodel.variant_measure(target, r.report)
+                values.append((f"{fn} · {title}", measure, float(value)))
+    if not any(v > 0 for _, _, v in values):
         return None
-    smallest = min(v for _, v in values if v > 0)
-    scale = rowmodel.chart_scale([v for _, v in values], display.chart_scale)
-    bars = [(label, value, rowmodel.bar_text(value, smallest)) for label, value in values]
-    return jaxhlo_bars(title="Temp memory by variant and target", bars=bars, scale=scale)
+    mixed = len({m for _, m, _ in values}) > 1
+    smallest = {m: min((v for _, k, v in values if k == m and v > 0), default=0.0) for _, m, _ in values}
+    scale = rowmodel.chart_scale([v for _, _, v in values], display.chart_scale)
+    bars = [(f"{label} ({measure})" if mixed else label, value, rowmodel.bar_text(value, smallest[measure], measure))
+            for label, measure, value in values]
+    title = rowmodel.variants_title([m for _, m, _ in values])
+    return jaxhlo_bars(title=f"{title} by variant and target", bars=bars, scale=scale)
 
 
 def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
@@ -505,7 +599,9 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
             if view.file_path:
                 block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
             links = source_links(view)
-            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
+            hidden = unused_lines(view.source, functions) if view.file_path else []
+            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python",
+                                   hidden=hidden)
             source += literal_block(view.source, "python", linenos=True)
             block.append(source)
             continue

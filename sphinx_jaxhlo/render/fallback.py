@@ -17,6 +17,7 @@ from .nodes import (
     jaxhlo_block,
     jaxhlo_details,
     jaxhlo_graph,
+    jaxhlo_lineref,
     jaxhlo_source,
     jaxhlo_tab,
     jaxhlo_table,
@@ -41,6 +42,13 @@ class PlainFallback(SphinxPostTransform):
             return
         for node in list(self.document.findall(jaxhlo_bars)):
             node.parent.remove(node)
+        for ref in list(self.document.findall(jaxhlo_lineref)):
+            # no listing to jump to: the number, then the line's code
+            line = str(ref.get("line", "")).strip()
+            parts: list[nodes.Node] = [nodes.Text(ref.astext())]
+            if line:
+                parts += [nodes.Text(" ("), nodes.literal(line, line), nodes.Text(")")]
+            ref.replace_self(parts)
         for source in list(self.document.findall(jaxhlo_source)):
             source.replace_self(source.children[:] or [nodes.Text("")])
         for table in list(self.document.findall(jaxhlo_table)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,12 @@ class jaxhlo_graph(nodes.General, nodes.Element):
     :func:`sphinx_jaxhlo.render.graph.graph_svg`), ``title``, ``legend`` (of
     the picture), ``text_legend`` (of the text form); its children (the graph
     as text) follow the picture in HTML and replace it elsewhere."""
+
+
+class jaxhlo_lineref(nodes.Inline, nodes.TextElement):
+    """A line number a finding names (its text): ``href`` is the line's anchor in the
+    listing; ``line`` is the line's code, which builders other than HTML print after
+    the number, since they have no listing to jump to."""
 
 
 def _attr(value: str) -> str:
@@ -240,9 +247,13 @@ def _highlighter(language: str) -> tuple[Any, Any]:
     return lexer, HtmlFormatter(nowrap=True)
 
 
-def _source_lines_html(text: str, language: str, prefix: str) -> str:
+def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[int] = ()) -> str:
     """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
-    with its number, the way Sphinx shows line numbers (``span.linenos``)."""
+    with its number, the way Sphinx shows line numbers (``span.linenos``).
+
+    :param hidden: lines the example does not use (a file's other functions): each run of
+        them folds into one ``⋮`` line that says which lines it stands for.
+    """
     from pygments import highlight
 
     lexer, formatter = _highlighter(language)
@@ -259,11 +270,20 @@ def _source_lines_html(text: str, language: str, prefix: str) -> str:
     if len(body) != len(lines):
         body = [html.escape(line) for line in lines]
     width = len(str(len(lines)))
+    folded = set(hidden)
     out = []
     for number, line in enumerate(body, 1):
-        out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
-                   f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>')
-    return "\n".join(out) + "\n"
+        if number in folded and number - 1 not in folded:
+            last = number
+            while last + 1 in folded:
+                last += 1
+            what = f"line {number}" if last == number else f"lines {number}-{last}"
+            out.append(f'<span class="jaxhlo-fold"><span class="linenos">{"⋮".rjust(width)}</span>'
+                       f'<span class="c1"># {what}: not used by this example</span></span>\n')
+        if number not in folded:  # a folded line is left out: nothing compiled comes from it
+            out.append(f'<span class="jaxhlo-line" id="{_attr(prefix)}{number}">'
+                       f'<span class="linenos">{str(number).rjust(width)}</span>{line}</span>\n')
+    return "".join(out)
 
 
 def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
@@ -272,7 +292,14 @@ def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
     language = str(node.get("language") or (block.get("language") if block is not None else "") or "text")
     self.body.append(f'<div class="highlight-{_attr(language)} notranslate jaxhlo-source" '
                      f'data-jaxhlo-src="{_attr(node["prefix"])}"><div class="highlight"><pre><span></span>'
-                     + _source_lines_html(text, language, node["prefix"]) + "</pre></div>\n</div>\n")
+                     + _source_lines_html(text, language, node["prefix"], node.get("hidden", ()))
+                     + "</pre></div>\n</div>\n")
+    raise nodes.SkipNode
+
+
+def visit_lineref_html(self: HTML5Translator, node: jaxhlo_lineref) -> None:
+    # no class: the page's weight counts (the stylesheet finds them as links of a callout)
+    self.body.append(f'<a href="#{_attr(node["href"])}">{html.escape(node.astext())}</a>')
     raise nodes.SkipNode
 
 
@@ -286,6 +313,11 @@ def _cell_html(cell: Any, prefix: str, count: int) -> str:
         links = ", ".join(f'<a href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
         return f'<td class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</td>'
     return f"<td{tone}>{text}</td>"
+
+
+#: Tables with a column per target that reflow where the example is narrow: each row
+#: becomes a block, each cell a line titled with its target (``data-h``, jaxhlo.css).
+REFLOWING = frozenset({"compare", "variants"})
 
 
 def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True) -> str:
@@ -304,7 +336,12 @@ def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True
         attrs = f' class="jaxhlo-{_attr(row.tone)}"' if row.tone else ""
         if traced and row.lines and all(1 <= n <= count for n in row.lines):
             attrs += f' tabindex="0" data-jaxhlo-lines="{" ".join(map(str, row.lines))}"'
-        out.append(f"<tr{attrs}>" + "".join(_cell_html(c, prefix, count) for c in row.cells) + "</tr>")
+        cells = [_cell_html(c, prefix, count) for c in row.cells]
+        if model.key in REFLOWING:
+            # the column's title beside each cell, for the narrow layout (targets as rows)
+            cells = [cell.replace("<td", f'<td data-h="{_attr(h)}"', 1) if i and h else cell
+                     for i, (cell, h) in enumerate(zip(cells, model.header, strict=False))]
+        out.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     for extra in (model.more_text, model.note):
         if extra:
@@ -481,4 +518,5 @@ HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_table: (visit_table_html, None),
     jaxhlo_text: (visit_text_html, None),
     jaxhlo_graph: (visit_graph_html, depart_graph_html),
+    jaxhlo_lineref: (visit_lineref_html, None),
 }

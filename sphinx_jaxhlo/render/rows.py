@@ -35,7 +35,7 @@ from typing import Any
 from ..analysis import producer_op
 from ..compiler import Failure
 from ..expectations import Outcome
-from ..options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
+from ..options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
 from ..report import Collective, CompileError, Fusion, Materialized, Reason, Reduction, Report, TargetFailure
 from ..sizes import format_bytes, format_exact
 
@@ -64,8 +64,6 @@ __all__ = [
 
 #: Instructions that run other computations: their bodies' kernels are the rows that matter.
 _CONTROL = frozenset({"while", "conditional", "call", "async-start", "async-done"})
-#: Fusion kinds that are kernels of their own.
-_KERNEL_KINDS = frozenset({"Loop", "Input", "Output", "Custom"})
 
 
 # -- settings ------------------------------------------------------------------------------------
@@ -82,6 +80,8 @@ class Display:
     problem_io_factor: float = 1.0
     #: ``auto``, ``linear`` or ``log``.
     chart_scale: str = "auto"
+    #: The kinds of findings reported (:data:`sphinx_jaxhlo.options.FINDING_TOPICS`).
+    findings: tuple[str, ...] = ("memory", "reductions", "communication")
 
     def io_bytes(self, report: Report) -> int:
         """The program's arguments and outputs together, as its memory figures say."""
@@ -93,7 +93,7 @@ class Display:
 
     def key(self) -> list[Any]:
         """What the rendering depends on, for cache keys."""
-        return [self.rows, self.problem_min_bytes, self.problem_io_factor, self.chart_scale]
+        return [self.rows, self.problem_min_bytes, self.problem_io_factor, self.chart_scale, list(self.findings)]
 
 
 def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
@@ -104,10 +104,12 @@ def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
         "problem-min-size": parse_min_size(getattr(config, "jaxhlo_problem_min_size", "1MiB")),
         "problem-io-factor": parse_factor(getattr(config, "jaxhlo_problem_io_factor", 1.0)),
         "chart-scale": parse_chart_scale(getattr(config, "jaxhlo_chart_scale", "auto")),
+        "findings": parse_findings(getattr(config, "jaxhlo_findings", "all")),
     }
     values.update(options or {})
     return Display(rows=values["rows"], problem_min_bytes=values["problem-min-size"],
-                   problem_io_factor=values["problem-io-factor"], chart_scale=values["chart-scale"])
+                   problem_io_factor=values["problem-io-factor"], chart_scale=values["chart-scale"],
+                   findings=tuple(values["findings"]))
 
 
 # -- one (function, target) -----------------------------------------------------------------------
@@ -239,10 +241,6 @@ def _is_main_fusion(f: Fusion) -> bool:
     return not is_scalar(f.shape) and f.kind not in _CONTROL
 
 
-def _is_kernel(f: Fusion) -> bool:
-    return f.kind in _KERNEL_KINDS
-
-
 class _Ops:
     """The JAX operation behind an HLO instruction, from the metadata in the module
     text (looked up only for the rows shown, so a module of megabytes costs little)."""
@@ -308,7 +306,8 @@ def buffer_table(report: Report, display: Display) -> Table:
     host = getattr(report, "host_buffers", ())
     ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ()), *host], key=lambda m: -m.bytes)
     computed = [m for m in ordered if is_intermediate(m)]
-    chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed)
+    # with nothing computed stored, the copies of arguments are what there is to show
+    chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed or ordered)
     threshold = display.threshold(report)
     stored = {r.input_materialized for r in report.verdict_reductions if not r.fused}
     rows = []
@@ -514,16 +513,43 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
     if any(rep.verdict_reductions for rep in ok):
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
-    rows.append(row("kernels", lambda rep: str(sum(1 for f in rep.fusions if _is_kernel(f)))))
+    rows.append(row("kernels", lambda rep: str(rep.kernels)))
     if any(has_communication(rep) for rep in ok):
         rows.append(row("communication", communication_cell))
     return Table("compare", "Side by side", ("", *[r.target_title for r in results]), tuple(rows), total=len(rows))
+
+
+def variant_measure(target: str, report: Report) -> tuple[str, int]:
+    """What the variants table (and its chart) shows of one variant on one target:
+    ``("peak", bytes)`` on a TPU whose peak is known, since a TPU's temp is 0 for most
+    programs (its memory is counted in the peak) and the whole column shows peaks so
+    that its rows compare; else ``("temp", bytes)``."""
+    mem = report.memory
+    if target.startswith("tpu") and mem.peak_bytes is not None:
+        return "peak", mem.peak_bytes
+    return "temp", mem.temp_bytes or 0
+
+
+def measure_text(measure: str, value: float) -> str:
+    """``peak 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
+    return f"peak {format_bytes(value)}" if measure == "peak" else format_bytes(value)
+
+
+def variants_title(measures: Sequence[str]) -> str:
+    """What a variants chart draws: ``Temp memory``, ``Peak memory``, or both kinds."""
+    kinds = set(measures)
+    if kinds == {"peak"}:
+        return "Peak memory"
+    if kinds == {"temp"} or not kinds:
+        return "Temp memory"
+    return "Temp memory (peak on TPUs)"
 
 
 def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                    results: dict[tuple[str, str], Result], display: Display) -> Table:
     """Temp memory (and the reduction verdict) of each function on each target."""
     rows = []
+    measures = []
     for fn in functions:
         cells = [code(fn)]
         for target, _ in targets:
@@ -534,17 +560,13 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 cells.append(Cell(short_status(r)))
             else:
                 verdict = reduction_verdict(r.report)
-                mem = r.report.memory
-                if target.startswith("tpu") and mem.peak_bytes is not None:
-                    # a TPU's temp is 0 for most programs (its memory is counted in the peak):
-                    # the whole column shows peaks, so that its rows compare
-                    text = f"peak {format_bytes(mem.peak_bytes)}"
-                else:
-                    text = format_bytes(mem.temp_bytes)
+                measure, value = variant_measure(target, r.report)
+                measures.append(measure)
+                text = measure_text(measure, value)
                 text += f", {verdict}" if verdict else ""
                 cells.append(Cell(text, tone="bad" if has_problem(r.report, display) else ""))
         rows.append(Row(tuple(cells)))
-    return Table("variants", "Temp memory (peak on TPUs) and reductions, by variant and target",
+    return Table("variants", f"{variants_title(measures)} and reductions, by variant and target",
                  ("function", *[t for _, t in targets]),
                  tuple(rows), total=len(rows))
 
@@ -574,7 +596,8 @@ def findings(report: Report, display: Display) -> list[Finding]:
     buffers = {m.name: m for m in report.materialized}
     threshold = display.threshold(report)
     io = display.io_bytes(report)
-    verdict = report.verdict_reductions
+    # an example about memory asks for no verdict on its reductions (``:findings:``)
+    verdict = report.verdict_reductions if "reductions" in display.findings else []
     out: list[Finding] = []
     # unfused reductions, grouped by the stored data they read
     groups: dict[str, list[Reduction]] = {}
@@ -630,12 +653,17 @@ def findings(report: Report, display: Display) -> list[Finding]:
     elif fused:
         out.append(Finding("info", "", f"{len(fused)} other reduction{'s are' if len(fused) > 1 else ' is'} fused."))
     biggest = largest_intermediate(report)
+    if "memory" not in display.findings:
+        return out
     if biggest is not None and biggest.name not in groups:
         w = _buffer_words(biggest, ops)
         out.append(Finding("info", "", f"Largest intermediate: {w}."))
     elif biggest is None and not report.materialized and not report.analysis_error:
+        copies = len(getattr(report, "argument_copies", ()))
+        also = (f" ({copies} cop{'y' if copies == 1 else 'ies'} of argument data, listed in the table)"
+                if copies else "")
         out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "
-                                       "the arguments to the result without an intermediate in memory."))
+                                       f"the arguments to the result without an intermediate in memory{also}."))
     return out
 
 
@@ -717,8 +745,9 @@ def sharding_table(report: Report, display: Display) -> Table:
                  left_out="more arrays")
 
 
-def mesh_findings(report: Report) -> list[Finding]:
-    """The mesh in words, and the communication: the findings of a program on several devices."""
+def mesh_findings(report: Report, display: Display | None = None) -> list[Finding]:
+    """The mesh in words, and the communication: the findings of a program on several
+    devices (the communication only when ``display`` reports that kind)."""
     out: list[Finding] = []
     if report.devices > 1:
         mesh = f", mesh {report.mesh_text}" if report.mesh_text else ""
@@ -727,6 +756,8 @@ def mesh_findings(report: Report) -> list[Finding]:
                                        "one device's."))
     elif report.mesh:
         out.append(Finding("info", "", f"One device: the mesh's axes ({report.mesh_text}) have size 1 here."))
+    if display is not None and "communication" not in display.findings:
+        return out
     if report.collectives:
         n = len(report.collectives)
         overlapped = sum(1 for c in report.collectives if c.overlapped)
@@ -770,13 +801,14 @@ def chart_scale(values: Sequence[float], mode: str = "auto") -> str:
     return "linear" if max(positive) <= 100 * min(positive) else "log"
 
 
-def bar_text(value: float, smallest: float) -> str:
-    """``604 MB (2.2×)``: the value and its ratio to the smallest positive value."""
+def bar_text(value: float, smallest: float, measure: str = "temp") -> str:
+    """``604 MB (2.2×)``, ``peak 4.4 MB (1.5×)``: the value as the table gives it and
+    its ratio to the smallest positive value of the same measure."""
     if value <= 0 or smallest <= 0:
-        return format_bytes(value)
+        return measure_text(measure, value)
     ratio = value / smallest
     shown = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
-    return f"{format_bytes(value)} ({shown}×)"
+    return f"{measure_text(measure, value)} ({shown}×)"
 
 
 # -- the signature -------------------------------------------------------------------------------------

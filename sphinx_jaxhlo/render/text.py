@@ -85,7 +85,7 @@ def summary_text(report: Report, display: Display | None = None) -> str:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
     for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             parts.append(model_text(model))
     mesh = mesh_text(report, display)
     if mesh:
@@ -108,10 +108,10 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
     """A program on several devices: the mesh and the communication in words, the
     arguments and results over the mesh, the collectives."""
     display = display or Display()
-    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report)]
+    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report, display)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
-        if model.total:
+        if model.rows:
             parts.append(model_text(model))
     return "\n\n".join(parts)
 

@@ -12,8 +12,9 @@ from sphinx_jaxhlo.config import SETTINGS
 from sphinx_jaxhlo.diagnostics import SUBTYPES
 
 
-def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:
-    table = nodes.table()
+def table_node(header: list[str], rows: list[list[nodes.Node]], classes: tuple[str, ...] = ()) -> nodes.table:
+    """A table with a header row (also used by the drift page's directive)."""
+    table = nodes.table(classes=list(classes))
     group = nodes.tgroup(cols=len(header))
     table += group
     for _ in header:
@@ -47,7 +48,7 @@ class ConfigTable(SphinxDirective):
                          nodes.paragraph("", "", nodes.literal(text=repr(s.default))),
                          nodes.paragraph(text=types),
                          nodes.paragraph("", "", *help_nodes)])
-        return [_table(["setting", "default", "type", "meaning"], rows)]
+        return [table_node(["setting", "default", "type", "meaning"], rows)]
 
 
 class WarningsTable(SphinxDirective):
@@ -59,7 +60,7 @@ class WarningsTable(SphinxDirective):
             help_nodes, _ = self.parse_inline(text, lineno=self.lineno)
             rows.append([nodes.paragraph("", "", nodes.literal(text=f"jaxhlo.{name}")),
                          nodes.paragraph("", "", *help_nodes)])
-        return [_table(["warning", "when"], rows)]
+        return [table_node(["warning", "when"], rows)]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from jaxhlo_docs import table_node
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -134,29 +135,8 @@ class DriftTables(SphinxDirective):
                          _size_change(d.temp_before, d.temp_after),
                          _size_change(d.peak_before, d.peak_after),
                          _change(d.verdict_before, d.verdict_after)])
-        return _table(["example", "function", "target", "temp", "peak", "reductions"], rows)
-
-
-def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:
-    table = nodes.table(classes=["jaxhlo-drift"])
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    for _ in header:
-        group += nodes.colspec(colwidth=10)
-    head = nodes.thead()
-    group += head
-    row = nodes.row()
-    for h in header:
-        row += nodes.entry("", nodes.paragraph(text=h))
-    head += row
-    body = nodes.tbody()
-    group += body
-    for cells in rows:
-        row = nodes.row()
-        for cell in cells:
-            row += nodes.entry("", cell)
-        body += row
-    return table
+        header = ["example", "function", "target", "temp", "peak", "reductions"]
+        return table_node(header, rows, classes=("jaxhlo-drift",))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -242,7 +242,7 @@ def test_the_chart_is_linear_for_close_values_and_labels_ratios(site: Site) -> N
     labels = [text(v) for v in chart.select(".jaxhlo-bar-value")]
     values = []
     for label in labels:
-        m = re.fullmatch(r"([\d.]+ [kMG]?B)(?: \(([\d.,]+)×\))?", label)
+        m = re.fullmatch(r"(?:(?:peak|temp) )?([\d.]+ [kMG]?B)(?: \(([\d.,]+)×\))?", label)
         assert m, label
         values.append((parse_size(m.group(1).replace(" ", "")), m.group(2)))
     smallest = min(v for v, _ in values if v > 0)

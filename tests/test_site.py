@@ -147,7 +147,9 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
     for page in root.rglob("*.html"):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         for example in soup.select("div.jaxhlo"):
-            assert len(str(example).encode()) <= 60_000, f"{page.relative_to(root)}#{example.get('id')}"
+            # 64 KiB: an unfused reduction's finding now carries its reason, the guide's
+            # alternatives and the compiler's record (the seed: 9 panels, 63 kB)
+            assert len(str(example).encode()) <= 64 * 1024, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
 
 

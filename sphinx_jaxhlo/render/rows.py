@@ -303,8 +303,7 @@ def buffer_table(report: Report, display: Display) -> Table:
     """The materialized buffers, largest first; copies of arguments and scalars left out by default."""
     ops = _Ops(report)
     # the analysis may keep the copies of arguments in a list of their own
-    host = getattr(report, "host_buffers", ())
-    ordered = sorted([*report.materialized, *getattr(report, "argument_copies", ()), *host], key=lambda m: -m.bytes)
+    ordered = sorted([*report.materialized, *report.argument_copies, *report.host_buffers], key=lambda m: -m.bytes)
     computed = [m for m in ordered if is_intermediate(m)]
     # with nothing computed stored, the copies of arguments are what there is to show
     chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed or ordered)
@@ -327,7 +326,8 @@ def buffer_table(report: Report, display: Display) -> Table:
                         lines=tuple(m.source_lines), tone=tone))
     return Table("materialized", "Materialized buffers", ("shape", "size", "made by", "source", "read by", "HLO"),
                  tuple(rows), total=len(ordered),
-                 left_out="smaller ones, scalars, copies of arguments" + (", host memory" if host else ""))
+                 left_out="smaller ones, scalars, copies of arguments"
+                 + (", host memory" if report.host_buffers else ""))
 
 
 def _reduction_reads(r: Reduction, buffers: dict[str, Materialized], ops: _Ops) -> str:
@@ -659,7 +659,7 @@ def findings(report: Report, display: Display) -> list[Finding]:
         w = _buffer_words(biggest, ops)
         out.append(Finding("info", "", f"Largest intermediate: {w}."))
     elif biggest is None and not report.materialized and not report.analysis_error:
-        copies = len(getattr(report, "argument_copies", ()))
+        copies = len(report.argument_copies)
         also = (f" ({copies} cop{'y' if copies == 1 else 'ies'} of argument data, listed in the table)"
                 if copies else "")
         out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "

@@ -154,7 +154,7 @@ def test_a_timed_out_compile_is_tried_again_with_a_longer_limit(tmp_path: Path) 
                              specs=parse_args("f32[8]"), target="cpu")
     worker = CompileWorker()
     try:
-        outcome = worker.compile_within(request, Limits(2.0, 60.0), "slow_once for cpu")
+        outcome = worker.compile_within(request, Limits(2.0, 180.0), "slow_once for cpu")
         assert outcome.failure is None and outcome.report is not None, outcome.failure
         assert worker.started == 2  # the first worker was stopped, a fresh one compiled it
     finally:

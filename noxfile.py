@@ -79,7 +79,7 @@ def snapshots(session: nox.Session) -> None:
 
 
 #: The jax releases the compatibility check runs: the newest patch of each
-#: supported minor (sphinx_jaxhlo.targets.TESTED_JAX says the same).
+#: supported minor (sphinx_jaxhlo.core.targets.TESTED_JAX says the same).
 COMPAT_JAX = ("0.8.3", "0.9.2", "0.10.2")
 
 

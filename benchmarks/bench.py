@@ -242,7 +242,7 @@ def hlo_module_text(computations: int) -> str:
 def parse_speed(repeats: int = 3) -> dict[str, Any]:
     """9. Parse 1 MB and 4 MB of HLO text in this process (best of ``repeats``)."""
     sys.path.insert(0, str(HERE.parent))
-    from sphinx_jaxhlo.hlo import parse_module
+    from sphinx_jaxhlo.hlo.parse import parse_module
 
     def best(text: str) -> float:
         times = []
@@ -342,7 +342,7 @@ def page_weight(work: Path) -> dict[str, Any]:
 TIMER = """
 import json, time
 from pathlib import Path
-import sphinx_jaxhlo.examples as ex
+import sphinx_jaxhlo.pipeline.run as ex
 from sphinx_jaxhlo.render import nodes as rn
 
 TIMES = {}
@@ -382,9 +382,9 @@ def _stored_reports() -> list[tuple[str, Any, str, str]]:
     """(name, report, source, args) of every stored test module, analyzed here, and of the chain."""
     import lzma
 
-    from sphinx_jaxhlo.analysis import analyze_module
-    from sphinx_jaxhlo.report import Memory, Report
-    from sphinx_jaxhlo.specs import DTYPES
+    from sphinx_jaxhlo.core.report import Memory, Report
+    from sphinx_jaxhlo.core.specs import DTYPES
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
 
     out = []
     for meta_path in sorted((REPO / "tests" / "data" / "hlo").glob("*.json")):
@@ -418,10 +418,10 @@ def _stored_reports() -> list[tuple[str, Any, str, str]]:
 def render_times(work: Path) -> dict[str, Any]:
     """A project with one page per stored report, its reports put in the cache first: the
     build compiles nothing, and the timer extension measures each example's rendering."""
-    from sphinx_jaxhlo import targets as targets_mod
-    from sphinx_jaxhlo.cache import ReportCache
-    from sphinx_jaxhlo.request import CompileRequest, installed_versions
-    from sphinx_jaxhlo.specs import parse_args
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.request import CompileRequest, installed_versions
+    from sphinx_jaxhlo.core.specs import parse_args
+    from sphinx_jaxhlo.store.cache import ReportCache
 
     src = work / "render"
     src.mkdir(parents=True)
@@ -524,7 +524,7 @@ def scheduling(work: Path, count: int, repeat: int = 3) -> dict[str, Any]:
 def tpu_compile_time(work: Path) -> dict[str, Any]:
     """CPU seconds of the guide's slowest TPU compiles with and without the options
     that cut them most, and whether the optimized HLO and memory figures stay."""
-    from sphinx_jaxhlo.targets import get_target
+    from sphinx_jaxhlo.core.targets import get_target
 
     if not get_target("tpu:v5e").available():
         return {"skipped": "libtpu is not installed"}

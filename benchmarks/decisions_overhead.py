@@ -1,6 +1,6 @@
 """What collecting XLA's fusion decisions adds to a compile (goal: at most 10 %).
 
-Runs the compile worker's own request (``sphinx_jaxhlo.worker.compile_request``:
+Runs the compile worker's own request (``sphinx_jaxhlo.compiler.worker.compile_request``:
 trace, lower, compile, read the record, map and attach it, analyse) in one
 process, alternating without and with collection
 (``JAXHLO_FUSION_DECISIONS=0`` and ``1``, the default, which collects the
@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sphinx_jaxhlo import plugins, targets  # noqa: E402  (needs the path above; imports no jax)
+from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
+from sphinx_jaxhlo.core import targets  # noqa: E402  (needs the path above; imports no jax)
 
 SEED = (ROOT / "docs" / "examples" / "seed.py").read_text(encoding="utf-8")
 
@@ -58,9 +59,9 @@ PROGRAMS = {
 
 
 def measure(target: str, program: str, rounds: int, mode: str = "1") -> dict[str, object]:
-    from sphinx_jaxhlo import worker
-    from sphinx_jaxhlo.request import CompileRequest
-    from sphinx_jaxhlo.specs import parse_args
+    from sphinx_jaxhlo.compiler import worker
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.core.specs import parse_args
 
     source, function, args = PROGRAMS[program]
     request = CompileRequest(source=source, function=function, specs=parse_args(args), target=target,

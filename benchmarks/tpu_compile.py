@@ -59,11 +59,11 @@ def stripped(text: str) -> str:
 
 def examples(only: str | None) -> list[dict[str, Any]]:
     """(name, request JSON) of every guide example's TPU compile and every corpus program."""
-    from sphinx_jaxhlo.config import as_list
-    from sphinx_jaxhlo.directive import OptionProblem, example_fields
-    from sphinx_jaxhlo.request import CompileRequest
-    from sphinx_jaxhlo.scan import find_examples
-    from sphinx_jaxhlo.specs import ArgSpecs
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.core.settings import as_list
+    from sphinx_jaxhlo.core.specs import ArgSpecs
+    from sphinx_jaxhlo.pipeline.scan import find_examples
+    from sphinx_jaxhlo.sphinxext.directive import OptionProblem, example_fields
 
     out = []
     for path in sorted((REPO / "docs").rglob("*.md")):
@@ -91,7 +91,7 @@ def examples(only: str | None) -> list[dict[str, Any]]:
     sys.path.insert(0, str(REPO / "tests" / "data" / "corpus"))
     from programs import PROGRAMS  # type: ignore[import-not-found]
 
-    from sphinx_jaxhlo.specs import parse_args
+    from sphinx_jaxhlo.core.specs import parse_args
 
     for p in PROGRAMS:
         if "tpu:v5e" not in p.targets:
@@ -112,9 +112,9 @@ def measure(config: str, items: list[dict[str, Any]], stats: bool) -> list[dict[
     import jax
     from jax.experimental import topologies
 
-    from sphinx_jaxhlo import targets as targets_mod
-    from sphinx_jaxhlo.specs import ArgSpecs, to_shape_dtype_structs
-    from sphinx_jaxhlo.worker import jit_function
+    from sphinx_jaxhlo.compiler.worker import jit_function
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.specs import ArgSpecs, to_shape_dtype_structs
 
     setup = CONFIGS[config]
     options = dict(setup.get("options", {}))
@@ -170,7 +170,7 @@ SLOWEST = r"bounded#4|cases#1:complex_exp|remat#1:grad_scan$"
 
 def run(configs: list[str], only: str | None, out: Path, stats: bool = False) -> list[dict[str, Any]]:
     """Compile the examples once per configuration, each in a process of its own; the rows measured."""
-    from sphinx_jaxhlo.targets import prepare_environment
+    from sphinx_jaxhlo.core.targets import prepare_environment
 
     items = examples(only)
     env = dict(os.environ)

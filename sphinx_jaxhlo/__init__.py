@@ -7,20 +7,18 @@ imports jax.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-__version__ = "0.1.0"
-
-if TYPE_CHECKING:
-    from sphinx.application import Sphinx
-    from sphinx.util.typing import ExtensionMetadata
+from sphinx_jaxhlo.core.version import __version__
 
 
-def setup(app: Sphinx) -> ExtensionMetadata:
-    """Sphinx entry point; the wiring lives in :mod:`sphinx_jaxhlo.extension`."""
-    from .extension import setup as _setup
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx entry point (``extensions = ["sphinx_jaxhlo"]``): the extension is
+    :mod:`sphinx_jaxhlo.sphinxext`, imported only here, so that the API and the
+    command line never import Sphinx."""
+    from sphinx_jaxhlo.sphinxext import setup as _setup
 
-    return _setup(app)
+    return dict(_setup(app))
 
 
 def inventory() -> str:
@@ -35,17 +33,17 @@ def inventory() -> str:
 
 #: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
 _API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
-#: The chunked rewrite (:mod:`sphinx_jaxhlo.chunking`), imported on first use.
+#: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`), imported on first use.
 _CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked")
 
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        from . import api
+        from sphinx_jaxhlo import api
 
         return getattr(api, name)
     if name in _CHUNKED:
-        from . import chunking
+        from sphinx_jaxhlo.compiler import chunking
 
         return getattr(chunking, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cli import run
+from sphinx_jaxhlo.cli import run
 
 if __name__ == "__main__":
     run()

@@ -2,7 +2,7 @@
 
 :func:`analyze` compiles a function for each target, from argument shapes,
 without running it, and returns :class:`Reports`: one
-:class:`~sphinx_jaxhlo.report.Report` per target that prints as a text table,
+:class:`~sphinx_jaxhlo.core.report.Report` per target that prints as a text table,
 shows as the directive's HTML in Jupyter, round-trips through JSON and checks
 expectations (:meth:`Reports.check`).  :func:`analyze_source` does the same
 for the source text of a module (what the command line and the directive
@@ -10,7 +10,7 @@ compile); :func:`analyze_hlo` reads a saved optimized HLO module.
 
 The compiler runs in a compile worker process, never in the caller's:
 :func:`analyze` sends the function object itself, pickled
-(:mod:`sphinx_jaxhlo.call`), and the worker compiles ``jax.jit(fn)`` for
+(:mod:`sphinx_jaxhlo.compiler.calls`), and the worker compiles ``jax.jit(fn)`` for
 each target, exactly what ``jax.jit(fn)`` compiles for these shapes, whether
 the function comes from a file, a notebook cell, a lambda or a closure.
 
@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import targets as targets_mod
-from .cache import ReportCache, is_deterministic
-from .compiler import CompileWorker
-from .options import parse_assignments
-from .report import Report, TargetFailure
-from .reports import DEFAULT_SHOW, AnalysisError, Reports
-from .request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
-from .specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.compiler.client import CompileWorker
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.report import Report, TargetFailure
+from sphinx_jaxhlo.core.request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.view_options import parse_assignments
+from sphinx_jaxhlo.reports import DEFAULT_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 
 __all__ = [
     "DEFAULT_SHOW",
@@ -110,7 +110,7 @@ def _inside_worker() -> bool:
     """True in a compile worker: a file compiled by source that calls
     :func:`analyze` at its top level must not start workers of its own."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return getattr(spec, "name", "") == "sphinx_jaxhlo.worker"
+    return getattr(spec, "name", "") == "sphinx_jaxhlo.compiler.worker"
 
 
 # -- options -----------------------------------------------------------------------------------
@@ -473,7 +473,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
-    from .call import describe_arguments, dumps, make_call, modules_sent_by_value
+    from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
     try:
@@ -527,7 +527,7 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
 def mesh_spec_of(mesh: Any) -> MeshSpec | None:
     """A mesh as the API takes it (``"data=4, model=2"``, ``{"data": 4}``, a
     ``jax.sharding.Mesh`` or ``AbstractMesh``, a :class:`MeshSpec`) as a
-    :class:`~sphinx_jaxhlo.specs.MeshSpec`.
+    :class:`~sphinx_jaxhlo.core.specs.MeshSpec`.
 
     :raises ValueError: a malformed mesh.
     :raises TypeError: something that is not a mesh.
@@ -594,7 +594,7 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
         lets per-target expectations name it).
     :raises ValueError: when the text is not an HLO module.
     """
-    from .analysis import analyze_module
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
 
     match = re.search(r"^\s*HloModule\s+([^\s,]+)(.*)$", text, re.MULTILINE)
     if match is None:
@@ -612,7 +612,7 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
         analysis.fusions, analysis.materialized, analysis.reductions)
     report.argument_copies = analysis.argument_copies
     report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
-    from .collectives import analyze_collectives
+    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
 
     partitions = re.search(r"\bnum_partitions=(\d+)", match.group(2))
     report.devices = int(partitions.group(1)) if partitions else 1

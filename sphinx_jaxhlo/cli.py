@@ -1,7 +1,7 @@
 """The command line: ``python -m sphinx_jaxhlo FILE.py:FUNCTION --args ...`` (or ``jaxhlo``).
 
 ``python -m sphinx_jaxhlo compilers install|status`` manages the GPU and TPU
-compilers of the compile workers (see :mod:`sphinx_jaxhlo.plugins`);
+compilers of the compile workers (see :mod:`sphinx_jaxhlo.core.compilers`);
 ``python -m sphinx_jaxhlo example seed.py`` writes an example file that ships
 in the package (the README's, for an install without a clone).
 
@@ -23,12 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, plugins
-from . import expectations as exp
-from . import targets as targets_mod
-from .options import parse_assignments
-from .request import SHOW_PARTS
-from .specs import SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.core import compilers as plugins
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.request import SHOW_PARTS
+from sphinx_jaxhlo.core.specs import SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.view_options import parse_assignments
 
 #: Failure kinds that mean the input was wrong (exit 2), not the compile.
 BAD_INPUT_KINDS = frozenset({"function", "syntax", "empty", "args", "option", "example"})
@@ -278,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
-    from .api import _compile_source, _show, default_cache_dir
+    from sphinx_jaxhlo.api import _compile_source, _show, default_cache_dir
 
     try:
         show = _show(ns.show)
@@ -332,7 +333,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
         for item in donate:
             if not (item.isidentifier() or item.isdigit()):
                 raise _UsageError(f"--donate: {item!r} is neither an argument name nor a position")
-        from .api import resolve_targets
+        from sphinx_jaxhlo.api import resolve_targets
 
         try:
             targets = resolve_targets(ns.targets)
@@ -384,7 +385,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
 
 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
-    from .api import Reports, analyze_hlo
+    from sphinx_jaxhlo.api import Reports, analyze_hlo
 
     for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags)):
         if value:

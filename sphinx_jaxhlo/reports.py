@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from . import expectations as exp
-from . import targets as targets_mod
-from .report import SCHEMA_VERSION, Report, TargetFailure
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report, TargetFailure
 
 __all__ = ["DEFAULT_SHOW", "AnalysisError", "Reports"]
 
@@ -46,7 +46,7 @@ class AnalysisError(RuntimeError):
 class Reports(Sequence[Report]):
     """The reports of one function, one per target, in target order.
 
-    A sequence of ``Report`` objects (``sphinx_jaxhlo.report.Report``, whose
+    A sequence of ``Report`` objects (``sphinx_jaxhlo.core.report.Report``, whose
     JSON form the report reference describes); ``reports["gpu:h100"]`` picks
     one by target name.  ``str()`` gives a text table, Jupyter shows
     :meth:`_repr_html_`, :meth:`to_json` / :meth:`from_json` round-trip, and
@@ -59,7 +59,7 @@ class Reports(Sequence[Report]):
     :param function: the function's name, for titles.
     :param args: the argument specs as text, for titles.
     :param show: parts ``str()`` and :meth:`_repr_html_` show, among those of
-        the directive's ``:show:`` (``sphinx_jaxhlo.request.SHOW_PARTS``).
+        the directive's ``:show:`` (``sphinx_jaxhlo.core.request.SHOW_PARTS``).
     :param compiled_via: ``"function"`` (:func:`~sphinx_jaxhlo.analyze`), ``"source"``
         (:func:`~sphinx_jaxhlo.analyze_source`, the command line) or ``""`` (not compiled here).
     :param notes: sentences shown under the reports.
@@ -138,7 +138,7 @@ class Reports(Sequence[Report]):
         """The text ``str()`` gives: the comparison table, then per target
         the parts of ``show`` that are short (``summary``, ``memory``,
         ``cost``); name parts to get others (``hlo``, ``source``...)."""
-        from .render.text import render_text
+        from sphinx_jaxhlo.render.text import render_text
 
         parts = list(show) if show is not None else [p for p in self.show if p in _SHORT_PARTS]
         return render_text(self._reports, self.failures, show=parts, title=self.title,
@@ -163,7 +163,7 @@ class Reports(Sequence[Report]):
         :param script: include the small script that makes target tabs; without
             it every target's panel shows, one after the other.
         """
-        from .render.standalone_html import render_html
+        from sphinx_jaxhlo.render.standalone_html import render_html
 
         return render_html(self._reports, self.failures,
                            show=list(show if show is not None else self.show), function=self.function,

@@ -36,7 +36,7 @@ def compilers_without(kit: str, folder: Path) -> Path:
     :param kit: ``"gpu"`` or ``"tpu"``: the one to leave out.
     :param folder: Where to make it.
     """
-    from sphinx_jaxhlo import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     root = folder / "compilers"
     root.mkdir(parents=True, exist_ok=True)
@@ -63,7 +63,7 @@ def build_html(src: Path, builddir: Path) -> tuple[str, Path, list[Any]]:
     report the cache then holds."""
     from sphinx.testing.util import SphinxTestApp
 
-    from sphinx_jaxhlo.report import Report
+    from sphinx_jaxhlo.core.report import Report
 
     app = SphinxTestApp("html", srcdir=src, builddir=builddir)
     try:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, top_level_computations
-from sphinx_jaxhlo.hlo import HloParseError, parse_module
-from sphinx_jaxhlo.report import Reduction, Report
+from sphinx_jaxhlo.core.report import Reduction, Report
+from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, producer_op, top_level_computations
+from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
 
 DATA = Path(__file__).parent / "data" / "hlo"
 GB = 1_000_000_000

@@ -1,4 +1,4 @@
-"""Each rule of :mod:`sphinx_jaxhlo.analysis`, pinned by a small hand-written module.
+"""Each rule of :mod:`sphinx_jaxhlo.hlo.fusion`, pinned by a small hand-written module.
 
 The rules are the ones the analysis module's docstring states; every test below
 builds the smallest module that isolates one rule (or one side of one boundary)
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo.analysis import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
-from sphinx_jaxhlo.hlo import parse_module
-from sphinx_jaxhlo.report import Reduction, Report
+from sphinx_jaxhlo.core.report import Reduction, Report
+from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 ADD = """%add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -1299,7 +1299,7 @@ ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%one)", "ROOT %h = f32[10
 
 
 def test_a_module_that_does_not_hold_together_is_a_parse_error() -> None:
-    from sphinx_jaxhlo.hlo import HloParseError
+    from sphinx_jaxhlo.hlo.parse import HloParseError
 
     broken = module("""
 ENTRY %e (x: f32[10]) -> f32[] {
@@ -1403,8 +1403,8 @@ def test_producer_op_edge_cases(op_name: str, expected: str) -> None:
 
 
 def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sphinx_jaxhlo import analysis as analysis_mod
-    from sphinx_jaxhlo.hlo import HloParseError
+    from sphinx_jaxhlo.hlo.parse import HloParseError
+    from sphinx_jaxhlo.hlo import fusion as analysis_mod
 
     def broken(self: object) -> Analysis:
         raise KeyError("fusion.7")
@@ -1909,10 +1909,10 @@ def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
     assert body_kinds(analyze(text))["picked"] == "intermediate"
 
 
-# -- why a stored buffer was not fused (sphinx_jaxhlo.reasons) ---------------------------
+# -- why a stored buffer was not fused (sphinx_jaxhlo.hlo.reasons) ---------------------------
 
-from sphinx_jaxhlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
-from sphinx_jaxhlo.report import Fusion, Materialized, Reason  # noqa: E402
+from sphinx_jaxhlo.core.report import Fusion, Materialized, Reason  # noqa: E402
+from sphinx_jaxhlo.hlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
 
 
 def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = None) -> Fusion:
@@ -2047,7 +2047,7 @@ def test_reasons_survive_the_reports_json() -> None:
         Report.from_dict({**report.to_dict(), "reductions": [{**report.to_dict()["reductions"][0],
                                                               "reason": {"text": "no kind"}}]})
     # a stored report (cache, snapshots) is checked field by field, the reason's fields too
-    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+    from sphinx_jaxhlo.store.cache import InvalidReport, checked_report
 
     assert checked_report(report.to_dict()) == report
     bad = report.to_dict()
@@ -2057,7 +2057,7 @@ def test_reasons_survive_the_reports_json() -> None:
 
 
 def test_the_reason_in_one_paragraph() -> None:
-    from sphinx_jaxhlo.reasons import ALTERNATIVE_TITLES, reason_sentence
+    from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 
     reason = reason_for("gemm", GEMM, None, 1, "gpu")
     text = reason_sentence(reason)

@@ -24,8 +24,8 @@ from conftest import API_EXAMPLE, HLO_DIR
 import sphinx_jaxhlo
 from sphinx_jaxhlo import api
 from sphinx_jaxhlo.api import AnalysisError, Reports, TargetFailure, analyze, analyze_hlo
-from sphinx_jaxhlo.report import CompileError, Memory, Report
-from sphinx_jaxhlo.targets import TARGETS
+from sphinx_jaxhlo.core.report import CompileError, Memory, Report
+from sphinx_jaxhlo.core.targets import TARGETS
 
 # These tests make jax arrays and structs in this process, which initializes
 # jax's backends here: libtpu, when installed, would take the machine-wide TPU

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo.cache import ReportCache
-from sphinx_jaxhlo.report import Memory, Report
-from sphinx_jaxhlo.request import CompileRequest
-from sphinx_jaxhlo.specs import parse_args
+from sphinx_jaxhlo.core.report import Memory, Report
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.store.cache import ReportCache
 
 ROOT = Path(__file__).parent / "roots" / "test-cache"
 
@@ -23,8 +23,8 @@ BUILD = """
 import json, sys
 from sphinx.cmd.build import build_main
 rc = build_main(sys.argv[1:])
-from sphinx_jaxhlo.examples import report_records  # noqa
-import sphinx_jaxhlo.extension  # noqa
+from sphinx_jaxhlo.pipeline.run import report_records  # noqa
+import sphinx_jaxhlo.sphinxext.extension  # noqa
 print("JAXHLO-RESULT " + json.dumps({"rc": rc, "jax_imported": "jax" in sys.modules}))
 """
 

@@ -19,11 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo import cache as cache_mod
-from sphinx_jaxhlo import request as request_mod
-from sphinx_jaxhlo.cache import ReportCache, is_deterministic
-from sphinx_jaxhlo.report import CompileError, Memory, Report
-from sphinx_jaxhlo.request import (
+from sphinx_jaxhlo.core import request as request_mod
+from sphinx_jaxhlo.core.report import CompileError, Memory, Report
+from sphinx_jaxhlo.core.request import (
     DEFAULT_SHOW,
     SHOW_PARTS,
     CallRequest,
@@ -32,7 +30,9 @@ from sphinx_jaxhlo.request import (
     installed_versions,
     lowered_cache_key,
 )
-from sphinx_jaxhlo.specs import parse_args
+from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.store import cache as cache_mod
+from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,7 +86,7 @@ def test_the_order_of_installed_versions_does_not_change_the_key() -> None:
 
 
 def test_the_key_is_the_same_in_another_process() -> None:
-    code = ("from sphinx_jaxhlo.request import CompileRequest; from sphinx_jaxhlo.specs import parse_args\n"
+    code = ("from sphinx_jaxhlo.core.request import CompileRequest; from sphinx_jaxhlo.core.specs import parse_args\n"
             "r = CompileRequest(source='def f(x):\\n    return x\\n', function='f', specs=parse_args('f32[3]'),"
             " target='cpu', static=(('n', '1'),), xla_flags=(('xla_flag', '1'),), extras=('jaxpr',),"
             " source_name='example.py', donate=('x',), target_fingerprint='cpu-x86',"
@@ -143,7 +143,7 @@ def test_versions_schema_and_code_change_the_lowered_key(part: str, monkeypatch:
 
 
 def test_installed_versions_include_xla_flags(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.core import targets
 
     monkeypatch.setattr(targets, "package_versions", lambda: {"jaxlib": "0.10.2", "jax": "0.10.2"})
     monkeypatch.delenv("XLA_FLAGS", raising=False)
@@ -357,7 +357,7 @@ def test_the_form_of_the_keys_changes_only_on_purpose(fixed_versions: None) -> N
 def test_the_cache_says_what_it_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import logging
 
-    caplog.set_level(logging.DEBUG, logger="sphinx_jaxhlo.cache")
+    caplog.set_level(logging.DEBUG, logger="sphinx_jaxhlo.store.cache")
     blocked = tmp_path / "file"
     blocked.write_text("", encoding="utf-8")
     ReportCache(blocked).put(KEY, Report("f", "cpu"))
@@ -390,7 +390,7 @@ def test_a_cache_folder_is_made_with_its_parents(tmp_path: Path) -> None:
     ("/tmp/cache", False), ("cache", False), ("C:\\cache", False), ("1s3://b", False), ("s3:/b", False),
 ])  # fmt: skip
 def test_a_cache_location_is_a_url_or_a_folder(location: str, url: bool) -> None:
-    from sphinx_jaxhlo.cache import is_url
+    from sphinx_jaxhlo.store.cache import is_url
 
     assert is_url(location) is url
     assert is_url(Path("/tmp/x")) is False
@@ -455,7 +455,7 @@ def test_a_cache_over_http_is_never_written() -> None:
 def test_shared_files_are_readable_by_all(tmp_path: Path) -> None:
     import os
 
-    from sphinx_jaxhlo.cache import LocalStore
+    from sphinx_jaxhlo.store.cache import LocalStore
 
     mask = os.umask(0o022)
     try:
@@ -488,7 +488,7 @@ GOOD = json.loads(Report("f", "cpu").to_json())
     ({**GOOD, "versions": {"jax": 1}}, "report.versions.jax: expected str, not int"),
 ])  # fmt: skip
 def test_a_stored_report_is_checked_field_by_field_and_the_field_named(data: object, message: str) -> None:
-    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+    from sphinx_jaxhlo.store.cache import InvalidReport, checked_report
 
     with pytest.raises(InvalidReport) as info:
         checked_report(data)
@@ -496,7 +496,7 @@ def test_a_stored_report_is_checked_field_by_field_and_the_field_named(data: obj
 
 
 def test_a_lenient_check_skips_unknown_fields_only() -> None:
-    from sphinx_jaxhlo.cache import InvalidReport, checked_report
+    from sphinx_jaxhlo.store.cache import InvalidReport, checked_report
 
     assert checked_report({**GOOD, "nonsense": 1}, lenient=True) == Report("f", "cpu")
     assert checked_report({"nonsense": 1, **GOOD, "target": "tpu:v5e"}, lenient=True) == Report("f", "tpu:v5e")
@@ -592,7 +592,7 @@ def test_a_local_cache_that_cannot_be_read_goes_on(tmp_path: Path, monkeypatch: 
 @pytest.mark.parametrize(("message", "shown"), [("", "InvalidReport"), ("x" * 200, "x" * 200),
                                                 ("x" * 201, "x" * 200 + "...")])
 def test_problems_cut_long_reasons(message: str, shown: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sphinx_jaxhlo.cache import InvalidReport
+    from sphinx_jaxhlo.store.cache import InvalidReport
 
     def refuse(data: object, **kwargs: object) -> None:
         raise InvalidReport(message)

@@ -15,7 +15,7 @@ import pytest
 from conftest import API_EXAMPLE, HLO_DIR
 
 from sphinx_jaxhlo.api import Reports, analyze
-from sphinx_jaxhlo.targets import TARGETS
+from sphinx_jaxhlo.core.targets import TARGETS
 
 EXAMPLE = API_EXAMPLE.read_text(encoding="utf-8")
 

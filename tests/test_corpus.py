@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from sphinx_jaxhlo.analysis import analyze_module
-from sphinx_jaxhlo.hlo import parse_module
-from sphinx_jaxhlo.targets import TARGETS
+from sphinx_jaxhlo.core.targets import TARGETS
+from sphinx_jaxhlo.hlo.fusion import analyze_module
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -220,7 +220,7 @@ def test_a_function_defined_here_compiles_to_the_same_figures(program: str) -> N
 
 
 def split_specs(text: str) -> list[str]:
-    from sphinx_jaxhlo.options import split_top_level
+    from sphinx_jaxhlo.core.view_options import split_top_level
 
     return split_top_level(text)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sphinx_jaxhlo import schedule
-from sphinx_jaxhlo.executors import DaskExecutor
+from sphinx_jaxhlo.compiler.executors import DaskExecutor
+from sphinx_jaxhlo.pipeline import schedule
 
 distributed = pytest.importorskip("distributed")
 
@@ -46,7 +46,7 @@ def test_a_cluster_build_gives_the_pages_of_a_local_build(make_app: Any, rootdir
 
 
 def test_executor_settings_are_checked() -> None:
-    from sphinx_jaxhlo.executors import executor_problem
+    from sphinx_jaxhlo.compiler.executors import executor_problem
 
     assert executor_problem("dask://scheduler:8786") is None
     assert executor_problem(None) is None

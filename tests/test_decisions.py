@@ -1,5 +1,5 @@
 """XLA's own record of its fusion decisions: reading it, mapping its names to
-the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.decisions`).
+the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.hlo.decisions`).
 
 Runs on the records stored in ``tests/data/decisions/`` (the seed's
 ``with_dot``; regenerate with ``tests/data/regenerate_decisions.py``), without
@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sphinx_jaxhlo import decisions
-from sphinx_jaxhlo.analysis import analyze_module
+from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
+from sphinx_jaxhlo.core.targets import TARGETS
+from sphinx_jaxhlo.hlo.fusion import analyze_module
+from sphinx_jaxhlo.hlo import decisions
 from sphinx_jaxhlo.render.text import summary_text
-from sphinx_jaxhlo.report import FusionDecision, Reason, Report
-from sphinx_jaxhlo.snapshots import Snapshot
-from sphinx_jaxhlo.targets import TARGETS
+from sphinx_jaxhlo.store.snapshots import Snapshot
 
 DATA = Path(__file__).parent / "data" / "decisions"
 ROOT = Path(__file__).resolve().parents[1]
@@ -325,7 +325,7 @@ def test_decisions_and_quoted_reasons_survive_json_and_snapshots() -> None:
 
 
 def test_committed_snapshots_still_load() -> None:
-    from sphinx_jaxhlo.snapshots import read
+    from sphinx_jaxhlo.store.snapshots import read
 
     slot = ROOT / "docs" / "_snapshots" / "index" / "jaxhlo-home-seed.with_dot.gpu-h100.json"
     stored = read(slot)
@@ -339,8 +339,8 @@ def test_committed_snapshots_still_load() -> None:
 _IDENTITY = """
 import json, os, sys
 from sphinx_jaxhlo import worker
-from sphinx_jaxhlo.request import CompileRequest
-from sphinx_jaxhlo.specs import parse_args
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.specs import parse_args
 source = open(sys.argv[2]).read()
 req = CompileRequest(source=source, function="with_dot", specs=parse_args("f32[100000,3], f32[50000,3]"),
                      target=sys.argv[1], source_name="seed.py")
@@ -356,7 +356,7 @@ print(json.dumps(out))
 
 
 def _compile_each_way(target: str) -> dict[str, dict[str, object]]:
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.core import targets
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     targets.prepare_environment(env)
@@ -405,7 +405,7 @@ def test_libtpu_decisions_are_kept_but_never_tied_to_a_finding() -> None:
 
 @pytest.mark.parametrize("target", ["gpu_h100", "cpu"])
 def test_the_quick_reading_of_a_module_dump_agrees_with_the_parser(target: str) -> None:
-    from sphinx_jaxhlo.hlo import parse_module
+    from sphinx_jaxhlo.hlo.parse import parse_module
 
     text = _read(target, "after_pass.txt")
     quick, full = decisions._scan_module(text), parse_module(text)

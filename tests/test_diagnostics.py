@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sphinx_jaxhlo.diagnostics import SUBTYPES
+from sphinx_jaxhlo.core.diagnostics import SUBTYPES
 
 PACKAGE = Path(__file__).parent.parent / "sphinx_jaxhlo"
 EMITTERS = re.compile(r'subtype="([a-z]+)"|warn\([^\n]*?, "([a-z]+)", location|self\.fail\("([a-z]+)"'

@@ -19,7 +19,7 @@ def build(app: Any) -> tuple[BeautifulSoup, str]:
 
 
 def records(app: Any) -> list[Any]:
-    from sphinx_jaxhlo.examples import report_records
+    from sphinx_jaxhlo.pipeline.run import report_records
 
     return report_records(app.env)
 

@@ -14,7 +14,16 @@ import importlib.util
 
 import pytest
 
-from sphinx_jaxhlo.specs import DTYPES, KEY_IMPLS, MAX_ELEMENTS, ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape
+from sphinx_jaxhlo.core.specs import (
+    DTYPES,
+    KEY_IMPLS,
+    MAX_ELEMENTS,
+    ArgSpecs,
+    ArraySpec,
+    SpecError,
+    parse_args,
+    parse_shape,
+)
 
 #: name -> (numpy/jax dtype name, bytes per element), by hand.
 EXPECTED = {
@@ -63,7 +72,7 @@ def test_jax_agrees_on_the_key_types_and_sizes() -> None:
     import jax
     import jax.numpy as jnp
 
-    from sphinx_jaxhlo.specs import to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import to_shape_dtype_structs
 
     args, kwargs = to_shape_dtype_structs(parse_args("key<fry>[2], key<rbg>[], k=key<urbg>[3], x=bf16[4]"))
     for struct, impl, name in ((args[0], "threefry2x32", "key<fry>"), (args[1], "rbg", "key<rbg>"),

@@ -17,11 +17,11 @@ import pytest
 from bs4 import BeautifulSoup
 from docutils import nodes
 
+from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph, graph_svg
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.standalone_html import HIGHLIGHT_LIMIT, nodes_to_html, render_html
-from sphinx_jaxhlo.report import Report
 
 #: Text that opens an element, closes attribute values of both quotings and holds an entity.
 HOSTILE = "<i class=\"x\" title='y'>&amp;</i>"
@@ -255,10 +255,10 @@ def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
 
 
 def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> None:
+    from sphinx_jaxhlo.core.report import Reason
     from sphinx_jaxhlo.render.example import finding_node
     from sphinx_jaxhlo.render.rows import Finding
     from sphinx_jaxhlo.render.text import reason_text
-    from sphinx_jaxhlo.report import Reason
 
     reason = Reason(producer_kind=HOSTILE, text=HOSTILE, rule=HOSTILE, source_file=HOSTILE, quoted=HOSTILE,
                     alternatives=["jaxhlo-guide-bounded-scan", HOSTILE])
@@ -279,10 +279,10 @@ def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> No
 def test_a_derived_reason_says_so_and_links_the_guide() -> None:
     from sphinx import addnodes
 
+    from sphinx_jaxhlo.core.report import Reason
     from sphinx_jaxhlo.render.example import finding_node
     from sphinx_jaxhlo.render.rows import Finding
     from sphinx_jaxhlo.render.text import reason_text
-    from sphinx_jaxhlo.report import Reason
 
     reason = Reason(producer_kind="gemm", text="t", alternatives=["jaxhlo-guide-bounded-map"])
     box = finding_node(Finding("problem", "Unfused reduction", "x", reason))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_jaxhlo.expectations import (
+from sphinx_jaxhlo.core.expectations import (
     OPTIONS,
     Expectation,
     Expectations,
@@ -22,7 +22,7 @@ from sphinx_jaxhlo.expectations import (
     parse_count,
     parse_expectations,
 )
-from sphinx_jaxhlo.report import (
+from sphinx_jaxhlo.core.report import (
     Collective,
     CompileError,
     Fusion,

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_jaxhlo.expectations import ExpectationSyntaxError, check_all, parse_expectations
-from sphinx_jaxhlo.report import CompileError, Materialized, Memory, Reduction, Report
-from sphinx_jaxhlo.sizes import format_bytes, parse_size
+from sphinx_jaxhlo.core.expectations import ExpectationSyntaxError, check_all, parse_expectations
+from sphinx_jaxhlo.core.report import CompileError, Materialized, Memory, Reduction, Report
+from sphinx_jaxhlo.core.sizes import format_bytes, parse_size
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo import plugins, targets
-from sphinx_jaxhlo.targets import TARGETS, drop_fields, unknown_fields
+from sphinx_jaxhlo.core import compilers as plugins
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.targets import TARGETS, drop_fields, unknown_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_TARGETS = [name for name, t in TARGETS.items() if t.gpu_target_file is not None]

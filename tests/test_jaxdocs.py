@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo import targets as targets_mod
+from sphinx_jaxhlo.core import targets as targets_mod
 
 pytest.importorskip("myst_nb", reason="myst-nb is not installed")
 pytest.importorskip("sphinx_book_theme", reason="sphinx-book-theme is not installed")

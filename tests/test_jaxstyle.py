@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from sphinx_jaxhlo.sizes import parse_size
+from sphinx_jaxhlo.core.sizes import parse_size
 
 pytest.importorskip("sphinx_book_theme", reason="sphinx-book-theme is not installed")
 pytest.importorskip("myst_nb", reason="myst-nb is not installed")

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the inline samples are real compiler output, long lines and all)
-"""Tests for the Pygments lexers in :mod:`sphinx_jaxhlo.lexer`.
+"""Tests for the Pygments lexers in :mod:`sphinx_jaxhlo.render.lexer`.
 
 Every module under ``tests/data/hlo`` (real compiler output for CPU, GPU and TPU
 targets) must lex without a single `Error` token, with every character recognised by a
@@ -21,7 +21,7 @@ from pygments.lexer import RegexLexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, Text, _TokenType
 
-from sphinx_jaxhlo.lexer import HloLexer, Layout, StableHloLexer
+from sphinx_jaxhlo.render.lexer import HloLexer, Layout, StableHloLexer
 
 DATA = Path(__file__).parent / "data" / "hlo"
 FIXTURES = sorted(p for p in [*DATA.glob("*.txt"), *DATA.glob("*.mlir")] if not p.name.endswith(".error.txt"))
@@ -553,7 +553,7 @@ def test_lexer_metadata() -> None:
 
 def _entry_point_installed(name: str) -> bool:
     return any(
-        ep.name == name and ep.value.startswith("sphinx_jaxhlo.lexer:")
+        ep.name == name and ep.value.startswith("sphinx_jaxhlo.render.lexer:")
         for ep in importlib.metadata.entry_points(group="pygments.lexers")
     )
 

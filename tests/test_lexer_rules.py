@@ -1,5 +1,5 @@
 """Each token rule of the HLO and StableHLO lexers, on the smallest text that
-needs it, with the token type the module docstring of :mod:`sphinx_jaxhlo.lexer`
+needs it, with the token type the module docstring of :mod:`sphinx_jaxhlo.render.lexer`
 gives it.
 
 Each case lists every non-whitespace token of its text, so a rule that stops
@@ -13,7 +13,7 @@ import pytest
 from pygments.lexer import RegexLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, _TokenType
 
-from sphinx_jaxhlo.lexer import HloLexer, Layout, StableHloLexer
+from sphinx_jaxhlo.render.lexer import HloLexer, Layout, StableHloLexer
 
 Tok = tuple[_TokenType, str]
 

@@ -9,8 +9,8 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import build_html
 
-from sphinx_jaxhlo import targets
-from sphinx_jaxhlo.report import Report
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.report import Report
 
 pytestmark = pytest.mark.skipif(
     not (targets.get_target("gpu:h100").available() and targets.get_target("tpu:v5e").available()),

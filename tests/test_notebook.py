@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from sphinx_jaxhlo import plugins
+from sphinx_jaxhlo.core import compilers as plugins
 
 ROOT = Path(__file__).parent / "roots" / "test-notebook"
 REPO = Path(__file__).resolve().parents[1]

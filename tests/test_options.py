@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_jaxhlo.options import parse_assignments, parse_findings, split_top_level
+from sphinx_jaxhlo.core.view_options import parse_assignments, parse_findings, split_top_level
 
 
 def test_split_top_level_keeps_commas_inside_brackets() -> None:

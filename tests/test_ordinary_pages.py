@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from conftest import build_html
 
-from sphinx_jaxhlo import targets
-from sphinx_jaxhlo.report import Report
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.report import Report
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 sys.path.insert(0, str(CORPUS))

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo import cli, plugins, targets
-from sphinx_jaxhlo.targets import TARGETS
+from sphinx_jaxhlo import cli
+from sphinx_jaxhlo.core import compilers as plugins
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.targets import TARGETS
 
 JAX = importlib.metadata.version("jax")
 JAXLIB = importlib.metadata.version("jaxlib")

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from sphinx_jaxhlo.cache import InvalidReport, ReportCache, checked_report
-from sphinx_jaxhlo.report import Memory, Report
+from sphinx_jaxhlo.core.report import Memory, Report
+from sphinx_jaxhlo.store.cache import InvalidReport, ReportCache, checked_report
 
 pytest.importorskip("fsspec")
 moto_server = pytest.importorskip("moto.server")

@@ -16,7 +16,9 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from docutils import nodes
 
-from sphinx_jaxhlo.analysis import analyze_module
+from sphinx_jaxhlo.core.report import CompileError, Report
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render.example import (
     ExampleView,
     Result,
@@ -44,8 +46,6 @@ from sphinx_jaxhlo.render.nodes import (
     table_html,
     visit_lineref_html,
 )
-from sphinx_jaxhlo.report import CompileError, Report
-from sphinx_jaxhlo.request import DEFAULT_SHOW, SHOW_PARTS
 
 DATA = Path(__file__).parent / "data" / "hlo"
 SVG = "{http://www.w3.org/2000/svg}"

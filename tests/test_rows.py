@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from docutils import nodes
 
-from sphinx_jaxhlo.analysis import analyze_module
-from sphinx_jaxhlo.options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
+from sphinx_jaxhlo.core.report import Fusion, Materialized, Memory, Report, TargetFailure
+from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
+from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render import rows
 from sphinx_jaxhlo.render.example import ExampleView, render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_source, jaxhlo_table, jaxhlo_text, table_html
 from sphinx_jaxhlo.render.rows import Display, Result
 from sphinx_jaxhlo.render.text import model_text, render_text
-from sphinx_jaxhlo.report import Fusion, Materialized, Memory, Report, TargetFailure
-from sphinx_jaxhlo.specs import parse_args
 
 DATA = Path(__file__).parent / "data" / "hlo"
 
@@ -328,7 +328,7 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
 def test_the_seeds_unfused_finding_says_why(target: str, kind: str) -> None:
     from pathlib import Path
 
-    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render.rows import Display, findings
 
     text = (Path(__file__).parent / "data" / "hlo" / f"{target.replace(':', '_')}__with_dot.txt").read_text()

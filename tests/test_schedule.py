@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from sphinx_jaxhlo import schedule
-from sphinx_jaxhlo.compiler import CompileWorker, Limits
-from sphinx_jaxhlo.request import CompileRequest
-from sphinx_jaxhlo.scan import find_examples
-from sphinx_jaxhlo.specs import parse_args
+from sphinx_jaxhlo.compiler.client import CompileWorker, Limits
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.pipeline import schedule
+from sphinx_jaxhlo.pipeline.scan import find_examples
 
 #: (document, function) of every compile the test root asks for.
 EXPECTED = {("first", "first"), ("second", "second"), ("third", "third"), ("third", "one"), ("third", "two"),

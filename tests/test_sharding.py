@@ -19,18 +19,11 @@ from typing import Any
 import pytest
 from conftest import build_html
 
-from sphinx_jaxhlo import targets
-from sphinx_jaxhlo.collectives import (
-    ReplicaGroups,
-    analyze_collectives,
-    mesh_axes_of,
-    parse_pairs,
-    parse_replica_groups,
-)
-from sphinx_jaxhlo.expectations import ExpectationSyntaxError, check_all, parse_expectations
-from sphinx_jaxhlo.report import Report
-from sphinx_jaxhlo.request import CompileRequest
-from sphinx_jaxhlo.specs import (
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.expectations import ExpectationSyntaxError, check_all, parse_expectations
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.specs import (
     ArgSpecs,
     ArraySpec,
     MeshSpec,
@@ -38,6 +31,13 @@ from sphinx_jaxhlo.specs import (
     parse_args,
     parse_mesh,
     sharding_problems,
+)
+from sphinx_jaxhlo.hlo.collectives import (
+    ReplicaGroups,
+    analyze_collectives,
+    mesh_axes_of,
+    parse_pairs,
+    parse_replica_groups,
 )
 
 DATA = Path(__file__).parent / "data" / "sharded"
@@ -121,7 +121,7 @@ def test_a_jax_mesh_keeps_its_axis_types() -> None:
     from jax.sharding import AbstractMesh, AxisType, NamedSharding
 
     from sphinx_jaxhlo.api import mesh_spec_of
-    from sphinx_jaxhlo.call import _abstract, call_mesh
+    from sphinx_jaxhlo.compiler.calls import _abstract, call_mesh
 
     mesh = AbstractMesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Auto))
     assert mesh_spec_of(mesh) == parse_mesh("X=4 explicit, Y=2")
@@ -339,8 +339,8 @@ def test_temp_expectations_say_per_device() -> None:
 
 
 def test_text_shows_communication_layouts_and_memory_per_device() -> None:
+    from sphinx_jaxhlo.core.report import Sharding
     from sphinx_jaxhlo.render.text import render_text
-    from sphinx_jaxhlo.report import Sharding
 
     gpu, tpu = report_of("gpu:h100x8", "fsdp_two"), report_of("tpu:v5e-8", "fsdp_two")
     gpu.memory.temp_bytes, gpu.memory.argument_bytes = 142_606_608, 1000
@@ -597,7 +597,7 @@ def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
 
 
 def test_snapshots_keep_the_mesh_and_derive_the_collectives_again() -> None:
-    from sphinx_jaxhlo import snapshots
+    from sphinx_jaxhlo.store import snapshots
 
     request = CompileRequest(source="def f(a, b): return a @ b", function="fsdp_two",
                              specs=parse_args(BY_FUNCTION["fsdp_two"].args), target="tpu:v5e-8",
@@ -623,7 +623,7 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
     """The weight an FSDP layer gathers was not on the device before the program ran:
     it is listed, named and counted as an intermediate on both multi-device targets,
     and no table is drawn empty."""
-    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render import rows
 
     analysis = analyze_module(module_text(target, "fsdp"))
@@ -651,7 +651,7 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
 def test_a_table_of_argument_copies_only_shows_them() -> None:
     """A program that stores nothing but copies of its arguments shows those rows,
     not a table of none (``Materialized buffers (0 of 1)``)."""
-    from sphinx_jaxhlo.analysis import analyze_module
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render import rows
 
     text = """HloModule m, is_scheduled=true

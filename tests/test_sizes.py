@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_jaxhlo.sizes import format_bytes, format_exact, parse_size
+from sphinx_jaxhlo.core.sizes import format_bytes, format_exact, parse_size
 
 UNITS = [
     ("", 1), ("B", 1),

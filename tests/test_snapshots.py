@@ -19,12 +19,13 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from sphinx_jaxhlo import snapshots, targets
-from sphinx_jaxhlo.analysis import analyze_module
-from sphinx_jaxhlo.drift import compare
-from sphinx_jaxhlo.report import Memory, Report
-from sphinx_jaxhlo.request import CompileRequest
-from sphinx_jaxhlo.specs import parse_args
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.report import Memory, Report
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.hlo.fusion import analyze_module
+from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store.drift import compare
 
 ROOTS = Path(__file__).parent / "roots"
 HLO = Path(__file__).parent / "data" / "hlo"
@@ -162,7 +163,7 @@ def test_analysis_fields_are_never_trusted_from_the_file(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("damage", ["not json", "wrong format", "texts altered", "texts missing", "bad types"])
 def test_a_damaged_snapshot_is_refused_with_a_reason(tmp_path: Path, damage: str) -> None:
-    from sphinx_jaxhlo.cache import InvalidReport
+    from sphinx_jaxhlo.store.cache import InvalidReport
 
     report = stored_report("cpu__explicit")
     snap = snapshots.Snapshot.from_report(report, snapshots.identity(request(report.source, "cpu")), {"jax": "1"})

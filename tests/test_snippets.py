@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from sphinx_jaxhlo import plugins
+from sphinx_jaxhlo.core import compilers as plugins
 
 REPO = Path(__file__).resolve().parents[1]
 DOCUMENTS = ("README.md", "docs/quickstart.md")
@@ -186,7 +186,7 @@ def run_document(document: str, cwd: Path, tmp_path: Path) -> list[tuple[Block, 
 
 
 def available(*names: str) -> bool:
-    from sphinx_jaxhlo.targets import TARGETS
+    from sphinx_jaxhlo.core.targets import TARGETS
 
     return all(TARGETS[name].available() for name in names)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import sphinx
 
-from sphinx_jaxhlo import sphinxcompat
+from sphinx_jaxhlo.sphinxext import compat as sphinxcompat
 
 PAGE = """Page
 ====
@@ -42,7 +42,7 @@ OTHER = """Other
 #: Makes every example of the build an internal error while the file it names exists.
 FAULT = """
 import os
-import sphinx_jaxhlo.examples as _examples
+import sphinx_jaxhlo.pipeline.run as _examples
 
 _real = _examples.process_example
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from sphinx_jaxhlo import targets
-from sphinx_jaxhlo.targets import TARGETS, Target, UnknownTargetError, get_target
+from sphinx_jaxhlo.core import targets
+from sphinx_jaxhlo.core.targets import TARGETS, Target, UnknownTargetError, get_target
 
 ROOT = Path(__file__).resolve().parents[1]
 HLO_DIR = Path(__file__).parent / "data" / "hlo"
@@ -160,7 +160,7 @@ def test_package_versions_report_jax() -> None:
 def nothing_but_jax(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Pretend the GPU and TPU compilers are installed neither in the private
     folder (an empty one) nor in the environment."""
-    from sphinx_jaxhlo import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     monkeypatch.setenv(plugins.ENV_VARIABLE, str(tmp_path / "compilers"))
     monkeypatch.setattr(plugins, "_module_installed", lambda module: False)
@@ -189,7 +189,7 @@ def test_missing_messages_name_the_command_that_installs_the_compiler() -> None:
 
 def test_missing_cuda_toolkit_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The CUDA plugin installed in the environment without ptxas and libdevice."""
-    from sphinx_jaxhlo import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     monkeypatch.setenv(plugins.ENV_VARIABLE, str(tmp_path / "compilers"))
     monkeypatch.setattr(plugins, "_module_installed", lambda module: True)

@@ -39,7 +39,7 @@ def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
 
 
 def test_compile_time_out_of_memory_message_is_parsed() -> None:
-    from sphinx_jaxhlo.worker import parse_oom
+    from sphinx_jaxhlo.compiler.worker import parse_oom
 
     text = (Path(__file__).parent / "data" / "hlo" / "tpu_v5e__broadcast.error.txt").read_text()
     needed, available = parse_oom(text)
@@ -49,9 +49,9 @@ def test_compile_time_out_of_memory_message_is_parsed() -> None:
 
 
 def test_pool_workers_survive_the_threads_that_started_them() -> None:
-    from sphinx_jaxhlo.compiler import WorkerPool
-    from sphinx_jaxhlo.request import CompileRequest
-    from sphinx_jaxhlo.specs import parse_args
+    from sphinx_jaxhlo.compiler.client import WorkerPool
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.core.specs import parse_args
 
     source = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.sum(jnp.cos(x))\n"
     jobs = [(CompileRequest(source=source, function="f", specs=parse_args(f"f32[{n}]"), target="cpu"), 60.0)

@@ -63,7 +63,7 @@ def _reexec() -> None:
     private folders on ``PYTHONPATH``, ``JAX_PLATFORMS=cpu``...), so that the
     direct compiles of this process see the compilers the reports used."""
     sys.path.insert(0, str(ROOT))
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.core import targets
 
     env = dict(os.environ)
     targets.prepare_environment(env)
@@ -85,7 +85,7 @@ def _direct(target: Any, fn: Any, shapes: list[tuple[tuple[int, ...], Any]], spe
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.core import targets
 
     if target.platform == "cpu":
         shardings = [None] * len(shapes)
@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     from jax.sharding import PartitionSpec
 
     import sphinx_jaxhlo
-    from sphinx_jaxhlo import targets
-    from sphinx_jaxhlo.drift import verdict
+    from sphinx_jaxhlo.core import targets
+    from sphinx_jaxhlo.store.drift import verdict
 
     versions = targets.package_versions()
     print("toolchain:", ", ".join(f"{k} {v}" for k, v in sorted(versions.items())), flush=True)

@@ -8,8 +8,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_jaxhlo.config import SETTINGS
-from sphinx_jaxhlo.diagnostics import SUBTYPES
+from sphinx_jaxhlo.core.diagnostics import SUBTYPES
+from sphinx_jaxhlo.core.settings import SETTINGS
 
 
 def table_node(header: list[str], rows: list[list[nodes.Node]], classes: tuple[str, ...] = ()) -> nodes.table:
@@ -36,7 +36,7 @@ def table_node(header: list[str], rows: list[list[nodes.Node]], classes: tuple[s
 
 
 class ConfigTable(SphinxDirective):
-    """Every ``jaxhlo_*`` setting, from :data:`sphinx_jaxhlo.config.SETTINGS`."""
+    """Every ``jaxhlo_*`` setting, from :data:`sphinx_jaxhlo.core.settings.SETTINGS`."""
 
     def run(self) -> list[nodes.Node]:
         rows = []
@@ -52,7 +52,7 @@ class ConfigTable(SphinxDirective):
 
 
 class WarningsTable(SphinxDirective):
-    """Every ``jaxhlo.*`` warning subtype, from :data:`sphinx_jaxhlo.diagnostics.SUBTYPES`."""
+    """Every ``jaxhlo.*`` warning subtype, from :data:`sphinx_jaxhlo.core.diagnostics.SUBTYPES`."""
 
     def run(self) -> list[nodes.Node]:
         rows = []

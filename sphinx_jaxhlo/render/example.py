@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from docutils import nodes
 from sphinx import addnodes
 
-from ..reasons import ALTERNATIVE_TITLES, reason_sentence
-from ..report import Reason, Report
-from ..specs import ArgSpecs, format_tree
-from . import rows as rowmodel
-from .graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
-from .nodes import (
+from sphinx_jaxhlo.core.report import Reason, Report
+from sphinx_jaxhlo.core.specs import ArgSpecs, format_tree
+from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
+from sphinx_jaxhlo.render import rows as rowmodel
+from sphinx_jaxhlo.render.graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
+from sphinx_jaxhlo.render.nodes import (
     jaxhlo_bars,
     jaxhlo_details,
     jaxhlo_graph,
@@ -44,7 +44,15 @@ from .nodes import (
     jaxhlo_tabs,
     jaxhlo_text,
 )
-from .rows import Display, Finding, Result, Table, compile_error_title, reduction_verdict, short_status
+from sphinx_jaxhlo.render.rows import (
+    Display,
+    Finding,
+    Result,
+    Table,
+    compile_error_title,
+    reduction_verdict,
+    short_status,
+)
 
 __all__ = [
     "ExampleView",

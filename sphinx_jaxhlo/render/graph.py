@@ -1,7 +1,7 @@
 """The entry computation (and the loop bodies, branches and calls it runs) as a graph.
 
 :func:`build_graph` reads the report's optimized HLO with
-:func:`sphinx_jaxhlo.hlo.parse_module` and the report's fusions and
+:func:`sphinx_jaxhlo.hlo.parse.parse_module` and the report's fusions and
 materialized buffers:
 
 - a **node** per top-level instruction that does work (the report's fusions),
@@ -31,10 +31,10 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..analysis import top_level_computations
-from ..hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
-from ..report import Fusion, Report
-from ..sizes import format_bytes
+from sphinx_jaxhlo.core.report import Fusion, Report
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.hlo.fusion import top_level_computations
+from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
 
 __all__ = ["Graph", "GraphEdge", "GraphError", "GraphNode", "Subgraph", "build_graph", "graph_svg", "graph_text"]
 

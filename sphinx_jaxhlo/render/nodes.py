@@ -2,7 +2,7 @@
 
 HTML gets collapsible blocks, tabs and bar charts; every other builder gets
 the same content as plain sections through
-:class:`sphinx_jaxhlo.render.fallback.PlainFallback`, so LaTeX,
+:class:`sphinx_jaxhlo.sphinxext.fallback.PlainFallback`, so LaTeX,
 text, man, texinfo and epub builds never meet a node they do not know.
 """
 
@@ -189,7 +189,7 @@ def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
     (so 50 MB and 20 GB read as three decades apart, not as 0 % and 100 %)."""
     import math
 
-    from ..sizes import format_bytes
+    from sphinx_jaxhlo.core.sizes import format_bytes
 
     bars: list[tuple[str, float, str]] = node["bars"]
     top = max((v for _, v, _ in bars), default=0.0)
@@ -429,7 +429,7 @@ def _highlighting_fingerprint() -> str:
 
     import pygments
 
-    from ..examples import render_code_fingerprint
+    from sphinx_jaxhlo.pipeline.run import render_code_fingerprint
 
     return hashlib.sha256(f"{render_code_fingerprint()}\0{pygments.__version__}".encode()).hexdigest()[:16]
 
@@ -451,7 +451,7 @@ def _page_folder(translator: Any) -> Path | None:
     docname = getattr(builder, "current_docname", None)
     if not docname:
         return None
-    from ..sphinxcompat import page_output_path
+    from sphinx_jaxhlo.sphinxext.compat import page_output_path
 
     path = page_output_path(builder, docname)
     return path.parent if path is not None else None

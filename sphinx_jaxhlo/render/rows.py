@@ -32,12 +32,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis import producer_op
-from ..compiler import Failure
-from ..expectations import Outcome
-from ..options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
-from ..report import Collective, CompileError, Fusion, Materialized, Reason, Reduction, Report, TargetFailure
-from ..sizes import format_bytes, format_exact
+from sphinx_jaxhlo.compiler.client import Failure
+from sphinx_jaxhlo.core.expectations import Outcome
+from sphinx_jaxhlo.core.report import (
+    Collective,
+    CompileError,
+    Fusion,
+    Materialized,
+    Reason,
+    Reduction,
+    Report,
+    TargetFailure,
+)
+from sphinx_jaxhlo.core.sizes import format_bytes, format_exact
+from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
+from sphinx_jaxhlo.hlo.fusion import producer_op
 
 __all__ = [
     "Cell",
@@ -80,7 +89,7 @@ class Display:
     problem_io_factor: float = 1.0
     #: ``auto``, ``linear`` or ``log``.
     chart_scale: str = "auto"
-    #: The kinds of findings reported (:data:`sphinx_jaxhlo.options.FINDING_TOPICS`).
+    #: The kinds of findings reported (:data:`sphinx_jaxhlo.core.view_options.FINDING_TOPICS`).
     findings: tuple[str, ...] = ("memory", "reductions", "communication")
 
     def io_bytes(self, report: Report) -> int:
@@ -122,7 +131,7 @@ class Result:
     target: str
     target_title: str
     report: Report | None = None
-    #: Why there is no report (the API's :class:`~sphinx_jaxhlo.report.TargetFailure`
+    #: Why there is no report (the API's :class:`~sphinx_jaxhlo.core.report.TargetFailure`
     #: becomes one with :func:`result_of_failure`).
     failure: Failure | None = None
     cached: bool = False
@@ -573,7 +582,7 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
 
 def device_memory(target: str) -> int | None:
     """The memory of one device of a known target (``None`` for the host CPU)."""
-    from ..targets import TARGETS
+    from sphinx_jaxhlo.core.targets import TARGETS
 
     known = TARGETS.get(target)
     return known.memory_bytes if known is not None else None

@@ -26,11 +26,11 @@ from docutils import frontend, nodes
 from docutils.utils import new_document
 from docutils.writers import html5_polyglot
 
-from .. import targets as targets_mod
-from ..report import Report, TargetFailure
-from .example import ExampleView, Result, para, render_example
-from .nodes import HIGHLIGHT_LIMIT, HTML_VISITORS, jaxhlo_block
-from .rows import result_of_failure
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.report import Report, TargetFailure
+from sphinx_jaxhlo.render.example import ExampleView, Result, para, render_example
+from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, HTML_VISITORS, jaxhlo_block
+from sphinx_jaxhlo.render.rows import result_of_failure
 
 #: Extra rules for outside Sphinx: a page theme normally styles these.
 _BASE_CSS = """
@@ -138,7 +138,7 @@ def nodes_to_html(children: Sequence[nodes.Node]) -> str:
 
 
 def target_title(name: str) -> str:
-    """The tab title of a target (as :func:`sphinx_jaxhlo.examples.target_title`)."""
+    """The tab title of a target (as :func:`sphinx_jaxhlo.pipeline.run.target_title`)."""
     target = targets_mod.TARGETS.get(name)
     title = getattr(target, "title", None) if target is not None else None
     return str(title) if title else name

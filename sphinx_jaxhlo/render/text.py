@@ -14,10 +14,10 @@ import re
 import textwrap
 from collections.abc import Sequence
 
-from ..reasons import ALTERNATIVE_TITLES, reason_sentence
-from ..report import Reason, Report, TargetFailure
-from . import rows as rowmodel
-from .rows import Display, Result, Table, compile_error_title, result_of_failure
+from sphinx_jaxhlo.core.report import Reason, Report, TargetFailure
+from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
+from sphinx_jaxhlo.render import rows as rowmodel
+from sphinx_jaxhlo.render.rows import Display, Result, Table, compile_error_title, result_of_failure
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:
@@ -118,7 +118,7 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
 
 def graph_text_part(report: Report) -> str:
     """The entry computation as a graph, in text (the directive's ``graph`` part)."""
-    from .graph import GraphError, build_graph, graph_text
+    from sphinx_jaxhlo.render.graph import GraphError, build_graph, graph_text
 
     try:
         text = graph_text(build_graph(report))
@@ -184,7 +184,7 @@ def render_text(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
 
     :param reports: one per compiled target.
     :param failed: the targets that produced no report.
-    :param show: parts from :data:`sphinx_jaxhlo.request.SHOW_PARTS`, in the order to show them.
+    :param show: parts from :data:`sphinx_jaxhlo.core.request.SHOW_PARTS`, in the order to show them.
     :param title: a first line, e.g. ``with_dot(f32[100000,3], f32[50000,3])``.
     :param notes: lines printed at the end (how it was compiled, ...).
     :param order: target order; default: reports, then failures.

@@ -64,7 +64,6 @@ def cost_figures(compiled: Any) -> dict[str, float | None]:
 def compile_plain(program: Program, target_name: str) -> tuple[Any | None, str | None, float]:
     """Compile with jax alone: the reference the extension is compared with."""
     import jax
-
     from sphinx_jaxhlo.specs import parse_args, to_shape_dtype_structs
 
     namespace: dict[str, Any] = {"__name__": "example"}

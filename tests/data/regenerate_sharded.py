@@ -83,7 +83,6 @@ def compile_plain(function: str, args_text: str, mesh_text: str, target_name: st
     """Compile with jax alone (the reference the extension is compared with)."""
     import jax
     from jax.sharding import AxisType, NamedSharding, PartitionSpec
-
     from sphinx_jaxhlo.specs import parse_args, parse_mesh
 
     namespace: dict[str, Any] = {"__name__": "programs"}

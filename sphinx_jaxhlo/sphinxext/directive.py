@@ -56,12 +56,12 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import OptionSpec
 
-from . import expectations as exp
-from .config import as_list
-from .options import VIEW_OPTIONS, parse_assignments
-from .render.nodes import jaxhlo_block
-from .request import SHOW_PARTS
-from .specs import SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core.request import SHOW_PARTS
+from sphinx_jaxhlo.core.settings import as_list
+from sphinx_jaxhlo.core.specs import SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS, parse_assignments
+from sphinx_jaxhlo.render.nodes import jaxhlo_block
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
@@ -92,7 +92,7 @@ class OptionProblem(ValueError):
 
 def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of an example node that its options give: what the directive
-    stores, and what the build's compile forecast (:mod:`sphinx_jaxhlo.schedule`)
+    stores, and what the build's compile forecast (:mod:`sphinx_jaxhlo.pipeline.schedule`)
     derives from the raw text of the same options.
 
     :param options: option name to value (text; ``class`` may be a list).
@@ -150,7 +150,7 @@ def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
                 raise OptionProblem("option", f":{name}: {exc}") from None
     chunk = None
     if options.get("chunk") is not None:
-        from .chunking import parse_chunk_option
+        from sphinx_jaxhlo.compiler.chunking import parse_chunk_option
 
         try:
             chunk = dataclasses.asdict(parse_chunk_option(options["chunk"]))
@@ -181,7 +181,7 @@ def chunk_variants(source: str, functions: list[str],
     :return: ``(source, functions with their variants after them, variant -> what to prove)``.
     :raises ValueError: a function the option cannot apply to.
     """
-    from .chunking import ChunkOption, add_variant, variant_name
+    from sphinx_jaxhlo.compiler.chunking import ChunkOption, add_variant, variant_name
 
     chunk = ChunkOption(tuple(option["args"]), int(option["size"]), int(option["axis"]), str(option["combine"]))
     if functions == [""]:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .sizes import parse_size
+from sphinx_jaxhlo.core.sizes import parse_size
 
 #: Values of the ``jaxhlo_chart_scale`` setting and the ``:chart-scale:`` option.
 CHART_SCALES = ("auto", "linear", "log")

@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from .report import Fusion, Materialized, Reason, Reduction
+from sphinx_jaxhlo.core.report import Fusion, Materialized, Reason, Reduction
 
 __all__ = ["ALTERNATIVE_TITLES", "KIND_WORDS", "attach_reasons", "backend_of", "producer_kind", "reason_for",
            "reason_sentence"]

@@ -1,7 +1,7 @@
 """The compiler's own record of the fusions it refused, read and tied to the report.
 
 XLA keeps a record of its fusion decisions when asked to dump them; the
-compile worker (:mod:`sphinx_jaxhlo.worker`) asks, in a private temporary
+compile worker (:mod:`sphinx_jaxhlo.compiler.worker`) asks, in a private temporary
 folder, reads the few files below and removes them.  This module reads those
 texts and needs neither jax nor Sphinx.
 
@@ -69,8 +69,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
-from .report import FusionDecision, Reason, Report
+from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
+from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
 
 __all__ = [
     "CPU_PASS",

@@ -2,7 +2,7 @@
 
 Before Sphinx reads the documents of a build, the extension looks for the
 examples they hold, to start their compiles at once (see
-:mod:`sphinx_jaxhlo.schedule`).  This module does the looking, on the raw
+:mod:`sphinx_jaxhlo.pipeline.schedule`).  This module does the looking, on the raw
 text: reStructuredText ``.. jax-hlo::`` blocks and MyST ```` ```{jax-hlo} ````
 or ``:::{jax-hlo}`` fences, with their argument (an example file), options
 and content, as the directive will receive them.

@@ -32,19 +32,26 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.console import bold
 
-from . import expectations as exp
-from . import snapshots
-from . import targets as targets_mod
-from .cache import InvalidReport, ReportCache, is_deterministic, is_url
-from .compiler import Failure, Limits, get_pool
-from .config import as_list
-from .directive import jaxhlo_example
-from .drift import Drift, compare
-from .render.example import ExampleView, Result, render_example
-from .render.nodes import jaxhlo_block
-from .render.rows import display_for
-from .request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
-from .specs import ArgSpecs, MeshSpec
+from sphinx_jaxhlo.compiler.client import Failure, Limits, get_pool
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.request import (
+    DEFAULT_SHOW,
+    RENDER_LAYERS,
+    CompileRequest,
+    code_fingerprint,
+    installed_versions,
+    package_fingerprint,
+)
+from sphinx_jaxhlo.core.settings import as_list
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
+from sphinx_jaxhlo.render.example import ExampleView, Result, render_example
+from sphinx_jaxhlo.render.nodes import jaxhlo_block
+from sphinx_jaxhlo.render.rows import display_for
+from sphinx_jaxhlo.sphinxext.directive import jaxhlo_example
+from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store.cache import InvalidReport, ReportCache, is_deterministic, is_url
+from sphinx_jaxhlo.store.drift import Drift, compare
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -69,7 +76,7 @@ class Record:
     message: str = ""
     #: How the report differs from the one stored before it, when it does.
     drift: Drift | None = None
-    #: Compiled by the build's scheduler before the document was read (see :mod:`sphinx_jaxhlo.schedule`).
+    #: Compiled by the build's scheduler before the document was read (see :mod:`sphinx_jaxhlo.pipeline.schedule`).
     prefetched: bool = False
 
     @property
@@ -169,7 +176,7 @@ class Progress:
             self.done.value += 1
             count = self.done.value
         if compiled:
-            from .schedule import current
+            from sphinx_jaxhlo.pipeline.schedule import current
 
             pct = min(100, round(100 * count / max(self.total, 1)))
             scheduler = current()
@@ -198,9 +205,9 @@ def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
 
 def worker_count(app: Sphinx) -> int:
     """``jaxhlo_workers``, or by default what the machine holds
-    (:func:`sphinx_jaxhlo.schedule.machine_workers`); a reader forked by
+    (:func:`sphinx_jaxhlo.pipeline.schedule.machine_workers`); a reader forked by
     ``-j`` compiles only what the build's forecast missed, with one worker."""
-    from .schedule import current, machine_workers
+    from sphinx_jaxhlo.pipeline.schedule import current, machine_workers
 
     configured = app.config.jaxhlo_workers
     if configured:
@@ -224,7 +231,7 @@ def warn(message: str, subtype: str, location: tuple[str, int], *, repeat: bool 
     """Warn at an example.
 
     :param repeat: whether later builds that do not read the document again
-        repeat it (see :class:`sphinx_jaxhlo.extension.WarningRecorder`): yes for
+        repeat it (see :class:`sphinx_jaxhlo.sphinxext.extension.WarningRecorder`): yes for
         what stays true until the document or a file it reads changes (a failed
         claim, a stale snapshot); no for news of this build alone (drift against
         a stored report this build has just replaced, a cache entry it rewrote).
@@ -232,7 +239,7 @@ def warn(message: str, subtype: str, location: tuple[str, int], *, repeat: bool 
     if repeat:
         logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
         return
-    from .extension import RECORDER
+    from sphinx_jaxhlo.sphinxext.extension import RECORDER
 
     with RECORDER.paused():
         logger.warning("jax-hlo: %s", message, location=location, type="jaxhlo", subtype=subtype)
@@ -260,7 +267,7 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
             state.incomplete = True
             logger.warning("jax-hlo: internal error while building this example: %r", exc,
                            location=(node["docname"], node["lineno"]), type="jaxhlo", subtype="internal")
-            from .directive import error_box
+            from sphinx_jaxhlo.sphinxext.directive import error_box
 
             node.replace_self(error_box(f"jax-hlo example could not be built: internal error {exc!r}"))
     root = snapshot_root(app)
@@ -331,7 +338,7 @@ def process_example(app: Sphinx, node: jaxhlo_example, state: DocumentState | No
                   node["timeout"] or app.config.jaxhlo_timeout)
     targets = resolve_targets(ctx)
     if not targets:
-        from .directive import error_box
+        from sphinx_jaxhlo.sphinxext.directive import error_box
 
         if state is not None:
             state.incomplete = True  # its snapshots, if any, are not the document's to prune
@@ -457,8 +464,8 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
 
 def chunk_budget(app: Sphinx) -> int:
     """``jaxhlo_chunk_budget`` in bytes; 0 for the default (requests then keep their stored form)."""
-    from .chunking import DEFAULT_CHUNK_BUDGET
-    from .sizes import parse_size
+    from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
+    from sphinx_jaxhlo.core.sizes import parse_size
 
     value = app.config.jaxhlo_chunk_budget
     try:
@@ -473,7 +480,7 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
 
     :return: the jobs left to compile.
     """
-    from .schedule import current
+    from sphinx_jaxhlo.pipeline.schedule import current
 
     misses: list[Job] = []
     docname = ctx.node["docname"]
@@ -568,7 +575,7 @@ def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]
     alone (an error in the example itself is the same on every target: no
     need to meet it three times), then every other miss at once, over the
     process's workers."""
-    from .schedule import current
+    from sphinx_jaxhlo.pipeline.schedule import current
 
     cache = ctx.cache
     scheduler = current()
@@ -638,7 +645,7 @@ def reconcile(ctx: Context, jobs: list[Job]) -> None:
     for job in jobs:
         if job.slot is not None and job.slot.is_file():
             # read again when the snapshot changes (edited, or brought by a pull)
-            from .sphinxcompat import note_dependency
+            from sphinx_jaxhlo.sphinxext.compat import note_dependency
 
             note_dependency(ctx.app.env, job.slot, ctx.node["docname"])
 
@@ -797,16 +804,9 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
 
 @functools.cache
 def render_code_fingerprint() -> str:
-    """A digest of the code that turns reports into HTML."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    here = Path(__file__).parent
-    for path in sorted([*(here / "render").glob("*.py"), here / "lexer.py", here / "sizes.py",
-                        here / "expectations.py"]):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    """A digest of the code that turns reports into HTML (the layers above the
+    stores, read from the package)."""
+    return package_fingerprint(RENDER_LAYERS)
 
 
 def _report_failure(node: jaxhlo_example, failure: Failure, target: str) -> tuple[str, str]:

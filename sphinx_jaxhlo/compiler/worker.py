@@ -1,7 +1,7 @@
 """The compile worker: a separate process that imports jax once and compiles examples.
 
-Started by :class:`sphinx_jaxhlo.compiler.CompileWorker` as
-``python -m sphinx_jaxhlo.worker``.  Requests arrive one JSON document per line
+Started by :class:`sphinx_jaxhlo.compiler.client.CompileWorker` as
+``python -m sphinx_jaxhlo.compiler.worker``.  Requests arrive one JSON document per line
 on stdin, answers leave one per line on the original stdout.  Everything the
 examples, jax or libtpu print goes to a log file instead, so it cannot corrupt
 the protocol or reach the build log.
@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from .report import CompileError, Cost, Memory, Report
+from sphinx_jaxhlo.core.report import CompileError, Cost, Memory, Report
 
 
 class ExampleFailure(Exception):
@@ -110,9 +110,9 @@ def compile_request(data: dict[str, Any]) -> Report:
     function is compiled, never run."""
     if data.get("kind") == "call":
         return compile_call(data)
-    from . import targets as targets_mod
-    from .request import CompileRequest
-    from .specs import to_shape_dtype_structs
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.core.specs import to_shape_dtype_structs
 
     req = CompileRequest.from_json(data)
     name = req.source_name
@@ -171,7 +171,7 @@ def compile_request(data: dict[str, Any]) -> Report:
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
     """The report's chunking suggestion: for the largest user reduction that reads a stored
     intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
-    from .chunking import DEFAULT_CHUNK_BUDGET, suggest_chunking
+    from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET, suggest_chunking
 
     budget = budget or DEFAULT_CHUNK_BUDGET
     sizes = {m.name: m.bytes for m in report.materialized}
@@ -193,7 +193,7 @@ def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dic
     :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
         refused operation's line when it is one of the example's.
     """
-    from .chunking import ChunkError, prove_and_check
+    from sphinx_jaxhlo.compiler.chunking import ChunkError, prove_and_check
 
     check = json.loads(chunk)
     try:
@@ -207,10 +207,10 @@ def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dic
 
 
 def _mesh(target: Any, req: Any) -> Any:
-    """The jax mesh of a request (:func:`sphinx_jaxhlo.targets.mesh_for`),
+    """The jax mesh of a request (:func:`sphinx_jaxhlo.core.targets.mesh_for`),
     after checking the specs' shardings against it."""
-    from . import targets as targets_mod
-    from .specs import sharding_problems
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.specs import sharding_problems
 
     problems = sharding_problems(req.specs, req.mesh)
     if problems:
@@ -228,7 +228,7 @@ def jit_function(fn: Any, static_argnames: tuple[str, ...] = (), donate: tuple[s
     :param static_argnames: arguments to make static.
     :param donate: arguments to donate, by name or position (``"0"``).
     :param options: ``jax.jit`` options of a jitted function the caller
-        unwrapped (see :mod:`sphinx_jaxhlo.call`).
+        unwrapped (see :mod:`sphinx_jaxhlo.compiler.calls`).
     :raises ExampleFailure: (``option``) for a donated name or position the
         function does not have.
     """
@@ -297,14 +297,14 @@ def compile_call(data: dict[str, Any]) -> Report:
     """A function sent by :func:`sphinx_jaxhlo.analyze`: unpickle, jit, compile.
 
     With a ``cache_dir``, the cache key is made here from the lowered module
-    (see :func:`sphinx_jaxhlo.request.lowered_cache_key`): the function's code
+    (see :func:`sphinx_jaxhlo.core.request.lowered_cache_key`): the function's code
     is not text the caller could hash, but what it lowers to is.
     """
     import base64
     import pickle
 
-    from . import targets as targets_mod
-    from .call import Call, abstract_arguments
+    from sphinx_jaxhlo.compiler.calls import Call, abstract_arguments
+    from sphinx_jaxhlo.core import targets as targets_mod
 
     try:
         call = pickle.loads(base64.b64decode(data["payload"]))
@@ -335,8 +335,8 @@ def compile_call(data: dict[str, Any]) -> Report:
 
 def _call_mesh(target: Any, call: Any) -> Any:
     """The jax mesh of a call (see :func:`_mesh`)."""
-    from . import targets as targets_mod
-    from .call import sharding_problems_of
+    from sphinx_jaxhlo.compiler.calls import sharding_problems_of
+    from sphinx_jaxhlo.core import targets as targets_mod
 
     problems = sharding_problems_of(call)
     if problems:
@@ -350,15 +350,15 @@ def _call_mesh(target: Any, call: Any) -> Any:
 def _compile_call(data: dict[str, Any], report: Report, target: Any, jitted: Any, args: Any,
                   kwargs: dict[str, Any], mesh: Any) -> Report:
     """:func:`compile_call` once the function and its arguments are ready."""
-    from . import targets as targets_mod
+    from sphinx_jaxhlo.core import targets as targets_mod
 
     cache_dir = data.get("cache_dir")
     if not cache_dir:
         return _compile_and_analyze(report, target, jitted, args, kwargs, dict(data.get("xla_flags", {})),
                                     tuple(data.get("extras", ())), data.get("source_name", "example.py"),
                                     data["function"], mesh=mesh)
-    from .cache import ReportCache, is_deterministic
-    from .request import lowered_cache_key
+    from sphinx_jaxhlo.core.request import lowered_cache_key
+    from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 
     flags = dict(data.get("xla_flags", {}))
     extras = tuple(data.get("extras", ()))
@@ -398,14 +398,14 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
                          flags: dict[str, str], extras: tuple[str, ...], source_name: str, function: str,
                          lowered: Any = None, arguments: str = "arguments", mesh: Any = None) -> Report:
     """Lower (unless given) and compile for the target, then fill the report."""
-    from . import targets as targets_mod
-    from .analysis import analyze_module
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
 
     start = time.perf_counter()
     options = compiler_options(flags)
     record_folder, record_note = _record_folder(target, flags)
     if record_folder is not None:
-        from .decisions import collection_options
+        from sphinx_jaxhlo.hlo.decisions import collection_options
 
         options.update(collection_options(target.platform, record_folder,
                                           everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
@@ -434,14 +434,14 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
-    from .hlo import HloParseError, parse_module
+    from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
 
     try:  # once, for the decisions and the analysis
         module: Any = parse_module(report.hlo)
     except HloParseError:
         module = report.hlo  # the analysis says why it does not parse
     if record_folder is not None:
-        from .decisions import collect
+        from sphinx_jaxhlo.hlo.decisions import collect
 
         try:
             report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
@@ -465,7 +465,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
             analysis.fusions, analysis.materialized, analysis.reductions)
         report.argument_copies = analysis.argument_copies
         report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
-        from .decisions import attach_quotes
+        from sphinx_jaxhlo.hlo.decisions import attach_quotes
 
         attach_quotes(report)
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
@@ -473,7 +473,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
 
 
 #: Which of XLA's records of its fusion decisions a compile worker collects
-#: (:mod:`sphinx_jaxhlo.decisions`): unset or ``1``, the GPU's (cheap);
+#: (:mod:`sphinx_jaxhlo.hlo.decisions`): unset or ``1``, the GPU's (cheap);
 #: ``all``, the CPU's and TPU's too (costly); ``0``, none (the benchmark and
 #: the tests that check the collection changes nothing compare the ways).
 DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
@@ -481,8 +481,8 @@ DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
 
 def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
     """A new private folder for XLA's record of its fusion decisions
-    (:mod:`sphinx_jaxhlo.decisions`), or ``None`` and why there is none."""
-    from .decisions import COSTLY, collection_options, collection_refused
+    (:mod:`sphinx_jaxhlo.hlo.decisions`), or ``None`` and why there is none."""
+    from sphinx_jaxhlo.hlo.decisions import COSTLY, collection_options, collection_refused
 
     setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
     if setting in ("0", "false", "no", "off"):
@@ -499,10 +499,10 @@ def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]
 
 def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any,
               source_name: str) -> None:
-    """The mesh, the layouts and the collectives (:mod:`sphinx_jaxhlo.collectives`)."""
-    from . import targets as targets_mod
-    from .collectives import analyze_collectives
-    from .report import Sharding
+    """The mesh, the layouts and the collectives (:mod:`sphinx_jaxhlo.hlo.collectives`)."""
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.report import Sharding
+    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
 
     report.devices = target.device_count
     kinds = [str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", ())]
@@ -613,7 +613,7 @@ def main() -> None:
     sys.stderr = sys.stdout
     import jax  # noqa: F401  (once, before the first request)
 
-    from .targets import exclude_own_frames
+    from sphinx_jaxhlo.core.targets import exclude_own_frames
 
     exclude_own_frames()
 

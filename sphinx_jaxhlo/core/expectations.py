@@ -7,20 +7,20 @@ functions, ``function@target=value`` (or ``function@*=value`` for every target)
 narrows an item to one function; the most specific item applies.
 
 ``:expect-collectives:`` takes conditions on the collectives
-(``sphinx_jaxhlo.collectives``), each ``KIND OP NUMBER`` (how many) or
+(``sphinx_jaxhlo.hlo.collectives``), each ``KIND OP NUMBER`` (how many) or
 ``KIND OP SIZE`` (their bytes per device, summed), optionally scoped like the
 others: ``all-gather=0, all-reduce<=1, gpu:h100x8=reduce-scatter<=64MiB``.
 ``KIND`` is a collective kind (``all-gather``, ``all-reduce``,
 ``reduce-scatter``, ``all-to-all``, ``collective-permute``...) or ``any``;
 ``OP`` is ``=``, ``<=``, ``>=``, ``<`` or ``>``; ``none`` is ``any=0``.  A
 collective counts once however its instructions are spread (see
-``sphinx_jaxhlo.collectives``), and once when it is in a loop body.  The
+``sphinx_jaxhlo.hlo.collectives``), and once when it is in a loop body.  The
 most specific item applies per kind of collective and per measure (count or
 bytes).  Memory figures (``max-temp``...) are those of one device.
 
 ``:expect-kernels:`` takes a count, ``N`` (exactly) or ``OP N`` (``<=3``,
 ``>=2``, ``<4``, ``>1``), scoped like the others (``cpu=1, tpu:v5e<=2``): how
-many kernels the program runs (:func:`sphinx_jaxhlo.report.is_kernel`: its
+many kernels the program runs (:func:`sphinx_jaxhlo.core.report.is_kernel`: its
 fusions and the instructions the compiler left unfused that compute), a loop
 body's counted once.
 """
@@ -30,10 +30,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .options import split_top_level
-from .report import Report, is_kernel
-from .sizes import format_bytes, format_exact, parse_size
-from .specs import SpecError, parse_shape
+from sphinx_jaxhlo.core.report import Report, is_kernel
+from sphinx_jaxhlo.core.sizes import format_bytes, format_exact, parse_size
+from sphinx_jaxhlo.core.specs import SpecError, parse_shape
+from sphinx_jaxhlo.core.view_options import split_top_level
 
 #: Option name -> attribute of :class:`Expectations`.
 OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",

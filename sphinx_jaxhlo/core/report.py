@@ -71,7 +71,7 @@ class Reason:
 @dataclass
 class FusionDecision:
     """One refusal from the compiler's own record of its fusion decisions
-    (:mod:`sphinx_jaxhlo.decisions`): the pass that refused, about which
+    (:mod:`sphinx_jaxhlo.hlo.decisions`): the pass that refused, about which
     producer and consumer, in its own words."""
 
     #: The XLA pass that decided: ``priority-fusion`` (GPU), ``fusion`` (CPU).
@@ -246,7 +246,7 @@ class Sharding:
 @dataclass
 class Collective:
     """One collective of the compiled program: data exchanged between devices.
-    The rules are stated in ``sphinx_jaxhlo.collectives``."""
+    The rules are stated in ``sphinx_jaxhlo.hlo.collectives``."""
 
     #: The instruction (the ``-start`` of an asynchronous pair).
     name: str
@@ -403,7 +403,7 @@ class Report:
     #: The collectives, in the order they first run.
     collectives: list[Collective] = field(default_factory=list)
     #: The compiler's own record of the fusions it refused, where the backend
-    #: keeps one (:mod:`sphinx_jaxhlo.decisions`).
+    #: keeps one (:mod:`sphinx_jaxhlo.hlo.decisions`).
     fusion_decisions: list[FusionDecision] = field(default_factory=list)
     #: What was collected of that record, or why nothing was (the backend
     #: keeps none, the record did not parse...); empty when not collected.

@@ -15,7 +15,7 @@ about, and compiled again.  Rendered HTML is never read from here: the
 extension keeps it in a local folder of its own.
 
 Beside the entries, ``latest/<id[:2]>/<id>.ref`` remembers, for each example
-and target (its :func:`sphinx_jaxhlo.snapshots.identity_key`), which entry was
+and target (its :func:`sphinx_jaxhlo.store.snapshots.identity_key`), which entry was
 stored last and by which toolchain, so that a compile under a new jax can be
 compared with the report of the old one (``jaxhlo.drift``), and
 ``timings/<id[:2]>/<id>.seconds`` how long its last compile took, so that a
@@ -37,7 +37,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from .report import Report
+from sphinx_jaxhlo.core.report import Report
 
 log = logging.getLogger(__name__)
 
@@ -413,7 +413,7 @@ class ReportCache:
 
     def compile_seconds(self, identity: str) -> float | None:
         """Seconds the example and target of ``identity`` (a
-        :func:`sphinx_jaxhlo.snapshots.identity_key`) took to compile the last
+        :func:`sphinx_jaxhlo.store.snapshots.identity_key`) took to compile the last
         time a build stored it, or ``None``."""
         data = self._read(f"timings/{identity[:2]}/{identity}.seconds")
         if data is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .specs import MeshSpec
+from sphinx_jaxhlo.core.specs import MeshSpec
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -163,7 +163,7 @@ class Target:
         return missing
 
     def _missing(self) -> str | None:
-        from . import plugins
+        from sphinx_jaxhlo.core import compilers as plugins
 
         try:
             jax_version = plugins.env_version("jax")
@@ -336,13 +336,13 @@ def package_versions() -> dict[str, str]:
     """Versions of the packages that decide compile results, as a compile
     worker will load them: jax and jaxlib of this environment, the GPU and
     TPU compilers from the private folder (or the environment, see
-    :mod:`sphinx_jaxhlo.plugins`).  Read from package metadata; jax is not
+    :mod:`sphinx_jaxhlo.core.compilers`).  Read from package metadata; jax is not
     imported.
 
     :return: Distribution name to version, for those of jax, jaxlib,
         jax-cuda12-plugin, jax-cuda12-pjrt and libtpu that are there.
     """
-    from . import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     versions = {}
     for dist in ("jax", "jaxlib"):
@@ -370,7 +370,7 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
     """Set what a compile worker needs before it imports jax.
 
     Puts the private folder of the GPU and TPU compilers first on
-    ``PYTHONPATH`` (only workers load them, see :mod:`sphinx_jaxhlo.plugins`),
+    ``PYTHONPATH`` (only workers load them, see :mod:`sphinx_jaxhlo.core.compilers`),
     forces the CPU client (``JAX_PLATFORMS=cpu``: no GPU or TPU runtime is
     created, their compilers still load), skips the CUDA library version
     check, lets several processes load libtpu at once, tells libtpu it is a
@@ -379,13 +379,13 @@ def prepare_environment(environ: MutableMapping[str, str]) -> None:
     they are there.
 
     ``PYTHONPATH`` only reaches a process started with this environment: call
-    it on the ``env`` of a subprocess (as :class:`~sphinx_jaxhlo.compiler.CompileWorker`
+    it on the ``env`` of a subprocess (as :class:`~sphinx_jaxhlo.compiler.client.CompileWorker`
     does), not on ``os.environ`` of a process that is already running.
 
     :param environ: The environment to change, usually the ``env`` of the
         worker's subprocess.
     """
-    from . import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     folders = [str(folder) for folder in plugins.worker_path()]
     if folders:
@@ -423,7 +423,7 @@ def exclude_own_frames() -> None:
     so the HLO metadata points at the example and nothing else."""
     from jax.extend.source_info_util import register_exclusion
 
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent
     for folder in {str(here), str(here.resolve())}:
         register_exclusion(folder + os.sep)
     # the worker runs as ``python -m``: runpy's frames sit under the example's
@@ -457,7 +457,7 @@ def devices_for(target: Target) -> list[Any]:
 
         if target.gpu_target_file is not None:
             topology = _gpu_topology(target, topologies)
-            from . import plugins
+            from sphinx_jaxhlo.core import compilers as plugins
 
             if _release(plugins.env_version("jax")) < _GPU_DEVICELESS_GEMMS:
                 _deviceless_output_memory_kinds()
@@ -584,7 +584,7 @@ def _gpu_topology(target: Target, topologies: Any) -> Any:
 
 
 def _unsupported_message(target: Target, error: BaseException, dropped: Sequence[tuple[str, str]]) -> str:
-    from . import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     versions = ", ".join(f"{dist} {version}" for dist, version in sorted(plugins.state("gpu").versions.items()))
     try:
@@ -705,7 +705,7 @@ def compile_options(target: Target, options: Mapping[str, Any]) -> dict[str, Any
 
     :param options: The example's XLA options.
     """
-    from . import plugins
+    from sphinx_jaxhlo.core import compilers as plugins
 
     chosen = dict(options)
     if target.platform == "cuda" and _release(plugins.env_version("jaxlib")) < _GPU_DEVICELESS_GEMMS:
@@ -862,7 +862,7 @@ def describe_shardings(compiled: Any, args: Sequence[Any], kwargs: Mapping[str, 
     import jax
     from jax.sharding import NamedSharding
 
-    from .specs import DTYPES
+    from sphinx_jaxhlo.core.specs import DTYPES
 
     names = {numpy_name: short for short, (numpy_name, _size) in reversed(list(DTYPES.items()))}
 

@@ -1,6 +1,6 @@
 """Every ``jaxhlo_*`` setting: its type, default and help, in one place.
 
-:func:`sphinx_jaxhlo.extension.setup` registers these, the config handler
+:func:`sphinx_jaxhlo.sphinxext.extension.setup` registers these, the config handler
 validates them (a bad value warns ``jaxhlo.config`` and falls back to the
 default), and the docs' configuration reference is generated from
 :data:`SETTINGS`, so the three cannot drift apart.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .options import VIEW_OPTIONS
-from .request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ SETTINGS: tuple[Setting, ...] = (
             "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "
             "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
             "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it."),
-    # -- where compiles run (sphinx_jaxhlo.executors)
+    # -- where compiles run (sphinx_jaxhlo.compiler.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "
             "``'dask://scheduler:8786'``, or a ``distributed.Client`` object made in ``conf.py``: the workers "
@@ -127,11 +127,11 @@ def validate(name: str, value: Any) -> str | None:
     if name in ("jaxhlo_timeout", "jaxhlo_workers") and isinstance(value, (int, float)) and value <= 0:
         return f"{name} must be positive"
     if name == "jaxhlo_executor":
-        from .executors import executor_problem
+        from sphinx_jaxhlo.compiler.executors import executor_problem
 
         return executor_problem(value)
     if name == "jaxhlo_snapshot_mode":
-        from .snapshots import MODES
+        from sphinx_jaxhlo.store.snapshots import MODES
 
         if value not in MODES:
             return f"{name} must be one of {', '.join(map(repr, MODES))}, not {value!r}"

@@ -1,8 +1,8 @@
 """The communication in an optimized SPMD module: which collectives, how big, over which mesh axes.
 
-Reads a module parsed by ``sphinx_jaxhlo.hlo`` (a program partitioned over a
+Reads a module parsed by ``sphinx_jaxhlo.hlo.parse`` (a program partitioned over a
 mesh: every shape in it is one device's) and lists its collectives for the
-report (``sphinx_jaxhlo.report.Collective``).  Pure Python: no jax, no Sphinx.
+report (``sphinx_jaxhlo.core.report.Collective``).  Pure Python: no jax, no Sphinx.
 
 The rules:
 
@@ -60,9 +60,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .analysis import producer_op, top_level_computations
-from .hlo import HloComputation, HloInstruction, HloModule, HloParseError, Shape, parse_module
-from .report import Collective
+from sphinx_jaxhlo.core.report import Collective
+from sphinx_jaxhlo.hlo.fusion import producer_op, top_level_computations
+from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, Shape, parse_module
 
 __all__ = ["COLLECTIVE_KINDS", "ReplicaGroups", "analyze_collectives", "collective_kind", "mesh_axes_of",
            "parse_replica_groups"]

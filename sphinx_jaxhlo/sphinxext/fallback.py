@@ -11,8 +11,8 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from .example import plain_table
-from .nodes import (
+from sphinx_jaxhlo.render.example import plain_table
+from sphinx_jaxhlo.render.nodes import (
     jaxhlo_bars,
     jaxhlo_block,
     jaxhlo_details,

@@ -2,16 +2,16 @@
 
 Before Sphinx reads the documents of a build (``env-before-read-docs``), the
 extension forecasts the compiles they will ask for: it finds the ``jax-hlo``
-directives in their text (:mod:`sphinx_jaxhlo.scan`), turns each into its
+directives in their text (:mod:`sphinx_jaxhlo.pipeline.scan`), turns each into its
 compile requests with the same code the example's own processing uses
-(:func:`sphinx_jaxhlo.directive.example_fields`,
-:func:`sphinx_jaxhlo.examples.plan`), drops those a snapshot or the cache
+(:func:`sphinx_jaxhlo.sphinxext.directive.example_fields`,
+:func:`sphinx_jaxhlo.pipeline.run.plan`), drops those a snapshot or the cache
 answers, and hands the rest to one :class:`Scheduler` for the whole build:
 its lanes (one per compile worker, ``jaxhlo_workers``) take the longest
 compiles first (the cache records how long each example took before) and
 compile while Sphinx reads, parses and renders.
 
-When an example is then processed (:func:`sphinx_jaxhlo.examples.compile_misses`),
+When an example is then processed (:func:`sphinx_jaxhlo.pipeline.run.compile_misses`),
 it takes each of its results by cache key (:meth:`Scheduler.take`), waiting
 only for its own.  A request the forecast did not foresee is compiled there
 and then, as before; a forecast that was wrong only costs a compile nobody
@@ -40,15 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
-from .cache import ReportCache, is_deterministic
-from .compiler import Failure, Limits, Outcome, get_pool
-from .executors import DaskExecutor, Executor, LocalExecutor
+from sphinx_jaxhlo.compiler.client import Failure, Limits, Outcome, get_pool
+from sphinx_jaxhlo.compiler.executors import DaskExecutor, Executor, LocalExecutor
+from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-    from .request import CompileRequest
+    from sphinx_jaxhlo.core.request import CompileRequest
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class Planned:
     estimate: float
     #: Whether :attr:`estimate` comes from the cache's record.
     known: bool
-    #: :func:`sphinx_jaxhlo.snapshots.identity_key` of the example and target.
+    #: :func:`sphinx_jaxhlo.store.snapshots.identity_key` of the example and target.
     identity: str
     docname: str
     platform: str
@@ -291,15 +291,29 @@ def current() -> Scheduler | None:
 def forecast(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> list[Planned]:
     """The compiles the documents about to be read will ask for, and that no
     snapshot or cache entry answers."""
-    from . import expectations as exp
-    from . import snapshots
-    from . import targets as targets_mod
-    from .config import as_list
-    from .directive import OptionProblem, chunk_variants, example_fields, jaxhlo_example, read_example_file
-    from .examples import Context, cache_for, plan, snapshot_answers, snapshot_root, target_names, timeout_limits
-    from .render.nodes import jaxhlo_block
-    from .request import DEFAULT_SHOW
-    from .scan import find_examples
+    from sphinx_jaxhlo.core import expectations as exp
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.request import DEFAULT_SHOW
+    from sphinx_jaxhlo.core.settings import as_list
+    from sphinx_jaxhlo.pipeline.run import (
+        Context,
+        cache_for,
+        plan,
+        snapshot_answers,
+        snapshot_root,
+        target_names,
+        timeout_limits,
+    )
+    from sphinx_jaxhlo.pipeline.scan import find_examples
+    from sphinx_jaxhlo.render.nodes import jaxhlo_block
+    from sphinx_jaxhlo.sphinxext.directive import (
+        OptionProblem,
+        chunk_variants,
+        example_fields,
+        jaxhlo_example,
+        read_example_file,
+    )
+    from sphinx_jaxhlo.store import snapshots
 
     cache = cache_for(app)
     root = snapshot_root(app)
@@ -391,7 +405,7 @@ def executor_for(app: Sphinx, size: int) -> Executor:
 
 #: ``distributed.Client`` objects given in ``conf.py``, by the address that
 #: replaces them in the configuration (a client cannot be pickled with the
-#: environment); see :func:`sphinx_jaxhlo.extension.check_config`.
+#: environment); see :func:`sphinx_jaxhlo.sphinxext.extension.check_config`.
 CLIENTS: dict[str, Any] = {}
 
 
@@ -408,7 +422,7 @@ def start(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     """``env-before-read-docs``: forecast the compiles and start them."""
     global _current
     finish()
-    from .examples import cache_for, worker_count
+    from sphinx_jaxhlo.pipeline.run import cache_for, worker_count
 
     planned = forecast(app, env, docnames)
     if not planned:

@@ -1,7 +1,7 @@
 """What a compiled module does with memory: fusions, materialized buffers, reductions.
 
-Reads a module parsed by ``sphinx_jaxhlo.hlo`` and fills the report's lists
-of fusions, materialized buffers and reductions (``sphinx_jaxhlo.report``).
+Reads a module parsed by ``sphinx_jaxhlo.hlo.parse`` and fills the report's lists
+of fusions, materialized buffers and reductions (``sphinx_jaxhlo.core.report``).
 
 *Top-level* computations are the entry and the computations it runs as
 programs of their own: ``while`` bodies and conditions, ``conditional``
@@ -96,9 +96,16 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .hlo import HOST_MEMORY_SPACE, HloComputation, HloInstruction, HloModule, HloParseError, parse_module
-from .reasons import attach_reasons
-from .report import Fusion, Materialized, Reduction
+from sphinx_jaxhlo.core.report import Fusion, Materialized, Reduction
+from sphinx_jaxhlo.hlo.parse import (
+    HOST_MEMORY_SPACE,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    HloParseError,
+    parse_module,
+)
+from sphinx_jaxhlo.hlo.reasons import attach_reasons
 
 __all__ = ["Analysis", "analyze_module", "producer_op", "reduction_origin", "top_level_computations"]
 
@@ -163,7 +170,7 @@ def analyze_module(text_or_module: str | HloModule, source_file: str | None = "e
         takes the innermost frame, whatever its file.
     :param target: the target it was compiled for (``gpu:h100``): the
         backend whose fusion rules the reasons of unfused reductions name
-        (:mod:`sphinx_jaxhlo.reasons`); ``None`` infers it from the kernels.
+        (:mod:`sphinx_jaxhlo.hlo.reasons`); ``None`` infers it from the kernels.
     :returns: the fusions, the materialized buffers (largest first) and the
         reductions.
     :raises HloParseError: when the text cannot be parsed; nothing else.

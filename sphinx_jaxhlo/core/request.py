@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .report import SCHEMA_VERSION
-from .specs import ArgSpecs, MeshSpec
+from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.core.report import SCHEMA_VERSION
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
 
 #: Parts a directive can show, in display order.
 SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")
@@ -21,23 +21,31 @@ SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo"
 DEFAULT_SHOW: tuple[str, ...] = ("source", "summary", "memory", "hlo")
 
 
-#: The modules whose code decides what a report holds.
-_REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py",
-                "collectives.py", "chunking.py")
+#: The package's folder.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: The layers whose code decides what a report holds (and the GPU descriptions).
+REPORT_LAYERS = ("core", "hlo", "compiler", "gpu_targets")
+#: The layers whose code decides how a report is shown.
+RENDER_LAYERS = ("core", "hlo", "render", "sphinxext", "static")
+
+
+def package_fingerprint(layers: tuple[str, ...]) -> str:
+    """A digest of every file of the package's ``layers`` (subpackages or data folders)."""
+    digest = hashlib.sha256()
+    for layer in layers:
+        for path in sorted((PACKAGE_DIR / layer).rglob("*")):
+            if path.is_file() and path.suffix != ".pyc":
+                digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 @functools.cache
 def code_fingerprint() -> str:
-    """A digest of the code that makes reports, so that a fix to the analysis
-    invalidates reports cached before it, even without a version bump."""
-    digest = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in _REPORT_CODE:
-        digest.update(name.encode())
-        digest.update((here / name).read_bytes())
-    for gpu in sorted((here / "gpu_targets").glob("*")):
-        digest.update(gpu.read_bytes())
-    return digest.hexdigest()
+    """A digest of the code that makes reports (its layers, read from the
+    package, not from a list), so that a fix to the analysis invalidates
+    reports cached before it, even without a version bump."""
+    return package_fingerprint(REPORT_LAYERS)
 
 
 @functools.cache
@@ -45,7 +53,7 @@ def installed_versions() -> tuple[tuple[str, str], ...]:
     """The versions that go into every cache key: jax, jaxlib, the GPU/TPU
     compilers, and the user's ``XLA_FLAGS`` (they reach the worker and can
     change what XLA does).  Read from package metadata: nothing is imported."""
-    from .targets import package_versions
+    from sphinx_jaxhlo.core.targets import package_versions
 
     versions = package_versions()
     if os.environ.get("XLA_FLAGS"):
@@ -84,7 +92,7 @@ class CompileRequest:
     #: (``of``, ``argnums``, ``size``, ``axis``, ``combine``), as JSON text; ``""`` otherwise.
     chunk: str = ""
     #: What a suggested chunking's stored intermediate may take (``jaxhlo_chunk_budget``);
-    #: 0: the default, :data:`sphinx_jaxhlo.chunking.DEFAULT_CHUNK_BUDGET`.
+    #: 0: the default, :data:`sphinx_jaxhlo.compiler.chunking.DEFAULT_CHUNK_BUDGET`.
     chunk_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -143,7 +151,7 @@ class CompileRequest:
 
 @dataclass(frozen=True)
 class CallRequest:
-    """Compile a function object sent pickled (:class:`sphinx_jaxhlo.call.Call`)
+    """Compile a function object sent pickled (:class:`sphinx_jaxhlo.compiler.calls.Call`)
     for one target: what :func:`sphinx_jaxhlo.analyze` sends.  With
     ``cache_dir``, the worker looks the report up (and stores it) by
     :func:`lowered_cache_key`."""

@@ -1,8 +1,8 @@
 """Where compiles run: this machine's compile workers, or a Dask cluster.
 
 An executor takes one compile request and its time limits and gives back an
-:class:`~sphinx_jaxhlo.compiler.Outcome`; the build's scheduler
-(:mod:`sphinx_jaxhlo.schedule`) calls it from as many threads as it has
+:class:`~sphinx_jaxhlo.compiler.client.Outcome`; the build's scheduler
+(:mod:`sphinx_jaxhlo.pipeline.schedule`) calls it from as many threads as it has
 lanes.
 
 - :class:`LocalExecutor`: the compile workers of this process (one per lane).
@@ -21,8 +21,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from .compiler import CompileWorker, Limits, Outcome, WorkerPool, describe
-from .request import CompileRequest
+from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, WorkerPool, describe
+from sphinx_jaxhlo.core.request import CompileRequest
 
 __all__ = ["DaskExecutor", "Executor", "LocalExecutor", "compile_on_dask_worker", "executor_problem"]
 
@@ -77,7 +77,7 @@ class DaskExecutor:
         self._own = False
         if isinstance(client, str):
             # the name of a client that conf.py made and the configuration no longer holds
-            from .schedule import CLIENTS
+            from sphinx_jaxhlo.pipeline.schedule import CLIENTS
 
             client = CLIENTS.get(client, client)
         if isinstance(client, str):
@@ -99,7 +99,7 @@ class DaskExecutor:
         try:
             return Outcome.from_json(future.result())
         except Exception as exc:  # the cluster lost the task (a worker died, the scheduler went away)
-            from .compiler import Failure
+            from sphinx_jaxhlo.compiler.client import Failure
 
             return Outcome(None, Failure("crash", f"the Dask cluster did not compile {describe(request)}: {exc!r}"),
                            0.0)

@@ -728,7 +728,7 @@ def parse_chunk_option(text: str) -> ChunkOption:
 
     :raises ValueError: a malformed value, with the reason.
     """
-    from .options import parse_assignments
+    from sphinx_jaxhlo.core.view_options import parse_assignments
 
     args: list[str] = []
     sizes: set[int] = set()
@@ -839,7 +839,7 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
     whose axis the reduction runs over.  The intermediate is taken to scale with the
     axis length, so a chunk of ``size`` stores ``stored_bytes * size / n``.
     """
-    from .sizes import format_bytes
+    from sphinx_jaxhlo.core.sizes import format_bytes
 
     fname = name or _name(fn)
     params, _ = _parameters(fn)
@@ -900,7 +900,7 @@ class ChunkCheck:
 
 
 def _spec_text(dtype: str, shape: Sequence[int]) -> str:
-    from .specs import DTYPES
+    from sphinx_jaxhlo.core.specs import DTYPES
 
     short = next((k for k, (name, _) in DTYPES.items() if name == dtype), dtype)
     return f"{short}[{','.join(map(str, shape))}]"

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .report import Report
-from .request import CallRequest, CompileRequest
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
 
 
 @dataclass
@@ -147,7 +147,7 @@ class CompileWorker:
         self.started = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
-        from .targets import prepare_environment
+        from sphinx_jaxhlo.core.targets import prepare_environment
 
         env = {**os.environ, **self.env}
         # The GPU/TPU compilers' private folder goes on the worker's PYTHONPATH only:
@@ -157,7 +157,7 @@ class CompileWorker:
         env["JAXHLO_WORKDIR"] = self._workdir
         with _SPAWN_LOCK:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "sphinx_jaxhlo.worker"],
+                [sys.executable, "-m", "sphinx_jaxhlo.compiler.worker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=env, start_new_session=True, close_fds=True,
             )
@@ -293,7 +293,7 @@ def describe(request: CompileRequest | CallRequest) -> str:
     """``f for tpu:v5e``: a compile as its messages name it."""
     function = request.function
     if not function and isinstance(request, CompileRequest):
-        from .worker import default_function
+        from sphinx_jaxhlo.compiler.worker import default_function
 
         try:
             function = default_function(request.source) or ""

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .report import Report
-from .sizes import format_bytes
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.sizes import format_bytes
 
 
 def verdict(report: Report) -> str:
@@ -152,7 +152,7 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
     :param tolerance: as for :func:`compare`.
     :raises SnapshotError: a snapshot of either folder is damaged.
     """
-    from .snapshots import read
+    from sphinx_jaxhlo.store.snapshots import read
 
     moved: list[SlotDrift] = []
     unchanged = 0

@@ -16,11 +16,11 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import __version__
-from .config import BY_NAME, SETTINGS, validate
-from .directive import JaxHloDirective, jaxhlo_example
-from .render import nodes as rnodes
-from .render.fallback import PlainFallback
+from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.core.settings import BY_NAME, SETTINGS, validate
+from sphinx_jaxhlo.render import nodes as rnodes
+from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
+from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -35,7 +35,7 @@ ENV_VERSION = 3
 #: Warnings about the extension itself, not about what a document claims: never
 #: stored and repeated; the document is read again by the next build instead.
 NOT_REPLAYED = frozenset({"internal"})
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"
 
 
 class WarningRecorder(pylogging.Handler):
@@ -120,7 +120,7 @@ class ExampleCollector(EnvironmentCollector):
             env.jaxhlo_missing.setdefault(target, set()).update(docs & docnames)  # type: ignore[attr-defined]
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        from .examples import process_document
+        from sphinx_jaxhlo.pipeline.run import process_document
 
         _init_env(app.env)
         docname = app.env.docname
@@ -153,25 +153,25 @@ def _init_env(env: BuildEnvironment) -> None:
 
 def toolchain_stamp() -> str:
     """The installed jax, jaxlib, compilers and ``XLA_FLAGS``, as one string."""
-    from .request import installed_versions
+    from sphinx_jaxhlo.core.request import installed_versions
 
     return repr(installed_versions())
 
 
 def _count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    from .examples import count_examples
+    from sphinx_jaxhlo.pipeline.run import count_examples
 
     env.jaxhlo_read = set(docnames)  # type: ignore[attr-defined]  # this build's documents, for the summary
     RECORDER.by_doc.clear()
     RECORDER.active = True  # -j readers fork after this, and record in their own process
     count_examples(app, env, docnames)
-    from .schedule import start
+    from sphinx_jaxhlo.pipeline.schedule import start
 
     start(app, env, docnames)  # the build's compiles begin now, before any document is read
 
 
 def _stop_scheduling(app: Sphinx, env: BuildEnvironment) -> None:
-    from .schedule import stop
+    from sphinx_jaxhlo.pipeline.schedule import stop
 
     stop(app, env)
 
@@ -207,7 +207,7 @@ def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 
 def check_config(app: Sphinx, config: Config) -> None:
     """A bad setting warns ``jaxhlo.config`` (at its line of conf.py) and falls back to its default."""
-    from .sphinxcompat import shows_warning_types
+    from sphinx_jaxhlo.sphinxext.compat import shows_warning_types
 
     RECORDER.add_type = not shows_warning_types(config)
     for setting in SETTINGS:
@@ -228,7 +228,7 @@ def check_config(app: Sphinx, config: Config) -> None:
                            type="jaxhlo", subtype="config", location=setting_location(app, setting.name))
             config[setting.name] = setting.default
     config.numfig_format.setdefault("jax-hlo", "Example %s")
-    from .snapshots import MODE_VARIABLE, MODES
+    from sphinx_jaxhlo.store.snapshots import MODE_VARIABLE, MODES
 
     mode = os.environ.get(MODE_VARIABLE, "").strip()
     if mode:
@@ -242,10 +242,10 @@ def check_config(app: Sphinx, config: Config) -> None:
     if config.jaxhlo_executor is not None and not isinstance(config.jaxhlo_executor, str):
         # a distributed.Client made in conf.py: kept aside, named by its address
         # (it cannot be pickled with the environment)
-        from .schedule import remember_client
+        from sphinx_jaxhlo.pipeline.schedule import remember_client
 
         config.jaxhlo_executor = remember_client(config.jaxhlo_executor)
-    from .cache import is_url
+    from sphinx_jaxhlo.store.cache import is_url
 
     if config.jaxhlo_cache_dir and is_url(config.jaxhlo_cache_dir):
         try:
@@ -255,8 +255,8 @@ def check_config(app: Sphinx, config: Config) -> None:
                            "(pip install 'sphinx-jaxhlo[remote]'); using the local cache", config.jaxhlo_cache_dir,
                            type="jaxhlo", subtype="config", location=setting_location(app, "jaxhlo_cache_dir"))
             config.jaxhlo_cache_dir = None
-    from . import targets as targets_mod
-    from .config import as_list
+    from sphinx_jaxhlo.core import targets as targets_mod
+    from sphinx_jaxhlo.core.settings import as_list
 
     for name in as_list(config.jaxhlo_targets):
         if name.lower() not in targets_mod.TARGETS:
@@ -268,7 +268,7 @@ def check_config(app: Sphinx, config: Config) -> None:
 def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
     """One ``jaxhlo.target`` warning per missing compiler per build, not one per
     example, at the first example (by document name and line) that needed it."""
-    from . import targets as targets_mod
+    from sphinx_jaxhlo.core import targets as targets_mod
 
     _init_env(env)
     records = env.jaxhlo_records  # type: ignore[attr-defined]
@@ -284,8 +284,8 @@ def warn_missing_targets(app: Sphinx, env: BuildEnvironment) -> None:
 
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:
-    from .compiler import shutdown_worker
-    from .schedule import finish
+    from sphinx_jaxhlo.compiler.client import shutdown_worker
+    from sphinx_jaxhlo.pipeline.schedule import finish
 
     finish()
     shutdown_worker()
@@ -293,7 +293,7 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
         copy_static(app)
     if exc is not None or not hasattr(app.env, "jaxhlo_records"):
         return
-    from .examples import report_records
+    from sphinx_jaxhlo.pipeline.run import report_records
 
     read: set[str] = getattr(app.env, "jaxhlo_read", set())
     records = [r for r in report_records(app.env) if r.docname in read]
@@ -365,8 +365,8 @@ def outdated_documents(app: Sphinx, env: BuildEnvironment, added: AbstractSet[st
     stamp = toolchain_stamp()
     outdated |= {doc for doc, s in env.jaxhlo_stamps.items() if s != stamp}  # type: ignore[attr-defined]
     if removed and app.config.jaxhlo_snapshot_dir and app.config.jaxhlo_snapshot_mode in ("update", "refresh"):
-        from . import snapshots
-        from .examples import snapshot_root
+        from sphinx_jaxhlo.pipeline.run import snapshot_root
+        from sphinx_jaxhlo.store import snapshots
 
         root = snapshot_root(app)
         for docname in removed:
@@ -376,9 +376,9 @@ def outdated_documents(app: Sphinx, env: BuildEnvironment, added: AbstractSet[st
 
 
 def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    from .examples import report_records
-    from .render.example import table
-    from .sizes import format_bytes
+    from sphinx_jaxhlo.core.sizes import format_bytes
+    from sphinx_jaxhlo.pipeline.run import report_records
+    from sphinx_jaxhlo.render.example import table
 
     def size(value: int | None) -> str:
         return format_bytes(value) if value is not None else "—"
@@ -449,7 +449,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
         package_logger.addHandler(RECORDER)
     app.add_css_file("jaxhlo.css")
     app.add_js_file("jaxhlo.js", defer="defer")
-    from .lexer import HloLexer, StableHloLexer
+    from sphinx_jaxhlo.render.lexer import HloLexer, StableHloLexer
 
     app.add_lexer("hlo", HloLexer)
     app.add_lexer("stablehlo", StableHloLexer)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .specs import (
+from sphinx_jaxhlo.core.specs import (
     AXIS_TYPES,
     ArgSpecs,
     ArraySpec,
@@ -248,7 +248,7 @@ def make_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, 
 
 
 def _dtype_name(dtype: Any) -> str:
-    from .specs import DTYPES
+    from sphinx_jaxhlo.core.specs import DTYPES
 
     names = {numpy_name: spec for spec, (numpy_name, _size) in reversed(list(DTYPES.items()))}
     name = str(getattr(dtype, "name", dtype))
@@ -256,7 +256,7 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def sharding_problems_of(call: Call) -> list[str]:
-    """:func:`sphinx_jaxhlo.specs.sharding_problems` of a call's arguments on its mesh."""
+    """:func:`sphinx_jaxhlo.core.specs.sharding_problems` of a call's arguments on its mesh."""
     def spec_tree(x: Any) -> SpecTree:
         if isinstance(x, ArraySpec):
             return x
@@ -347,7 +347,7 @@ def abstract_arguments(call: Call, mesh: Any = None) -> tuple[tuple[Any, ...], d
     """
     import jax
 
-    from .specs import to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import to_shape_dtype_structs
 
     def sharding(partition: Partition | None) -> Any:
         if mesh is None:
@@ -379,7 +379,7 @@ def describe_arguments(call: Call) -> tuple[str, bool]:
     """``("f32[100000,3], f32[50000,3], scale=f32[]", sharded)``: the argument
     shapes as specs for titles (with their partition specs), and whether any
     input sharding was given."""
-    from .specs import DTYPES, format_partition, format_tree
+    from sphinx_jaxhlo.core.specs import DTYPES, format_partition, format_tree
 
     names = {numpy_name: spec for spec, (numpy_name, _size) in reversed(list(DTYPES.items()))}
     dropped = False

@@ -22,7 +22,7 @@ what it was asked, never what this package derived from it:
 ``facts``
     the report's own figures: memory and cost analyses, the compile error if
     any, the target's description, and the compiler's record of the fusions
-    it refused (``fusion_decisions``, see :mod:`sphinx_jaxhlo.decisions`;
+    it refused (``fusion_decisions``, see :mod:`sphinx_jaxhlo.hlo.decisions`;
     absent from snapshots made before it was collected).
 ``texts``
     the SHA-256 and size of each compressed text beside the JSON.
@@ -31,12 +31,12 @@ what it was asked, never what this package derived from it:
     for a reviewer reading a pull request.  Never read back.
 
 Fusions, materialized buffers and reductions are derived again from the
-stored HLO by :func:`sphinx_jaxhlo.analysis.analyze_module` whenever a
+stored HLO by :func:`sphinx_jaxhlo.hlo.fusion.analyze_module` whenever a
 snapshot is loaded (and the collectives by
-:func:`sphinx_jaxhlo.collectives.analyze_collectives`, over the stored
+:func:`sphinx_jaxhlo.hlo.collectives.analyze_collectives`, over the stored
 mesh), so a better analysis applies to old snapshots without compiling
 anything; the stored fusion decisions are then tied to the findings again
-(:func:`sphinx_jaxhlo.decisions.attach_quotes`).  Nothing here imports jax or Sphinx.
+(:func:`sphinx_jaxhlo.hlo.decisions.attach_quotes`).  Nothing here imports jax or Sphinx.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .cache import LocalStore, checked_report
-from .report import SCHEMA_VERSION, Report
-from .request import CompileRequest
-from .sizes import format_bytes
+from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report
+from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.store.cache import LocalStore, checked_report
 
 #: Version of the snapshot format (not of the report: that may change freely).
 FORMAT = 1
@@ -164,14 +164,14 @@ def document_folder(root: Path, docname: str) -> Path:
 def derived_fields() -> frozenset[str]:
     """The report fields the fusion analysis and the collectives' reading fill
     (never stored, always derived again)."""
-    from .analysis import Analysis
+    from sphinx_jaxhlo.hlo.fusion import Analysis
 
     return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives"})
 
 
 def reanalyze(report: Report, source_name: str) -> None:
     """Fill the analysis fields of ``report`` from its HLO, as the compile worker does."""
-    from .analysis import analyze_module
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
 
     if report.error is not None or not report.hlo:
         return
@@ -183,7 +183,7 @@ def reanalyze(report: Report, source_name: str) -> None:
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))
-    from .decisions import attach_quotes
+    from sphinx_jaxhlo.hlo.decisions import attach_quotes
 
     attach_quotes(report)
     reread_collectives(report, source_name)
@@ -191,7 +191,7 @@ def reanalyze(report: Report, source_name: str) -> None:
 
 def reread_collectives(report: Report, source_name: str) -> None:
     """Fill the collectives of ``report`` from its HLO and its stored mesh, as the compile worker does."""
-    from .collectives import analyze_collectives
+    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
 
     try:
         report.collectives = analyze_collectives(report.hlo, [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
@@ -201,7 +201,7 @@ def reread_collectives(report: Report, source_name: str) -> None:
 
 def summary(report: Report) -> dict[str, str]:
     """The figures a reviewer looks for, in words (stored, never read back)."""
-    from .drift import verdict
+    from sphinx_jaxhlo.store.drift import verdict
 
     if report.error is not None:
         return {"error": report.error.status}
@@ -408,7 +408,7 @@ def differences(stored: Stored, fresh: Snapshot, fresh_report: Report) -> list[s
     out: list[str] = []
     old, new = stored.snapshot, fresh
     if old.toolchain != new.toolchain:
-        from .drift import versions_text
+        from sphinx_jaxhlo.store.drift import versions_text
 
         out.append(f"made with {versions_text(old.toolchain)}, this build has {versions_text(new.toolchain)}")
     before, after = _flatten(old.facts), _flatten(new.facts)

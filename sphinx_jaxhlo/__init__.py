@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.core.version import __version__ as __version__
 
 
 def setup(app: Any) -> dict[str, Any]:

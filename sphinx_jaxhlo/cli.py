@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sphinx_jaxhlo.core.version import __version__
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.request import SHOW_PARTS
 from sphinx_jaxhlo.core.specs import SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.version import __version__
 from sphinx_jaxhlo.core.view_options import parse_assignments
 
 #: Failure kinds that mean the input was wrong (exit 2), not the compile.

@@ -12,13 +12,14 @@ import pytest
 from docutils import nodes
 
 from sphinx_jaxhlo.core.report import Fusion, Materialized, Memory, Report, TargetFailure
+from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.core.specs import parse_args
 from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render import rows
 from sphinx_jaxhlo.render.example import ExampleView, render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_source, jaxhlo_table, jaxhlo_text, table_html
-from sphinx_jaxhlo.render.rows import Display, Result
+from sphinx_jaxhlo.render.rows import Display
 from sphinx_jaxhlo.render.text import model_text, render_text
 
 DATA = Path(__file__).parent / "data" / "hlo"
@@ -230,7 +231,7 @@ def test_the_page_and_the_text_show_the_same_rows() -> None:
     assert temp.split()[-3:] == ["no", "report", "(timeout)"]
     assert "== tpu:v5e: no report (timeout) ==\n  took too long" in whole
     compare = rows.comparison_table([Result("f", "gpu:h100", "gpu:h100", report=report),
-                                     rows.result_of_failure(TargetFailure("tpu:v5e", "f", "timeout", "slow"))],
+                                     result_of_failure(TargetFailure("tpu:v5e", "f", "timeout", "slow"))],
                                     Display())
     assert compare.rows[0].cells[2].text == "no report (timeout)"
 

@@ -356,8 +356,9 @@ def test_text_shows_communication_layouts_and_memory_per_device() -> None:
 
 
 def test_page_nodes_for_a_mesh() -> None:
+    from sphinx_jaxhlo.core.results import Result
     from sphinx_jaxhlo.render.example import mesh_nodes
-    from sphinx_jaxhlo.render.rows import Display, Result, collective_table, comparison_table, memory_table
+    from sphinx_jaxhlo.render.rows import Display, collective_table, comparison_table, memory_table
 
     gpu = report_of("gpu:h100x8", "contract")
     box = mesh_nodes(gpu, Display())
@@ -623,6 +624,7 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
     """The weight an FSDP layer gathers was not on the device before the program ran:
     it is listed, named and counted as an intermediate on both multi-device targets,
     and no table is drawn empty."""
+    from sphinx_jaxhlo.core.results import Result
     from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render import rows
 
@@ -642,7 +644,7 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
     assert not any(t.startswith("No buffer is stored") for t in texts)
     table = rows.buffer_table(report, display)
     assert table.rows and table.rows[0].cells[0].text == gather.shape
-    comparison = rows.comparison_table([rows.Result(function="fsdp", target=target, target_title=target,
+    comparison = rows.comparison_table([Result(function="fsdp", target=target, target_title=target,
                                                     report=report)], display)
     (cell,) = [r.cells[1].text for r in comparison.rows if r.cells[0].text == "largest intermediate"]
     assert gather.shape in cell and cell != "none"

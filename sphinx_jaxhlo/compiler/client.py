@@ -9,6 +9,7 @@ either way the next request starts a fresh one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -23,42 +24,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
 
 
-@dataclass
-class Failure:
-    """Why a request produced no report.
-
-    ``kind`` is a warning subtype: ``empty``, ``syntax``, ``example``,
-    ``function``, ``args``, ``trace``, ``option``, ``timeout``, ``crash``.
-    ``line`` is 1-based in the example, when known.
-    """
-
-    kind: str
-    message: str
-    line: int | None = None
+def failure_of(request: CompileRequest | CallRequest, kind: str, message: str,
+               line: int | None = None) -> TargetFailure:
+    """Why ``request`` produced no report, as the one failure type (:class:`TargetFailure`)."""
+    return TargetFailure(request.target, request.function or "", kind, message, line)
 
 
 @dataclass
 class Outcome:
+    """What one compile request came back with: a report, or why there is none."""
+
     report: Report | None
-    failure: Failure | None
+    failure: TargetFailure | None
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as JSON data (a report's own form, :meth:`Report.to_dict`)."""
         failure = self.failure
         return {"report": None if self.report is None else self.report.to_dict(),
-                "failure": None if failure is None else [failure.kind, failure.message, failure.line],
+                "failure": None if failure is None else dataclasses.asdict(failure),
                 "seconds": self.seconds}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         failure = data.get("failure")
         return cls(None if data.get("report") is None else Report.from_dict(data["report"]),
-                   None if failure is None else Failure(str(failure[0]), str(failure[1]), failure[2]),
+                   None if failure is None else TargetFailure(**failure),
                    float(data.get("seconds") or 0.0))
 
 
@@ -98,12 +93,12 @@ class Limits:
         return cls(first, RETRY_FACTOR * first)
 
 
-def _timed_out(label: str, limits: Limits) -> Failure:
+def _timed_out(request: CompileRequest | CallRequest, label: str, limits: Limits) -> TargetFailure:
     what = f"compiling {label}" if label else "compiling"
     if limits.retry is None:
-        return Failure("timeout", f"{what} took longer than {limits.first:g} s; the worker was stopped")
-    return Failure("timeout", f"{what} took longer than {limits.first:g} s, and longer than {limits.retry:g} s "
-                              "when tried again; the worker was stopped")
+        return failure_of(request, "timeout", f"{what} took longer than {limits.first:g} s; the worker was stopped")
+    return failure_of(request, "timeout", f"{what} took longer than {limits.first:g} s, and longer than "
+                      f"{limits.retry:g} s when tried again; the worker was stopped")
 
 
 #: Held while a worker process is started, and by every ``fork()`` of this
@@ -211,20 +206,20 @@ class CompileWorker:
                 proc.stdin.write(json.dumps(request.to_json()).encode() + b"\n")
                 proc.stdin.flush()
             except (BrokenPipeError, OSError):
-                return self._died(proc, start)
+                return self._died(request, proc, start)
             deadline = start + timeout
             fd = proc.stdout.fileno()
             while b"\n" not in self._buffer:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
                     self.kill()
-                    return Outcome(None, Failure("timeout", f"compiling took longer than {timeout:g} s; "
-                                                 "the worker was stopped"), time.perf_counter() - start)
+                    return Outcome(None, failure_of(request, "timeout", f"compiling took longer than {timeout:g} s; "
+                                                    "the worker was stopped"), time.perf_counter() - start)
                 ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
                 if ready:
                     chunk = os.read(fd, 1 << 20)
                     if not chunk:
-                        return self._died(proc, start)
+                        return self._died(request, proc, start)
                     self._buffer += chunk
             line, _, self._buffer = self._buffer.partition(b"\n")
             seconds = time.perf_counter() - start
@@ -232,7 +227,7 @@ class CompileWorker:
             if "report" in answer:
                 return Outcome(Report.from_dict(answer["report"]), None, seconds)
             f = answer["failure"]
-            return Outcome(None, Failure(f["kind"], f["message"], f.get("line")), seconds)
+            return Outcome(None, failure_of(request, f["kind"], f["message"], f.get("line")), seconds)
 
     def compile_within(self, request: CompileRequest | CallRequest, limits: Limits | float,
                        label: str = "") -> Outcome:
@@ -249,10 +244,10 @@ class CompileWorker:
             outcome = self.compile(request, limits.retry)
             outcome.seconds += first_seconds
         if outcome.failure is not None and outcome.failure.kind == "timeout":
-            outcome.failure = _timed_out(label, limits)
+            outcome.failure = _timed_out(request, label, limits)
         return outcome
 
-    def _died(self, proc: subprocess.Popen[bytes], start: float) -> Outcome:
+    def _died(self, request: CompileRequest | CallRequest, proc: subprocess.Popen[bytes], start: float) -> Outcome:
         try:
             code = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -273,7 +268,7 @@ class CompileWorker:
         why += " (a crash inside XLA, or the example ended its process)"
         if last:
             why += f"; its last output: {last}"
-        return Outcome(None, Failure("crash", why), time.perf_counter() - start)
+        return Outcome(None, failure_of(request, "crash", why), time.perf_counter() - start)
 
     def _log_tail(self, lines: int = 5) -> str:
         """The last lines the worker (XLA, libtpu, the example) wrote: an abort says why there."""

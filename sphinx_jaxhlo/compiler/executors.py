@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, WorkerPool, describe
+from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, WorkerPool, describe, failure_of
 from sphinx_jaxhlo.core.request import CompileRequest
 
 __all__ = ["DaskExecutor", "Executor", "LocalExecutor", "compile_on_dask_worker", "executor_problem"]
@@ -99,10 +99,8 @@ class DaskExecutor:
         try:
             return Outcome.from_json(future.result())
         except Exception as exc:  # the cluster lost the task (a worker died, the scheduler went away)
-            from sphinx_jaxhlo.compiler.client import Failure
-
-            return Outcome(None, Failure("crash", f"the Dask cluster did not compile {describe(request)}: {exc!r}"),
-                           0.0)
+            return Outcome(None, failure_of(request, "crash",
+                                            f"the Dask cluster did not compile {describe(request)}: {exc!r}"), 0.0)
 
     def close(self) -> None:
         if self._own:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sphinx_jaxhlo.core.version import __version__
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION
 from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
+from sphinx_jaxhlo.core.version import __version__
 
 #: Parts a directive can show, in display order.
 SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo", "jaxpr")

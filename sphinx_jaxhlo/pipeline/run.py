@@ -19,6 +19,7 @@ then the example is rendered.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -32,9 +33,10 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.console import bold
 
-from sphinx_jaxhlo.compiler.client import Failure, Limits, get_pool
+from sphinx_jaxhlo.compiler.client import Limits, failure_of, get_pool
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.report import TargetFailure
 from sphinx_jaxhlo.core.request import (
     DEFAULT_SHOW,
     RENDER_LAYERS,
@@ -43,9 +45,10 @@ from sphinx_jaxhlo.core.request import (
     installed_versions,
     package_fingerprint,
 )
+from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
-from sphinx_jaxhlo.render.example import ExampleView, Result, render_example
+from sphinx_jaxhlo.render.example import ExampleView, render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
 from sphinx_jaxhlo.render.rows import display_for
 from sphinx_jaxhlo.sphinxext.directive import jaxhlo_example
@@ -489,13 +492,13 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
         result, target = job.result, job.target
         problem = targets_mod.mesh_problem(target, job.request.mesh)
         if problem is not None:  # the mesh does not span this target's devices
-            result.failure = Failure("args", f":mesh: {problem}")
+            result.failure = failure_of(job.request, "args", f":mesh: {problem}")
             continue
         if job.slot is not None:
             if snapshot_answers(ctx, job):
                 continue
             if ctx.mode == "use":
-                result.failure = Failure("snapshot", snapshot_missing(ctx, job))
+                result.failure = failure_of(job.request, "snapshot", snapshot_missing(ctx, job))
                 continue
         if not target.available():
             result.missing = target.missing_message()
@@ -509,7 +512,7 @@ def look_up(ctx: Context, jobs: list[Job]) -> list[Job]:
             report = ctx.cache.get(job.key, function=job.request.function, target=target.name,
                                    source=job.request.source)
         if report is not None:
-            result.report, result.cached, job.origin = report, True, "cache"
+            result.report, job.origin = report, "cache"
         else:
             misses.append(job)
     return misses
@@ -537,7 +540,7 @@ def use_snapshot(ctx: Context, job: Job) -> bool:
     except InvalidReport as exc:
         job.stored_problem = f"the snapshot {_shown(ctx, job.stored.path)} cannot be used: {exc}"
         return False
-    job.result.report, job.result.cached, job.origin = report, True, "snapshot"
+    job.result.report, job.origin = report, "snapshot"
     # the rendering depends on the stored data and on the code that analyses it
     job.result.report_key = hashlib.sha256((job.stored.digest + code_fingerprint()).encode()).hexdigest()
     return True
@@ -616,7 +619,7 @@ def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]
         first = mine[0].result.failure
         if first is not None and first.kind not in ("timeout", "crash", "target"):
             for job in mine[1:]:
-                job.result.failure = first
+                job.result.failure = dataclasses.replace(first, target=job.target.name)
         else:
             rest += mine[1:]
     if rest:
@@ -809,7 +812,7 @@ def render_code_fingerprint() -> str:
     return package_fingerprint(RENDER_LAYERS)
 
 
-def _report_failure(node: jaxhlo_example, failure: Failure, target: str) -> tuple[str, str]:
+def _report_failure(node: jaxhlo_example, failure: TargetFailure, target: str) -> tuple[str, str]:
     docname, lineno = node["docname"], node["lineno"]
     line = lineno
     where = ""

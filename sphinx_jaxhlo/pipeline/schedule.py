@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
 
-from sphinx_jaxhlo.compiler.client import Failure, Limits, Outcome, get_pool
+from sphinx_jaxhlo.compiler.client import Limits, Outcome, failure_of, get_pool
 from sphinx_jaxhlo.compiler.executors import DaskExecutor, Executor, LocalExecutor
 from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 
@@ -180,14 +180,15 @@ class Scheduler:
                 start = time.monotonic()
                 self._running[lane] = (item, start)
                 self._update_estimate()
-            outcome = Outcome(None, Failure("crash", "the compile was not run"), 0.0)
+            outcome = Outcome(None, failure_of(item.request, "crash", "the compile was not run"), 0.0)
             try:
                 if self.folder is not None:  # a reader waiting for it may give up on a compile that never ends
                     (self.folder / f"{item.key}.started").touch()
                 outcome = self.executor.compile(lane, item.request, item.limits)
                 self._store(item, outcome)
             except BaseException as exc:  # never lose a key: a reader waits for it
-                outcome = Outcome(None, Failure("crash", f"the compile could not be run: {exc!r}"), 0.0)
+                why = f"the compile could not be run: {exc!r}"
+                outcome = Outcome(None, failure_of(item.request, "crash", why), 0.0)
                 self._store(item, outcome, quiet=True)
             finally:
                 end = time.monotonic()

@@ -29,6 +29,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from sphinx_jaxhlo.core.report import Reason, Report
+from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.specs import ArgSpecs, format_tree
 from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
@@ -47,7 +48,6 @@ from sphinx_jaxhlo.render.nodes import (
 from sphinx_jaxhlo.render.rows import (
     Display,
     Finding,
-    Result,
     Table,
     compile_error_title,
     reduction_verdict,
@@ -56,7 +56,6 @@ from sphinx_jaxhlo.render.rows import (
 
 __all__ = [
     "ExampleView",
-    "Result",
     "compile_error_title",
     "reduction_verdict",
     "render_example",

@@ -29,11 +29,9 @@ import ast
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from sphinx_jaxhlo.compiler.client import Failure
-from sphinx_jaxhlo.core.expectations import Outcome
 from sphinx_jaxhlo.core.report import (
     Collective,
     CompileError,
@@ -42,8 +40,8 @@ from sphinx_jaxhlo.core.report import (
     Reason,
     Reduction,
     Report,
-    TargetFailure,
 )
+from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact
 from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
 from sphinx_jaxhlo.hlo.fusion import producer_op
@@ -52,7 +50,6 @@ __all__ = [
     "Cell",
     "Display",
     "Finding",
-    "Result",
     "Row",
     "Table",
     "buffer_table",
@@ -119,34 +116,6 @@ def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
     return Display(rows=values["rows"], problem_min_bytes=values["problem-min-size"],
                    problem_io_factor=values["problem-io-factor"], chart_scale=values["chart-scale"],
                    findings=tuple(values["findings"]))
-
-
-# -- one (function, target) -----------------------------------------------------------------------
-
-@dataclass
-class Result:
-    """One (function, target) of an example, compiled or not."""
-
-    function: str
-    target: str
-    target_title: str
-    report: Report | None = None
-    #: Why there is no report (the API's :class:`~sphinx_jaxhlo.core.report.TargetFailure`
-    #: becomes one with :func:`result_of_failure`).
-    failure: Failure | None = None
-    cached: bool = False
-    seconds: float = 0.0
-    outcomes: list[Outcome] = field(default_factory=list)
-    #: The compiler for this target is not installed.
-    missing: str | None = None
-    #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.
-    report_key: str = ""
-
-
-def result_of_failure(failure: TargetFailure, title: str = "") -> Result:
-    """A :class:`Result` for a target that produced no report."""
-    return Result(function=failure.function, target=failure.target, target_title=title or failure.target,
-                  failure=Failure(failure.kind, failure.message, failure.line))
 
 
 # -- the model -------------------------------------------------------------------------------------

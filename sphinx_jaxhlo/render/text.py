@@ -15,9 +15,10 @@ import textwrap
 from collections.abc import Sequence
 
 from sphinx_jaxhlo.core.report import Reason, Report, TargetFailure
+from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
-from sphinx_jaxhlo.render.rows import Display, Result, Table, compile_error_title, result_of_failure
+from sphinx_jaxhlo.render.rows import Display, Table, compile_error_title
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:

@@ -16,8 +16,8 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_jaxhlo.core.version import __version__
 from sphinx_jaxhlo.core.settings import BY_NAME, SETTINGS, validate
+from sphinx_jaxhlo.core.version import __version__
 from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback

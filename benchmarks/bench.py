@@ -342,7 +342,7 @@ def page_weight(work: Path) -> dict[str, Any]:
 TIMER = """
 import json, time
 from pathlib import Path
-import sphinx_jaxhlo.pipeline.run as ex
+import sphinx_jaxhlo.sphinxext.documents as ex
 from sphinx_jaxhlo.render import nodes as rn
 
 TIMES = {}
@@ -368,8 +368,10 @@ def depart(self, node):
 rn.HTML_VISITORS[rn.jaxhlo_block] = (visit, depart)
 
 def done(app, exc):
-    records = [r for recs in getattr(app.env, "jaxhlo_records", {}).values() for r in recs]
-    TIMES["_compiled"] = sum(not r.cached for r in records)
+    from sphinx_jaxhlo.sphinxext.state import document_data
+
+    records = document_data(app.env).all_records()
+    TIMES["_compiled"] = sum(r.origin == "compiled" for r in records)
     Path(app.outdir, "render-times.json").write_text(json.dumps(TIMES))
 
 def setup(app):

@@ -59,35 +59,36 @@ def stripped(text: str) -> str:
 
 def examples(only: str | None) -> list[dict[str, Any]]:
     """(name, request JSON) of every guide example's TPU compile and every corpus program."""
+    from sphinx_jaxhlo.core.example import OptionProblem, parse_example
     from sphinx_jaxhlo.core.request import CompileRequest
-    from sphinx_jaxhlo.core.settings import as_list
-    from sphinx_jaxhlo.core.specs import ArgSpecs
+    from sphinx_jaxhlo.core.settings import Settings
+    from sphinx_jaxhlo.core.targets import get_target
+    from sphinx_jaxhlo.pipeline.build import Build, Warnings
+    from sphinx_jaxhlo.pipeline.plan import plan
     from sphinx_jaxhlo.pipeline.scan import find_examples
-    from sphinx_jaxhlo.sphinxext.directive import OptionProblem, example_fields
 
+    build = Build(Settings(), Warnings(), compile=lambda batch: [])
+    tpu = get_target("tpu:v5e")
     out = []
     for path in sorted((REPO / "docs").rglob("*.md")):
         if "_build" in path.parts:
             continue
         for n, found in enumerate(find_examples(path.read_text(encoding="utf-8"), markdown=True), 1):
-            try:
-                fields = example_fields(found.options)
-            except OptionProblem:
-                continue
-            if fields["targets"] is not None and "tpu:v5e" not in fields["targets"]:
-                continue
             source, name = found.content, "example.py"
             if found.argument:
                 file = (path.parent / found.argument) if not found.argument.startswith("/") else \
                     REPO / "docs" / found.argument.lstrip("/")
                 source, name = file.read_text(encoding="utf-8"), file.name
-            for fn in fields["functions"]:
-                req = CompileRequest(source=source, function=fn, specs=ArgSpecs.from_json(fields["specs"]),
-                                     target="tpu:v5e", static=tuple(fields["static"]),
-                                     xla_flags=tuple(fields["xla_flags"]), donate=tuple(fields["donate"]),
-                                     source_name=name)
-                label = f"{path.relative_to(REPO / 'docs').with_suffix('')}#{n}:{fn or 'default'}"
-                out.append({"name": label, "request": req.to_json()})
+            try:  # the example as the directive reads it, planned as a build plans it
+                example = parse_example(source, found.options, source_name=name).with_chunk_variants()
+            except OptionProblem:
+                continue
+            if example.targets is not None and "tpu:v5e" not in example.targets:
+                continue
+            for group in plan(build, example, [tpu], []):
+                for job in group:
+                    label = f"{path.relative_to(REPO / 'docs').with_suffix('')}#{n}:{job.request.function or 'default'}"
+                    out.append({"name": label, "request": job.request.to_json()})
     sys.path.insert(0, str(REPO / "tests" / "data" / "corpus"))
     from programs import PROGRAMS  # type: ignore[import-not-found]
 
@@ -101,7 +102,6 @@ def examples(only: str | None) -> list[dict[str, Any]]:
         out.append({"name": f"corpus/{p.name}", "request": req.to_json()})
     if only:
         out = [e for e in out if re.search(only, e["name"])]
-    _ = as_list
     return out
 
 

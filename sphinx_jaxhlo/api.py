@@ -35,17 +35,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sphinx_jaxhlo.compiler.client import CompileWorker
+from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.example import (
+    PYTHON,
+    Example,
+    OptionProblem,
+    parse_example,
+    parse_show,
+    parse_static,
+    parse_xla_flags,
+)
 from sphinx_jaxhlo.core.report import Report, TargetFailure
-from sphinx_jaxhlo.core.request import SHOW_PARTS, CallRequest, CompileRequest, installed_versions
-from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
-from sphinx_jaxhlo.core.view_options import parse_assignments
-from sphinx_jaxhlo.reports import DEFAULT_SHOW, AnalysisError, Reports
-from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
+from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
+from sphinx_jaxhlo.core.settings import Settings
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
+from sphinx_jaxhlo.pipeline.build import Build, Warnings
+from sphinx_jaxhlo.pipeline.plan import plan
+from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
+from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.store.cache import ReportCache
 
 __all__ = [
-    "DEFAULT_SHOW",
     "AnalysisError",
     "Reports",
     "TargetFailure",
@@ -146,55 +157,21 @@ def resolve_targets(targets: str | Sequence[str] | None) -> list[targets_mod.Tar
     return out
 
 
-def _static_pairs(static: str | Mapping[str, Any] | None) -> tuple[tuple[tuple[str, str], ...] | None, dict[str, Any]]:
-    """``(pairs as literal text or None when a value is no literal, values)``."""
-    if static is None:
-        return (), {}
-    if isinstance(static, str):
-        pairs = parse_assignments(static, "static")
-        values: dict[str, Any] = {}
-        for key, text in pairs:
-            try:
-                values[key] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                raise ValueError(f"static: {key}={text} is not a Python literal") from None
-        return tuple(pairs), values
-    values = dict(static)
-    for key in values:
+def _static_values(static: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Static arguments of a function object: any Python values (they travel
+    pickled); as text, Python literals."""
+    if static is None or isinstance(static, str):
+        return {key: ast.literal_eval(text) for key, text in parse_static(static, PYTHON)}
+    for key in static:
         if not isinstance(key, str) or not key.isidentifier():
-            raise ValueError(f"static: {key!r} is not an argument name")
-    literal: list[tuple[str, str]] = []
-    for key, value in values.items():
-        text = repr(value)
-        try:
-            same = ast.literal_eval(text) == value and type(ast.literal_eval(text)) is type(value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            same = False
-        if not same:
-            return None, values
-        literal.append((key, text))
-    return tuple(literal), values
-
-
-def _xla_flags(flags: str | Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
-    if flags is None:
-        return ()
-    if isinstance(flags, str):
-        pairs = parse_assignments(flags, "xla_flags")
-    else:
-        pairs = [(str(k), ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in flags.items()]
-    return tuple(sorted(dict(pairs).items()))
+            raise OptionProblem("option", f"{PYTHON('static')} {key!r} is not an argument name")
+    return dict(static)
 
 
 def _show(show: Sequence[str] | str | None) -> list[str]:
-    if show is None:
-        return list(DEFAULT_SHOW)
-    parts = [p.strip() for p in show.split(",")] if isinstance(show, str) else [str(p).strip() for p in show]
-    parts = [p for p in parts if p]
-    unknown = [p for p in parts if p not in SHOW_PARTS]
-    if unknown:
-        raise ValueError(f"show: unknown part {', '.join(map(repr, unknown))} (known: {', '.join(SHOW_PARTS)})")
-    return parts
+    """The parts :class:`Reports` shows: as given, else :data:`REPORTS_SHOW`."""
+    parts = parse_show(show, PYTHON)
+    return list(parts) if parts is not None else list(REPORTS_SHOW)
 
 
 # -- the function and its file ----------------------------------------------------------------
@@ -237,51 +214,26 @@ def _file_of(fn: Any) -> tuple[str, str]:
 @dataclass
 class _Job:
     target: targets_mod.Target
-    request: CompileRequest | CallRequest | None
+    request: CallRequest | None
     failure: TargetFailure | None = None
 
 
-def _run_jobs(jobs: Sequence[_Job], function: str, timeout: float, cache: ReportCache | None,
-              pythonpath: tuple[str, ...] | None, progress: Callable[[str], None] | None,
-              stop_on: frozenset[str] = frozenset()) -> tuple[list[Report], list[TargetFailure], bool]:
-    """Compile each job (cache first).
-
-    :return: ``(reports, failures, stopped)``; ``stopped`` when the first
-        target failed with a kind in ``stop_on`` and the rest was not tried.
-    """
+def _run_calls(jobs: Sequence[_Job], function: str, timeout: float, pythonpath: tuple[str, ...] | None,
+               ) -> tuple[list[Report], list[TargetFailure]]:
+    """Compile each function object (its worker looks the cache up, by what the function lowers to)."""
     reports: list[Report] = []
     failures: list[TargetFailure] = []
-    for i, job in enumerate(jobs):
+    for job in jobs:
         if job.failure is not None or job.request is None:
             failures.append(job.failure or TargetFailure(job.target.name, function, "trace", "not lowered"))
             continue
-        # a CallRequest is looked up by the worker, from what the function lowers to
-        key = job.request.cache_key() if isinstance(job.request, CompileRequest) else ""
-        report = cache.get(key) if cache is not None and key else None
-        if report is not None:
-            if progress:
-                progress(f"{function} for {job.target.name}: from the cache")
-            reports.append(report)
-            continue
-        if progress:
-            progress(f"compiling {function} for {job.target.name}...")
         outcome = _get_worker(pythonpath).compile(job.request, timeout)
         if outcome.report is not None:
-            if progress:
-                progress(f"compiled {function} for {job.target.name} in {outcome.seconds:.2f} s")
-            if cache is not None and key and is_deterministic(outcome.report):
-                cache.put(key, outcome.report)
             reports.append(outcome.report)
-            continue
-        assert outcome.failure is not None
-        f = outcome.failure
-        failure = TargetFailure(job.target.name, function, f.kind, f.message, f.line)
-        if progress:
-            progress(f"failed: {failure.describe()}")
-        if i == 0 and f.kind in stop_on:
-            return reports, [failure], True
-        failures.append(failure)
-    return reports, failures, False
+        else:
+            assert outcome.failure is not None
+            failures.append(dataclasses.replace(outcome.failure, function=function))
+    return reports, failures
 
 
 def _finish(reports: list[Report], failures: list[TargetFailure], targets: Sequence[targets_mod.Target],
@@ -344,49 +296,51 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
-    reports = _compile_source(source, function, args, targets=targets, static=static, xla_flags=xla_flags,
-                              timeout=timeout, source_name=source_name, show=show, cache_dir=cache_dir,
-                              pythonpath=pythonpath, donate=donate, mesh=mesh)
+    example = parse_example(source, {
+        "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
+        "donate": donate, "timeout": timeout}, spell=PYTHON, source_name=source_name)
+    reports = compile_example(example, resolve_targets(targets), _show(show), cache_dir=cache_dir,
+                              pythonpath=pythonpath)
     return _raise_if_empty(reports)
 
 
-def _compile_source(source: str, function: str | None, args: str | ArgSpecs, *,
-                    targets: str | Sequence[str] | None, static: str | Mapping[str, Any] | None,
-                    xla_flags: str | Mapping[str, Any] | None, timeout: float, source_name: str,
-                    show: Sequence[str] | str | None, cache_dir: str | os.PathLike[str] | None,
-                    pythonpath: Sequence[str] = (), progress: Callable[[str], None] | None = None,
-                    donate: str | Sequence[str] = (), mesh: Any = None) -> Reports:
-    """:func:`analyze_source` without raising when no target produced a report."""
-    specs = parse_args(args) if isinstance(args, str) else args
-    mesh_spec = mesh_spec_of(mesh)
-    problems = sharding_problems(specs, mesh_spec)
-    if problems:
-        raise ValueError(problems[0])
-    target_list = resolve_targets(targets)
-    pairs, _values = _static_pairs(static)
-    if pairs is None:  # a Mapping with non-literal values
-        raise ValueError("static: values must be Python literals to be compiled from source")
-    if timeout <= 0:
-        raise ValueError("timeout must be positive")
-    parts = _show(show)
-    extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
-    flags = _xla_flags(xla_flags)
-    versions = installed_versions()
-    donated = tuple(d.strip() for d in (donate.split(",") if isinstance(donate, str) else donate) if d.strip())
-    for item in donated:
-        if not (item.isidentifier() or item.isdigit()):
-            raise ValueError(f"donate: {item!r} is neither an argument name nor a position")
-    jobs = [_Job(t, CompileRequest(source=source, function=function or "", specs=specs, target=t.name,
-                                   static=pairs, xla_flags=flags, extras=extras, source_name=source_name,
-                                   target_fingerprint=t.fingerprint(), versions=versions, donate=donated,
-                                   mesh=mesh_spec), _mesh_failure(t, mesh_spec, function or "(default function)"))
-            for t in target_list]
-    name = function or "(default function)"
-    reports, failures, _ = _run_jobs(jobs, name, timeout, _cache(cache_dir), _python_path(pythonpath), progress)
-    name = next((r.function for r in reports), name)
-    failures = [dataclasses.replace(f, function=name) for f in failures]
-    return Reports(reports, failures=failures, function=name, args=str(specs), show=parts, compiled_via="source",
-                   targets=[t.name for t in target_list])
+def compile_example(example: Example, targets: Sequence[targets_mod.Target], show: Sequence[str], *,
+                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
+                    progress: Callable[[str], None] | None = None) -> Reports:
+    """Compile ``example`` for ``targets`` through the pipeline (the cache
+    first), in this process's compile worker: what :func:`analyze_source` and
+    the command line do.  Does not raise when no target produced a report."""
+    path = _python_path(pythonpath)
+
+    def compile_batch(batch: Sequence[tuple[CompileRequest, Limits]]) -> list[Outcome]:
+        outcomes = []
+        for request, limits in batch:
+            what = describe(request)
+            if progress:
+                progress(f"compiling {what}...")
+            outcome = _get_worker(path).compile_within(request, limits, what)
+            if progress:
+                progress(f"compiled {what} in {outcome.seconds:.2f} s" if outcome.report is not None
+                         else f"failed: {outcome.failure.describe() if outcome.failure else what}")
+            outcomes.append(outcome)
+        return outcomes
+
+    build = Build(Settings(), Warnings(), compile_batch, cache=_cache(cache_dir))
+    by_function = plan(build, example, list(targets), list(show))
+    jobs = [job for group in by_function for job in group]
+    misses = look_up(build, example, jobs)
+    if progress:
+        for job in jobs:
+            if job.origin == "cache":
+                progress(f"{describe(job.request)}: from the cache")
+    compile_misses(build, example, by_function, misses)
+    results = [job.result for job in jobs]
+    name = next((r.report.function for r in results if r.report is not None),
+                example.functions[0] or "(default function)")
+    reports = [r.report for r in results if r.report is not None]
+    failures = [dataclasses.replace(r.failure, function=name) for r in results if r.failure is not None]
+    return Reports(reports, failures=failures, function=name, args=str(example.specs), show=list(show),
+                   compiled_via="source", targets=[t.name for t in targets])
 
 
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
@@ -466,9 +420,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         raise ValueError("timeout must be positive")
     _check_collisions(fn, locals())
     target_list = resolve_targets(targets)
-    pairs, static_values = _static_pairs(static)
-    del pairs  # the values travel pickled: any Python value will do
-    flags = _xla_flags(xla_flags)
+    static_values = _static_values(static)
+    flags = tuple(sorted(dict(parse_xla_flags(xla_flags, PYTHON)).items()))
     parts = _show(show)
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
@@ -500,7 +453,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     jobs = [_Job(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
                                 source_name=source_name, source=source, cache_dir=cache),
                  _mesh_failure(t, call.mesh, name)) for t in target_list]
-    reports, failures, _ = _run_jobs(jobs, name, timeout, None, path, None)
+    reports, failures = _run_calls(jobs, name, timeout, path)
     described, dropped = describe_arguments(call)
     notes = []
     if dropped and all(t.device_count == 1 for t in target_list):

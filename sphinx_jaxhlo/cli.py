@@ -26,10 +26,9 @@ from typing import Any, NoReturn
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.example import COMMAND_LINE, OptionProblem, parse_example, parse_show
 from sphinx_jaxhlo.core.request import SHOW_PARTS
-from sphinx_jaxhlo.core.specs import SpecError, parse_args, parse_mesh, sharding_problems
 from sphinx_jaxhlo.core.version import __version__
-from sphinx_jaxhlo.core.view_options import parse_assignments
 
 #: Failure kinds that mean the input was wrong (exit 2), not the compile.
 BAD_INPUT_KINDS = frozenset({"function", "syntax", "empty", "args", "option", "example"})
@@ -224,16 +223,6 @@ def _top_level_names(tree: ast.Module) -> set[str] | None:
     return names
 
 
-def _assignments(values: Sequence[str], what: str) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for value in values:
-        try:
-            pairs += parse_assignments(value, what)
-        except ValueError as exc:
-            raise _UsageError(str(exc)) from None
-    return pairs
-
-
 def _expect_options(ns: argparse.Namespace) -> dict[str, str]:
     options = {}
     for option in exp.OPTIONS:
@@ -279,12 +268,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
-    from sphinx_jaxhlo.api import _compile_source, _show, default_cache_dir
+    from sphinx_jaxhlo.api import compile_example, default_cache_dir, resolve_targets
+    from sphinx_jaxhlo.reports import REPORTS_SHOW
 
     try:
-        show = _show(ns.show)
-    except ValueError as exc:
-        raise _UsageError(f"--show: {str(exc).removeprefix('show: ')}") from None
+        parts = parse_show(ns.show, COMMAND_LINE)
+    except OptionProblem as exc:
+        raise _UsageError(exc.message) from None
+    show = list(parts) if parts is not None else list(REPORTS_SHOW)
     if ns.timeout is not None and not ns.timeout > 0:
         raise _UsageError(f"--timeout: {ns.timeout:g} is not a positive number of seconds")
     expect = _expect_options(ns)
@@ -312,29 +303,12 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
         if not function and not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in tree.body):
             raise _UsageError(f"{path} has no top-level def: name the function, FILE.py:FUNCTION")
         try:
-            specs = parse_args(ns.args)
-        except SpecError as exc:
-            raise _UsageError(f"--args: {exc}") from None
-        try:
-            mesh = parse_mesh(ns.mesh) if ns.mesh is not None else None
-        except SpecError as exc:
-            raise _UsageError(f"--mesh: {exc}") from None
-        problems = sharding_problems(specs, mesh)
-        if problems:
-            raise _UsageError(f"--args: {problems[0]}")
-        static = _assignments(ns.static, "--static")
-        for key, value in static:
-            try:
-                ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                raise _UsageError(f"--static: {key}={value} is not a Python literal") from None
-        flags = _assignments(ns.xla_flags, "--xla-flags")
-        donate = [d.strip() for item in ns.donate for d in item.split(",") if d.strip()]
-        for item in donate:
-            if not (item.isidentifier() or item.isdigit()):
-                raise _UsageError(f"--donate: {item!r} is neither an argument name nor a position")
-        from sphinx_jaxhlo.api import resolve_targets
-
+            example = parse_example(source, {
+                "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
+                "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
+                "timeout": ns.timeout or 120.0}, spell=COMMAND_LINE, source_name=os.path.basename(path))
+        except OptionProblem as exc:
+            raise _UsageError(exc.message) from None
         try:
             targets = resolve_targets(ns.targets)
         except ValueError as exc:
@@ -342,11 +316,8 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
         cache_dir = None if ns.no_cache else (ns.cache_dir or default_cache_dir())
         progress = (lambda line: print(line, file=sys.stderr)) if sys.stderr.isatty() and not ns.json else None
         folder = os.path.dirname(os.path.abspath(path))
-        reports = _compile_source(
-            source, function or None, specs, targets=[t.name for t in targets],
-            static=", ".join(f"{k}={v}" for k, v in static) or None,
-            xla_flags=dict(flags), timeout=ns.timeout or 120.0, source_name=os.path.basename(path), show=show,
-            cache_dir=cache_dir, pythonpath=[folder], progress=progress, donate=tuple(donate), mesh=mesh)
+        reports = compile_example(example, targets, show, cache_dir=cache_dir, pythonpath=[folder],
+                                  progress=progress)
 
     bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
     try:

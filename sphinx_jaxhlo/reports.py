@@ -15,12 +15,14 @@ from typing import Any, overload
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report, TargetFailure
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW
 
-__all__ = ["DEFAULT_SHOW", "AnalysisError", "Reports"]
+__all__ = ["REPORTS_SHOW", "AnalysisError", "Reports"]
 
-#: Parts :class:`Reports` shows unless told otherwise (``source`` is left out:
-#: a notebook cell or a test already shows it).
-DEFAULT_SHOW: tuple[str, ...] = ("summary", "memory", "hlo")
+#: Parts :class:`Reports` shows unless told otherwise: the directive's
+#: :data:`~sphinx_jaxhlo.core.request.DEFAULT_SHOW` without the source (the
+#: caller has the code already: a notebook cell, a test, a file on the command line).
+REPORTS_SHOW: tuple[str, ...] = tuple(p for p in DEFAULT_SHOW if p != "source")
 
 #: Parts ``str()`` shows by default (the module texts are long).
 _SHORT_PARTS = ("summary", "memory", "cost")
@@ -67,7 +69,7 @@ class Reports(Sequence[Report]):
     """
 
     def __init__(self, reports: Iterable[Report] = (), *, failures: Iterable[TargetFailure] = (),
-                 function: str = "", args: str = "", show: Sequence[str] = DEFAULT_SHOW,
+                 function: str = "", args: str = "", show: Sequence[str] = REPORTS_SHOW,
                  compiled_via: str = "", notes: Iterable[str] = (), targets: Sequence[str] | None = None) -> None:
         self._reports = list(reports)
         self.failures: list[TargetFailure] = list(failures)
@@ -206,7 +208,7 @@ class Reports(Sequence[Report]):
             raise ValueError(f"malformed failure: {exc}") from exc
         return cls([Report.from_dict(r) for r in data["reports"]], failures=failures,
                    function=str(data.get("function", "")), args=str(data.get("args", "")),
-                   show=list(data.get("show") or DEFAULT_SHOW), compiled_via=str(data.get("compiled_via", "")),
+                   show=list(data.get("show") or REPORTS_SHOW), compiled_via=str(data.get("compiled_via", "")),
                    notes=list(data.get("notes") or []), targets=list(data.get("targets") or []))
 
     @classmethod

@@ -23,7 +23,7 @@ BUILD = """
 import json, sys
 from sphinx.cmd.build import build_main
 rc = build_main(sys.argv[1:])
-from sphinx_jaxhlo.pipeline.run import report_records  # noqa
+from sphinx_jaxhlo.sphinxext.documents import process_document  # noqa
 import sphinx_jaxhlo.sphinxext.extension  # noqa
 print("JAXHLO-RESULT " + json.dumps({"rc": rc, "jax_imported": "jax" in sys.modules}))
 """

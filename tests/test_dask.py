@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sphinx_jaxhlo.compiler.executors import DaskExecutor
-from sphinx_jaxhlo.pipeline import schedule
+from sphinx_jaxhlo.sphinxext.state import build_state, document_data
 
 distributed = pytest.importorskip("distributed")
 
@@ -33,10 +33,11 @@ def test_a_cluster_build_gives_the_pages_of_a_local_build(make_app: Any, rootdir
             app = make_app("html", srcdir=src, freshenv=True, confoverrides=overrides)
             app.build()
             assert "jax-hlo:" not in app.warning.getvalue(), app.warning.getvalue()
-            records = [r for recs in app.env.jaxhlo_records.values() for r in recs]
+            records = document_data(app.env).all_records()
             assert len(records) == 6 and all(r.origin == "compiled" and r.prefetched for r in records)
-            assert schedule.LAST is not None
-            assert isinstance(schedule.LAST.executor, DaskExecutor) == (executor is not None)
+            last = build_state(app).last_scheduler
+            assert last is not None
+            assert isinstance(last.executor, DaskExecutor) == (executor is not None)
             # the cache is filled where jaxhlo_cache_dir says, whichever machine compiled
             assert len(list((tmp_path / how / "cache").glob("??/*.json"))) == 6
             outputs[how] = _pages(Path(app.outdir))
@@ -46,7 +47,7 @@ def test_a_cluster_build_gives_the_pages_of_a_local_build(make_app: Any, rootdir
 
 
 def test_executor_settings_are_checked() -> None:
-    from sphinx_jaxhlo.compiler.executors import executor_problem
+    from sphinx_jaxhlo.core.settings import executor_problem
 
     assert executor_problem("dask://scheduler:8786") is None
     assert executor_problem(None) is None

@@ -19,9 +19,9 @@ def build(app: Any) -> tuple[BeautifulSoup, str]:
 
 
 def records(app: Any) -> list[Any]:
-    from sphinx_jaxhlo.pipeline.run import report_records
+    from sphinx_jaxhlo.sphinxext.state import document_data
 
-    return report_records(app.env)
+    return document_data(app.env).all_records()
 
 
 @pytest.fixture

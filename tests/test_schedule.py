@@ -20,6 +20,7 @@ from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.specs import parse_args
 from sphinx_jaxhlo.pipeline import schedule
 from sphinx_jaxhlo.pipeline.scan import find_examples
+from sphinx_jaxhlo.sphinxext.state import build_state, document_data
 
 #: (document, function) of every compile the test root asks for.
 EXPECTED = {("first", "first"), ("second", "second"), ("third", "third"), ("third", "one"), ("third", "two"),
@@ -27,7 +28,7 @@ EXPECTED = {("first", "first"), ("second", "second"), ("third", "third"), ("thir
 
 
 def _records(app: Any) -> list[Any]:
-    return [r for recs in app.env.jaxhlo_records.values() for r in recs]
+    return document_data(app.env).all_records()
 
 
 def _watch_documents(app: Any) -> dict[str, float]:
@@ -49,9 +50,10 @@ def _app(make_app: Any, rootdir: Path, tmp_path: Path, **kwargs: Any) -> Any:
     return make_app("html", srcdir=src, freshenv=True, confoverrides=overrides, **kwargs)
 
 
-def _last_events() -> list[schedule.Event]:
-    assert schedule.LAST is not None, "the build forecast no compile"
-    return schedule.LAST.events
+def _last_events(app: Any) -> list[schedule.Event]:
+    last = build_state(app).last_scheduler
+    assert last is not None, "the build forecast no compile"
+    return last.events
 
 
 def test_compiles_start_before_their_page_and_overlap(make_app: Any, rootdir: Path, tmp_path: Path) -> None:
@@ -63,7 +65,7 @@ def test_compiles_start_before_their_page_and_overlap(make_app: Any, rootdir: Pa
     # every compile was forecast (reST, MyST with either fence and YAML options, a
     # file argument, an example nested in another directive): none was left to its page
     assert all(r.origin == "compiled" and r.prefetched for r in records), records
-    events = _last_events()
+    events = _last_events(app)
     assert sorted(Counter(e.key for e in events).values()) == [1] * len(records)
     # the two lanes compiled at once
     assert any(a.start < b.end and b.start < a.end for a in events for b in events if a is not b)
@@ -82,7 +84,7 @@ def test_parallel_readers_neither_repeat_nor_lose_compiles(make_app: Any, rootdi
     assert {(r.docname, r.function) for r in records} == EXPECTED
     # the forked readers took every result from the scheduler of the main process
     assert all(r.origin == "compiled" and r.prefetched for r in records), records
-    events = _last_events()
+    events = _last_events(app)
     assert len(events) == len(records) == len({e.key for e in events})
     html = (Path(app.outdir) / "third.html").read_text(encoding="utf-8")
     assert html.count('class="jaxhlo') >= 2
@@ -102,11 +104,10 @@ def test_nothing_compiles_where_snapshots_answer(make_app: Any, rootdir: Path, t
     first = _app(make_app, rootdir, tmp_path, confoverrides=overrides)
     first.build()
     assert all(r.prefetched for r in _records(first))
-    schedule.LAST = None
     second = _app(make_app, rootdir, tmp_path, confoverrides=overrides)
     second.build()
     assert {r.origin for r in _records(second)} == {"snapshot"}
-    assert schedule.LAST is None  # the forecast found nothing to compile
+    assert build_state(second).last_scheduler is None  # the forecast found nothing to compile
 
 
 def test_forecast_reads_directives_as_the_parsers_do() -> None:

@@ -42,16 +42,16 @@ OTHER = """Other
 #: Makes every example of the build an internal error while the file it names exists.
 FAULT = """
 import os
-import sphinx_jaxhlo.pipeline.run as _examples
+import sphinx_jaxhlo.sphinxext.documents as _documents
 
-_real = _examples.process_example
+_real = _documents.process
 
-def _faulty(app, node, state):
+def _faulty(build, example):
     if os.path.exists({marker!r}):
         raise RuntimeError("injected fault")
-    return _real(app, node, state)
+    return _real(build, example)
 
-_examples.process_example = _faulty
+_documents.process = _faulty
 """
 
 

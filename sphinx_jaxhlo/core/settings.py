@@ -1,18 +1,30 @@
-"""Every ``jaxhlo_*`` setting: its type, default and help, in one place.
+"""Every ``jaxhlo_*`` setting: its type, default, check and help, in one place,
+and :class:`Settings`, the value a build reads them into once.
 
-:func:`sphinx_jaxhlo.sphinxext.extension.setup` registers these, the config handler
-validates them (a bad value warns ``jaxhlo.config`` and falls back to the
-default), and the docs' configuration reference is generated from
-:data:`SETTINGS`, so the three cannot drift apart.
+The Sphinx extension registers :data:`SETTINGS`, checks each value with its
+own :meth:`Setting.problem` (a bad value warns ``jaxhlo.config`` and falls back
+to the default), and hands the pipeline one :class:`Settings`; the docs'
+configuration reference is generated from :data:`SETTINGS`, so the three
+cannot drift apart.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
+
+#: The snapshot modes (see the Snapshots page) and the variable that overrides the setting.
+SNAPSHOT_MODES = ("update", "refresh", "use", "check")
+#: The modes that write snapshots.
+WRITING_MODES = ("update", "refresh")
+MODE_VARIABLE = "JAXHLO_SNAPSHOT_MODE"
+#: ``jaxhlo_executor``: the address of a Dask scheduler.
+DASK_SCHEME = "dask://"
 
 
 @dataclass(frozen=True)
@@ -23,6 +35,53 @@ class Setting:
     help: str
     #: Sphinx's "rebuild" value: which environments a change invalidates.
     rebuild: str = "env"
+    #: Why a value of the right type cannot be used, or ``None``.
+    check: Callable[[Any], str | None] | None = None
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not acceptable for this setting, or ``None``."""
+        if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in self.types):
+            names = " or ".join(t.__name__ if t is not type(None) else "None" for t in self.types)
+            return f"{self.name} must be {names}, not {type(value).__name__}"
+        return self.check(value) if self.check is not None else None
+
+
+def _positive(name: str) -> Callable[[Any], str | None]:
+    return lambda value: f"{name} must be positive" if isinstance(value, (int, float)) and value <= 0 else None
+
+
+def _one_of(name: str, choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}"
+
+    return check
+
+
+def _view(setting: str) -> Callable[[Any], str | None]:
+    """The check of a view setting: the parser of the directive option of the same name."""
+    parser = next(p for s, p in VIEW_OPTIONS.values() if s == setting)
+
+    def check(value: Any) -> str | None:
+        try:
+            parser(value)
+        except ValueError as exc:
+            return f"{setting}: {exc}"
+        return None
+
+    return check
+
+
+def executor_problem(value: Any) -> str | None:
+    """Why a ``jaxhlo_executor`` value cannot be used, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.startswith(DASK_SCHEME) and len(value) > len(DASK_SCHEME):
+            return None
+        return f"jaxhlo_executor must be None, 'dask://host:port' or a distributed.Client, not {value!r}"
+    if callable(getattr(value, "submit", None)) and callable(getattr(value, "scheduler_info", None)):
+        return None
+    return f"jaxhlo_executor must be None, 'dask://host:port' or a distributed.Client, not a {type(value).__name__}"
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -39,12 +98,14 @@ SETTINGS: tuple[Setting, ...] = (
             "``:timeout:`` overrides it. ``None`` (the default): a limit per target, 60 s for the CPU, 90 s for a "
             "GPU, 300 s for a TPU, or four times what the same example took the last time the cache saw it compile, "
             "if that is longer; a compile that runs past it is tried once more with three times the limit before "
-            "it is reported. A number set here (or ``:timeout:``) is the limit, with no retry."),
+            "it is reported. A number set here (or ``:timeout:``) is the limit, with no retry.",
+            check=_positive("jaxhlo_timeout")),
     Setting("jaxhlo_workers", None, (int, type(None)),
             "Compile workers of the build. Every example's compiles go to one pool as soon as the build starts "
             "(before Sphinx reads the documents, whatever ``-j``), longest first. ``None``: as many as the machine "
             "holds: one per CPU core, at most one per 0.5 GB of available memory (a worker with the TPU compiler "
-            "loaded holds about that).", rebuild=""),
+            "loaded holds about that).", rebuild="",
+            check=_positive("jaxhlo_workers")),
     Setting("jaxhlo_cache", True, (bool,),
             "Whether reports and each example's rendered HTML are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
@@ -73,28 +134,34 @@ SETTINGS: tuple[Setting, ...] = (
             "their snapshots; ``use`` compiles nothing and shows every target from its snapshot (a docs host "
             "without the GPU/TPU compilers, or without jax); ``check`` compiles everything and warns "
             "``jaxhlo.snapshot`` where a snapshot is missing, stale or differs (CI). The environment variable "
-            "``JAXHLO_SNAPSHOT_MODE`` overrides it."),
+            "``JAXHLO_SNAPSHOT_MODE`` overrides it.",
+            check=_one_of("jaxhlo_snapshot_mode", SNAPSHOT_MODES)),
     Setting("jaxhlo_drift_tolerance", 0.05, (int, float),
             "When a fresh report differs from the one stored before it (a snapshot, or the cache's last report "
             "of the example, made by another toolchain), how far temp memory may move, as a fraction of the "
-            "larger of the two figures, before ``jaxhlo.drift`` warns; a change of verdict always warns."),
+            "larger of the two figures, before ``jaxhlo.drift`` warns; a change of verdict always warns.",
+            check=lambda value: "jaxhlo_drift_tolerance must be 0 or more" if value < 0 else None),
     # -- how examples are shown (sphinx_jaxhlo.render.rows); each has a directive option of the same name
     Setting("jaxhlo_table_rows", 8, (int, str, type(None)),
             "Rows each detail table (fusions, materialized buffers, reductions) shows, largest first; the "
             "rest are counted (\"4 more, 14 in total\"). Scalars, loop and branch instructions, copies of "
             "arguments and reductions the compiler added are left out unless it is ``'all'`` (or ``None``), "
-            "which lists every row. An example's ``:rows:`` overrides it."),
+            "which lists every row. An example's ``:rows:`` overrides it.",
+            check=_view("jaxhlo_table_rows")),
     Setting("jaxhlo_problem_min_size", "1MiB", (int, str),
             "Stored data smaller than this (bytes, or a size such as ``'1MiB'``) is never shown as a problem: "
-            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it."),
+            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it.",
+            check=_view("jaxhlo_problem_min_size")),
     Setting("jaxhlo_problem_io_factor", 1.0, (int, float),
             "Stored data is shown as a problem (red) only when it is at least this many times the program's "
             "arguments and outputs together (and at least ``jaxhlo_problem_min_size``). "
-            "An example's ``:problem-io-factor:`` overrides it."),
+            "An example's ``:problem-io-factor:`` overrides it.",
+            check=_view("jaxhlo_problem_io_factor")),
     Setting("jaxhlo_chart_scale", "auto", (str,),
             "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
             "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
-            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
+            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it.",
+            check=_view("jaxhlo_chart_scale")),
     Setting("jaxhlo_chunk_budget", "64MiB", (int, str),
             "When a reduction reads a stored intermediate larger than this (bytes, or a size such as "
             "``'64MiB'``) and the report can prove a chunking of an argument's axis "
@@ -103,7 +170,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Kinds of findings each example reports in its target panels: any of ``memory`` (the largest "
             "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "
             "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
-            "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it."),
+            "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it.",
+            check=_view("jaxhlo_findings")),
     # -- where compiles run (sphinx_jaxhlo.compiler.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "
@@ -112,42 +180,62 @@ SETTINGS: tuple[Setting, ...] = (
             "worker, with the GPU/TPU compilers its targets need). Each request goes out as data (source, argument "
             "specs, target, options) and comes back as a report; every Dask worker compiles in its own compile "
             "worker process, with the same timeouts; the cache stays where ``jaxhlo_cache_dir`` says.",
-            rebuild=""),
+            rebuild="",
+            check=executor_problem),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
 
 
 def validate(name: str, value: Any) -> str | None:
-    """Return why ``value`` is not acceptable for setting ``name``, or ``None``."""
-    setting = BY_NAME[name]
-    if not isinstance(value, setting.types) or (isinstance(value, bool) and bool not in setting.types):
-        names = " or ".join(t.__name__ if t is not type(None) else "None" for t in setting.types)
-        return f"{name} must be {names}, not {type(value).__name__}"
-    if name in ("jaxhlo_timeout", "jaxhlo_workers") and isinstance(value, (int, float)) and value <= 0:
-        return f"{name} must be positive"
-    if name == "jaxhlo_executor":
-        from sphinx_jaxhlo.compiler.executors import executor_problem
+    """Why ``value`` is not acceptable for setting ``name``, or ``None``."""
+    return BY_NAME[name].problem(value)
 
-        return executor_problem(value)
-    if name == "jaxhlo_snapshot_mode":
-        from sphinx_jaxhlo.store.snapshots import MODES
 
-        if value not in MODES:
-            return f"{name} must be one of {', '.join(map(repr, MODES))}, not {value!r}"
-    if name == "jaxhlo_drift_tolerance" and value < 0:
-        return f"{name} must be 0 or more"
-    parser = _VIEW_PARSERS.get(name)
-    if parser is not None:
+class Settings:
+    """The ``jaxhlo_*`` values of one build, read once (``settings.timeout`` is
+    ``jaxhlo_timeout``); what the pipeline reads instead of Sphinx's config.
+    A setting not given has its default."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        given = dict(values or {})
+        unknown = set(given) - set(BY_NAME)
+        if unknown:
+            raise KeyError(f"not jaxhlo settings: {', '.join(sorted(unknown))}")
+        self._values = {s.name: given[s.name] if s.name in given else copy.deepcopy(s.default) for s in SETTINGS}
+
+    @classmethod
+    def from_config(cls, config: Any) -> Settings:
+        """From Sphinx's config (or any object with the settings as attributes)."""
+        return cls({s.name: getattr(config, s.name) for s in SETTINGS})
+
+    def __getattr__(self, name: str) -> Any:
+        """``settings.timeout``, or by the setting's full name, ``settings.jaxhlo_timeout``."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        full = name if name.startswith("jaxhlo_") else "jaxhlo_" + name
         try:
-            parser(value)
-        except ValueError as exc:
-            return f"{name}: {exc}"
-    return None
+            return self._values[full]
+        except KeyError:
+            raise AttributeError(f"no setting {full}") from None
 
+    def __getstate__(self) -> dict[str, Any]:
+        return self._values
 
-#: The view settings' parsers (they also parse the directive's options of the same names).
-_VIEW_PARSERS = {setting: parser for setting, parser in VIEW_OPTIONS.values()}
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._values = state
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and self._values == other._values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Settings({self._values!r})"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (short names: ``timeout=30``)."""
+        return Settings({**self._values, **{f"jaxhlo_{k}": v for k, v in changes.items()}})
 
 
 def as_list(value: Any) -> list[str]:

@@ -4,8 +4,8 @@ Before Sphinx reads the documents of a build (``env-before-read-docs``), the
 extension forecasts the compiles they will ask for: it finds the ``jax-hlo``
 directives in their text (:mod:`sphinx_jaxhlo.pipeline.scan`), turns each into its
 compile requests with the same code the example's own processing uses
-(:func:`sphinx_jaxhlo.sphinxext.directive.example_fields`,
-:func:`sphinx_jaxhlo.pipeline.run.plan`), drops those a snapshot or the cache
+(:func:`sphinx_jaxhlo.core.example.parse_example`,
+:func:`sphinx_jaxhlo.pipeline.forecast.forecast`), drops those a snapshot or the cache
 answers, and hands the rest to one :class:`Scheduler` for the whole build:
 its lanes (one per compile worker, ``jaxhlo_workers``) take the longest
 compiles first (the cache records how long each example took before) and
@@ -38,19 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sphinx.util import logging
-
-from sphinx_jaxhlo.compiler.client import Limits, Outcome, failure_of, get_pool
-from sphinx_jaxhlo.compiler.executors import DaskExecutor, Executor, LocalExecutor
-from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
+from sphinx_jaxhlo.compiler.client import Limits, Outcome, failure_of
+from sphinx_jaxhlo.compiler.executors import Executor
+from sphinx_jaxhlo.pipeline.build import store_outcome
+from sphinx_jaxhlo.store.cache import ReportCache
 
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
-    from sphinx.environment import BuildEnvironment
-
     from sphinx_jaxhlo.core.request import CompileRequest
 
-logger = logging.getLogger(__name__)
 
 #: Seconds a compile is expected to take when the cache has no record of it,
 #: per target platform (the first ordering; the build's own means replace
@@ -208,11 +203,7 @@ class Scheduler:
             except Exception:
                 pass
             return
-        report = outcome.report
-        if self.cache is not None and report is not None:
-            if is_deterministic(report):
-                self.cache.put(item.key, report)
-            self.cache.put_compile_seconds(item.identity, outcome.seconds)
+        store_outcome(self.cache, item.key, item.identity, outcome)
         if self.folder is not None:
             path = self.folder / f"{item.key}.json"
             tmp = path.with_suffix(".tmp")
@@ -277,172 +268,3 @@ class Scheduler:
         self.executor.close()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
-
-
-#: The scheduler of the build in progress.
-_current: Scheduler | None = None
-#: The scheduler of the last build that had one (its events, for tests and benchmarks).
-LAST: Scheduler | None = None
-
-
-def current() -> Scheduler | None:
-    return _current
-
-
-def forecast(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> list[Planned]:
-    """The compiles the documents about to be read will ask for, and that no
-    snapshot or cache entry answers."""
-    from sphinx_jaxhlo.core import expectations as exp
-    from sphinx_jaxhlo.core import targets as targets_mod
-    from sphinx_jaxhlo.core.request import DEFAULT_SHOW
-    from sphinx_jaxhlo.core.settings import as_list
-    from sphinx_jaxhlo.pipeline.run import (
-        Context,
-        cache_for,
-        plan,
-        snapshot_answers,
-        snapshot_root,
-        target_names,
-        timeout_limits,
-    )
-    from sphinx_jaxhlo.pipeline.scan import find_examples
-    from sphinx_jaxhlo.render.nodes import jaxhlo_block
-    from sphinx_jaxhlo.sphinxext.directive import (
-        OptionProblem,
-        chunk_variants,
-        example_fields,
-        jaxhlo_example,
-        read_example_file,
-    )
-    from sphinx_jaxhlo.store import snapshots
-
-    cache = cache_for(app)
-    root = snapshot_root(app)
-    mode = app.config.jaxhlo_snapshot_mode
-    if root is not None and mode == "use":
-        return []  # nothing compiles
-    out: list[Planned] = []
-    for docname in docnames:
-        path = Path(env.doc2path(docname))
-        kind = app.config.source_suffix.get(path.suffix, "")
-        if path.suffix == ".ipynb":
-            continue
-        markdown = kind != "restructuredtext" and path.suffix != ".rst"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        for ordinal, found in enumerate(find_examples(text, markdown), 1):
-            if found.argument:
-                source, source_name, file_path = read_example_file(env, found.argument, docname)
-                if source is None:
-                    continue
-            else:
-                source, source_name, file_path = found.content, "example.py", ""
-            try:
-                fields = example_fields(found.options)
-                if fields["chunk_option"] is not None:  # the variants compile too, as the directive adds them
-                    source, fields["functions"], fields["chunk"] = chunk_variants(
-                        source, fields["functions"], fields["chunk_option"])
-            except (OptionProblem, ValueError, SyntaxError):
-                continue
-            node = jaxhlo_example()
-            for key, value in {"source_text": source, "source_name": source_name, "file_path": file_path,
-                               "first_line": 0, **fields, "docname": docname, "lineno": found.line,
-                               "ordinal": ordinal}.items():
-                node[key] = value
-            block = jaxhlo_block()
-            if found.options.get("name"):
-                from docutils.nodes import fully_normalize_name
-
-                block["names"].append(fully_normalize_name(found.options["name"]))
-            block += node
-            ctx = Context(app, node, (docname, found.line), exp.Expectations([]), cache, root, mode,
-                          float(app.config.jaxhlo_drift_tolerance), node["timeout"] or app.config.jaxhlo_timeout)
-            targets = []
-            for name in target_names(ctx):
-                try:
-                    target = targets_mod.get_target(name)
-                except targets_mod.UnknownTargetError:
-                    continue
-                if target not in targets:
-                    targets.append(target)
-            show = node["show"] or as_list(app.config.jaxhlo_show) or list(DEFAULT_SHOW)
-            for group in plan(ctx, targets, show):
-                for job in group:
-                    if not job.target.available():
-                        continue
-                    if job.slot is not None and snapshot_answers(ctx, job):
-                        continue
-                    if cache is not None and cache.has(job.key):
-                        continue
-                    identity = snapshots.identity_key(job.identity)
-                    observed = cache.compile_seconds(identity) if cache is not None else None
-                    out.append(Planned(
-                        job.key, job.request, timeout_limits(ctx, job.target, observed),
-                        observed if observed is not None else PRIOR_SECONDS.get(job.target.platform, 1.0),
-                        observed is not None, identity, docname, job.target.platform))
-    if cache is not None:
-        cache.problems.clear()  # the documents' own look-ups report them, at their examples
-    return out
-
-
-def executor_for(app: Sphinx, size: int) -> Executor:
-    """The executor ``jaxhlo_executor`` names (local compile workers by default)."""
-    setting = app.config.jaxhlo_executor
-    if setting is None:
-        return LocalExecutor(get_pool(size))
-    try:
-        return DaskExecutor(setting)
-    except ImportError:
-        logger.warning("jax-hlo: jaxhlo_executor is %r but dask.distributed is not installed "
-                       "(pip install 'sphinx-jaxhlo[dask]'); compiling on this machine", setting,
-                       type="jaxhlo", subtype="config")
-    except Exception as exc:
-        logger.warning("jax-hlo: cannot reach the Dask cluster of jaxhlo_executor (%r): %s; compiling on this "
-                       "machine", setting, exc, type="jaxhlo", subtype="config")
-    return LocalExecutor(get_pool(size))
-
-
-#: ``distributed.Client`` objects given in ``conf.py``, by the address that
-#: replaces them in the configuration (a client cannot be pickled with the
-#: environment); see :func:`sphinx_jaxhlo.sphinxext.extension.check_config`.
-CLIENTS: dict[str, Any] = {}
-
-
-def remember_client(client: Any) -> str:
-    """Keep a ``distributed.Client`` of ``conf.py``; return the ``dask://``
-    address that stands for it in the configuration."""
-    address = str(getattr(getattr(client, "scheduler", None), "address", "") or f"client-{id(client)}")
-    name = "dask://" + address.split("://", 1)[-1]
-    CLIENTS[name] = client
-    return name
-
-
-def start(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    """``env-before-read-docs``: forecast the compiles and start them."""
-    global _current
-    finish()
-    from sphinx_jaxhlo.pipeline.run import cache_for, worker_count
-
-    planned = forecast(app, env, docnames)
-    if not planned:
-        return
-    scheduler = Scheduler(executor_for(app, worker_count(app)), cache_for(app), shared=app.parallel > 1)
-    scheduler.start(planned)
-    _current = scheduler
-
-
-def stop(app: Sphinx, env: BuildEnvironment) -> None:
-    """``env-updated``: every document is read; compiles nobody asked for do not start."""
-    if _current is not None and not _current.forked:
-        _current.stop()
-
-
-def finish() -> None:
-    """``build-finished`` (and the start of a build): close the scheduler."""
-    global _current, LAST
-    if _current is not None:
-        _current.close()
-        LAST = _current
-    _current = None

@@ -44,11 +44,8 @@ Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 
 from __future__ import annotations
 
-import ast
-import dataclasses
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -57,10 +54,8 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import OptionSpec
 
 from sphinx_jaxhlo.core import expectations as exp
-from sphinx_jaxhlo.core.request import SHOW_PARTS
-from sphinx_jaxhlo.core.settings import as_list
-from sphinx_jaxhlo.core.specs import SpecError, parse_args, parse_mesh, sharding_problems
-from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS, parse_assignments
+from sphinx_jaxhlo.core.example import OptionProblem, parse_example
+from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
 
 if TYPE_CHECKING:
@@ -70,7 +65,9 @@ logger = logging.getLogger(__name__)
 
 
 class jaxhlo_example(nodes.General, nodes.Element):
-    """Placeholder for one example; replaced by its rendering when the document is read."""
+    """Placeholder for one example (``node["example"]``: its
+    :class:`~sphinx_jaxhlo.core.example.Example`); replaced by its rendering
+    when the document is read."""
 
 
 def error_box(title: str, detail: str = "") -> nodes.Element:
@@ -80,123 +77,6 @@ def error_box(title: str, detail: str = "") -> nodes.Element:
     if detail:
         box += nodes.literal_block(detail, detail, language="text")
     return box
-
-
-class OptionProblem(ValueError):
-    """An option of an example that cannot be used: ``subtype`` names the warning."""
-
-    def __init__(self, subtype: str, message: str) -> None:
-        super().__init__(message)
-        self.subtype, self.message = subtype, message
-
-
-def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of an example node that its options give: what the directive
-    stores, and what the build's compile forecast (:mod:`sphinx_jaxhlo.pipeline.schedule`)
-    derives from the raw text of the same options.
-
-    :param options: option name to value (text; ``class`` may be a list).
-    :raises OptionProblem: for an option that cannot be used.
-    """
-    try:
-        specs = parse_args(options.get("args", "") or "")
-    except SpecError as exc:
-        raise OptionProblem("args", f":args: {exc}") from None
-    try:
-        mesh = parse_mesh(options["mesh"]) if options.get("mesh") is not None else None
-    except SpecError as exc:
-        raise OptionProblem("args", f":mesh: {exc}") from None
-    problems = sharding_problems(specs, mesh)
-    if problems:
-        raise OptionProblem("args", f":args: {problems[0]}")
-    try:
-        expectations = exp.parse_expectations({k: v for k, v in options.items() if k.startswith("expect-")})
-    except exp.ExpectationSyntaxError as exc:
-        raise OptionProblem("option", str(exc)) from None
-    try:
-        static = parse_assignments(options.get("static", "") or "", ":static")
-        for key, value in static:
-            try:
-                ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                raise ValueError(f":static: {key}={value} is not a Python literal") from None
-        xla_flags = parse_assignments(options.get("xla-flags", "") or "", ":xla-flags")
-        donate = as_list(options.get("donate", "") or "")
-        for item in donate:
-            if not (item.isidentifier() or item.isdigit()):
-                raise ValueError(f":donate: {item!r} is neither an argument name nor a position")
-    except ValueError as exc:
-        raise OptionProblem("option", str(exc)) from None
-    show = as_list(options["show"]) if "show" in options else None
-    unknown = [p for p in show or [] if p not in SHOW_PARTS]
-    if unknown:
-        raise OptionProblem("option", f":show: unknown part {', '.join(map(repr, unknown))} "
-                            f"(known: {', '.join(SHOW_PARTS)})")
-    timeout = None
-    if "timeout" in options:
-        try:
-            timeout = float(options["timeout"])
-            if timeout <= 0:
-                raise ValueError
-        except ValueError:
-            raise OptionProblem("option", f":timeout: {options['timeout']!r} is not a positive number of seconds") \
-                from None
-    view_options = {}
-    for name, (_, parser) in VIEW_OPTIONS.items():
-        if name in options:
-            try:
-                view_options[name] = parser(options[name])
-            except ValueError as exc:
-                raise OptionProblem("option", f":{name}: {exc}") from None
-    chunk = None
-    if options.get("chunk") is not None:
-        from sphinx_jaxhlo.compiler.chunking import parse_chunk_option
-
-        try:
-            chunk = dataclasses.asdict(parse_chunk_option(options["chunk"]))
-        except ValueError as exc:
-            raise OptionProblem("chunk", str(exc)) from None
-    return {
-        "chunk_option": chunk,
-        "functions": as_list(options.get("function")) or [""],
-        "specs": specs.to_json(),
-        "mesh": mesh.to_json() if mesh is not None else None,
-        "static": static,
-        "donate": donate,
-        "xla_flags": xla_flags,
-        "targets": as_list(options["targets"]) if "targets" in options else None,
-        "show": show,
-        "timeout": timeout,
-        "expectations": [(e.kind, e.target, e.value, e.function) for e in expectations.items],
-        "caption": options.get("caption", "") or "",
-        "view_options": view_options,
-    }
-
-
-def chunk_variants(source: str, functions: list[str],
-                   option: Mapping[str, Any]) -> tuple[str, list[str], dict[str, dict[str, Any]]]:
-    """The example with the ``:chunk:`` variant of each function appended (the
-    plain-JAX code of :func:`sphinx_jaxhlo.chunked_source`).
-
-    :return: ``(source, functions with their variants after them, variant -> what to prove)``.
-    :raises ValueError: a function the option cannot apply to.
-    """
-    from sphinx_jaxhlo.compiler.chunking import ChunkOption, add_variant, variant_name
-
-    chunk = ChunkOption(tuple(option["args"]), int(option["size"]), int(option["axis"]), str(option["combine"]))
-    if functions == [""]:
-        tree = ast.parse(source)
-        defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
-        if not defs:
-            raise ValueError(":chunk: the example defines no top-level function")
-        functions = [defs[-1]]
-    out: list[str] = []
-    checks: dict[str, dict[str, Any]] = {}
-    for function in functions:
-        source, check = add_variant(source, function, chunk)
-        out += [function, variant_name(function)]
-        checks[variant_name(function)] = check
-    return source, out, checks
 
 
 def read_example_file(env: BuildEnvironment, argument: str, docname: str) -> tuple[str | None, str, str]:
@@ -261,31 +141,19 @@ class JaxHloDirective(SphinxDirective):
         if all(not ln.strip() or ln.lstrip().startswith("#") for ln in source.splitlines()):
             return self.fail("empty", "the example has no code" + (f" ({file_path})" if file_path else ""))
         try:
-            fields = example_fields(self.options)
+            example = parse_example(
+                source, self.options, docname=self.env.docname, line=self.lineno, ordinal=ordinal,
+                source_name=source_name, first_line=first_line, file_path=file_path).with_chunk_variants()
         except OptionProblem as exc:
             return self.fail(exc.subtype, exc.message)
-        if fields["chunk_option"] is not None:
-            try:
-                source, fields["functions"], fields["chunk"] = chunk_variants(
-                    source, fields["functions"], fields["chunk_option"])
-            except (ValueError, SyntaxError) as exc:
-                return self.fail("chunk", str(exc))
 
         node = jaxhlo_example()
         node.source, node.line = self.get_source_info()
-        node["source_text"] = source
-        node["source_name"] = source_name
-        node["first_line"] = first_line
-        node["file_path"] = file_path
-        for key, value in fields.items():
-            node[key] = value
-        node["docname"] = self.env.docname
-        node["lineno"] = self.lineno
-        node["ordinal"] = ordinal
+        node["example"] = example
         block = jaxhlo_block(classes=list(self.options.get("class", [])))
         block.source, block.line = node.source, node.line
-        if node["caption"]:
-            block += nodes.caption(node["caption"], node["caption"])
+        if example.caption:
+            block += nodes.caption(example.caption, example.caption)
         block += node
         self.add_name(block)
         return [block]

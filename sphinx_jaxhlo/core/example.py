@@ -1,0 +1,309 @@
+"""The example value: what one ``jax-hlo`` directive, one call of
+:func:`sphinx_jaxhlo.analyze_source` or one ``python -m sphinx_jaxhlo`` run asks for.
+
+:func:`parse_example` builds it from options, with one set of checks and one
+set of messages for every front; a :class:`Spelling` names the options as
+the front's users write them (``:static:`` in a page, ``--static`` on the
+command line, ``static`` in Python).  Nothing here compiles, renders or
+imports Sphinx: the directive, the build's forecast, the API and the command
+line all plan from the same value (:func:`sphinx_jaxhlo.pipeline.plan.plan`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.compiler.chunking import ChunkOption, add_variant, parse_chunk_option, variant_name
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.core.settings import as_list
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS, parse_assignments
+
+__all__ = ["DEFAULT_SHOW", "SHOW_PARTS", "Example", "OptionProblem", "Spelling", "parse_example"]
+
+
+class OptionProblem(ValueError):
+    """An option of an example that cannot be used: ``subtype`` names the warning."""
+
+    def __init__(self, subtype: str, message: str) -> None:
+        super().__init__(message)
+        self.subtype, self.message = subtype, message
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a front's users write an option's name in a message: the
+    directive's ``:args:``, the command line's ``--args``, Python's ``args``."""
+
+    prefix: str = ":"
+    suffix: str = ":"
+    #: Python spells ``xla-flags`` as ``xla_flags``.
+    underscores: bool = False
+
+    def __call__(self, option: str) -> str:
+        name = option.replace("-", "_") if self.underscores else option
+        return f"{self.prefix}{name}{self.suffix}"
+
+
+DIRECTIVE = Spelling()
+COMMAND_LINE = Spelling("--", ":")
+PYTHON = Spelling("", ":", underscores=True)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example: its code, what to compile it for and how to show it.
+
+    Values are as checked by :func:`parse_example`; ``None`` for ``targets``,
+    ``show`` and ``timeout`` means "as the configuration says".
+    """
+
+    source: str
+    #: The file name the source is compiled under (the HLO's metadata names it).
+    source_name: str = "example.py"
+    #: The functions to compile; ``""`` is the module's last top-level ``def``.
+    functions: tuple[str, ...] = ("",)
+    specs: ArgSpecs = field(default_factory=lambda: ArgSpecs(()))
+    mesh: MeshSpec | None = None
+    #: Static arguments as ``(name, Python literal text)``.
+    static: tuple[tuple[str, str], ...] = ()
+    donate: tuple[str, ...] = ()
+    xla_flags: tuple[tuple[str, str], ...] = ()
+    targets: tuple[str, ...] | None = None
+    show: tuple[str, ...] | None = None
+    timeout: float | None = None
+    expectations: tuple[exp.Expectation, ...] = ()
+    #: The view options given (``rows``, ``findings``...), parsed.
+    view: tuple[tuple[str, Any], ...] = ()
+    #: ``:chunk:``, and the variants it added: ``(variant, what to prove, as JSON)``.
+    chunk: ChunkOption | None = None
+    chunk_checks: tuple[tuple[str, str], ...] = ()
+    caption: str = ""
+    #: ``:name:``: names the example's snapshot slots and its label.
+    name: str = ""
+    # -- where it is
+    docname: str = ""
+    #: The line of the directive in its document.
+    line: int = 0
+    #: The document line of the code's first line (0: the code is a file).
+    first_line: int = 0
+    #: The example's file, relative to the source folder, when it is one.
+    file_path: str = ""
+    #: Its place among its document's examples (1, 2, ...).
+    ordinal: int = 0
+
+    @property
+    def location(self) -> tuple[str, int]:
+        return self.docname, self.line
+
+    @property
+    def slot_name(self) -> str:
+        """The name its snapshot slots start with: ``:name:``, else its place in the document."""
+        return self.name or f"example-{self.ordinal or self.line}"
+
+    def expectation_set(self) -> exp.Expectations:
+        return exp.Expectations(list(self.expectations))
+
+    def view_options(self) -> dict[str, Any]:
+        return dict(self.view)
+
+    def chunk_check(self, function: str) -> str:
+        """What compiling ``function`` must prove (a ``:chunk:`` variant), as JSON, or ``""``."""
+        return dict(self.chunk_checks).get(function, "")
+
+    def with_chunk_variants(self) -> Example:
+        """With ``:chunk:``, the example with the chunked variant of each
+        function appended to its source and listed after it.
+
+        :raises OptionProblem: (``chunk``) a function the option cannot apply to.
+        """
+        if self.chunk is None or self.chunk_checks:
+            return self
+        functions = list(self.functions)
+        source = self.source
+        try:
+            if functions == [""]:
+                defs = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+                if not defs:
+                    raise ValueError(":chunk: the example defines no top-level function")
+                functions = [defs[-1]]
+            out: list[str] = []
+            checks: list[tuple[str, str]] = []
+            for function in functions:
+                source, check = add_variant(source, function, self.chunk)
+                out += [function, variant_name(function)]
+                checks.append((variant_name(function), json.dumps(check, sort_keys=True)))
+        except (ValueError, SyntaxError) as exc:
+            raise OptionProblem("chunk", str(exc)) from None
+        return dataclasses.replace(self, source=source, functions=tuple(out), chunk_checks=tuple(checks))
+
+
+# -- options -> values: each accepts the text of a directive or of the command line,
+#    and the Python values the API takes
+
+
+def parse_specs(value: str | ArgSpecs | None, spell: Spelling = DIRECTIVE) -> ArgSpecs:
+    if isinstance(value, ArgSpecs):
+        return value
+    try:
+        return parse_args(value or "")
+    except SpecError as exc:
+        raise OptionProblem("args", f"{spell('args')} {exc}") from None
+
+
+def parse_mesh_option(value: str | Mapping[str, int] | MeshSpec | None, spell: Spelling = DIRECTIVE) -> MeshSpec | None:
+    if value is None or isinstance(value, MeshSpec):
+        return value
+    try:
+        if isinstance(value, Mapping):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        return parse_mesh(str(value))
+    except SpecError as exc:
+        raise OptionProblem("args", f"{spell('mesh')} {exc}") from None
+
+
+def parse_static(value: str | Mapping[str, Any] | None, spell: Spelling = DIRECTIVE) -> tuple[tuple[str, str], ...]:
+    """Static arguments as ``(name, literal text)``; a mapping's values must be
+    Python literals (they travel to the worker as text)."""
+    if not value:
+        return ()
+    name = spell("static")
+    if isinstance(value, str):
+        try:
+            pairs = parse_assignments(value, name.removesuffix(":"))
+        except ValueError as exc:
+            raise OptionProblem("option", str(exc)) from None
+        for key, text in pairs:
+            try:
+                ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                raise OptionProblem("option", f"{name} {key}={text} is not a Python literal") from None
+        return tuple(pairs)
+    out: list[tuple[str, str]] = []
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise OptionProblem("option", f"{name} {key!r} is not an argument name")
+        text = repr(item)
+        try:
+            same = ast.literal_eval(text) == item and type(ast.literal_eval(text)) is type(item)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            same = False
+        if not same:
+            raise OptionProblem("option", f"{name} values must be Python literals to be compiled from source")
+        out.append((key, text))
+    return tuple(out)
+
+
+def parse_xla_flags(value: str | Mapping[str, Any] | None, spell: Spelling = DIRECTIVE) -> tuple[tuple[str, str], ...]:
+    """Compiler options as ``(name, text)``, in the order given."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        try:
+            return tuple(parse_assignments(value, spell("xla-flags").removesuffix(":")))
+        except ValueError as exc:
+            raise OptionProblem("option", str(exc)) from None
+    return tuple((str(k), ("true" if v else "false") if isinstance(v, bool) else str(v)) for k, v in value.items())
+
+
+def parse_donate(value: str | Sequence[str] | None, spell: Spelling = DIRECTIVE) -> tuple[str, ...]:
+    items = tuple(as_list(value))
+    for item in items:
+        if not (item.isidentifier() or item.isdigit()):
+            raise OptionProblem("option", f"{spell('donate')} {item!r} is neither an argument name nor a position")
+    return items
+
+
+def parse_show(value: str | Sequence[str] | None, spell: Spelling = DIRECTIVE) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    parts = tuple(as_list(value))
+    unknown = [p for p in parts if p not in SHOW_PARTS]
+    if unknown:
+        raise OptionProblem("option", f"{spell('show')} unknown part {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(SHOW_PARTS)})")
+    return parts
+
+
+def parse_timeout(value: str | float | None, spell: Spelling = DIRECTIVE) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+        if not seconds > 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        shown = f"{value:g}" if isinstance(value, (int, float)) else repr(value)
+        raise OptionProblem("option", f"{spell('timeout')} {shown} is not a positive number of seconds") from None
+    return seconds
+
+
+def parse_view(options: Mapping[str, Any], spell: Spelling = DIRECTIVE) -> tuple[tuple[str, Any], ...]:
+    out = []
+    for name, (_, parser) in VIEW_OPTIONS.items():
+        if name in options:
+            try:
+                out.append((name, parser(options[name])))
+            except ValueError as exc:
+                raise OptionProblem("option", f"{spell(name)} {exc}") from None
+    return tuple(out)
+
+
+def parse_chunk(value: str | None) -> ChunkOption | None:
+    if value is None:
+        return None
+    try:
+        return parse_chunk_option(value)
+    except ValueError as exc:
+        raise OptionProblem("chunk", str(exc)) from None
+
+
+def normalized_name(value: str | None) -> str:
+    """``:name:`` as docutils normalizes a target name (case and spaces)."""
+    return " ".join(str(value or "").lower().split())
+
+
+#: Option -> how it is read (the rest: ``function``, ``targets``, ``expect-*``,
+#: ``caption``, ``name``).
+_READERS: dict[str, Callable[[Any, Spelling], Any]] = {
+    "static": parse_static, "xla-flags": parse_xla_flags, "donate": parse_donate,
+    "show": parse_show, "timeout": parse_timeout,
+}
+
+
+def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = DIRECTIVE,
+                  **where: Any) -> Example:
+    """The example of ``source`` with ``options`` (the directive's option
+    names: ``args``, ``mesh``, ``function``, ``static``, ``xla-flags``, ...),
+    checked.  ``where``: :class:`Example`'s place fields (``docname``, ``line``...)
+    and ``source_name``.
+
+    :raises OptionProblem: the first option that cannot be used, named as
+        ``spell`` writes it.
+    """
+    specs = parse_specs(options.get("args"), spell)
+    mesh = parse_mesh_option(options.get("mesh"), spell)
+    problems = sharding_problems(specs, mesh)
+    if problems:
+        raise OptionProblem("args", f"{spell('args')} {problems[0]}")
+    try:
+        expectations = exp.parse_expectations({k: v for k, v in options.items() if k.startswith("expect-")})
+    except exp.ExpectationSyntaxError as exc:
+        raise OptionProblem("option", str(exc)) from None
+    values = {name: read(options.get(name), spell) for name, read in _READERS.items()}
+    targets = options.get("targets")
+    return Example(
+        source=source,
+        functions=tuple(as_list(options.get("function"))) or ("",),
+        specs=specs, mesh=mesh, static=values["static"], donate=values["donate"], xla_flags=values["xla-flags"],
+        targets=tuple(as_list(targets)) if targets is not None else None,
+        show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
+        view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
+        caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
+        **where)

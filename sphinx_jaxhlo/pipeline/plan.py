@@ -1,0 +1,197 @@
+"""From an example to its jobs: one compile request per (function, target),
+and where its answer may already be (a snapshot, the cache).
+
+The directive's processing, the build's forecast, :func:`sphinx_jaxhlo.analyze_source`
+and the command line all plan here, from an :class:`~sphinx_jaxhlo.core.example.Example`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sphinx_jaxhlo.compiler.client import Limits
+from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
+from sphinx_jaxhlo.core.example import Example
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
+from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.settings import WRITING_MODES, Settings, as_list
+from sphinx_jaxhlo.core.sizes import parse_size
+from sphinx_jaxhlo.pipeline.build import Build
+from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store.cache import InvalidReport
+from sphinx_jaxhlo.store.drift import Drift
+
+
+@dataclass
+class Job:
+    """One (function, target) of an example on its way to a report."""
+
+    result: Result
+    target: targets_mod.Target
+    request: CompileRequest
+    identity: dict[str, Any]
+    #: The versions that decide this target's report here.
+    tools: dict[str, str]
+    #: The snapshot slot (its JSON file), with ``jaxhlo_snapshot_dir``.
+    slot: Path | None = None
+    stored: snapshots.Stored | None = None
+    #: Why the slot's snapshot could not be used, when it could not.
+    stored_problem: str = ""
+    origin: str = ""
+    drift: Drift | None = None
+    prefetched: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.result.report_key
+
+    @property
+    def identity_key(self) -> str:
+        return snapshots.identity_key(self.identity)
+
+    @property
+    def stored_matches(self) -> bool:
+        return self.stored is not None and self.stored.snapshot.identity == self.identity
+
+    @property
+    def what(self) -> str:
+        function = self.request.function
+        if not function and self.stored is not None:  # the default function, as named when the snapshot was made
+            function = str(self.stored.snapshot.facts.get("function") or "")
+        return f"{function or 'the default function'} on {self.target.name}"
+
+
+def shown_parts(example: Example, settings: Settings) -> list[str]:
+    """The parts the example shows: its ``:show:``, else ``jaxhlo_show``, else :data:`DEFAULT_SHOW`."""
+    if example.show is not None:
+        return list(example.show)
+    return as_list(settings.show) or list(DEFAULT_SHOW)
+
+
+def snapshot_folder(build: Build, example: Example) -> Path | None:
+    return snapshots.document_folder(build.snapshot_root, example.docname) if build.snapshot_root else None
+
+
+def target_names(build: Build, example: Example) -> list[str]:
+    """The names of the targets the example asks for (checked by :func:`resolve_targets`)."""
+    if example.targets is not None:
+        return list(example.targets)
+    if build.settings.targets:
+        return as_list(build.settings.targets)
+    folder = snapshot_folder(build, example)
+    if build.mode == "use" and folder is not None:
+        # no compiler decides the defaults here: the targets snapshots were made for
+        fn = example.functions[0]
+        made = [t for t in targets_mod.TARGETS
+                if (folder / (snapshots.slot_name(example.slot_name, fn, t) + ".json")).is_file()]
+        return made or list(targets_mod.DEFAULT_TARGETS)
+    return targets_mod.default_targets()
+
+
+def resolve_targets(build: Build, example: Example, *, quiet: bool = False) -> list[targets_mod.Target]:
+    """The example's targets; warns about unknown ones and about expectations no target checks.
+
+    :param quiet: no warnings (the forecast: the document's own processing warns).
+    """
+    location = example.location
+    targets: list[targets_mod.Target] = []
+    for name in target_names(build, example):
+        try:
+            target = targets_mod.get_target(name)
+        except targets_mod.UnknownTargetError as exc:
+            if not quiet:
+                build.reporter.warn(str(exc), "target", location)
+            continue
+        if target not in targets:
+            targets.append(target)
+    if not targets or quiet:
+        return targets
+    expectations = example.expectation_set()
+    for named in sorted(expectations.targets_named() - {t.name for t in targets}):
+        if named not in targets_mod.TARGETS:
+            build.reporter.warn(f"an expectation names unknown target {named!r}", "option", location)
+        else:
+            # a claim nobody checks is worse than none: say so
+            build.reporter.warn(f"an expectation names {named}, which this example does not compile for "
+                                f"(its targets: {', '.join(t.name for t in targets)}): the claim is not checked",
+                                "expectation", location)
+    listed = set(example.functions) - {""}
+    for named in sorted(expectations.functions_named() - listed):
+        build.reporter.warn(f"an expectation names function {named!r}, which :function: does not list",
+                            "option", location)
+    return targets
+
+
+def chunk_budget(settings: Settings) -> int:
+    """``jaxhlo_chunk_budget`` in bytes; 0 for the default (requests then keep their stored form)."""
+    value = settings.chunk_budget
+    try:
+        budget = value if isinstance(value, int) else parse_size(str(value))
+    except ValueError:
+        return 0
+    return 0 if budget == DEFAULT_CHUNK_BUDGET or budget <= 0 else budget
+
+
+def plan(build: Build, example: Example, targets: list[targets_mod.Target], show: list[str]) -> list[list[Job]]:
+    """One :class:`Job` per (function, target), grouped by function."""
+    extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
+    xla_flags = {**{str(k): str(v) for k, v in build.settings.xla_flags.items()}, **dict(example.xla_flags)}
+    versions = installed_versions()
+    folder = snapshot_folder(build, example)
+    budget = chunk_budget(build.settings)
+    by_function = []
+    for fn in example.functions:
+        group = []
+        for target in targets:
+            request = CompileRequest(
+                source=example.source, function=fn, specs=example.specs, target=target.name,
+                static=example.static, xla_flags=tuple(sorted(xla_flags.items())), extras=extras,
+                donate=example.donate, source_name=example.source_name, target_fingerprint=target.fingerprint(),
+                versions=versions, mesh=example.mesh, chunk=example.chunk_check(fn), chunk_budget=budget)
+            result = Result(function=fn, target=target.name, target_title=target.title,
+                            report_key=request.cache_key())
+            job = Job(result, target, request, snapshots.identity(request),
+                      snapshots.toolchain(dict(versions), target.name))
+            if folder is not None:
+                job.slot = folder / (snapshots.slot_name(example.slot_name, fn, target.name) + ".json")
+            group.append(job)
+        by_function.append(group)
+    return by_function
+
+
+def timeout_limits(build: Build, example: Example, target: targets_mod.Target, observed: float | None) -> Limits:
+    """How long a compile of the example for ``target`` may take (see :class:`Limits`)."""
+    return Limits.fitting(target.platform, example.timeout or build.settings.timeout, observed)
+
+
+def snapshot_answers(build: Build, job: Job) -> bool:
+    """Read the job's snapshot; take its report when the mode allows (then ``True``)."""
+    assert job.slot is not None
+    try:
+        job.stored = snapshots.read(job.slot)
+    except snapshots.SnapshotError as exc:
+        job.stored_problem = f"the snapshot {build.shown(job.slot)} cannot be used: {exc}"
+    mode = build.mode
+    usable = job.stored_matches and (
+        mode == "use"
+        or (mode == "update" and job.stored.snapshot.toolchain == job.tools)  # type: ignore[union-attr]
+        or (mode in WRITING_MODES and not job.target.available()))
+    return usable and use_snapshot(build, job)
+
+
+def use_snapshot(build: Build, job: Job) -> bool:
+    """Take the job's report from its snapshot, the analysis derived again."""
+    assert job.stored is not None
+    try:
+        report = job.stored.snapshot.report(job.request.source, job.request.source_name)
+    except InvalidReport as exc:
+        job.stored_problem = f"the snapshot {build.shown(job.stored.path)} cannot be used: {exc}"
+        return False
+    job.result.report, job.origin = report, "snapshot"
+    # the rendering depends on the stored data and on the code that analyses it
+    job.result.report_key = hashlib.sha256((job.stored.digest + code_fingerprint()).encode()).hexdigest()
+    return True

@@ -1,0 +1,220 @@
+"""One Sphinx build's pipeline: where its cache and snapshots are, its
+:class:`~sphinx_jaxhlo.pipeline.build.Build` in each process, and the
+scheduler that compiles ahead of the documents.
+
+Before Sphinx reads (``env-before-read-docs``), :func:`start` finds the
+examples in the documents about to be read (:func:`examples_in`, the same
+:func:`~sphinx_jaxhlo.core.example.parse_example` the directive uses),
+forecasts their compiles and starts them; :func:`stop` and :func:`finish`
+end it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sphinx.util import logging
+
+from sphinx_jaxhlo.compiler.client import get_pool
+from sphinx_jaxhlo.compiler.executors import DaskExecutor, Executor, LocalExecutor
+from sphinx_jaxhlo.core.example import Example, OptionProblem, parse_example
+from sphinx_jaxhlo.pipeline.build import Build
+from sphinx_jaxhlo.pipeline.forecast import forecast
+from sphinx_jaxhlo.pipeline.scan import find_examples
+from sphinx_jaxhlo.pipeline.schedule import Scheduler, machine_workers
+from sphinx_jaxhlo.sphinxext.directive import read_example_file
+from sphinx_jaxhlo.sphinxext.state import SphinxReporter, build_state
+from sphinx_jaxhlo.store.cache import ReportCache, is_url
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+logger = logging.getLogger(__name__)
+
+
+def default_cache_folder(app: Sphinx) -> Path:
+    """``jaxhlo-cache`` beside the doctrees, never inside the published output."""
+    doctrees = Path(app.doctreedir)
+    if doctrees.parent.resolve() == Path(app.outdir).resolve():
+        # `sphinx-build -b` keeps the doctrees inside the output folder; keep
+        # the cache out of what gets published, inside the doctrees.
+        return doctrees / "jaxhlo-cache"
+    return doctrees.parent / "jaxhlo-cache"
+
+
+def cache_location(app: Sphinx) -> str | Path:
+    """``jaxhlo_cache_dir`` as a URL, or as a folder (relative to ``conf.py``)."""
+    configured = build_state(app).settings.cache_dir
+    if configured and is_url(configured):
+        return str(configured)
+    if configured:
+        path = Path(configured)
+        return path if path.is_absolute() else Path(app.confdir) / path
+    return default_cache_folder(app)
+
+
+def cache_for(app: Sphinx) -> ReportCache | None:
+    """The build's cache object in this process (a forked reader gets its own)."""
+    state = build_state(app)
+    if not state.settings.cache:
+        return None
+    location = cache_location(app)
+    key = (str(location), os.getpid())
+    if key not in state.caches:
+        try:
+            state.caches[key] = ReportCache(location, state.settings.cache_options)
+        except ImportError:  # fsspec went missing after the settings were checked
+            state.caches[key] = ReportCache(default_cache_folder(app))
+    return state.caches[key]
+
+
+def fragment_folder(app: Sphinx) -> Path | None:
+    """Where the rendered HTML of examples is kept: always a local folder, even
+    when the reports come from a URL (HTML is never taken from a shared store)."""
+    if not build_state(app).settings.cache:
+        return None
+    location = cache_location(app)
+    return (location if isinstance(location, Path) else default_cache_folder(app)) / "html"
+
+
+def snapshot_root(app: Sphinx) -> Path | None:
+    configured = build_state(app).settings.snapshot_dir
+    if not configured:
+        return None
+    path = Path(configured)
+    return path if path.is_absolute() else Path(app.confdir) / path
+
+
+def worker_count(app: Sphinx) -> int:
+    """``jaxhlo_workers``, or by default what the machine holds
+    (:func:`sphinx_jaxhlo.pipeline.schedule.machine_workers`); a reader forked by
+    ``-j`` compiles only what the build's forecast missed, with one worker."""
+    state = build_state(app)
+    if state.settings.workers:
+        return int(state.settings.workers)
+    if state.forked and (state.scheduler is not None or getattr(app, "parallel", 0) > 1):
+        return 1
+    return machine_workers()
+
+
+def build_for(app: Sphinx) -> Build:
+    """The pipeline's :class:`Build` of this process."""
+    state = build_state(app)
+    pid = os.getpid()
+    build = state.builds.get(pid)
+    if build is None:
+        def compile_batch(batch: Any) -> Any:
+            return get_pool(worker_count(app)).compile_all(list(batch))
+
+        build = Build(state.settings, SphinxReporter(state.recorder), compile_batch, cache=cache_for(app),
+                      snapshot_root=snapshot_root(app), confdir=Path(app.confdir) if app.confdir else None)
+        state.builds[pid] = build
+    build.scheduler = state.scheduler
+    return build
+
+
+#: A ``jax-hlo`` directive in reStructuredText or MyST, for counting.
+_DIRECTIVE = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~:]{3,}\s*\{jax-hlo\})", re.MULTILINE)
+
+
+def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> int:
+    """The examples about to be read, for the progress line."""
+    total = 0
+    for docname in docnames:
+        try:
+            total += len(_DIRECTIVE.findall(Path(env.doc2path(docname)).read_text(encoding="utf-8",
+                                                                                  errors="replace")))
+        except OSError:
+            continue
+    return total
+
+
+def examples_in(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Iterator[Example]:
+    """The examples of the documents, read from their text as the directive
+    will read them (an example whose options are wrong is left to the
+    directive to report)."""
+    for docname in docnames:
+        path = Path(env.doc2path(docname))
+        if path.suffix == ".ipynb":
+            continue
+        markdown = app.config.source_suffix.get(path.suffix, "") != "restructuredtext" and path.suffix != ".rst"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for ordinal, found in enumerate(find_examples(text, markdown), 1):
+            if found.argument:
+                source, source_name, file_path = read_example_file(env, found.argument, docname)
+                if source is None:
+                    continue
+            else:
+                source, source_name, file_path = found.content, "example.py", ""
+            try:
+                yield parse_example(source, found.options, docname=docname, line=found.line, ordinal=ordinal,
+                                    source_name=source_name, file_path=file_path).with_chunk_variants()
+            except OptionProblem:
+                continue
+
+
+def executor_for(app: Sphinx, size: int) -> Executor:
+    """The executor ``jaxhlo_executor`` names (local compile workers by default)."""
+    state = build_state(app)
+    setting = state.settings.executor
+    if setting is None:
+        return LocalExecutor(get_pool(size))
+    try:
+        return DaskExecutor(state.clients.get(setting, setting))
+    except ImportError:
+        logger.warning("jax-hlo: jaxhlo_executor is %r but dask.distributed is not installed "
+                       "(pip install 'sphinx-jaxhlo[dask]'); compiling on this machine", setting,
+                       type="jaxhlo", subtype="config")
+    except Exception as exc:
+        logger.warning("jax-hlo: cannot reach the Dask cluster of jaxhlo_executor (%r): %s; compiling on this "
+                       "machine", setting, exc, type="jaxhlo", subtype="config")
+    return LocalExecutor(get_pool(size))
+
+
+def remember_client(app: Sphinx, client: Any) -> str:
+    """Keep a ``distributed.Client`` of ``conf.py``; return the ``dask://``
+    address that stands for it in the configuration (a client cannot be
+    pickled with the environment)."""
+    address = str(getattr(getattr(client, "scheduler", None), "address", "") or f"client-{id(client)}")
+    name = "dask://" + address.split("://", 1)[-1]
+    build_state(app).clients[name] = client
+    return name
+
+
+def start(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Forecast the compiles of the documents about to be read, and start them."""
+    finish(app)
+    state = build_state(app)
+    build = build_for(app)
+    planned = forecast(build, examples_in(app, env, docnames))
+    if not planned:
+        return
+    scheduler = Scheduler(executor_for(app, worker_count(app)), build.cache, shared=app.parallel > 1)
+    scheduler.start(planned)
+    state.scheduler = build.scheduler = scheduler
+
+
+def stop(app: Sphinx) -> None:
+    """Every document is read: compiles nobody asked for do not start."""
+    scheduler = build_state(app).scheduler
+    if scheduler is not None and not scheduler.forked:
+        scheduler.stop()
+
+
+def finish(app: Sphinx) -> None:
+    """The end of a build (and the start of one): close the scheduler."""
+    state = build_state(app)
+    if state.scheduler is not None:
+        state.scheduler.close()
+        state.last_scheduler = state.scheduler
+    state.scheduler = None
+    for build in state.builds.values():
+        build.scheduler = None

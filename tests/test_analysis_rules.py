@@ -1299,7 +1299,7 @@ ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%one)", "ROOT %h = f32[10
 
 
 def test_a_module_that_does_not_hold_together_is_a_parse_error() -> None:
-    from sphinx_jaxhlo.hlo.parse import HloParseError
+    from sphinx_jaxhlo.hlo.model import HloParseError
 
     broken = module("""
 ENTRY %e (x: f32[10]) -> f32[] {
@@ -1403,8 +1403,8 @@ def test_producer_op_edge_cases(op_name: str, expected: str) -> None:
 
 
 def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sphinx_jaxhlo.hlo.parse import HloParseError
     from sphinx_jaxhlo.hlo import fusion as analysis_mod
+    from sphinx_jaxhlo.hlo.model import HloParseError
 
     def broken(self: object) -> Analysis:
         raise KeyError("fusion.7")

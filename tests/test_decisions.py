@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
 from sphinx_jaxhlo.core.targets import TARGETS
-from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.hlo import decisions
+from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render.text import summary_text
 from sphinx_jaxhlo.store.snapshots import Snapshot
 

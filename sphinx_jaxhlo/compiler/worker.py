@@ -434,7 +434,8 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
-    from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
+    from sphinx_jaxhlo.hlo.model import HloParseError
+    from sphinx_jaxhlo.hlo.parse import parse_module
 
     try:  # once, for the decisions and the analysis
         module: Any = parse_module(report.hlo)

@@ -70,7 +70,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
-from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 __all__ = [
     "CPU_PASS",

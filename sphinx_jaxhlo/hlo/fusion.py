@@ -97,14 +97,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.report import Fusion, Materialized, Reduction
-from sphinx_jaxhlo.hlo.parse import (
-    HOST_MEMORY_SPACE,
-    HloComputation,
-    HloInstruction,
-    HloModule,
-    HloParseError,
-    parse_module,
-)
+from sphinx_jaxhlo.hlo.model import HOST_MEMORY_SPACE, HloComputation, HloInstruction, HloModule, HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
 from sphinx_jaxhlo.hlo.reasons import attach_reasons
 
 __all__ = ["Analysis", "analyze_module", "producer_op", "reduction_origin", "top_level_computations"]

@@ -61,9 +61,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.report import Collective
-from sphinx_jaxhlo.hlo.fusion import producer_op, top_level_computations
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError, Shape
 from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 
 __all__ = ["COLLECTIVE_KINDS", "ReplicaGroups", "analyze_collectives", "collective_kind", "mesh_axes_of",
            "parse_replica_groups"]

@@ -188,6 +188,8 @@ def reduction_origin(reduce: HloInstruction, in_elements: int, partial_of: str |
 
 
 class _Analyzer(BufferAnalyzer):
+    """The analysis of one module: the fusions and buffers, and the reductions with their verdicts."""
+
     # -- the lists
 
     def run(self) -> Analysis:

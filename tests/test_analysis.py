@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from sphinx_jaxhlo.core.report import Reduction, Report
-from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, producer_op, top_level_computations
-from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
+from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module
+from sphinx_jaxhlo.hlo.model import HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 
 DATA = Path(__file__).parent / "data" / "hlo"
 GB = 1_000_000_000

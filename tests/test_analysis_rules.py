@@ -1,9 +1,11 @@
-"""Each rule of :mod:`sphinx_jaxhlo.hlo.fusion`, pinned by a small hand-written module.
+"""Each rule of the analysis, pinned by a small hand-written module.
 
-The rules are the ones the analysis module's docstring states; every test below
-builds the smallest module that isolates one rule (or one side of one boundary)
-and states the answer the rule gives, worked out by hand from the rule, not
-taken from the analysis's output.  Where a rule also shows in real compiles,
+The rules are the ones the docstrings of the analysis modules state
+(:mod:`sphinx_jaxhlo.hlo.programs`, :mod:`sphinx_jaxhlo.hlo.buffers`,
+:mod:`sphinx_jaxhlo.hlo.fusion`); every test below builds the smallest
+module that isolates one rule (or one side of one boundary) and states the
+answer the rule gives, worked out by hand from the rule, not taken from the
+analysis's output.  Where a rule also shows in real compiles,
 tests/test_corpus.py checks it on the stored corpus against XLA's own figures.
 
 The module texts are valid HLO as far as the analysis reads it; shapes are kept
@@ -18,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from sphinx_jaxhlo.core.report import Reduction, Report
-from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, producer_op, reduction_origin, top_level_computations
+from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, reduction_origin
 from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 
 ADD = """%add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -1299,7 +1302,7 @@ ENTRY %e""").replace("ROOT %h = f32[10]{0} exponential(%one)", "ROOT %h = f32[10
 
 
 def test_a_module_that_does_not_hold_together_is_a_parse_error() -> None:
-    from sphinx_jaxhlo.hlo.parse import HloParseError
+    from sphinx_jaxhlo.hlo.model import HloParseError
 
     broken = module("""
 ENTRY %e (x: f32[10]) -> f32[] {
@@ -1404,7 +1407,7 @@ def test_producer_op_edge_cases(op_name: str, expected: str) -> None:
 
 def test_an_analysis_that_fails_is_reported_as_an_inconsistent_module(monkeypatch: pytest.MonkeyPatch) -> None:
     from sphinx_jaxhlo.hlo import fusion as analysis_mod
-    from sphinx_jaxhlo.hlo.parse import HloParseError
+    from sphinx_jaxhlo.hlo.model import HloParseError
 
     def broken(self: object) -> Analysis:
         raise KeyError("fusion.7")

@@ -1,5 +1,6 @@
 """XLA's own record of its fusion decisions: reading it, mapping its names to
-the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.hlo.decisions`).
+the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.hlo.decision_records`,
+:mod:`sphinx_jaxhlo.hlo.decisions`, :mod:`sphinx_jaxhlo.hlo.decision_collection`).
 
 Runs on the records stored in ``tests/data/decisions/`` (the seed's
 ``with_dot``; regenerate with ``tests/data/regenerate_decisions.py``), without
@@ -21,7 +22,8 @@ from hypothesis import strategies as st
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
 from sphinx_jaxhlo.core.targets import TARGETS
-from sphinx_jaxhlo.hlo import decisions
+from sphinx_jaxhlo.hlo import decision_records, decisions
+from sphinx_jaxhlo.hlo.decision_collection import collect, collection_options, collection_refused
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render.text import summary_text
 from sphinx_jaxhlo.store.snapshots import Snapshot
@@ -58,7 +60,7 @@ def _cpu() -> tuple[list[FusionDecision], str]:
 # -- the GPU's priority-fusion record ---------------------------------------------------------------
 
 def test_the_gpu_record_is_read_step_by_step() -> None:
-    steps, problem = decisions.parse_priority_fusion_dump(_read("gpu_h100", "record.txt"))
+    steps, problem = decision_records.parse_priority_fusion_dump(_read("gpu_h100", "record.txt"))
     assert problem is None
     # the pass computes the priorities of a batch of producers in parallel:
     # the order of the refusals within a batch varies between compiles
@@ -75,7 +77,7 @@ def test_the_gpu_record_is_read_step_by_step() -> None:
 
 
 def test_only_the_refusals_that_stand_at_the_end_of_the_pass_are_kept() -> None:
-    steps, _ = decisions.parse_priority_fusion_dump(_read("gpu_h100", "record.txt"))
+    steps, _ = decision_records.parse_priority_fusion_dump(_read("gpu_h100", "record.txt"))
     kept = decisions.standing(steps)
     # the GEMM's first refusal is superseded by its last; reduce.1.0 became fusion.1
     assert sorted((s.producer, s.reason) for s in kept) == [
@@ -173,7 +175,7 @@ def test_the_cost_model_refusal_stands_only_when_fusing_was_slower() -> None:
           us_fused: 12.5 us_unfused: 3.25 } }
         fusion_steps { update_priority { producer_name: "log.4" consumer_names: "add.5" us_fused: 1 us_unfused: 2 } }
         """)
-    steps, problem = decisions.parse_priority_fusion_dump(text)
+    steps, problem = decision_records.parse_priority_fusion_dump(text)
     assert problem is None and steps[0].consumers == ["add.2", "mul.3"]
     kept = decisions.standing(steps)
     assert [s.producer for s in kept] == ["exp.1"]
@@ -189,7 +191,7 @@ def test_a_producer_fused_after_its_refusal_is_not_reported() -> None:
             'fusion_steps { fusion { fusion_name: "fusion" producer_name: "a" consumer_name: "b" } }\n'
             'fusion_steps { producer_ineligible { producer_name: "c" reason: "no" } }\n'
             'fusion_steps { fusion { fusion_name: "fusion.2" producer_name: "d" consumer_name: "c" } }\n')
-    steps, _ = decisions.parse_priority_fusion_dump(text)
+    steps, _ = decision_records.parse_priority_fusion_dump(text)
     assert decisions.standing(steps) == []
 
 
@@ -199,7 +201,7 @@ def test_a_producer_fused_after_its_refusal_is_not_reported() -> None:
     "fusion_steps " + "{ a " * 100 + "}" * 100,
 ])
 def test_bad_records_give_no_decisions_and_a_reason(text: str) -> None:
-    steps, problem = decisions.parse_priority_fusion_dump(text)
+    steps, problem = decision_records.parse_priority_fusion_dump(text)
     assert steps == [] and problem
     found, note = decisions.gpu_decisions(text, _read("gpu_h100", "optimized.txt"), None)
     assert found == [] and note == problem
@@ -208,15 +210,15 @@ def test_bad_records_give_no_decisions_and_a_reason(text: str) -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet='fusion_steps{}:" \\\nproducer_ineligible reason 0.5-', max_size=200))
 def test_no_record_text_raises(text: str) -> None:
-    steps, problem = decisions.parse_priority_fusion_dump(text)
+    steps, problem = decision_records.parse_priority_fusion_dump(text)
     assert (steps == []) == (problem is not None) or steps
-    decisions.parse_fusion_visualization(text)
+    decision_records.parse_fusion_visualization(text)
 
 
 def test_escapes_and_concatenated_strings_in_the_record() -> None:
     text = ('fusion_steps { producer_ineligible { producer_name: "a.1" '
             'reason: "it said \\"no\\"\\n" " twice \\303\\251" } }')
-    steps, problem = decisions.parse_priority_fusion_dump(text)
+    steps, problem = decision_records.parse_priority_fusion_dump(text)
     assert problem is None
     assert steps[0].reason == 'it said "no"\n twice é'
 
@@ -224,7 +226,7 @@ def test_escapes_and_concatenated_strings_in_the_record() -> None:
 # -- the CPU's fusion visualization --------------------------------------------------------------
 
 def test_the_cpu_page_is_read_and_mapped_through_the_fusion_wrapper() -> None:
-    steps, problem = decisions.parse_fusion_visualization(_read("cpu", "record.html"))
+    steps, problem = decision_records.parse_fusion_visualization(_read("cpu", "record.html"))
     assert problem is None
     assert [(s.producer, s.consumers) for s in steps] == [("cos.1", ["ynn_fusion"]), ("ynn_fusion.1", ["cos.1"])]
     found, note = _cpu()
@@ -255,7 +257,7 @@ def test_fused_steps_of_a_visualization_make_earlier_refusals_moot() -> None:
               "Fused |a| into |fusion| inside InstructionFusion with may_duplicate=1",
               "Not fusing |c| into |fusion| as Don&#39;t know"]
     page = "<script>\n  const frames = " + json.dumps([[i, t, ""] for i, t in enumerate(labels)]) + ";\n</script>"
-    steps, problem = decisions.parse_fusion_visualization(page)
+    steps, problem = decision_records.parse_fusion_visualization(page)
     assert problem is None
     assert [(s.kind, s.producer) for s in decisions.standing(steps)] == [("not_fusing", "c")]
     assert decisions.standing(steps)[0].reason == "Don't know"
@@ -264,7 +266,7 @@ def test_fused_steps_of_a_visualization_make_earlier_refusals_moot() -> None:
 @pytest.mark.parametrize("page", ["", "<html></html>", "const frames = [[0, \"x", "const frames = {}",
                                   "const frames = [[0]]"])
 def test_bad_pages_give_no_decisions(page: str) -> None:
-    steps, problem = decisions.parse_fusion_visualization(page)
+    steps, problem = decision_records.parse_fusion_visualization(page)
     assert steps == []
     if "[[0]]" not in page:
         assert problem
@@ -273,16 +275,16 @@ def test_bad_pages_give_no_decisions(page: str) -> None:
 # -- where the record comes from --------------------------------------------------------------------
 
 def test_collection_options_per_platform_and_when_it_steps_aside() -> None:
-    gpu = decisions.collection_options("cuda", "/d")
+    gpu = collection_options("cuda", "/d")
     assert gpu == {"xla_dump_to": "/d", "xla_dump_hlo_pass_re": "priority-fusion"}
     # the CPU's and TPU's records are costly: only when asked for
-    assert decisions.collection_options("cpu", "/d") == {} == decisions.collection_options("tpu", "/d")
-    assert decisions.collection_options("cpu", "/d", everything=True)["xla_dump_fusion_visualization"] is True
-    assert decisions.collection_options("tpu", "/d", everything=True)["xla_dump_to"] == "/d"
-    assert decisions.collection_options("rocm", "/d") == {}
-    assert decisions.collection_refused({"xla_dump_to": "/mine"}, "") == "not collected: the example sets xla_dump_to"
-    assert decisions.collection_refused({}, "--xla_dump_to=/x") is not None
-    assert decisions.collection_refused({"xla_cpu_enable_fast_math": "true"}, "--xla_gpu_x=1") is None
+    assert collection_options("cpu", "/d") == {} == collection_options("tpu", "/d")
+    assert collection_options("cpu", "/d", everything=True)["xla_dump_fusion_visualization"] is True
+    assert collection_options("tpu", "/d", everything=True)["xla_dump_to"] == "/d"
+    assert collection_options("rocm", "/d") == {}
+    assert collection_refused({"xla_dump_to": "/mine"}, "") == "not collected: the example sets xla_dump_to"
+    assert collection_refused({}, "--xla_dump_to=/x") is not None
+    assert collection_refused({"xla_cpu_enable_fast_math": "true"}, "--xla_gpu_x=1") is None
 
 
 def test_collect_reads_a_folder_as_the_gpu_compile_leaves_it(tmp_path: Path) -> None:
@@ -291,13 +293,13 @@ def test_collect_reads_a_folder_as_the_gpu_compile_leaves_it(tmp_path: Path) -> 
     (tmp_path / "module_0003.jit_with_dot.0001.fusion.after_priority-fusion.before_cse.txt").write_text(
         _read("gpu_h100", "after_pass.txt"))
     (tmp_path / "module_0001.jit_other.priority_fusion_dump.txt").write_text("garbage {")
-    found, note = decisions.collect("cuda", str(tmp_path), hlo)
+    found, note = collect("cuda", str(tmp_path), hlo)
     assert {d.producer_instruction for d in found} == {"gemm_fusion_dot_general.1", "input_reduce_fusion"}
     assert note.startswith("priority-fusion: 5 steps")
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert decisions.collect("cuda", str(empty), hlo) == ([], "XLA wrote no priority-fusion record")
-    assert decisions.collect("cpu", str(empty), hlo) == ([], "XLA wrote no fusion visualization")
+    assert collect("cuda", str(empty), hlo) == ([], "XLA wrote no priority-fusion record")
+    assert collect("cpu", str(empty), hlo) == ([], "XLA wrote no fusion visualization")
 
 
 # -- the data model ------------------------------------------------------------------------------
@@ -338,7 +340,7 @@ def test_committed_snapshots_still_load() -> None:
 
 _IDENTITY = """
 import json, os, sys
-from sphinx_jaxhlo import worker
+from sphinx_jaxhlo.compiler import worker
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.specs import parse_args
 source = open(sys.argv[2]).read()
@@ -394,8 +396,8 @@ def test_libtpu_decisions_are_kept_but_never_tied_to_a_finding() -> None:
     label = "Not fusing |gemm_fusion_dot_general.1| into |input_reduce_fusion| as it is expensive"
     page = "const frames = " + json.dumps([[0, label, ""]]) + ";"
     found, note = decisions.visualization_decisions(page, _read("gpu_h100", "optimized.txt"), None,
-                                                    pass_name=decisions.TPU_PASS, source_file=decisions.TPU_SOURCE,
-                                                    map_names=False)
+                                                    pass_name=decision_records.TPU_PASS,
+                                                    source_file=decision_records.TPU_SOURCE, map_names=False)
     assert [(d.producer, d.reason, d.producer_instruction, d.mapping) for d in found] == [
         ("gemm_fusion_dot_general.1", "it is expensive", None, decisions.TPU_UNMAPPED)]
     assert "0 tied to the optimized module" in note
@@ -425,11 +427,11 @@ def test_the_quick_reading_of_a_module_dump_agrees_with_the_parser(target: str) 
 
 def test_the_quick_and_the_full_reading_of_a_record_agree() -> None:
     text = _read("gpu_h100", "record.txt")
-    quick, problem = decisions.parse_priority_fusion_dump(text)
+    quick, problem = decision_records.parse_priority_fusion_dump(text)
     assert problem is None and len(quick) == 5
     one_line = " ".join(text[:text.index("gpu_device_info")].split())  # not one step per line: the full reader
-    assert decisions._quick_steps([one_line]) is None
-    again, problem = decisions.parse_priority_fusion_dump(one_line)
+    assert decision_records._quick_steps([one_line]) is None
+    again, problem = decision_records.parse_priority_fusion_dump(one_line)
     assert problem is None
     assert [(s.kind, s.producer, s.reason, s.consumers, s.record) for s in again] == [
         (s.kind, s.producer, s.reason, s.consumers, s.record) for s in quick]

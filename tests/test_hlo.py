@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_jaxhlo.hlo.parse import HloModule, HloParseError, Shape, SourceLocation, parse_module
+from sphinx_jaxhlo.hlo.model import HloModule, HloParseError, Shape, SourceLocation
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 from bench import hlo_module_text

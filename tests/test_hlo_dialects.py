@@ -22,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sphinx_jaxhlo.api import analyze_hlo
-from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module, top_level_computations
-from sphinx_jaxhlo.hlo.parse import HloComputation, HloModule, HloParseError, parse_module
+from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module
+from sphinx_jaxhlo.hlo.model import HloComputation, HloModule, HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import top_level_computations
 
 DATA = Path(__file__).parent / "data"
 STORED = {p.name: p.read_text() for p in sorted((DATA / "hlo").glob("*.txt")) if not p.name.endswith(".error.txt")}

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module
-from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
+from sphinx_jaxhlo.hlo.model import HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 DATA = Path(__file__).parent / "data" / "hlo"
 TEXTS = {p.name: p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".error.txt")}

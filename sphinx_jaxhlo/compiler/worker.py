@@ -405,7 +405,7 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
     options = compiler_options(flags)
     record_folder, record_note = _record_folder(target, flags)
     if record_folder is not None:
-        from sphinx_jaxhlo.hlo.decisions import collection_options
+        from sphinx_jaxhlo.hlo.decision_collection import collection_options
 
         options.update(collection_options(target.platform, record_folder,
                                           everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
@@ -434,14 +434,15 @@ def _compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kw
         raise ExampleFailure("trace", f"while tracing {function}: {_format_exception(exc)}", line) from None
     report.compile_seconds = time.perf_counter() - start
     report.hlo = compiled.as_text() or ""
-    from sphinx_jaxhlo.hlo.parse import HloParseError, parse_module
+    from sphinx_jaxhlo.hlo.model import HloParseError
+    from sphinx_jaxhlo.hlo.parse import parse_module
 
     try:  # once, for the decisions and the analysis
         module: Any = parse_module(report.hlo)
     except HloParseError:
         module = report.hlo  # the analysis says why it does not parse
     if record_folder is not None:
-        from sphinx_jaxhlo.hlo.decisions import collect
+        from sphinx_jaxhlo.hlo.decision_collection import collect
 
         try:
             report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
@@ -482,7 +483,7 @@ DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
 def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
     """A new private folder for XLA's record of its fusion decisions
     (:mod:`sphinx_jaxhlo.hlo.decisions`), or ``None`` and why there is none."""
-    from sphinx_jaxhlo.hlo.decisions import COSTLY, collection_options, collection_refused
+    from sphinx_jaxhlo.hlo.decision_collection import COSTLY, collection_options, collection_refused
 
     setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
     if setting in ("0", "false", "no", "off"):

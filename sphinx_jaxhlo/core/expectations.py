@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sphinx_jaxhlo.core.report import Report, is_kernel
+from sphinx_jaxhlo.core.report import COLLECTIVE_KINDS, Report, is_kernel
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact, parse_size
 from sphinx_jaxhlo.core.specs import SpecError, parse_shape
 from sphinx_jaxhlo.core.view_options import split_top_level
@@ -40,8 +40,7 @@ OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-redu
            "expect-error", "expect-collectives", "expect-kernels")
 
 #: What ``:expect-collectives:`` conditions name: the kinds of collective, and ``any``.
-COLLECTIVE_KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
-                    "collective-permute", "collective-broadcast", "any")
+CONDITION_KINDS = (*COLLECTIVE_KINDS, "any")
 
 #: A kernel count: ``1``, ``<=3``, ``= 2``, ``>1``.
 _COUNT = re.compile(r"^(?P<op><=|>=|==|=|<|>)?\s*(?P<n>[0-9]+)$")
@@ -143,8 +142,8 @@ def parse_condition(value: str) -> tuple[str, str, int, bool]:
         raise ExpectationSyntaxError(f"{value!r}: write KIND=N, KIND<=N or KIND<=SIZE (e.g. all-gather=0, "
                                      "all-reduce<=2, reduce-scatter<=64MiB), or none")
     kind = m.group("kind")
-    if kind not in COLLECTIVE_KINDS:
-        raise ExpectationSyntaxError(f"{value!r}: unknown collective {kind!r} (known: {', '.join(COLLECTIVE_KINDS)})")
+    if kind not in CONDITION_KINDS:
+        raise ExpectationSyntaxError(f"{value!r}: unknown collective {kind!r} (known: {', '.join(CONDITION_KINDS)})")
     number = m.group("value").strip()
     op = "=" if m.group("op") == "==" else m.group("op")
     if number.isdigit():

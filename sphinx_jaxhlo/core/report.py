@@ -336,8 +336,9 @@ NOT_KERNELS = frozenset({
 })  # fmt: skip
 #: Custom calls that only join or reserve buffers (TPU): no kernel.
 NOT_KERNEL_CUSTOM_CALLS = frozenset({"ConcatBitcast", "AllocateBuffer"})
-_COLLECTIVE_PREFIXES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
-                        "collective-permute", "collective-broadcast")
+#: The kinds of collective, as HLO names them (without ``-start``/``-done``).
+COLLECTIVE_KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+                    "collective-permute", "collective-broadcast")
 
 
 def is_kernel(fusion: Fusion) -> bool:
@@ -348,7 +349,7 @@ def is_kernel(fusion: Fusion) -> bool:
     ``copy``, a cuBLAS call), but not control flow, DMA moves or collectives."""
     if fusion.kind in KERNEL_FUSION_KINDS:
         return True
-    if fusion.kind in NOT_KERNELS or fusion.kind.startswith(_COLLECTIVE_PREFIXES):
+    if fusion.kind in NOT_KERNELS or fusion.kind.startswith(COLLECTIVE_KINDS):
         return False
     return not (fusion.kind == "custom-call" and fusion.custom_kind in NOT_KERNEL_CUSTOM_CALLS)
 

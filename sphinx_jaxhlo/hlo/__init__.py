@@ -1,4 +1,12 @@
-"""Reading optimized HLO and analysing it: the parser (:mod:`.parse`), fusion
-and reduction verdicts (:mod:`.fusion`), collectives, XLA's fusion decisions
-and the reasons a reduction did not fuse.  Imports only :mod:`sphinx_jaxhlo.core`.
+"""Reading optimized HLO and analysing it.  Imports only :mod:`sphinx_jaxhlo.core`.
+
+The text is read by :mod:`.parse` (the grammar) over :mod:`.tokens`, with
+:mod:`.decode` for the attributes it keeps raw, into the objects of
+:mod:`.model`.  The analysis: the computations that run as programs
+(:mod:`.programs`), fusions and buffers (:mod:`.buffers`), the reduction
+verdicts (:mod:`.fusion`, ``analyze_module``) and the reasons a reduction did
+not fuse (:mod:`.reasons`); collectives (:mod:`.collectives`); XLA's own
+record of its fusion decisions (:mod:`.decision_records` reads it,
+:mod:`.decisions` ties it to the findings, :mod:`.decision_collection` asks
+a compile for it).
 """

@@ -60,16 +60,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sphinx_jaxhlo.core.report import Collective
-from sphinx_jaxhlo.hlo.fusion import producer_op, top_level_computations
-from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, Shape, parse_module
+from sphinx_jaxhlo.core.report import COLLECTIVE_KINDS, Collective
+from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError, Shape
+from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 
-__all__ = ["COLLECTIVE_KINDS", "ReplicaGroups", "analyze_collectives", "collective_kind", "mesh_axes_of",
-           "parse_replica_groups"]
+__all__ = ["ReplicaGroups", "analyze_collectives", "collective_kind", "mesh_axes_of", "parse_replica_groups"]
 
-#: The kinds of collective, as HLO names them (without ``-start``/``-done``).
-COLLECTIVE_KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
-                    "collective-permute", "collective-broadcast")
 
 #: Instructions that do no work of their own, and asynchronous copies (DMAs)
 #: that run beside compute rather than being compute.

@@ -1,35 +1,10 @@
-"""The compiler's own record of the fusions it refused, read and tied to the report.
+"""The compiler's own record of the fusions it refused, tied to the report.
 
-XLA keeps a record of its fusion decisions when asked to dump them; the
-compile worker (:mod:`sphinx_jaxhlo.compiler.worker`) asks, in a private temporary
-folder, reads the few files below and removes them.  This module reads those
-texts and needs neither jax nor Sphinx.
-
-What each backend records (jax 0.10.2):
-
-GPU, ``priority-fusion`` (``xla/backends/gpu/transforms/priority_fusion.cc``)
-    with ``xla_dump_to`` and ``xla_dump_hlo_pass_re=priority-fusion``, a
-    ``FusionProcessDumpProto`` in protobuf text (``*.priority_fusion_dump.txt``):
-    ``fusion_steps { producer_ineligible { producer_name reason } }`` when a
-    producer cannot be fused into all of its readers,
-    ``fusion_steps { update_priority { producer_name consumer_names us_fused
-    us_unfused } }`` with the cost model's estimates (fusing a producer whose
-    fused time is above its unfused time makes things slower, so it is not
-    done) and ``fusion_steps { fusion { fusion_name producer_name
-    consumer_name } }`` for each fusion made.  The module right after the
-    pass (``*.after_priority-fusion.*.txt``) comes with it.
-CPU, ``fusion`` (``xla/service/cpu/cpu_instruction_fusion.cc``), and TPU, ``tpu_fusion``
-    with ``xla_dump_fusion_visualization`` (collected only when asked for,
-    ``JAXHLO_FUSION_DECISIONS=all``: the pass then renders the whole
-    computation at every step, 7.9 times the compile of a 6-layer MLP's
-    gradient on the CPU), the instruction-fusion pass writes
-    a fusion explorer page (``*_fusion.html``) whose ``frames`` list holds
-    one line per step: ``Not fusing |producer| into |consumer| as REASON``,
-    ``Fused |producer| into |fusion| ...``.  On the CPU the module right after
-    the pass (``*.after_fusion.*.txt``) comes with it; libtpu runs its pass
-    several times, renames the fusions at the end and dumps no module after
-    the pass that a name could be checked against, so its decisions are kept
-    in the report but never tied to a finding.
+The records (:mod:`sphinx_jaxhlo.hlo.decision_records`, which says what each
+backend writes) name instructions as they were during the fusion pass.  This
+module decides which of their refusals stand, maps their names to the
+optimized module and quotes them on the findings they explain.  It needs
+neither jax nor Sphinx.
 
 The rules applied here:
 
@@ -62,343 +37,38 @@ any finding.  Nothing is matched by a guess at a name.
 
 from __future__ import annotations
 
-import html
-import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
-from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from sphinx_jaxhlo.hlo.decision_records import (
+    CPU_PASS,
+    CPU_SOURCE,
+    GPU_PASS,
+    GPU_SOURCE,
+    Step,
+    parse_fusion_visualization,
+    parse_priority_fusion_dump,
+    quote,
+)
+from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
 
 __all__ = [
-    "CPU_PASS",
-    "CPU_SOURCE",
-    "GPU_PASS",
-    "GPU_SOURCE",
-    "TPU_PASS",
-    "Step",
+    "MAX_DECISIONS",
+    "TPU_UNMAPPED",
     "attach_quotes",
     "gpu_decisions",
-    "parse_fusion_visualization",
-    "parse_priority_fusion_dump",
+    "map_name",
     "plain_words",
+    "quotation",
+    "standing",
     "visualization_decisions",
 ]
 
-GPU_PASS = "priority-fusion"
-GPU_SOURCE = "xla/backends/gpu/transforms/priority_fusion.cc"
-CPU_PASS = "fusion"
-CPU_SOURCE = "xla/service/cpu/cpu_instruction_fusion.cc"
-TPU_PASS = "tpu_fusion"
-#: libtpu's fusion pass is not open source; its records use the same
-#: instruction-fusion framework as the CPU's.
-TPU_SOURCE = "libtpu (closed source; xla/service/instruction_fusion.cc records its steps)"
-
 #: The most decisions a report keeps (a large module has thousands of steps).
 MAX_DECISIONS = 400
-
-
-@dataclass
-class Step:
-    """One step of a decision record, in the order the pass took it.
-
-    :attr kind: ``fusion``, ``producer_ineligible``, ``update_priority`` (GPU),
-        ``not_fusing`` (CPU, TPU).
-    """
-
-    kind: str
-    producer: str
-    consumers: list[str] = field(default_factory=list)
-    #: The fusion made (``fusion`` steps).
-    fusion: str = ""
-    reason: str = ""
-    us_fused: float | None = None
-    us_unfused: float | None = None
-    #: The step as the record writes it.
-    record: str = ""
-
-
-# -- the GPU's FusionProcessDumpProto ------------------------------------------
-
-_TOKEN = re.compile(r'(?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*")|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)'
-                    r'|(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?|[-+]?inf|nan)|(?P<punct>[{}:<>\[\],;])'
-                    r'|(?P<space>\s+)|(?P<bad>.)', re.S)
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-            "v": "\v", "?": "?"}
-_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.S)
-
-
-def _unescape(body: str) -> str:
-    """A protobuf text-format string literal's value (C escapes, octal and hex bytes as UTF-8)."""
-    if "\\" not in body:
-        return body
-
-    def byte(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return chr(int(m.group(1), 8) & 0xFF)
-        if m.group(2) is not None:
-            return chr(int(m.group(2), 16))
-        if m.group(3) in _ESCAPES:
-            return _ESCAPES[m.group(3)]
-        raise ValueError(f"unknown escape \\{m.group(3)}")
-
-    if body.endswith("\\") and not body.endswith("\\\\"):
-        raise ValueError("a string ends with a lone backslash")
-    # escapes give bytes (latin-1 here), the rest is text: back to bytes, then UTF-8
-    latin = _ESCAPE.sub(byte, body.encode("utf-8").decode("latin-1"))
-    return latin.encode("latin-1").decode("utf-8", errors="replace")
-
-
-class _Str(str):
-    """A string literal as written (its escapes undone only when read)."""
-
-
-class _ProtoText:
-    """A reader of protobuf text format into nested dicts (field -> list of values)."""
-
-    def __init__(self, text: str) -> None:
-        self.tokens: list[tuple[str, str]] = []
-        line = 1
-        for m in _TOKEN.finditer(text):
-            kind = m.lastgroup or ""
-            if kind == "space":
-                line += m.group(0).count("\n")
-                continue
-            if kind == "bad":
-                raise ValueError(f"line {line}: unexpected text {text[m.start():m.start() + 20].strip()!r}")
-            self.tokens.append((kind, m.group(0)))
-        self.pos = 0
-
-    def error(self, message: str) -> ValueError:
-        return ValueError(f"token {self.pos}: {message}")
-
-    def token(self) -> tuple[str, str] | None:
-        if self.pos >= len(self.tokens):
-            return None
-        self.pos += 1
-        return self.tokens[self.pos - 1]
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def message(self, closing: str | None, depth: int = 0) -> dict[str, list[object]]:
-        if depth > 64:
-            raise self.error("nested too deeply")
-        fields: dict[str, list[object]] = {}
-        while True:
-            tok = self.token()
-            if tok is None:
-                if closing is not None:
-                    raise self.error("unclosed message")
-                return fields
-            kind, value = tok
-            if kind == "punct" and value == closing:
-                return fields
-            if kind == "punct" and value in ",;":
-                continue
-            if kind != "name":
-                raise self.error(f"expected a field name, found {value[:20]!r}")
-            nxt = self.peek()
-            if nxt is not None and nxt == ("punct", ":"):
-                self.token()
-                nxt = self.peek()
-            if nxt is not None and nxt[0] == "punct" and nxt[1] in "{<":
-                self.token()
-                fields.setdefault(value, []).append(self.message("}" if nxt[1] == "{" else ">", depth + 1))
-                continue
-            fields.setdefault(value, []).extend(self.scalars())
-
-    def scalars(self) -> list[object]:
-        tok = self.token()
-        if tok is None:
-            raise self.error("a field without a value")
-        kind, value = tok
-        if kind == "punct" and value == "[":
-            out: list[object] = []
-            while True:
-                nxt = self.peek()
-                if nxt is None:
-                    raise self.error("unclosed list")
-                if nxt == ("punct", "]"):
-                    self.token()
-                    return out
-                if nxt == ("punct", ","):
-                    self.token()
-                    continue
-                out.extend(self.scalars())
-        if kind == "str":
-            parts = [value[1:-1]]
-            while (nxt := self.peek()) is not None and nxt[0] == "str":  # adjacent literals concatenate
-                self.token()
-                parts.append(nxt[1][1:-1])
-            return [_Str("".join(parts))]
-        if kind == "num":
-            try:
-                return [float(value.rstrip("fF")) if any(c in value for c in ".eEinfa") else int(value)]
-            except ValueError:
-                return [value]
-        if kind == "name":
-            return [value]
-        raise self.error(f"unexpected {value!r}")
-
-
-def _text(fields: dict[str, list[object]], key: str) -> str:
-    values = fields.get(key) or [""]
-    value = values[-1]
-    return _unescape(value) if isinstance(value, _Str) else str(value)
-
-
-def _number(fields: dict[str, list[object]], key: str) -> float | None:
-    values = fields.get(key) or []
-    value = values[-1] if values else None
-    return float(value) if isinstance(value, (int, float)) else None
-
-
-def _quote(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def parse_priority_fusion_dump(text: str) -> tuple[list[Step], str | None]:
-    """The steps of a GPU ``FusionProcessDumpProto`` in text form.
-
-    :return: the steps in order, and ``None``; or no steps and why the text
-        could not be read (never an exception).
-    """
-    # Only the fusion steps are read: the record's other top-level fields
-    # (the device description, the whole module before the pass as one
-    # string) are skipped unread, where the text puts one field per line.
-    wanted = [part for part in re.split(r"(?m)^(?=[A-Za-z_])", text) if not part[:1].isalpha()
-              or part.startswith("fusion_steps")]
-    quick = _quick_steps(wanted)
-    if quick is not None:
-        return quick, None
-    try:
-        top = _ProtoText("".join(wanted)).message(None)
-        steps: list[Step] = []
-        for entry in top.get("fusion_steps", []):
-            if not isinstance(entry, dict):
-                continue
-            for kind, values in entry.items():
-                for body in values:
-                    if not isinstance(body, dict):
-                        continue
-                    step = _gpu_step(kind, body)
-                    if step is not None:
-                        steps.append(step)
-    except (ValueError, RecursionError) as exc:
-        return [], f"the priority-fusion record does not parse: {exc}"
-    if not steps and "fusion_steps" not in top:
-        return [], "the priority-fusion record holds no fusion steps"
-    return steps, None
-
-
-_FLAT_STEP = re.compile(r"fusion_steps\s*\{\s*(\w+)\s*\{([^{}]*)\}\s*\}\s*", re.S)
-_FLAT_FIELD = re.compile(r'(\w+)\s*:\s*(?:"([^"\\\n]*(?:\\.[^"\\\n]*)*)"|([-+\w.]+))\s*')
-
-
-def _quick_steps(parts: Sequence[str]) -> list[Step] | None:
-    """The steps, read with two regular expressions per step when every step
-    is one flat message per ``fusion_steps`` line group (as XLA writes them);
-    ``None`` when the text is in any other form (then the full reader reads it)."""
-    steps: list[Step] = []
-    for part in parts:
-        if not part.strip():
-            continue
-        m = _FLAT_STEP.fullmatch(part)
-        if m is None:
-            return None
-        body: dict[str, list[object]] = {}
-        pos = 0
-        inner = m.group(2)
-        for f in _FLAT_FIELD.finditer(inner):
-            if inner[pos:f.start()].strip():
-                return None
-            pos = f.end()
-            if f.group(2) is not None:
-                body.setdefault(f.group(1), []).append(_Str(f.group(2)))
-            else:
-                raw = f.group(3)
-                try:
-                    value: object = float(raw) if any(c in raw for c in ".eEinfa") else int(raw)
-                except ValueError:
-                    return None
-                body.setdefault(f.group(1), []).append(value)
-        if inner[pos:].strip():
-            return None
-        try:
-            step = _gpu_step(m.group(1), body)
-        except ValueError:
-            return None
-        if step is not None:
-            steps.append(step)
-    return steps if steps else None
-
-
-def _gpu_step(kind: str, body: dict[str, list[object]]) -> Step | None:
-    if kind == "fusion":
-        producer, consumer, fusion = (_text(body, k) for k in ("producer_name", "consumer_name", "fusion_name"))
-        record = (f"fusion {{ fusion_name: {_quote(fusion)} producer_name: {_quote(producer)} "
-                  f"consumer_name: {_quote(consumer)} }}")
-        return Step("fusion", producer, [consumer], fusion=fusion, record=record)
-    if kind == "producer_ineligible":
-        producer, reason = _text(body, "producer_name"), _text(body, "reason")
-        record = f"producer_ineligible {{ producer_name: {_quote(producer)} reason: {_quote(reason)} }}"
-        return Step("producer_ineligible", producer, reason=reason, record=record)
-    if kind == "update_priority":
-        producer = _text(body, "producer_name")
-        consumers = [_unescape(c) if isinstance(c, _Str) else str(c) for c in body.get("consumer_names", [])]
-        fused, unfused = _number(body, "us_fused"), _number(body, "us_unfused")
-        names = " ".join(f"consumer_names: {_quote(c)}" for c in consumers)
-        record = (f"update_priority {{ producer_name: {_quote(producer)} {names} us_fused: {fused} "
-                  f"us_unfused: {unfused} }}").replace("  ", " ")
-        return Step("update_priority", producer, consumers, us_fused=fused, us_unfused=unfused, record=record)
-    return None
-
-
-# -- the CPU's and TPU's fusion visualization ----------------------------------------
-
-_FRAMES = re.compile(r"\bconst\s+frames\s*=\s*")
-_NOT_FUSING = re.compile(r"Not fusing \|(?P<p>[^|]*)\| into \|(?P<c>[^|]*)\| as (?P<why>.*)", re.S)
-_FUSED = re.compile(r"Fused \|(?P<p>[^|]*)\| into \|(?P<f>[^|]*)\|")
-_ABOUT = re.compile(r"About to (?:MOF-)?fuse \|(?P<p>[^|]*)\| into \|(?P<c>[^|]*)\|")
-
-
-def _frame_labels(text: str) -> list[str] | None:
-    m = _FRAMES.search(text)
-    if m is None:
-        return None
-    try:
-        frames, _ = json.JSONDecoder().raw_decode(text, m.end())
-    except ValueError:
-        return None
-    if not isinstance(frames, list):
-        return None
-    return [html.unescape(f[1]) for f in frames if isinstance(f, list) and len(f) > 1 and isinstance(f[1], str)]
-
-
-def parse_fusion_visualization(text: str) -> tuple[list[Step], str | None]:
-    """The steps of an instruction-fusion pass from its fusion explorer page
-    (``xla_dump_fusion_visualization``).
-
-    :return: the steps in order, and ``None``; or no steps and why the page
-        could not be read (never an exception).
-    """
-    labels = _frame_labels(text)
-    if labels is None:
-        return [], "the fusion visualization holds no list of frames that can be read"
-    steps: list[Step] = []
-    pending: dict[str, str] = {}  # fusion made -> the consumer it replaced, from "About to fuse"
-    for label in labels:
-        if (m := _NOT_FUSING.match(label)) is not None:
-            steps.append(Step("not_fusing", m["p"], [m["c"]], reason=m["why"].strip(), record=label))
-        elif (m := _ABOUT.match(label)) is not None:
-            pending[m["p"]] = m["c"]
-        elif (m := _FUSED.match(label)) is not None:
-            consumer = pending.pop(m["p"], m["f"])
-            steps.append(Step("fusion", m["p"], [consumer], fusion=m["f"], record=label))
-    return steps, None
 
 
 # -- which decisions stand ----------------------------------------------------
@@ -731,7 +401,7 @@ def quotation(decision: FusionDecision) -> str:
     readers = [named(c, h or None) for c, h in zip(decision.consumers, aligned, strict=True)]
     if readers:
         about += ", read by " + ", ".join(readers)
-    return f"XLA {decision.pass_name} ({decision.source_file}), about {about}: {_quote(decision.reason)}"
+    return f"XLA {decision.pass_name} ({decision.source_file}), about {about}: {quote(decision.reason)}"
 
 
 def _pick(decisions: Iterable[FusionDecision], consumer: str) -> FusionDecision | None:
@@ -793,125 +463,3 @@ def _quote_into(reason: Reason, decision: FusionDecision) -> None:
         reason.rule = decision.pass_name
     if not reason.source_file:
         reason.source_file = decision.source_file
-
-
-# -- collecting: the options and the files -------------------------------------------
-
-#: The most a file of the record may hold to be read.
-MAX_RECORD_BYTES = 64 * 2**20
-
-
-#: Why the CPU's and TPU's records are not collected unless asked for.
-COSTLY = ("not collected: the {platform}'s record (the fusion visualization) renders the computation at every "
-          "step, which multiplies compile time (7.9x measured on a 6-layer MLP's gradient on the CPU); "
-          "JAXHLO_FUSION_DECISIONS=all collects it")
-
-
-def collection_options(platform: str, folder: str, *, everything: bool = False) -> dict[str, object]:
-    """The XLA options that make a compile for ``platform`` record its fusion
-    decisions in ``folder``: they change what XLA writes, not what it compiles.
-
-    :param platform: ``cpu``, ``cuda`` or ``tpu``.
-    :param everything: also the CPU's and TPU's records, which are costly
-        (:data:`COSTLY`); by default only the GPU's, which is cheap.
-    """
-    if platform == "cuda":
-        return {"xla_dump_to": folder, "xla_dump_hlo_pass_re": GPU_PASS}
-    if platform == "cpu" and everything:
-        return {"xla_dump_to": folder, "xla_dump_fusion_visualization": True,
-                "xla_dump_hlo_pass_re": f"^{CPU_PASS}$"}
-    if platform == "tpu" and everything:
-        return {"xla_dump_to": folder, "xla_dump_fusion_visualization": True}
-    return {}
-
-
-def collection_refused(flags: Iterable[str], environment_flags: str) -> str | None:
-    """Why the record is not collected for a compile, or ``None``: the
-    example's own dump options, or ``XLA_FLAGS``', would be overridden."""
-    own = sorted(f for f in flags if f.startswith("xla_dump"))
-    if own:
-        return f"not collected: the example sets {', '.join(own)}"
-    if "--xla_dump" in environment_flags:
-        return "not collected: XLA_FLAGS sets dump options"
-    return None
-
-
-def _read(path: str) -> str | None:
-    import os
-
-    try:
-        if os.path.getsize(path) > MAX_RECORD_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
-def _module_prefix(folder: str, module_name: str, suffix: str) -> str | None:
-    """``module_0007.jit_f`` of the last module of that name with a file ending in ``suffix``."""
-    import os
-
-    best: tuple[int, str] | None = None
-    pattern = re.compile(r"(?:.*\.)?(module_(\d+)\." + re.escape(module_name) + r")\b")
-    for name in os.listdir(folder):
-        if not name.endswith(suffix):
-            continue
-        m = pattern.match(name)
-        if m is not None and (best is None or int(m.group(2)) > best[0]):
-            best = (int(m.group(2)), m.group(1))
-    return best[1] if best else None
-
-
-def collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tuple[list[FusionDecision], str]:
-    """Read the record a compile left in ``folder`` (only the files needed).
-
-    :param optimized_hlo: the compiled module's text, or that text parsed, to map names to.
-    :return: the decisions and a note (never an exception).
-    """
-    import os
-
-    if isinstance(optimized_hlo, HloModule):
-        module_name = optimized_hlo.name
-    else:
-        m = re.match(r"\s*HloModule\s+([^\s,]+)", optimized_hlo)
-        if m is None:
-            return [], "not collected: the optimized module has no name"
-        module_name = m.group(1)
-    try:
-        names = os.listdir(folder)
-    except OSError as exc:
-        return [], f"not collected: {exc.strerror}"
-    if platform == "cuda":
-        prefix = _module_prefix(folder, module_name, ".priority_fusion_dump.txt")
-        if prefix is None:
-            return [], "XLA wrote no priority-fusion record"
-        dump = _read(os.path.join(folder, f"{prefix}.priority_fusion_dump.txt"))
-        if dump is None:
-            return [], "the priority-fusion record could not be read (missing or too large)"
-        after = sorted(n for n in names if n.startswith(prefix + ".") and ".after_priority-fusion." in n)
-        after_text = _read(os.path.join(folder, after[-1])) if after else None
-        return gpu_decisions(dump, optimized_hlo, after_text)
-    if platform in ("cpu", "tpu"):
-        pages = sorted(n for n in names if n.endswith("_fusion.html") and f".{module_name}." in n)
-        if not pages:
-            return [], "XLA wrote no fusion visualization"
-        decisions: list[FusionDecision] = []
-        notes: list[str] = []
-        after_text = None
-        if platform == "cpu":
-            prefix = _module_prefix(folder, module_name, ".txt")
-            after = sorted(n for n in names if prefix and n.startswith(prefix + ".") and f".after_{CPU_PASS}." in n)
-            after_text = _read(os.path.join(folder, after[-1])) if after else None
-        for page_name in pages:
-            page = _read(os.path.join(folder, page_name))
-            if page is None:
-                notes.append(f"{page_name} could not be read")
-                continue
-            found, note = visualization_decisions(
-                page, optimized_hlo, after_text, pass_name=CPU_PASS if platform == "cpu" else TPU_PASS,
-                source_file=CPU_SOURCE if platform == "cpu" else TPU_SOURCE, map_names=platform == "cpu")
-            decisions.extend(found)
-            notes.append(note)
-        return decisions[:MAX_DECISIONS], "; ".join(notes)
-    return [], f"no decision record is known for the platform {platform}"

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.report import Fusion, Report
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.hlo.fusion import top_level_computations
-from sphinx_jaxhlo.hlo.parse import HloComputation, HloInstruction, HloModule, HloParseError, parse_module
+from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError
+from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.programs import top_level_computations
 
 __all__ = ["Graph", "GraphEdge", "GraphError", "GraphNode", "Subgraph", "build_graph", "graph_svg", "graph_text"]
 

@@ -44,7 +44,7 @@ from sphinx_jaxhlo.core.report import (
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact
 from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
-from sphinx_jaxhlo.hlo.fusion import producer_op
+from sphinx_jaxhlo.hlo.programs import producer_op
 
 __all__ = [
     "Cell",

@@ -1,6 +1,6 @@
 """Regenerate the stored decision records in ``tests/data/decisions/``.
 
-The tests of :mod:`sphinx_jaxhlo.decisions` read what XLA records of its
+The tests of XLA's decision records (``tests/test_decisions.py``) read what XLA records of its
 fusion decisions for the seed's ``with_dot`` (``docs/examples/seed.py``,
 f32[100000,3] and f32[50000,3]), compiled as ``seed.py``.  For each target
 it writes, in ``decisions/<target with ':' replaced by '_'>/``:
@@ -30,7 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from sphinx_jaxhlo import decisions, plugins, targets  # noqa: E402  (needs the path above; imports no jax)
+# these imports need the path above (E402); they import no jax
+from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
+from sphinx_jaxhlo.core import targets  # noqa: E402
+from sphinx_jaxhlo.hlo.decision_collection import collection_options  # noqa: E402
+from sphinx_jaxhlo.hlo.decision_records import CPU_PASS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "decisions"
@@ -51,7 +55,7 @@ def regenerate(target_name: str) -> str:
     dump = tempfile.mkdtemp(prefix="jaxhlo-decisions-")
     try:
         lowered = targets.lower_for(target, jax.jit(namespace["with_dot"]), specs, {})
-        compiled = lowered.compile(decisions.collection_options(target.platform, dump))
+        compiled = lowered.compile(collection_options(target.platform, dump))
         text = compiled.as_text()
         (folder / "optimized.txt").write_text(text, encoding="utf-8")
         names = sorted(os.listdir(dump))
@@ -61,7 +65,7 @@ def regenerate(target_name: str) -> str:
             shutil.copy(Path(dump) / record[-1], folder / "record.txt")
         else:
             record = [n for n in names if n.startswith("main") and n.endswith("_fusion.html")]
-            after = [n for n in names if f".after_{decisions.CPU_PASS}." in n] if target.platform == "cpu" else []
+            after = [n for n in names if f".after_{CPU_PASS}." in n] if target.platform == "cpu" else []
             shutil.copy(Path(dump) / record[-1], folder / "record.html")
         if after:
             shutil.copy(Path(dump) / after[-1], folder / "after_pass.txt")

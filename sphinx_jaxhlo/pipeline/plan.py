@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.compiler.client import Limits
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
 from sphinx_jaxhlo.core.results import Result

@@ -157,16 +157,18 @@ def test_installed_versions_include_xla_flags(monkeypatch: pytest.MonkeyPatch) -
 
 # -- the code fingerprint ----------------------------------------------------------------
 
-REPORT_CODE = ("worker.py", "analysis.py", "hlo.py", "targets.py", "specs.py", "report.py", "call.py")
+#: Modules a report depends on: the compile worker and what it imports.
+REPORT_MODULES = ("compiler/worker.py", "hlo/fusion.py", "hlo/parse.py", "core/targets.py", "core/specs.py",
+                  "core/report.py", "compiler/calls.py")
 
 
 @pytest.fixture
 def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the package that ``code_fingerprint`` reads instead of the real one."""
-    source = Path(request_mod.__file__).parent
+    source = request_mod.PACKAGE_DIR
     copy = tmp_path / "sphinx_jaxhlo"
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(request_mod, "__file__", str(copy / "request.py"))
+    monkeypatch.setattr(request_mod, "PACKAGE_DIR", copy)
     return copy
 
 
@@ -174,12 +176,24 @@ def test_the_fingerprint_is_of_the_package_as_installed(package_copy: Path) -> N
     assert code_fingerprint.__wrapped__() == code_fingerprint()
 
 
-@pytest.mark.parametrize("name", REPORT_CODE)
+@pytest.mark.parametrize("name", REPORT_MODULES)
 def test_every_module_that_makes_reports_is_in_the_fingerprint(package_copy: Path, name: str) -> None:
     before = code_fingerprint.__wrapped__()
     path = package_copy / name
     path.write_bytes(path.read_bytes() + b"\n# changed\n")
     assert code_fingerprint.__wrapped__() != before
+
+
+def test_a_module_the_worker_starts_to_import_joins_the_fingerprint(package_copy: Path) -> None:
+    before = code_fingerprint.__wrapped__()
+    (package_copy / "hlo" / "new_rule.py").write_text("RULE = 1\n", encoding="utf-8")
+    assert code_fingerprint.__wrapped__() == before  # not imported by anything yet
+    worker = package_copy / "compiler" / "worker.py"
+    worker.write_text(worker.read_text() + "\n\ndef _rule():\n    from sphinx_jaxhlo.hlo.new_rule import RULE\n"
+                      "    return RULE\n", encoding="utf-8")
+    with_import = code_fingerprint.__wrapped__()
+    (package_copy / "hlo" / "new_rule.py").write_text("RULE = 2\n", encoding="utf-8")
+    assert with_import != before and code_fingerprint.__wrapped__() != with_import
 
 
 def test_the_gpu_target_descriptions_are_in_the_fingerprint(package_copy: Path) -> None:
@@ -192,7 +206,8 @@ def test_the_gpu_target_descriptions_are_in_the_fingerprint(package_copy: Path) 
     assert code_fingerprint.__wrapped__() != before
 
 
-@pytest.mark.parametrize("name", ["cli.py", "expectations.py", "render/example.py", "lexer.py"])
+@pytest.mark.parametrize("name", ["cli.py", "core/expectations.py", "render/example.py", "render/lexer.py",
+                                  "sphinxext/documents.py"])
 def test_code_that_only_shows_reports_is_not_in_the_fingerprint(package_copy: Path, name: str) -> None:
     before = code_fingerprint.__wrapped__()
     path = package_copy / name
@@ -203,7 +218,7 @@ def test_code_that_only_shows_reports_is_not_in_the_fingerprint(package_copy: Pa
 def test_moving_code_between_modules_changes_the_fingerprint(package_copy: Path) -> None:
     # the names are hashed with the contents: the same bytes in another file are another fingerprint
     before = code_fingerprint.__wrapped__()
-    call, report = package_copy / "call.py", package_copy / "report.py"
+    call, report = package_copy / "compiler" / "calls.py", package_copy / "core" / "report.py"
     both = call.read_bytes() + report.read_bytes()
     call.write_bytes(both[:10])
     report.write_bytes(both[10:])

@@ -8,8 +8,9 @@ from pathlib import Path
 from sphinx_jaxhlo.core.diagnostics import SUBTYPES
 
 PACKAGE = Path(__file__).parent.parent / "sphinx_jaxhlo"
-EMITTERS = re.compile(r'subtype="([a-z]+)"|warn\([^\n]*?, "([a-z]+)", location|self\.fail\("([a-z]+)"'
-                      r'|ExampleFailure\("([a-z]+)"|Failure\("([a-z]+)"')
+EMITTERS = re.compile(r'subtype="([a-z]+)"|warn\([^\n]*?, "([a-z]+)",\s*(?:example\.)?location|self\.fail\("([a-z]+)"'
+                      r'|ExampleFailure\("([a-z]+)"|Failure\("([a-z]+)"|failure_of\([^,\n]+, "([a-z]+)"'
+                      r'|OptionProblem\("([a-z]+)"')
 
 
 def test_every_emitted_subtype_is_documented() -> None:

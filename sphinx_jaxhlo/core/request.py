@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,29 +24,80 @@ DEFAULT_SHOW: tuple[str, ...] = ("source", "summary", "memory", "hlo")
 
 #: The package's folder.
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-#: The layers whose code decides what a report holds (and the GPU descriptions).
-REPORT_LAYERS = ("core", "hlo", "compiler", "gpu_targets")
-#: The layers whose code decides how a report is shown.
-RENDER_LAYERS = ("core", "hlo", "render", "sphinxext", "static")
+#: Where reports are made (the compile worker) and the data it reads: a report
+#: depends on these modules, on every module they import, and on these folders.
+REPORT_CODE = (("sphinx_jaxhlo.compiler.worker",), ("gpu_targets",))
+#: Where an example's page is drawn, and the files every page loads.
+RENDER_CODE = (("sphinx_jaxhlo.sphinxext.documents", "sphinx_jaxhlo.render.standalone_html"), ("static",))
 
 
-def package_fingerprint(layers: tuple[str, ...]) -> str:
-    """A digest of every file of the package's ``layers`` (subpackages or data folders)."""
+def _module_file(name: str) -> Path | None:
+    base = PACKAGE_DIR.parent.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+#: An import statement of this package's modules (the code is formatted: one statement a line).
+_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+(sphinx_jaxhlo[\w.]*)"
+                     r"|from[ \t]+(\.+[\w.]*|sphinx_jaxhlo[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*))",
+                     re.MULTILINE)
+
+
+def imported_modules(start: tuple[str, ...]) -> list[str]:
+    """``start`` and every module of this package they import, at any depth
+    (imports inside functions included), read from the source."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for match in _IMPORT.finditer(path.read_text(encoding="utf-8")):
+            plain, module, names = match.groups()
+            if plain:
+                todo.append(plain)
+                continue
+            if module.startswith("."):
+                dots = len(module) - len(module.lstrip("."))
+                parts = package.split(".")
+                module = ".".join([*parts[:len(parts) - dots + 1], module.lstrip(".")]).strip(".")
+            listed = [n.split(" as ")[0].strip() for n in names.strip("()").replace("\n", ",").split(",")]
+            subs = [f"{module}.{n}" for n in listed if n and _module_file(f"{module}.{n}")]
+            todo += subs or [module]
+    return sorted(seen)
+
+
+def code_digest(code: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
+    """A digest of the modules ``code[0]`` import (:func:`imported_modules`)
+    and of every file of the data folders ``code[1]``: names and contents."""
+    modules, folders = code
+    files = [p for m in imported_modules(modules) if (p := _module_file(m)) is not None]
+    files += [p for folder in folders for p in (PACKAGE_DIR / folder).rglob("*") if p.is_file()]
     digest = hashlib.sha256()
-    for layer in layers:
-        for path in sorted((PACKAGE_DIR / layer).rglob("*")):
-            if path.is_file() and path.suffix != ".pyc":
-                digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
-                digest.update(path.read_bytes())
+    for path in sorted(set(files)):
+        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
 @functools.cache
 def code_fingerprint() -> str:
-    """A digest of the code that makes reports (its layers, read from the
-    package, not from a list), so that a fix to the analysis invalidates
-    reports cached before it, even without a version bump."""
-    return package_fingerprint(REPORT_LAYERS)
+    """A digest of the code that makes reports (derived from what the compile
+    worker imports, not from a list), so that a fix to the analysis
+    invalidates reports cached before it, even without a version bump."""
+    return code_digest(REPORT_CODE)
+
+
+@functools.cache
+def render_fingerprint() -> str:
+    """A digest of the code that turns reports into pages (what the page's
+    renderers import), for the HTML kept between builds."""
+    return code_digest(RENDER_CODE)
 
 
 @functools.cache

@@ -429,9 +429,9 @@ def _highlighting_fingerprint() -> str:
 
     import pygments
 
-    from sphinx_jaxhlo.core.request import RENDER_LAYERS, package_fingerprint
+    from sphinx_jaxhlo.core.request import render_fingerprint
 
-    return hashlib.sha256(f"{package_fingerprint(RENDER_LAYERS)}\0{pygments.__version__}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{render_fingerprint()}\0{pygments.__version__}".encode()).hexdigest()[:16]
 
 
 def _text_store(node: nodes.Node) -> Path | None:

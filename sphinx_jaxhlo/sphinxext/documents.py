@@ -10,7 +10,6 @@ writer keeps the example's HTML for later builds.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Set as AbstractSet
@@ -23,7 +22,7 @@ from docutils import nodes
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
-from sphinx_jaxhlo.core.request import RENDER_LAYERS, installed_versions, package_fingerprint
+from sphinx_jaxhlo.core.request import installed_versions, render_fingerprint
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import WRITING_MODES
 from sphinx_jaxhlo.pipeline.run import Processed, process
@@ -155,9 +154,3 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
                   repr(app.config.highlight_options)],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-
-@functools.cache
-def render_fingerprint() -> str:
-    """A digest of the code that turns reports into pages (read from the package)."""
-    return package_fingerprint(RENDER_LAYERS)

@@ -31,12 +31,14 @@ REPORT_CODE = (("sphinx_jaxhlo.compiler.worker",), ("gpu_targets",))
 RENDER_CODE = (("sphinx_jaxhlo.sphinxext.documents", "sphinx_jaxhlo.render.standalone_html"), ("static",))
 
 
-def _module_file(name: str) -> Path | None:
-    base = PACKAGE_DIR.parent.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
+def package_modules() -> dict[str, Path]:
+    """Every module of the package, by name, and its file."""
+    root = PACKAGE_DIR.parent
+    out = {}
+    for path in PACKAGE_DIR.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
 
 
 #: An import statement of this package's modules (the code is formatted: one statement a line).
@@ -45,17 +47,18 @@ _IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+(sphinx_jaxhlo[\w.]*)"
                      re.MULTILINE)
 
 
-def imported_modules(start: tuple[str, ...]) -> list[str]:
+def imported_modules(start: tuple[str, ...]) -> dict[str, Path]:
     """``start`` and every module of this package they import, at any depth
-    (imports inside functions included), read from the source."""
-    seen: set[str] = set()
+    (imports inside functions included), read from the source: name -> file."""
+    known = package_modules()
+    seen: dict[str, Path] = {}
     todo = list(start)
     while todo:
         name = todo.pop()
-        path = _module_file(name)
+        path = known.get(name)
         if name in seen or path is None:
             continue
-        seen.add(name)
+        seen[name] = path
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for match in _IMPORT.finditer(path.read_text(encoding="utf-8")):
             plain, module, names = match.groups()
@@ -66,17 +69,17 @@ def imported_modules(start: tuple[str, ...]) -> list[str]:
                 dots = len(module) - len(module.lstrip("."))
                 parts = package.split(".")
                 module = ".".join([*parts[:len(parts) - dots + 1], module.lstrip(".")]).strip(".")
-            listed = [n.split(" as ")[0].strip() for n in names.strip("()").replace("\n", ",").split(",")]
-            subs = [f"{module}.{n}" for n in listed if n and _module_file(f"{module}.{n}")]
+            listed = (n.split(" as ")[0].strip() for n in names.strip("()").replace("\n", ",").split(","))
+            subs = [f"{module}.{n}" for n in listed if f"{module}.{n}" in known]
             todo += subs or [module]
-    return sorted(seen)
+    return seen
 
 
 def code_digest(code: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
     """A digest of the modules ``code[0]`` import (:func:`imported_modules`)
     and of every file of the data folders ``code[1]``: names and contents."""
     modules, folders = code
-    files = [p for m in imported_modules(modules) if (p := _module_file(m)) is not None]
+    files = list(imported_modules(modules).values())
     files += [p for folder in folders for p in (PACKAGE_DIR / folder).rglob("*") if p.is_file()]
     digest = hashlib.sha256()
     for path in sorted(set(files)):

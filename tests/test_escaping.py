@@ -239,13 +239,15 @@ def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
 def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
     from types import SimpleNamespace
 
+    from sphinx_jaxhlo.sphinxext import html as sphinx_html
+
     builder = SimpleNamespace(format="html", name="html", outdir=str(tmp_path), current_docname="page",
                               get_output_path=lambda docname: tmp_path / f"{docname}.html")
     page = SimpleNamespace(builder=builder, body=[])
     node = rnodes.jaxhlo_text(title=HOSTILE, text=HOSTILE, open=False,
                               **({} if language is None else {"language": language}))
     with pytest.raises(nodes.SkipNode):
-        rnodes.visit_text_html(page, node)
+        sphinx_html.visit_text_html(page, node)
     found = soup("".join(page.body))
     assert found.find("summary").get_text() == HOSTILE
     assert found.find("div")["class"] == f"highlight-{language or 'text'} notranslate".split()
@@ -277,19 +279,21 @@ def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> No
 
 
 def test_a_derived_reason_says_so_and_links_the_guide() -> None:
-    from sphinx import addnodes
-
     from sphinx_jaxhlo.core.report import Reason
     from sphinx_jaxhlo.render.example import finding_node
     from sphinx_jaxhlo.render.rows import Finding
     from sphinx_jaxhlo.render.text import reason_text
+    from sphinx_jaxhlo.sphinxext.links import alternative_xref
 
     reason = Reason(producer_kind="gemm", text="t", alternatives=["jaxhlo-guide-bounded-map"])
     box = finding_node(Finding("problem", "Unfused reduction", "x", reason))
-    (ref,) = list(box.findall(addnodes.pending_xref))
+    # the renderer marks the alternative; the Sphinx extension makes it a cross-reference
+    (marked,) = list(box.findall(rnodes.jaxhlo_alternative))
+    ref = alternative_xref(marked)
     assert (ref["refdomain"], ref["reftype"], ref["reftarget"], ref["refexplicit"]) == (
         "std", "ref", "jaxhlo-guide-bounded-map", True)
     assert ref.astext() == "lax.map over chunks, reducing inside"
+    assert ref["classes"] == ["jaxhlo-alternative"]  # what the missing-reference handler looks for
     assert not list(box.findall(rnodes.jaxhlo_details))  # nothing quoted: nothing to collapse
     assert "(derived from the HLO)" in box.astext()
     assert "decision record" not in reason_text(reason)

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from docutils import nodes
-from sphinx import addnodes
 
 from sphinx_jaxhlo.core.report import Reason, Report
 from sphinx_jaxhlo.core.results import Result
@@ -35,6 +34,7 @@ from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
 from sphinx_jaxhlo.render.graph import HEAVY_BYTES, GraphError, build_graph, graph_svg, graph_text
 from sphinx_jaxhlo.render.nodes import (
+    jaxhlo_alternative,
     jaxhlo_bars,
     jaxhlo_details,
     jaxhlo_graph,
@@ -285,12 +285,12 @@ def finding_node(finding: Finding, links: SourceLinks | None = None, source: str
     return box
 
 
-def alternative_ref(label: str) -> addnodes.pending_xref:
-    """A link to a section of the guide, by its label: resolved by Sphinx (or by
-    intersphinx from another site); where neither knows it, the title stays as text."""
+def alternative_ref(label: str) -> jaxhlo_alternative:
+    """A link to a section of the guide, by its label: the Sphinx extension makes it
+    a cross-reference (resolved by Sphinx, or by intersphinx from another site); where
+    neither knows it, and outside Sphinx, the title stays as text."""
     title = ALTERNATIVE_TITLES.get(label, label)
-    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True,
-                                refwarn=False, classes=["jaxhlo-alternative"])
+    ref = jaxhlo_alternative("", label=label, classes=["jaxhlo-alternative"])
     ref += nodes.inline(title, title)
     return ref
 

@@ -53,7 +53,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cache": (("sphinx_jaxhlo/store/cache.py",), ("tests/test_cache_key.py",
                                             "tests/test_remote_cache.py::test_stored_reports_are_checked_field_by_field")),
     "lexer": (("sphinx_jaxhlo/render/lexer.py",), ("tests/test_lexer_rules.py",)),
-    "render": (("sphinx_jaxhlo/render/graph.py", "sphinx_jaxhlo/render/nodes.py",
+    "render": (("sphinx_jaxhlo/render/graph_drawing.py", "sphinx_jaxhlo/render/nodes.py",
                 "sphinx_jaxhlo/render/standalone_html.py", "sphinx_jaxhlo/sphinxext/html.py"),
                ("tests/test_escaping.py",)),
 }

@@ -19,7 +19,8 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.render import nodes as rnodes
-from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph, graph_svg
+from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph
+from sphinx_jaxhlo.render.graph_drawing import graph_svg
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.standalone_html import HIGHLIGHT_LIMIT, nodes_to_html, render_html
 
@@ -223,7 +224,7 @@ def test_defaults_of_the_escaped_fields() -> None:
 
 
 def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
-    from sphinx_jaxhlo.render.graph import _DETAIL_FONT, _NAME_FONT, _text_width
+    from sphinx_jaxhlo.render.graph_drawing import _DETAIL_FONT, _NAME_FONT, _text_width
 
     node = GraphNode(id="a", name=HOSTILE * 20, computation="main", role="op", detail=HOSTILE * 20)
     root = ET.fromstring(graph_svg(Graph([Subgraph("main", "main", [node], [])]), uid="g"))
@@ -258,8 +259,8 @@ def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
 
 def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> None:
     from sphinx_jaxhlo.core.report import Reason
-    from sphinx_jaxhlo.render.example import finding_node
-    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.findings import Finding
+    from sphinx_jaxhlo.render.parts import finding_node
     from sphinx_jaxhlo.render.text import reason_text
 
     reason = Reason(producer_kind=HOSTILE, text=HOSTILE, rule=HOSTILE, source_file=HOSTILE, quoted=HOSTILE,
@@ -280,8 +281,8 @@ def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> No
 
 def test_a_derived_reason_says_so_and_links_the_guide() -> None:
     from sphinx_jaxhlo.core.report import Reason
-    from sphinx_jaxhlo.render.example import finding_node
-    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.findings import Finding
+    from sphinx_jaxhlo.render.parts import finding_node
     from sphinx_jaxhlo.render.text import reason_text
     from sphinx_jaxhlo.sphinxext.links import alternative_xref
 

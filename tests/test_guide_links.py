@@ -1,6 +1,6 @@
 """A reason's alternatives link into the guide in a Sphinx site (:mod:`sphinx_jaxhlo.sphinxext.links`).
 
-The renderer marks each alternative (:func:`sphinx_jaxhlo.render.example.alternative_ref`);
+The renderer marks each alternative (:func:`sphinx_jaxhlo.render.parts.alternative_ref`);
 in a build, the extension makes it a cross-reference to the guide's label: a link
 where the site has the label, its title as text, with no warning, where it does not.
 No compile: a small extension of the test project puts the marks on the page.
@@ -24,7 +24,7 @@ jaxhlo_targets = ["cpu"]
 MARKS = '''\
 from docutils import nodes
 
-from sphinx_jaxhlo.render.example import alternative_ref
+from sphinx_jaxhlo.render.parts import alternative_ref
 
 
 def add_marks(app, doctree):

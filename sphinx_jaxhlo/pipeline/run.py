@@ -48,9 +48,10 @@ from sphinx_jaxhlo.core.request import (
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
-from sphinx_jaxhlo.render.example import ExampleView, render_example
+from sphinx_jaxhlo.render.display import display_for
+from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
-from sphinx_jaxhlo.render.rows import display_for
+from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.directive import jaxhlo_example
 from sphinx_jaxhlo.store import snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport, ReportCache, is_deterministic, is_url

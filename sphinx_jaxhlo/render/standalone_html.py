@@ -29,8 +29,10 @@ from docutils.writers import html5_polyglot
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
-from sphinx_jaxhlo.render.example import ExampleView, para, render_example
+from sphinx_jaxhlo.render.blocks import para
+from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, PLAIN_HTML_VISITORS, jaxhlo_block
+from sphinx_jaxhlo.render.view import ExampleView
 
 #: Extra rules for outside Sphinx: a page theme normally styles these.
 _BASE_CSS = """

@@ -54,13 +54,14 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cache": (("sphinx_jaxhlo/store/cache.py",), ("tests/test_cache_key.py",
                                             "tests/test_remote_cache.py::test_stored_reports_are_checked_field_by_field")),
     "lexer": (("sphinx_jaxhlo/render/lexer.py",), ("tests/test_lexer_rules.py",)),
-    "render": (("sphinx_jaxhlo/render/graph.py", "sphinx_jaxhlo/render/nodes.py",
-                "sphinx_jaxhlo/render/standalone_html.py"), ("tests/test_escaping.py",)),
+    "render": (("sphinx_jaxhlo/render/graph_drawing.py", "sphinx_jaxhlo/render/nodes.py",
+                "sphinx_jaxhlo/render/standalone_html.py", "sphinx_jaxhlo/sphinxext/html.py"),
+               ("tests/test_escaping.py",)),
 }
 
-#: In render/, only the escaping is under test: a mutant counts when all it changes
-#: lies inside one escaping call (what the call is given, or its ``quote`` flag);
-#: the markup and layout around the calls are left alone.
+#: In the files of ``render`` (the HTML and SVG writers), only the escaping is under test:
+#: a mutant counts when all it changes lies inside one escaping call (what the call is
+#: given, or its ``quote`` flag); the markup and layout around the calls are left alone.
 _ESCAPING_CALL = re.compile(r"\b(?:html\.escape|_esc|_attr)\(")
 
 
@@ -90,9 +91,9 @@ def _escaping_mutant(line: str, mutated: str) -> bool:
 
 
 def pre_mutation(context: Any) -> None:
-    """mutmut's hook, before each mutant: in render/, skip all but the escaping."""
+    """mutmut's hook, before each mutant: in the files of ``render``, skip all but the escaping."""
     name = Path(context.filename).as_posix()
-    if "/render/" not in f"/{name}":
+    if not any(f"/{name}".endswith(f"/{path}") for path in MODULES["render"][0]):
         return
     line = context.current_source_line
     if not _ESCAPING_CALL.search(line):

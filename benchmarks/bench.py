@@ -344,6 +344,7 @@ import json, time
 from pathlib import Path
 import sphinx_jaxhlo.sphinxext.documents as ex
 from sphinx_jaxhlo.render import nodes as rn
+from sphinx_jaxhlo.sphinxext import html as rh
 
 TIMES = {}
 _render = ex.render_example
@@ -355,7 +356,7 @@ def render_example(view, *args, **kwargs):
     return out
 
 ex.render_example = render_example
-_visit, _depart = rn.HTML_VISITORS[rn.jaxhlo_block]
+_visit, _depart = rh.HTML_VISITORS[rn.jaxhlo_block]
 
 def visit(self, node):
     node["bench_start"] = time.perf_counter()
@@ -365,7 +366,7 @@ def depart(self, node):
     _depart(self, node)
     TIMES.setdefault(self.builder.current_docname, {})["html_s"] = time.perf_counter() - node["bench_start"]
 
-rn.HTML_VISITORS[rn.jaxhlo_block] = (visit, depart)
+rh.HTML_VISITORS[rn.jaxhlo_block] = (visit, depart)
 
 def done(app, exc):
     from sphinx_jaxhlo.sphinxext.state import document_data

@@ -198,22 +198,22 @@ def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_
 
 
 def test_highlighted_module_texts_are_kept_for_a_new_output_folder(tmp_path: Path, monkeypatch) -> None:
-    from sphinx_jaxhlo.render import nodes as render_nodes
+    from sphinx_jaxhlo.sphinxext import html as sphinx_html
 
     store = tmp_path / "cache" / "html" / "texts"
     text = "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
-    key = render_nodes.write_text_files(tmp_path / "out1", text, "hlo", store)
+    key = sphinx_html.write_text_files(tmp_path / "out1", text, "hlo", store)
     first = (tmp_path / "out1" / "_jaxhlo" / f"{key}.js").read_text()
     assert '<span class=' in first  # highlighted
     # a cached rebuild into a new output folder copies the script instead of highlighting again
     def no_highlighting(*args: object) -> str:
         raise AssertionError("highlighted again")
 
-    monkeypatch.setattr(render_nodes, "highlighted_html", no_highlighting)
-    assert render_nodes.write_text_files(tmp_path / "out2", text, "hlo", store) == key
+    monkeypatch.setattr(sphinx_html, "highlighted_html", no_highlighting)
+    assert sphinx_html.write_text_files(tmp_path / "out2", text, "hlo", store) == key
     assert (tmp_path / "out2" / "_jaxhlo" / f"{key}.js").read_text() == first
     assert (tmp_path / "out2" / "_jaxhlo" / f"{key}.txt").read_text() == text
     # new highlighting code (or another Pygments) never reuses what the old one made
-    monkeypatch.setattr(render_nodes, "_highlighting_fingerprint", lambda: "other")
+    monkeypatch.setattr(sphinx_html, "_highlighting_fingerprint", lambda: "other")
     with pytest.raises(AssertionError, match="highlighted again"):
-        render_nodes.write_text_files(tmp_path / "out3", text, "hlo", store)
+        sphinx_html.write_text_files(tmp_path / "out3", text, "hlo", store)

@@ -19,7 +19,8 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.render import nodes as rnodes
-from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph, graph_svg
+from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphNode, Subgraph
+from sphinx_jaxhlo.render.graph_drawing import graph_svg
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.standalone_html import HIGHLIGHT_LIMIT, nodes_to_html, render_html
 
@@ -223,7 +224,7 @@ def test_defaults_of_the_escaped_fields() -> None:
 
 
 def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
-    from sphinx_jaxhlo.render.graph import _DETAIL_FONT, _NAME_FONT, _text_width
+    from sphinx_jaxhlo.render.graph_drawing import _DETAIL_FONT, _NAME_FONT, _text_width
 
     node = GraphNode(id="a", name=HOSTILE * 20, computation="main", role="op", detail=HOSTILE * 20)
     root = ET.fromstring(graph_svg(Graph([Subgraph("main", "main", [node], [])]), uid="g"))
@@ -239,13 +240,15 @@ def test_a_long_name_is_clipped_to_its_box_and_escaped() -> None:
 def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
     from types import SimpleNamespace
 
+    from sphinx_jaxhlo.sphinxext import html as sphinx_html
+
     builder = SimpleNamespace(format="html", name="html", outdir=str(tmp_path), current_docname="page",
                               get_output_path=lambda docname: tmp_path / f"{docname}.html")
     page = SimpleNamespace(builder=builder, body=[])
     node = rnodes.jaxhlo_text(title=HOSTILE, text=HOSTILE, open=False,
                               **({} if language is None else {"language": language}))
     with pytest.raises(nodes.SkipNode):
-        rnodes.visit_text_html(page, node)
+        sphinx_html.visit_text_html(page, node)
     found = soup("".join(page.body))
     assert found.find("summary").get_text() == HOSTILE
     assert found.find("div")["class"] == f"highlight-{language or 'text'} notranslate".split()
@@ -256,8 +259,8 @@ def test_module_texts_on_a_page(tmp_path: Path, language: str | None) -> None:
 
 def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> None:
     from sphinx_jaxhlo.core.report import Reason
-    from sphinx_jaxhlo.render.example import finding_node
-    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.findings import Finding
+    from sphinx_jaxhlo.render.parts import finding_node
     from sphinx_jaxhlo.render.text import reason_text
 
     reason = Reason(producer_kind=HOSTILE, text=HOSTILE, rule=HOSTILE, source_file=HOSTILE, quoted=HOSTILE,
@@ -277,19 +280,21 @@ def test_a_reason_beside_its_finding_is_escaped_and_its_record_collapsed() -> No
 
 
 def test_a_derived_reason_says_so_and_links_the_guide() -> None:
-    from sphinx import addnodes
-
     from sphinx_jaxhlo.core.report import Reason
-    from sphinx_jaxhlo.render.example import finding_node
-    from sphinx_jaxhlo.render.rows import Finding
+    from sphinx_jaxhlo.render.findings import Finding
+    from sphinx_jaxhlo.render.parts import finding_node
     from sphinx_jaxhlo.render.text import reason_text
+    from sphinx_jaxhlo.sphinxext.links import alternative_xref
 
     reason = Reason(producer_kind="gemm", text="t", alternatives=["jaxhlo-guide-bounded-map"])
     box = finding_node(Finding("problem", "Unfused reduction", "x", reason))
-    (ref,) = list(box.findall(addnodes.pending_xref))
+    # the renderer marks the alternative; the Sphinx extension makes it a cross-reference
+    (marked,) = list(box.findall(rnodes.jaxhlo_alternative))
+    ref = alternative_xref(marked)
     assert (ref["refdomain"], ref["reftype"], ref["reftarget"], ref["refexplicit"]) == (
         "std", "ref", "jaxhlo-guide-bounded-map", True)
     assert ref.astext() == "lax.map over chunks, reducing inside"
+    assert ref["classes"] == ["jaxhlo-alternative"]  # what the missing-reference handler looks for
     assert not list(box.findall(rnodes.jaxhlo_details))  # nothing quoted: nothing to collapse
     assert "(derived from the HLO)" in box.astext()
     assert "decision record" not in reason_text(reason)

@@ -18,25 +18,11 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.report import CompileError, Report
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.hlo.fusion import analyze_module
-from sphinx_jaxhlo.render.example import (
-    ExampleView,
-    Result,
-    SourceLinks,
-    linked_text,
-    render_example,
-    unused_lines,
-)
-from sphinx_jaxhlo.render.graph import (
-    Graph,
-    GraphEdge,
-    GraphError,
-    GraphNode,
-    Subgraph,
-    build_graph,
-    graph_svg,
-    graph_text,
-)
+from sphinx_jaxhlo.render.example import render_example
+from sphinx_jaxhlo.render.graph import Graph, GraphEdge, GraphError, GraphNode, Subgraph, build_graph
+from sphinx_jaxhlo.render.graph_drawing import graph_svg, graph_text
 from sphinx_jaxhlo.render.nodes import (
     _source_lines_html,
     jaxhlo_graph,
@@ -46,6 +32,8 @@ from sphinx_jaxhlo.render.nodes import (
     table_html,
     visit_lineref_html,
 )
+from sphinx_jaxhlo.render.parts import linked_text
+from sphinx_jaxhlo.render.view import ExampleView, SourceLinks, unused_lines
 
 DATA = Path(__file__).parent / "data" / "hlo"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -400,7 +388,7 @@ def test_text_builder_gets_plain_lines_and_the_graph_as_text(app: Any) -> None:
 
 
 def test_the_stablehlo_block_says_which_text_it_is() -> None:
-    from sphinx_jaxhlo.render.example import stablehlo_detail, text_nodes
+    from sphinx_jaxhlo.render.parts import stablehlo_detail, text_nodes
 
     sharded = 'func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@empty_mesh, [{}]>})'
     assert stablehlo_detail(sharded, "TPU v5e") == "lowered for TPU v5e, with its sdy sharding annotations; "

@@ -17,10 +17,21 @@ from sphinx_jaxhlo.core.specs import parse_args
 from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render import rows
-from sphinx_jaxhlo.render.example import ExampleView, render_example
+from sphinx_jaxhlo.render.display import Display, display_for
+from sphinx_jaxhlo.render.example import render_example
+from sphinx_jaxhlo.render.findings import findings, mesh_findings
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_source, jaxhlo_table, jaxhlo_text, table_html
-from sphinx_jaxhlo.render.rows import Display
+from sphinx_jaxhlo.render.overview import (
+    bar_text,
+    chart_scale,
+    comparison_table,
+    has_problem,
+    reduction_verdict,
+    variants_table,
+)
+from sphinx_jaxhlo.render.signature import default_function, signature
 from sphinx_jaxhlo.render.text import model_text, render_text
+from sphinx_jaxhlo.render.view import ExampleView
 
 DATA = Path(__file__).parent / "data" / "hlo"
 
@@ -40,77 +51,77 @@ def stored(name: str, argument_bytes: int = 1_800_000, output_bytes: int = 200_0
 
 def test_the_seeds_20_gb_intermediate_is_a_problem_in_words_that_name_the_op_and_line() -> None:
     report = stored("gpu_h100__with_dot.txt")
-    (problem, *rest) = rows.findings(report, Display())
+    (problem, *rest) = findings(report, Display())
     assert problem.level == "problem" and problem.title == "Unfused reduction"
     assert problem.text.startswith("the f32[50000,100000] result of dot_general on line 6 "
                                    "(20.0 GB; HLO gemm_fusion_dot_general.1) is stored in memory before the "
                                    "reduction on line 6 (reduce_sum) reads it.")
     assert "That is 10,000× the 2.0 MB the arguments and outputs take." in problem.text
     assert all(f.level != "problem" for f in rest)
-    assert rows.has_problem(report, Display())
+    assert has_problem(report, Display())
 
 
 def test_an_example_about_memory_reports_no_reduction_callouts() -> None:
     report = stored("gpu_h100__with_dot.txt")
-    every = rows.findings(report, Display())
+    every = findings(report, Display())
     assert {f.title for f in every} >= {"Unfused reduction"}
-    memory = rows.findings(report, Display(findings=("memory",)))
+    memory = findings(report, Display(findings=("memory",)))
     # the stored product is still named, as the largest intermediate, with its line
     assert [f.text for f in memory] == ["Largest intermediate: the f32[50000,100000] result of dot_general on "
                                         "line 6 (20.0 GB; HLO gemm_fusion_dot_general.1)."]
     assert not any("reduction" in f.text.lower() for f in memory)
-    reductions = rows.findings(report, Display(findings=("reductions",)))
+    reductions = findings(report, Display(findings=("reductions",)))
     assert reductions and all(f.title == "Unfused reduction" or "reduction" in f.text for f in reductions)
     assert not any(f.text.startswith("Largest intermediate") for f in reductions)
-    assert rows.findings(report, Display(findings=())) == []
+    assert findings(report, Display(findings=())) == []
     # the key of the rendering changes with the kinds
     assert Display(findings=("memory",)).key() != Display().key()
     # a program on several devices: the communication is a kind of its own; the device count stays
     mesh = Report("f", "gpu:h100x8", devices=8, collectives=[])
-    assert [f.title for f in rows.mesh_findings(mesh, Display())] == ["", "No communication"]
-    assert [f.title for f in rows.mesh_findings(mesh, Display(findings=("memory",)))] == [""]
+    assert [f.title for f in mesh_findings(mesh, Display())] == ["", "No communication"]
+    assert [f.title for f in mesh_findings(mesh, Display(findings=("memory",)))] == [""]
     cfg = type("Config", (), {"jaxhlo_findings": "memory, communication"})()
-    assert rows.display_for(cfg).findings == ("memory", "communication")
-    assert rows.display_for(cfg, {"findings": ("reductions",)}).findings == ("reductions",)
+    assert display_for(cfg).findings == ("memory", "communication")
+    assert display_for(cfg, {"findings": ("reductions",)}).findings == ("reductions",)
 
 
 def test_the_same_finding_is_neutral_below_either_threshold() -> None:
     # arguments and outputs larger than the intermediate
     big_io = stored("gpu_h100__with_dot.txt", argument_bytes=30_000_000_000)
-    (finding, *_) = rows.findings(big_io, Display())
+    (finding, *_) = findings(big_io, Display())
     assert finding.level == "info" and finding.title == "Unfused reduction"
     assert finding.text.endswith("It is smaller than the arguments and outputs together (30.0 GB): "
                                  "not a problem here.")
-    assert not rows.has_problem(big_io, Display())
+    assert not has_problem(big_io, Display())
     # a minimum size above it
     report = stored("gpu_h100__with_dot.txt")
-    (finding, *_) = rows.findings(report, Display(problem_min_bytes=parse_min_size("25GB")))
+    (finding, *_) = findings(report, Display(problem_min_bytes=parse_min_size("25GB")))
     assert finding.level == "info" and finding.text.endswith("It is under 25.0 GB: not a problem here.")
     # the factor alone: 0 leaves the size to decide, a large one raises the bar
-    assert rows.has_problem(big_io, Display(problem_io_factor=0))
-    assert not rows.has_problem(report, Display(problem_io_factor=20_000))
+    assert has_problem(big_io, Display(problem_io_factor=0))
+    assert not has_problem(report, Display(problem_io_factor=20_000))
 
 
 def test_fused_reductions_are_good_news_and_no_reduction_is_no_row() -> None:
     report = stored("tpu_v5e__with_dot.txt")
-    found = rows.findings(report, Display())
+    found = findings(report, Display())
     assert found[0].level == "good" and found[0].text.startswith("the reduction on line 6 (reduce_sum) computes")
-    compare = rows.comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=report)], Display())
+    compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=report)], Display())
     assert [r.cells[0].text for r in compare.rows] == ["peak memory", "temp memory", "largest intermediate",
                                                        "reductions", "kernels"]
     without = dataclasses.replace(report, reductions=[])
-    compare = rows.comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=without)], Display())
+    compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=without)], Display())
     assert "reductions" not in [r.cells[0].text for r in compare.rows]
     assert all("no reduction" not in c.text for r in compare.rows for c in r.cells)
 
 
 def test_verdict_words() -> None:
     seed = stored("gpu_h100__with_dot.txt")
-    assert rows.reduction_verdict(seed) == "unfused"  # the split reduction's second stage gets no verdict
+    assert reduction_verdict(seed) == "unfused"  # the split reduction's second stage gets no verdict
     two = dataclasses.replace(seed, reductions=[*seed.verdict_reductions] * 2)
-    assert rows.reduction_verdict(two) == "both unfused"
+    assert reduction_verdict(two) == "both unfused"
     three = dataclasses.replace(seed, reductions=[*seed.verdict_reductions] * 3)
-    assert rows.reduction_verdict(three) == "all 3 unfused"
+    assert reduction_verdict(three) == "all 3 unfused"
 
 
 # -- the default view ------------------------------------------------------------------------------------
@@ -184,26 +195,26 @@ def test_host_buffers_stay_out_of_the_default_view() -> None:
 # -- the chart --------------------------------------------------------------------------------------------
 
 def test_chart_scale_and_labels() -> None:
-    assert rows.chart_scale([1.1e9, 6.04e8, 2.69e8]) == "linear"
-    assert rows.chart_scale([5.04e7, 2.0e10]) == "log"
-    assert rows.chart_scale([0.0, 3e6, 2.9e8]) == "linear"  # a zero draws no bar on either scale
-    assert rows.chart_scale([5.04e7, 2.0e10], "linear") == "linear"
-    assert rows.chart_scale([1e9, 2e9], "log") == "log"
-    assert rows.bar_text(1.1e9, 2.69e8) == "1.1 GB (4.1×)"
-    assert rows.bar_text(2.0e10, 5.04e7) == "20.0 GB (397×)"
-    assert rows.bar_text(0, 5.04e7) == "0 B"
+    assert chart_scale([1.1e9, 6.04e8, 2.69e8]) == "linear"
+    assert chart_scale([5.04e7, 2.0e10]) == "log"
+    assert chart_scale([0.0, 3e6, 2.9e8]) == "linear"  # a zero draws no bar on either scale
+    assert chart_scale([5.04e7, 2.0e10], "linear") == "linear"
+    assert chart_scale([1e9, 2e9], "log") == "log"
+    assert bar_text(1.1e9, 2.69e8) == "1.1 GB (4.1×)"
+    assert bar_text(2.0e10, 5.04e7) == "20.0 GB (397×)"
+    assert bar_text(0, 5.04e7) == "0 B"
 
 
 # -- the signature ----------------------------------------------------------------------------------------
 
 def test_signature_names_arguments_from_the_source() -> None:
     source = "import jax\n\ndef power_sum(x, n, *, scale=1.0):\n    return x\n"
-    assert rows.signature("power_sum", ["f32[1024,256]"], [("scale", "f32[]")], [("n", "7")], source) == \
+    assert signature("power_sum", ["f32[1024,256]"], [("scale", "f32[]")], [("n", "7")], source) == \
         "power_sum(x: f32[1024,256], n=7, scale: f32[])"
     # no top-level def (a lambda bound to a name, a file that does not parse): specs as written
-    assert rows.signature("g", ["f32[3]"], [], [("k", "2")], "g = lambda x, k: x\n") == "g(f32[3], k=2)"
-    assert rows.signature("g", ["f32[3]"], [], [], "def g(x:\n") == "g(f32[3])"
-    assert rows.default_function("def a(x): pass\n\ndef b(y): pass\n") == "b"
+    assert signature("g", ["f32[3]"], [], [("k", "2")], "g = lambda x, k: x\n") == "g(f32[3], k=2)"
+    assert signature("g", ["f32[3]"], [], [], "def g(x:\n") == "g(f32[3])"
+    assert default_function("def a(x): pass\n\ndef b(y): pass\n") == "b"
 
 
 # -- one model, every output ------------------------------------------------------------------------------
@@ -230,7 +241,7 @@ def test_the_page_and_the_text_show_the_same_rows() -> None:
     temp = next(ln for ln in whole.splitlines() if ln.startswith("temp memory"))
     assert temp.split()[-3:] == ["no", "report", "(timeout)"]
     assert "== tpu:v5e: no report (timeout) ==\n  took too long" in whole
-    compare = rows.comparison_table([Result("f", "gpu:h100", "gpu:h100", report=report),
+    compare = comparison_table([Result("f", "gpu:h100", "gpu:h100", report=report),
                                      result_of_failure(TargetFailure("tpu:v5e", "f", "timeout", "slow"))],
                                     Display())
     assert compare.rows[0].cells[2].text == "no report (timeout)"
@@ -269,9 +280,9 @@ def test_view_options_parse_and_reject() -> None:
             parse(bad)
     config = type("Config", (), {"jaxhlo_table_rows": "all", "jaxhlo_problem_min_size": "64MiB",
                                  "jaxhlo_problem_io_factor": 2, "jaxhlo_chart_scale": "log"})()
-    assert rows.display_for(config) == Display(rows=None, problem_min_bytes=2**26, problem_io_factor=2.0,
+    assert display_for(config) == Display(rows=None, problem_min_bytes=2**26, problem_io_factor=2.0,
                                                chart_scale="log")
-    assert rows.display_for(config, {"rows": 3}).rows == 3
+    assert display_for(config, {"rows": 3}).rows == 3
 
 
 def test_a_table_whose_rows_are_all_left_out_prints_its_note() -> None:
@@ -307,19 +318,19 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
                               memory=Memory(temp_bytes=0, peak_bytes=8_000_000))
     gpu = dataclasses.replace(stored("gpu_h100__with_dot.txt"), target="gpu:h100",
                               memory=Memory(temp_bytes=20_050_000_000, peak_bytes=20_052_000_000))
-    compare = rows.comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
+    compare = comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
                                      Result("f", "tpu:v5e", "TPU v5e", report=tpu)], Display())
     peak, temp = compare.rows[0], compare.rows[1]
     assert [c.text for c in peak.cells] == ["peak memory", "20.1 GB of 80 GiB", "8.0 MB of 16 GiB"]
     assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B (TPU: counted in peak)"]
-    variants = rows.variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
+    variants = variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
                                    {("f", "gpu:h100"): Result("f", "gpu:h100", "H100", report=gpu),
                                     ("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu)}, Display())
     assert variants.rows[0].cells[1].text.startswith("20.1 GB")
     assert variants.rows[0].cells[2].text.startswith("peak 8.0 MB")
     # a TPU variant whose temp is not 0 shows its peak too: a column of peaks compares row by row
     tpu_temp = dataclasses.replace(tpu, memory=Memory(temp_bytes=5_000_000, peak_bytes=9_000_000))
-    mixed = rows.variants_table(["f", "g"], [("tpu:v5e", "TPU v5e")],
+    mixed = variants_table(["f", "g"], [("tpu:v5e", "TPU v5e")],
                                 {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
                                  ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
     assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["peak 8.0 MB", "peak 9.0 MB"]
@@ -330,7 +341,8 @@ def test_the_seeds_unfused_finding_says_why(target: str, kind: str) -> None:
     from pathlib import Path
 
     from sphinx_jaxhlo.hlo.fusion import analyze_module
-    from sphinx_jaxhlo.render.rows import Display, findings
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.findings import findings
 
     text = (Path(__file__).parent / "data" / "hlo" / f"{target.replace(':', '_')}__with_dot.txt").read_text()
     analysis = analyze_module(text, "example.py", target=target)

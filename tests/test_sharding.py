@@ -357,8 +357,10 @@ def test_text_shows_communication_layouts_and_memory_per_device() -> None:
 
 def test_page_nodes_for_a_mesh() -> None:
     from sphinx_jaxhlo.core.results import Result
-    from sphinx_jaxhlo.render.example import mesh_nodes
-    from sphinx_jaxhlo.render.rows import Display, collective_table, comparison_table, memory_table
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.overview import comparison_table
+    from sphinx_jaxhlo.render.parts import mesh_nodes
+    from sphinx_jaxhlo.render.rows import collective_table, memory_table
 
     gpu = report_of("gpu:h100x8", "contract")
     box = mesh_nodes(gpu, Display())
@@ -627,6 +629,9 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
     from sphinx_jaxhlo.core.results import Result
     from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render import rows
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.findings import findings
+    from sphinx_jaxhlo.render.overview import comparison_table
 
     analysis = analyze_module(module_text(target, "fsdp"))
     report = Report(function="fsdp", target=target, hlo=module_text(target, "fsdp"), fusions=analysis.fusions,
@@ -638,14 +643,14 @@ def test_the_gathered_fsdp_weight_is_the_largest_intermediate(target: str) -> No
     assert biggest is not None and biggest.shape == gather.shape  # the whole f32 (GPU) or bf16 (TPU) weight
     assert biggest.bytes == gather.bytes == 4096 * 4096 * (4 if target.startswith("gpu") else 2)
     assert biggest.producer_op == "all-gather" or "all-gather" in biggest.producer
-    display = rows.Display()
-    texts = [f.text for f in rows.findings(report, display)]
+    display = Display()
+    texts = [f.text for f in findings(report, display)]
     assert any(t.startswith("Largest intermediate: ") and gather.shape in t for t in texts), texts
     assert not any(t.startswith("No buffer is stored") for t in texts)
     table = rows.buffer_table(report, display)
     assert table.rows and table.rows[0].cells[0].text == gather.shape
-    comparison = rows.comparison_table([Result(function="fsdp", target=target, target_title=target,
-                                                    report=report)], display)
+    comparison = comparison_table([Result(function="fsdp", target=target, target_title=target,
+                                          report=report)], display)
     (cell,) = [r.cells[1].text for r in comparison.rows if r.cells[0].text == "largest intermediate"]
     assert gather.shape in cell and cell != "none"
 
@@ -655,6 +660,8 @@ def test_a_table_of_argument_copies_only_shows_them() -> None:
     not a table of none (``Materialized buffers (0 of 1)``)."""
     from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.render import rows
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.findings import findings
 
     text = """HloModule m, is_scheduled=true
 ENTRY %e (x: f32[1000]) -> f32[1000] {
@@ -668,7 +675,7 @@ ENTRY %e (x: f32[1000]) -> f32[1000] {
     assert [m.name for m in analysis.argument_copies] == ["v"] and not analysis.materialized
     report = Report(function="f", target="tpu:v5e", hlo=text, fusions=analysis.fusions,
                     materialized=analysis.materialized, argument_copies=analysis.argument_copies)
-    table = rows.buffer_table(report, rows.Display())
+    table = rows.buffer_table(report, Display())
     assert [r.cells[2].text for r in table.rows] == ["a copy of argument data (copy-done)"]
-    (finding,) = [f.text for f in rows.findings(report, rows.Display())]
+    (finding,) = [f.text for f in findings(report, Display())]
     assert finding.endswith("without an intermediate in memory (1 copy of argument data, listed in the table).")

@@ -1,9 +1,12 @@
-"""The nodes the renderer emits beyond docutils' own, and how each builder shows them.
+"""The nodes the renderer emits beyond docutils' own, and their HTML in any docutils HTML5 writer.
 
-HTML gets collapsible blocks, tabs and bar charts; every other builder gets
-the same content as plain sections through
-:class:`sphinx_jaxhlo.sphinxext.fallback.PlainFallback`, so LaTeX,
-text, man, texinfo and epub builds never meet a node they do not know.
+:data:`PLAIN_HTML_VISITORS` show the nodes in docutils' own HTML5 writer
+(:mod:`sphinx_jaxhlo.render.standalone_html`); the Sphinx extension's HTML
+visitors (:mod:`sphinx_jaxhlo.sphinxext.html`) start from them and add what a
+built site has: reused fragments and module texts as files beside the pages.
+Every other builder gets the same content as plain sections through
+:class:`sphinx_jaxhlo.sphinxext.fallback.PlainFallback`, so LaTeX, text, man,
+texinfo and epub builds never meet a node they do not know.
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 
 if TYPE_CHECKING:
-    from sphinx.writers.html5 import HTML5Translator
+    from docutils.writers.html5_polyglot import HTMLTranslator
 
 
 class jaxhlo_block(nodes.General, nodes.Element):
@@ -69,6 +71,12 @@ class jaxhlo_graph(nodes.General, nodes.Element):
     as text) follow the picture in HTML and replace it elsewhere."""
 
 
+class jaxhlo_alternative(nodes.Inline, nodes.TextElement):
+    """A link to a section of this package's guide, by its ``label``, around the
+    section's title (an ``inline``).  The Sphinx extension makes it a cross-reference
+    (:mod:`sphinx_jaxhlo.sphinxext.links`); elsewhere the title is text."""
+
+
 class jaxhlo_lineref(nodes.Inline, nodes.TextElement):
     """A line number a finding names (its text): ``href`` is the line's anchor in the
     listing; ``line`` is the line's code, which builders other than HTML print after
@@ -79,67 +87,29 @@ def _attr(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
+def visit_block_html(self: HTMLTranslator, node: jaxhlo_block) -> None:
     classes = " ".join(["jaxhlo", *node.get("classes", [])])
     ids = node.get("ids", [])
     id_attr = f' id="{_attr(ids[0])}"' if ids else ""
     self.body.append(f'<div class="{_attr(classes)}"{id_attr}>\n')
     for extra in ids[1:]:
         self.body.append(f'<span id="{_attr(extra)}"></span>')
-    fragment = node.get("fragment")
-    if fragment:
-        # The same example, rendered the same way, was written before: reuse its HTML.
-        try:
-            text = Path(fragment).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            node["fragment_start"] = len(self.body)
-        else:
-            ensure_text_files(self, node)
-            self.body.append(text)
-            self.body.append("</div>\n")
-            raise nodes.SkipNode
 
 
-def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
-    start = node.get("fragment_start")
-    if node.get("fragment") and start is not None:
-        _store_fragment(Path(node["fragment"]), "".join(self.body[start:]))
+def depart_block_html(self: HTMLTranslator, node: jaxhlo_block) -> None:
     self.body.append("</div>\n")
 
 
-def _store_fragment(path: Path, text: str, mode: int | None = None) -> None:
-    """Write atomically; a cache that cannot be written is only slower.
-
-    :param mode: permissions to give the file (a temporary file is private to its owner).
-    """
-    import os
-    import tempfile
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".html")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def visit_details_html(self: HTML5Translator, node: jaxhlo_details) -> None:
+def visit_details_html(self: HTMLTranslator, node: jaxhlo_details) -> None:
     opened = " open" if node.get("open") else ""
     self.body.append(f'<details class="jaxhlo-details"{opened}><summary>{html.escape(node["title"])}</summary>\n')
 
 
-def depart_details_html(self: HTML5Translator, node: jaxhlo_details) -> None:
+def depart_details_html(self: HTMLTranslator, node: jaxhlo_details) -> None:
     self.body.append("</details>\n")
 
 
-def visit_tabs_html(self: HTML5Translator, node: jaxhlo_tabs) -> None:
+def visit_tabs_html(self: HTMLTranslator, node: jaxhlo_tabs) -> None:
     group = _attr(node.get("group", "target"))
     base = _attr(node["tabset_id"])
     self.body.append(f'<div class="jaxhlo-tabs" data-group="{group}">\n<div class="jaxhlo-tablist" role="tablist">')
@@ -153,11 +123,11 @@ def visit_tabs_html(self: HTML5Translator, node: jaxhlo_tabs) -> None:
     self.body.append("</div>\n")
 
 
-def depart_tabs_html(self: HTML5Translator, node: jaxhlo_tabs) -> None:
+def depart_tabs_html(self: HTMLTranslator, node: jaxhlo_tabs) -> None:
     self.body.append("</div>\n")
 
 
-def visit_tab_html(self: HTML5Translator, node: jaxhlo_tab) -> None:
+def visit_tab_html(self: HTMLTranslator, node: jaxhlo_tab) -> None:
     parent = node.parent
     index = parent.index(node)
     base = _attr(parent["tabset_id"])
@@ -166,7 +136,7 @@ def visit_tab_html(self: HTML5Translator, node: jaxhlo_tab) -> None:
                      f'<p class="jaxhlo-panel-title">{html.escape(node["title"])}</p>\n')
 
 
-def depart_tab_html(self: HTML5Translator, node: jaxhlo_tab) -> None:
+def depart_tab_html(self: HTMLTranslator, node: jaxhlo_tab) -> None:
     self.body.append("</div>\n")
 
 
@@ -183,7 +153,7 @@ def _nice_step(top: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def visit_bars_html(self: HTML5Translator, node: jaxhlo_bars) -> None:
+def visit_bars_html(self: HTMLTranslator, node: jaxhlo_bars) -> None:
     """One bar per (label, bytes, text): on a linear scale when the values are close
     (so 269 MB and 1.1 GB look 4x apart), else on a log scale with a tick per decade
     (so 50 MB and 20 GB read as three decades apart, not as 0 % and 100 %)."""
@@ -286,7 +256,7 @@ def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[i
     return "".join(out)
 
 
-def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
+def visit_source_html(self: HTMLTranslator, node: jaxhlo_source) -> None:
     block = node.next_node(nodes.literal_block)
     text = block.astext() if block is not None else ""
     language = str(node.get("language") or (block.get("language") if block is not None else "") or "text")
@@ -297,7 +267,7 @@ def visit_source_html(self: HTML5Translator, node: jaxhlo_source) -> None:
     raise nodes.SkipNode
 
 
-def visit_lineref_html(self: HTML5Translator, node: jaxhlo_lineref) -> None:
+def visit_lineref_html(self: HTMLTranslator, node: jaxhlo_lineref) -> None:
     # no class: the page's weight counts (the stylesheet finds them as links of a callout)
     self.body.append(f'<a href="#{_attr(node["href"])}">{html.escape(node.astext())}</a>')
     raise nodes.SkipNode
@@ -349,7 +319,7 @@ def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True
     return "".join(out) + "\n"
 
 
-def visit_table_html(self: HTML5Translator, node: jaxhlo_table) -> None:
+def visit_table_html(self: HTMLTranslator, node: jaxhlo_table) -> None:
     self.body.append(table_html(node["table"], node.get("prefix", ""), node.get("count", 0),
                                 node.get("titled", True)))
     raise nodes.SkipNode
@@ -358,8 +328,6 @@ def visit_table_html(self: HTML5Translator, node: jaxhlo_table) -> None:
 #: Module texts longer than this (characters) are not highlighted: Pygments
 #: takes about 0.3 s per megabyte of HLO, and a page must render in well under a second.
 HIGHLIGHT_LIMIT = 1_000_000
-#: The folder of the build output that holds the module texts.
-TEXT_FOLDER = "_jaxhlo"
 
 
 def highlighted_html(text: str, language: str) -> str:
@@ -376,139 +344,33 @@ def highlighted_html(text: str, language: str) -> str:
         return html.escape(text)
 
 
-def text_key(text: str, language: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"{language}\0{text}".encode()).hexdigest()[:24]
-
-
-def write_text_files(outdir: Path, text: str, language: str, store: Path | None = None) -> str:
-    """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
-    ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
-    which works from ``file://`` as over HTTP, where a fetch would not).
-    Files that exist are kept: the name is a hash of the content.
-
-    :param store: a folder of the cache that keeps the highlighted scripts
-        between builds (highlighting is most of what a cached rebuild into a
-        new output folder would spend on an example), under a name that
-        also depends on the highlighting code and Pygments' version.
-    :return: the key.
-    """
-    import json
-    import shutil
-
-    key = text_key(text, language)
-    folder = outdir / TEXT_FOLDER
-    js, txt = folder / f"{key}.js", folder / f"{key}.txt"
-    if not txt.exists():
-        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
-    if not js.exists():
-        kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
-        if kept is not None and kept.is_file():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(kept, js)
-                js.chmod(0o644)
-                return key
-            except OSError:
-                js.unlink(missing_ok=True)
-        body = highlighted_html(text, language)
-        payload = {"html": body} if len(text) <= HIGHLIGHT_LIMIT else {"text": text}
-        script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
-        _store_fragment(js, script, mode=0o644)
-        if kept is not None:
-            _store_fragment(kept, script)
-    return key
-
-
-@functools.cache
-def _highlighting_fingerprint() -> str:
-    """What highlighted text depends on besides the text: this package's
-    rendering and lexer code, and Pygments."""
-    import hashlib
-
-    import pygments
-
-    from sphinx_jaxhlo.core.request import render_fingerprint
-
-    return hashlib.sha256(f"{render_fingerprint()}\0{pygments.__version__}".encode()).hexdigest()[:16]
-
-
-def _text_store(node: nodes.Node) -> Path | None:
-    """The cache folder of highlighted texts that the example holding ``node`` names."""
-    while node is not None and not isinstance(node, jaxhlo_block):
-        node = node.parent
-    store = node.get("text_store") if node is not None else None
-    return Path(store) if store else None
-
-
-def _page_folder(translator: Any) -> Path | None:
-    """The folder of the page being written, when this is a Sphinx HTML builder
-    that writes pages into its output folder (not an EPUB: no scripts there)."""
-    builder = getattr(translator, "builder", None)
-    if builder is None or getattr(builder, "format", "") != "html" or builder.name.startswith("epub"):
-        return None
-    docname = getattr(builder, "current_docname", None)
-    if not docname:
-        return None
-    from sphinx_jaxhlo.sphinxext.compat import page_output_path
-
-    path = page_output_path(builder, docname)
-    return path.parent if path is not None else None
-
-
 def _text_inline(node: jaxhlo_text) -> str:
     language = node.get("language") or "text"
     return (f'<div class="highlight-{_attr(language)} notranslate"><div class="highlight"><pre>'
             + highlighted_html(node["text"], language) + "</pre></div></div>\n")
 
 
-def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
-    import os
-
+def visit_text_html(self: HTMLTranslator, node: jaxhlo_text) -> None:
+    """The text inline, in a collapsed block (a page of a Sphinx site links it as files instead)."""
     opened = " open" if node.get("open") else ""
-    title = html.escape(node["title"])
-    folder = _page_folder(self)
-    if folder is None:
-        # a notebook output or an EPUB: everything inline, collapsed
-        self.body.append(f'<details class="jaxhlo-details"{opened}><summary>{title}</summary>\n'
-                         + _text_inline(node) + "</details>\n")
-        raise nodes.SkipNode
-    outdir = Path(self.builder.outdir)
-    key = write_text_files(outdir, node["text"], node.get("language") or "text", _text_store(node))
-    base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
-    language = _attr(node.get("language") or "text")
-    self.body.append(
-        f'<details class="jaxhlo-details jaxhlo-lazy"{opened}><summary>{title}</summary>'
-        f'<p class="jaxhlo-text-file"><a href="{_attr(base)}/{key}.txt">Open as a text file</a></p>'
-        f'<div class="highlight-{language} notranslate"><div class="highlight">'
-        f'<pre data-jaxhlo-text="{_attr(base)}/{key}.js" data-jaxhlo-key="{key}"></pre></div></div></details>\n')
+    self.body.append(f'<details class="jaxhlo-details"{opened}><summary>{html.escape(node["title"])}</summary>\n'
+                     + _text_inline(node) + "</details>\n")
     raise nodes.SkipNode
 
 
-def ensure_text_files(translator: Any, block: nodes.Element) -> None:
-    """Write the module texts of a block whose HTML is reused from the cache
-    (the output folder may be new)."""
-    if _page_folder(translator) is None:
-        return
-    outdir = Path(translator.builder.outdir)
-    store = _text_store(block)
-    for node in block.findall(jaxhlo_text):
-        write_text_files(outdir, node["text"], node.get("language") or "text", store)
-
-
-def visit_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
+def visit_graph_html(self: HTMLTranslator, node: jaxhlo_graph) -> None:
     self.body.append(f'<figure class="jaxhlo-graph"><figcaption>{html.escape(node["title"])}</figcaption>'
                      f'<div class="jaxhlo-graph-scroll">{node["svg"]}</div>')
     if node.get("legend"):
         self.body.append(f'<p class="jaxhlo-graph-legend">{html.escape(node["legend"])}</p>')
 
 
-def depart_graph_html(self: HTML5Translator, node: jaxhlo_graph) -> None:
+def depart_graph_html(self: HTMLTranslator, node: jaxhlo_graph) -> None:
     self.body.append("</figure>\n")
 
 
-HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
+#: The visitors of the extension's nodes in docutils' HTML5 writer, by node class.
+PLAIN_HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
     jaxhlo_block: (visit_block_html, depart_block_html),
     jaxhlo_details: (visit_details_html, depart_details_html),
     jaxhlo_tabs: (visit_tabs_html, depart_tabs_html),

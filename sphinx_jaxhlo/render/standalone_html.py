@@ -2,7 +2,7 @@
 
 The nodes are the directive's own (:func:`sphinx_jaxhlo.render.example.render_example`),
 translated by docutils' HTML5 writer extended with the extension's visitors
-(:data:`sphinx_jaxhlo.render.nodes.HTML_VISITORS`), so a notebook shows what a
+(:data:`sphinx_jaxhlo.render.nodes.PLAIN_HTML_VISITORS`), so a notebook shows what a
 page shows.  Code is highlighted with Pygments; the extension's stylesheet,
 the Pygments colours and the extension's script for the target tabs and the
 source-line highlighting (``jaxhlo.js``, set up for the fragment only) are
@@ -29,8 +29,10 @@ from docutils.writers import html5_polyglot
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
-from sphinx_jaxhlo.render.example import ExampleView, para, render_example
-from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, HTML_VISITORS, jaxhlo_block
+from sphinx_jaxhlo.render.blocks import para
+from sphinx_jaxhlo.render.example import render_example
+from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, PLAIN_HTML_VISITORS, jaxhlo_block
+from sphinx_jaxhlo.render.view import ExampleView
 
 #: Extra rules for outside Sphinx: a page theme normally styles these.
 _BASE_CSS = """
@@ -111,17 +113,20 @@ class _Translator(html5_polyglot.HTMLTranslator):
                          + highlighted + "</div>\n")
         raise nodes.SkipNode
 
+    # A link to a section of the guide (a jaxhlo_alternative) needs Sphinx to resolve it:
+    # standalone, its title is text.
+    def visit_jaxhlo_alternative(self, node: nodes.Element) -> None:
+        pass
+
+    def depart_jaxhlo_alternative(self, node: nodes.Element) -> None:
+        pass
+
 
 def _no_depart(self: Any, node: nodes.Element) -> None:
     pass
 
 
-# A link to a section of the guide needs Sphinx to resolve it: standalone, its title is text.
-_Translator.visit_pending_xref = _no_depart  # type: ignore[attr-defined]
-_Translator.depart_pending_xref = _no_depart  # type: ignore[attr-defined]
-
-
-for _cls, (_visit, _depart) in HTML_VISITORS.items():
+for _cls, (_visit, _depart) in PLAIN_HTML_VISITORS.items():
     setattr(_Translator, f"visit_{_cls.__name__}", _visit)
     setattr(_Translator, f"depart_{_cls.__name__}", _depart or _no_depart)
 

@@ -18,7 +18,10 @@ from sphinx_jaxhlo.core.report import Reason, Report, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
-from sphinx_jaxhlo.render.rows import Display, Table, compile_error_title
+from sphinx_jaxhlo.render.display import Display
+from sphinx_jaxhlo.render.findings import findings, mesh_findings
+from sphinx_jaxhlo.render.overview import comparison_table, compile_error_title
+from sphinx_jaxhlo.render.rows import Table
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:
@@ -70,7 +73,7 @@ def _results(reports: Sequence[Report], failed: Sequence[TargetFailure],
 def comparison(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
                order: Sequence[str] | None = None, display: Display | None = None) -> str:
     """The key figures, one column per target (failed targets say why)."""
-    model = rowmodel.comparison_table(_results(reports, failed, order), display or Display())
+    model = comparison_table(_results(reports, failed, order), display or Display())
     return text_table(model.header, [[c.text for c in r.cells] for r in model.rows])
 
 
@@ -78,7 +81,7 @@ def summary_text(report: Report, display: Display | None = None) -> str:
     """The findings in words, then the fusions, materialized buffers and reductions tables."""
     display = display or Display()
     parts: list[str] = []
-    for f in rowmodel.findings(report, display):
+    for f in findings(report, display):
         parts.append(_wrap((f"{f.title}: " if f.title else "") + f.text))
         if f.reason is not None:
             parts.append(reason_text(f.reason))
@@ -109,7 +112,7 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
     """A program on several devices: the mesh and the communication in words, the
     arguments and results over the mesh, the collectives."""
     display = display or Display()
-    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in rowmodel.mesh_findings(report, display)]
+    parts = [_wrap((f"{f.title}: " if f.title else "") + f.text) for f in mesh_findings(report, display)]
     for build in (rowmodel.sharding_table, rowmodel.collective_table):
         model = build(report, display)
         if model.rows:
@@ -119,7 +122,8 @@ def mesh_text(report: Report, display: Display | None = None) -> str:
 
 def graph_text_part(report: Report) -> str:
     """The entry computation as a graph, in text (the directive's ``graph`` part)."""
-    from sphinx_jaxhlo.render.graph import GraphError, build_graph, graph_text
+    from sphinx_jaxhlo.render.graph import GraphError, build_graph
+    from sphinx_jaxhlo.render.graph_drawing import graph_text
 
     try:
         text = graph_text(build_graph(report))
@@ -189,7 +193,7 @@ def render_text(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
     :param title: a first line, e.g. ``with_dot(f32[100000,3], f32[50000,3])``.
     :param notes: lines printed at the end (how it was compiled, ...).
     :param order: target order; default: reports, then failures.
-    :param display: row limit and problem threshold; default: :class:`~sphinx_jaxhlo.render.rows.Display`'s.
+    :param display: row limit and problem threshold; default: :class:`~sphinx_jaxhlo.render.display.Display`'s.
     """
     display = display or Display()
     out: list[str] = []

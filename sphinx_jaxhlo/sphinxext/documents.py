@@ -26,9 +26,10 @@ from sphinx_jaxhlo.core.request import installed_versions, render_fingerprint
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import WRITING_MODES
 from sphinx_jaxhlo.pipeline.run import Processed, process
-from sphinx_jaxhlo.render.example import ExampleView, render_example
+from sphinx_jaxhlo.render.display import display_for
+from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
-from sphinx_jaxhlo.render.rows import display_for
+from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.builds import build_for, fragment_folder, snapshot_root
 from sphinx_jaxhlo.sphinxext.compat import note_dependency
 from sphinx_jaxhlo.sphinxext.directive import error_box, jaxhlo_example

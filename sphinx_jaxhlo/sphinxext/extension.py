@@ -21,6 +21,8 @@ from sphinx_jaxhlo.sphinxext import builds, config, report
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, toolchain_stamp
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
+from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS
+from sphinx_jaxhlo.sphinxext.links import setup_links
 from sphinx_jaxhlo.sphinxext.state import PACKAGE_LOGGER, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
 
@@ -144,12 +146,13 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_node(jaxhlo_example)
     app.add_node(report.jaxhlo_report)
     # HTML gets these nodes' own visitors; PlainFallback turns them into plain nodes elsewhere.
-    for node_class, visitors in rnodes.HTML_VISITORS.items():
+    for node_class, visitors in HTML_VISITORS.items():
         if node_class is rnodes.jaxhlo_block:
             app.add_enumerable_node(node_class, "jax-hlo", html=visitors)
         else:
             app.add_node(node_class, html=visitors)
     app.add_post_transform(PlainFallback)
+    setup_links(app)
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", config.check_config)
     app.connect("env-before-read-docs", before_reading)

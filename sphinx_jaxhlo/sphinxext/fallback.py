@@ -11,7 +11,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from sphinx_jaxhlo.render.example import plain_table
+from sphinx_jaxhlo.render.blocks import plain_table
 from sphinx_jaxhlo.render.nodes import (
     jaxhlo_bars,
     jaxhlo_block,

@@ -10,7 +10,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.render.example import table
+from sphinx_jaxhlo.render.blocks import table
 from sphinx_jaxhlo.sphinxext.state import build_state, document_data
 
 if TYPE_CHECKING:

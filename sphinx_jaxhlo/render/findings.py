@@ -1,0 +1,145 @@
+"""The findings of a report in words, problems first: what the page puts in its
+callouts and the text output prints before the tables.
+
+A finding is a *problem* (shown in red) only when the data in question is
+large: at least :attr:`~sphinx_jaxhlo.render.display.Display.problem_min_bytes`
+and at least :attr:`~sphinx_jaxhlo.render.display.Display.problem_io_factor`
+times the program's arguments and outputs together (by default 1 MiB and 1x).
+Smaller findings are stated neutrally.
+No docutils, no Sphinx, no jax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sphinx_jaxhlo.core.report import Materialized, Reason, Reduction, Report
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.render.display import Display
+from sphinx_jaxhlo.render.rows import OpLookup, largest_intermediate, lines_text, reduction_label
+
+__all__ = ["Finding", "findings", "mesh_findings"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A finding in words: ``problem`` (red), ``good`` (green) or ``info`` (neutral)."""
+
+    level: str
+    title: str
+    text: str
+    #: What made the stored data and why it was not fused (an unfused reduction's finding).
+    reason: Reason | None = None
+
+
+def _buffer_words(buf: Materialized, ops: OpLookup) -> str:
+    """``the 20.0 GB result of dot_general on line 4 (HLO gemm_fusion_dot.1)``."""
+    made = buf.producer_op or ops.kernel(buf.producer, buf.computation)
+    where = f" on {lines_text(buf.source_lines)}" if buf.source_lines else ""
+    return f"the {buf.shape} result of {made}{where} ({format_bytes(buf.bytes)}; HLO {buf.producer})"
+
+
+def findings(report: Report, display: Display) -> list[Finding]:
+    """The findings in words a reader understands, problems first."""
+    if report.error:
+        return []
+    ops = OpLookup(report)
+    buffers = {m.name: m for m in report.materialized}
+    threshold = display.threshold(report)
+    io = display.io_bytes(report)
+    # an example about memory asks for no verdict on its reductions (``:findings:``)
+    verdict = report.verdict_reductions if "reductions" in display.findings else []
+    out: list[Finding] = []
+    # unfused reductions, grouped by the stored data they read
+    groups: dict[str, list[Reduction]] = {}
+    for r in verdict:
+        if not r.fused:
+            groups.setdefault(r.input_materialized or f"?{r.name}", []).append(r)
+    big: list[tuple[int, Finding]] = []
+    small: list[tuple[int, Finding]] = []
+    for key, reds in groups.items():
+        buf = buffers.get(key)
+        size = buf.bytes if buf is not None else reds[0].input_bytes
+        what = _buffer_words(buf, ops) if buf is not None else \
+            f"the {reds[0].input_shape} data ({format_bytes(size)})"
+        names = sorted({reduction_label(r, ops) for r in reds})
+        lines = sorted({n for r in reds for n in r.source_lines})
+        where = f" on {lines_text(lines)}" if lines else ""
+        if len(reds) == 1:
+            readers = f"the reduction{where} ({names[0]}) reads it"
+        else:
+            readers = f"{len(reds)} reductions{where} ({', '.join(names)}) read it"
+        text = f"{what} is stored in memory before {readers}."
+        reason = next((x for x in [*(r.reason for r in reds), buf.reason if buf is not None else None] if x), None)
+        if size >= threshold:
+            if io and size >= 2 * io:
+                text += f" That is {size / io:,.0f}× the {format_bytes(io)} the arguments and outputs take."
+            big.append((size, Finding("problem", "Unfused reduction", text, reason)))
+        else:
+            if threshold > display.problem_min_bytes:
+                text += (f" It is smaller than the arguments and outputs together ({format_bytes(io)}): "
+                         "not a problem here.")
+            else:
+                text += f" It is under {format_bytes(display.problem_min_bytes)}: not a problem here."
+            small.append((size, Finding("info", "Unfused reduction", text, reason)))
+    for found, limit, what in ((big, 5, "large"), (small, 3, "small")):
+        found.sort(key=lambda item: -item[0])
+        out += [f for _, f in found[:limit]]
+        if len(found) > limit:
+            level = "problem" if what == "large" else "info"
+            out.append(Finding(level, "", f"{len(found) - limit} more unfused reductions read {what} stored "
+                                          "data: see the reductions table."))
+    fused = [r for r in verdict if r.fused]
+    if fused and len(fused) == len(verdict):
+        names = sorted({reduction_label(r, ops) for r in fused})
+        n = len(fused)
+        lines = sorted({line for r in fused for line in r.source_lines})
+        where = f" on {lines_text(lines)}" if lines else ""
+        subject = (f"the reduction{where} ({names[0]}) computes" if n == 1
+                   else f"{'both' if n == 2 else f'all {n}'} reductions{where} ({', '.join(names)}) compute")
+        out.append(Finding("good", "Fused", f"{subject} the data they reduce inside their kernels: "
+                                            "the values reduced never go to memory."
+                           if n > 1 else f"{subject} the data it reduces inside its kernel: "
+                                         "the values reduced never go to memory."))
+    elif fused:
+        out.append(Finding("info", "", f"{len(fused)} other reduction{'s are' if len(fused) > 1 else ' is'} fused."))
+    biggest = largest_intermediate(report)
+    if "memory" not in display.findings:
+        return out
+    if biggest is not None and biggest.name not in groups:
+        w = _buffer_words(biggest, ops)
+        out.append(Finding("info", "", f"Largest intermediate: {w}."))
+    elif biggest is None and not report.materialized and not report.analysis_error:
+        copies = len(report.argument_copies)
+        also = (f" ({copies} cop{'y' if copies == 1 else 'ies'} of argument data, listed in the table)"
+                if copies else "")
+        out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "
+                                       f"the arguments to the result without an intermediate in memory{also}."))
+    return out
+
+
+def mesh_findings(report: Report, display: Display | None = None) -> list[Finding]:
+    """The mesh in words, and the communication: the findings of a program on several
+    devices (the communication only when ``display`` reports that kind)."""
+    out: list[Finding] = []
+    if report.devices > 1:
+        mesh = f", mesh {report.mesh_text}" if report.mesh_text else ""
+        out.append(Finding("info", "", f"Runs on {report.devices} devices{mesh}, one program per device: the "
+                                       "memory figures and the shapes of kernels, buffers and collectives are "
+                                       "one device's."))
+    elif report.mesh:
+        out.append(Finding("info", "", f"One device: the mesh's axes ({report.mesh_text}) have size 1 here."))
+    if display is not None and "communication" not in display.findings:
+        return out
+    if report.collectives:
+        n = len(report.collectives)
+        overlapped = sum(1 for c in report.collectives if c.overlapped)
+        text = f"{n} collective{'s' if n != 1 else ''}, {format_bytes(sum(c.bytes for c in report.collectives))} " \
+               "per device in all"
+        if overlapped:
+            text += f"; {overlapped} of them overlap{'s' if overlapped == 1 else ''} compute"
+        out.append(Finding("info", "Communication", text + "."))
+    elif report.devices > 1:
+        out.append(Finding("good", "No communication", "every device computes its part from its own data; "
+                                                       "no collective was inserted."))
+    return out

@@ -1,0 +1,234 @@
+"""The tables across targets and variants, and the verdicts they are made of.
+
+The side-by-side table (a column per target), the variants table (a row per
+function) and its chart's scale and bar texts; the short words for a reduction
+verdict, a failed compile or a missing report that those tables and the text
+output share.  No docutils, no Sphinx, no jax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sphinx_jaxhlo.core.report import Collective, CompileError, Report
+from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.render.display import Display
+from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate
+
+__all__ = [
+    "bar_text",
+    "chart_scale",
+    "comparison_table",
+    "compile_error_title",
+    "reduction_verdict",
+    "short_status",
+    "variants_table",
+]
+
+
+# -- verdicts ------------------------------------------------------------------------------------------
+
+def unfused_sizes(report: Report) -> list[int]:
+    """Bytes of the stored data each unfused verdict reduction reads."""
+    buffers = {m.name: m.bytes for m in report.materialized}
+    return [buffers.get(r.input_materialized or "", r.input_bytes)
+            for r in report.verdict_reductions if not r.fused]
+
+
+def reduction_verdict(report: Report) -> str:
+    """``fused``, ``all 3 fused``, ``1 of 2 unfused``..., or ``""`` when there is no reduction."""
+    if report.error:
+        return "—"
+    reductions = report.verdict_reductions
+    n = len(reductions)
+    if not n:
+        return ""
+    unfused = sum(not r.fused for r in reductions)
+    every = "" if n == 1 else "both " if n == 2 else f"all {n} "
+    if not unfused:
+        return f"{every}fused"
+    if unfused == n:
+        return f"{every}unfused"
+    return f"{unfused} of {n} unfused"
+
+
+def has_problem(report: Report, display: Display) -> bool:
+    threshold = display.threshold(report)
+    return any(size >= threshold for size in unfused_sizes(report))
+
+
+def compile_error_title(err: CompileError, where: str) -> str:
+    """``does not fit on TPU v5e: needs 18.65 GiB of temporaries, 15.75 GiB available``."""
+    if err.status == "RESOURCE_EXHAUSTED":
+        if err.needed_bytes and err.available_bytes:
+            # XLA writes these sizes in binary units ("18.65G"); so do we, so they match its message.
+            return (f"does not fit on {where}: needs {err.needed_bytes / 2**30:.2f} GiB "
+                    f"of temporaries, {err.available_bytes / 2**30:.2f} GiB available")
+        return f"does not fit on {where}: compilation ran out of memory"
+    return f"compilation failed on {where}: {err.status}"
+
+
+def short_status(result: Result) -> str:
+    """A cell for a (function, target) without a usable report, or its temp memory."""
+    if result.missing:
+        return "compiler not installed"
+    if result.failure:
+        return f"no report ({result.failure.kind})"
+    assert result.report is not None
+    err = result.report.error
+    if err:
+        return "does not fit" if err.status == "RESOURCE_EXHAUSTED" else f"failed: {err.status}"
+    return format_bytes(result.report.memory.temp_bytes)
+
+
+# -- side by side ----------------------------------------------------------------------------------
+
+def device_memory(target: str) -> int | None:
+    """The memory of one device of a known target (``None`` for the host CPU)."""
+    from sphinx_jaxhlo.core.targets import TARGETS
+
+    known = TARGETS.get(target)
+    return known.memory_bytes if known is not None else None
+
+
+def has_communication(report: Report) -> bool:
+    """Whether a report is of a program on several devices, or has collectives."""
+    return report.devices > 1 or bool(report.collectives)
+
+
+def communication_cell(report: Report) -> str:
+    """``all-gather x2, 537 MB over data``: the collectives by kind, their bytes per
+    device and mesh axes (the side-by-side table's communication row)."""
+    if not report.collectives:
+        return "none" if report.devices > 1 else "none (one device)"
+    by_kind: dict[str, list[Collective]] = {}
+    for c in report.collectives:
+        by_kind.setdefault(c.kind, []).append(c)
+    parts = []
+    for kind, items in by_kind.items():
+        axes = sorted({a for c in items for a in (c.axes or [])})
+        count = f" x{len(items)}" if len(items) > 1 else ""
+        over = f" over {', '.join(axes)}" if axes else ""
+        parts.append(f"{kind}{count}, {format_bytes(sum(c.bytes for c in items))}{over}")
+    return "; ".join(parts)
+
+
+def comparison_table(results: Sequence[Result], display: Display) -> Table:
+    """One column per target; rows for the figures that differ between backends."""
+    ok = [r.report for r in results if r.report is not None and not r.report.error]
+
+    def row(label: str, fn: Any, tone: Any = None) -> Row:
+        cells = [Cell(label)]
+        for r in results:
+            if r.report is None or r.report.error:
+                cells.append(Cell(short_status(r)))
+            else:
+                cells.append(Cell(fn(r.report), tone=tone(r.report) if tone else ""))
+        return Row(tuple(cells))
+
+    def largest(rep: Report) -> str:
+        b = largest_intermediate(rep)
+        return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
+
+    def peak(rep: Report) -> str:
+        text = format_bytes(rep.memory.peak_bytes) + (" (est.)" if rep.memory.peak_is_estimate else "")
+        size = device_memory(rep.target)
+        if size and rep.memory.peak_bytes is not None:
+            # devices are sold by binary sizes ("80 GB" of HBM is 80 GiB): say it as the vendor does
+            text += f" of {size / 2**30:g} GiB"
+        return text
+
+    def temp(rep: Report) -> str:
+        text = format_bytes(rep.memory.temp_bytes)
+        if rep.target.startswith("tpu") and not rep.memory.temp_bytes:
+            text += " (TPU: counted in peak)"
+        return text
+
+    # peak first: it answers "does it fit" on every target (a TPU's temp is 0 for most programs)
+    rows = [row("peak memory", peak), row("temp memory", temp), row("largest intermediate", largest)]
+    if any(rep.verdict_reductions for rep in ok):
+        rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
+                        lambda rep: "bad" if has_problem(rep, display) else ""))
+    rows.append(row("kernels", lambda rep: str(rep.kernels)))
+    if any(has_communication(rep) for rep in ok):
+        rows.append(row("communication", communication_cell))
+    return Table("compare", "Side by side", ("", *[r.target_title for r in results]), tuple(rows), total=len(rows))
+
+
+# -- by variant --------------------------------------------------------------------------------------
+
+def variant_measure(target: str, report: Report) -> tuple[str, int]:
+    """What the variants table (and its chart) shows of one variant on one target:
+    ``("peak", bytes)`` on a TPU whose peak is known, since a TPU's temp is 0 for most
+    programs (its memory is counted in the peak) and the whole column shows peaks so
+    that its rows compare; else ``("temp", bytes)``."""
+    mem = report.memory
+    if target.startswith("tpu") and mem.peak_bytes is not None:
+        return "peak", mem.peak_bytes
+    return "temp", mem.temp_bytes or 0
+
+
+def measure_text(measure: str, value: float) -> str:
+    """``peak 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
+    return f"peak {format_bytes(value)}" if measure == "peak" else format_bytes(value)
+
+
+def variants_title(measures: Sequence[str]) -> str:
+    """What a variants chart draws: ``Temp memory``, ``Peak memory``, or both kinds."""
+    kinds = set(measures)
+    if kinds == {"peak"}:
+        return "Peak memory"
+    if kinds == {"temp"} or not kinds:
+        return "Temp memory"
+    return "Temp memory (peak on TPUs)"
+
+
+def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                   results: dict[tuple[str, str], Result], display: Display) -> Table:
+    """Temp memory (and the reduction verdict) of each function on each target."""
+    rows = []
+    measures = []
+    for fn in functions:
+        cells = [code(fn)]
+        for target, _ in targets:
+            r = results.get((fn, target))
+            if r is None:
+                cells.append(Cell("—"))
+            elif r.report is None or r.report.error:
+                cells.append(Cell(short_status(r)))
+            else:
+                verdict = reduction_verdict(r.report)
+                measure, value = variant_measure(target, r.report)
+                measures.append(measure)
+                text = measure_text(measure, value)
+                text += f", {verdict}" if verdict else ""
+                cells.append(Cell(text, tone="bad" if has_problem(r.report, display) else ""))
+        rows.append(Row(tuple(cells)))
+    return Table("variants", f"{variants_title(measures)} and reductions, by variant and target",
+                 ("function", *[t for _, t in targets]),
+                 tuple(rows), total=len(rows))
+
+
+# -- the chart -----------------------------------------------------------------------------------------
+
+def chart_scale(values: Sequence[float], mode: str = "auto") -> str:
+    """``linear`` or ``log``: ``auto`` is linear when the positive values are within
+    100x of each other, logarithmic otherwise."""
+    if mode in ("linear", "log"):
+        return mode
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return "linear"
+    return "linear" if max(positive) <= 100 * min(positive) else "log"
+
+
+def bar_text(value: float, smallest: float, measure: str = "temp") -> str:
+    """``604 MB (2.2×)``, ``peak 4.4 MB (1.5×)``: the value as the table gives it and
+    its ratio to the smallest positive value of the same measure."""
+    if value <= 0 or smallest <= 0:
+        return measure_text(measure, value)
+    ratio = value / smallest
+    shown = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
+    return f"{measure_text(measure, value)} ({shown}×)"

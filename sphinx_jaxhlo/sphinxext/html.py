@@ -1,0 +1,184 @@
+"""The HTML of the extension's nodes in a Sphinx site.
+
+The visitors of :data:`sphinx_jaxhlo.render.nodes.PLAIN_HTML_VISITORS`, with
+two that need the builder: an example's block reuses the HTML written for it
+before (the ``fragment`` the pipeline names), and a module text goes to files
+of its own beside the pages (``_jaxhlo/<key>.txt`` and ``.js``), loaded when
+the reader opens it.  :data:`HTML_VISITORS` is what ``setup`` registers.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import html
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+
+from sphinx_jaxhlo.core.request import render_fingerprint
+from sphinx_jaxhlo.render import nodes as plain
+from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, _attr, highlighted_html, jaxhlo_block, jaxhlo_text
+from sphinx_jaxhlo.sphinxext.compat import page_output_path
+
+if TYPE_CHECKING:
+    from sphinx.writers.html5 import HTML5Translator
+
+#: The folder of the build output that holds the module texts.
+TEXT_FOLDER = "_jaxhlo"
+
+
+def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
+    plain.visit_block_html(self, node)
+    fragment = node.get("fragment")
+    if fragment:
+        # The same example, rendered the same way, was written before: reuse its HTML.
+        try:
+            text = Path(fragment).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            node["fragment_start"] = len(self.body)
+        else:
+            ensure_text_files(self, node)
+            self.body.append(text)
+            self.body.append("</div>\n")
+            raise nodes.SkipNode
+
+
+def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
+    start = node.get("fragment_start")
+    if node.get("fragment") and start is not None:
+        _store_fragment(Path(node["fragment"]), "".join(self.body[start:]))
+    plain.depart_block_html(self, node)
+
+
+def _store_fragment(path: Path, text: str, mode: int | None = None) -> None:
+    """Write atomically; a cache that cannot be written is only slower.
+
+    :param mode: permissions to give the file (a temporary file is private to its owner).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".html")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def text_key(text: str, language: str) -> str:
+    return hashlib.sha256(f"{language}\0{text}".encode()).hexdigest()[:24]
+
+
+def write_text_files(outdir: Path, text: str, language: str, store: Path | None = None) -> str:
+    """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
+    ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
+    which works from ``file://`` as over HTTP, where a fetch would not).
+    Files that exist are kept: the name is a hash of the content.
+
+    :param store: a folder of the cache that keeps the highlighted scripts
+        between builds (highlighting is most of what a cached rebuild into a
+        new output folder would spend on an example), under a name that
+        also depends on the highlighting code and Pygments' version.
+    :return: the key.
+    """
+    key = text_key(text, language)
+    folder = outdir / TEXT_FOLDER
+    js, txt = folder / f"{key}.js", folder / f"{key}.txt"
+    if not txt.exists():
+        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
+    if not js.exists():
+        kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
+        if kept is not None and kept.is_file():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(kept, js)
+                js.chmod(0o644)
+                return key
+            except OSError:
+                js.unlink(missing_ok=True)
+        body = highlighted_html(text, language)
+        payload = {"html": body} if len(text) <= HIGHLIGHT_LIMIT else {"text": text}
+        script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+        _store_fragment(js, script, mode=0o644)
+        if kept is not None:
+            _store_fragment(kept, script)
+    return key
+
+
+@functools.cache
+def _highlighting_fingerprint() -> str:
+    """What highlighted text depends on besides the text: this package's
+    rendering and lexer code, and Pygments."""
+    import pygments
+
+    return hashlib.sha256(f"{render_fingerprint()}\0{pygments.__version__}".encode()).hexdigest()[:16]
+
+
+def _text_store(node: nodes.Node) -> Path | None:
+    """The cache folder of highlighted texts that the example holding ``node`` names."""
+    while node is not None and not isinstance(node, jaxhlo_block):
+        node = node.parent
+    store = node.get("text_store") if node is not None else None
+    return Path(store) if store else None
+
+
+def _page_folder(translator: Any) -> Path | None:
+    """The folder of the page being written, when this is a Sphinx HTML builder
+    that writes pages into its output folder (not an EPUB: no scripts there)."""
+    builder = getattr(translator, "builder", None)
+    if builder is None or getattr(builder, "format", "") != "html" or builder.name.startswith("epub"):
+        return None
+    docname = getattr(builder, "current_docname", None)
+    if not docname:
+        return None
+    path = page_output_path(builder, docname)
+    return path.parent if path is not None else None
+
+
+def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
+    folder = _page_folder(self)
+    if folder is None:
+        # a notebook output or an EPUB: everything inline, collapsed
+        plain.visit_text_html(self, node)
+    opened = " open" if node.get("open") else ""
+    title = html.escape(node["title"])
+    outdir = Path(self.builder.outdir)
+    key = write_text_files(outdir, node["text"], node.get("language") or "text", _text_store(node))
+    base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
+    language = _attr(node.get("language") or "text")
+    self.body.append(
+        f'<details class="jaxhlo-details jaxhlo-lazy"{opened}><summary>{title}</summary>'
+        f'<p class="jaxhlo-text-file"><a href="{_attr(base)}/{key}.txt">Open as a text file</a></p>'
+        f'<div class="highlight-{language} notranslate"><div class="highlight">'
+        f'<pre data-jaxhlo-text="{_attr(base)}/{key}.js" data-jaxhlo-key="{key}"></pre></div></div></details>\n')
+    raise nodes.SkipNode
+
+
+def ensure_text_files(translator: Any, block: nodes.Element) -> None:
+    """Write the module texts of a block whose HTML is reused from the cache
+    (the output folder may be new)."""
+    if _page_folder(translator) is None:
+        return
+    outdir = Path(translator.builder.outdir)
+    store = _text_store(block)
+    for node in block.findall(jaxhlo_text):
+        write_text_files(outdir, node["text"], node.get("language") or "text", store)
+
+
+#: The visitors of the extension's nodes in Sphinx's HTML builders, by node class.
+HTML_VISITORS: dict[type[nodes.Element], tuple[Any, Any]] = {
+    **plain.PLAIN_HTML_VISITORS,
+    jaxhlo_block: (visit_block_html, depart_block_html),
+    jaxhlo_text: (visit_text_html, None),
+}

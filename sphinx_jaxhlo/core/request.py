@@ -28,8 +28,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: depends on these modules, on every module they import, and on these folders.
 REPORT_CODE = (("sphinx_jaxhlo.compiler.worker",), ("gpu_targets",))
 #: Where an example's page is drawn, and the files every page loads.
-RENDER_CODE = (("sphinx_jaxhlo.sphinxext.documents", "sphinx_jaxhlo.sphinxext.html", "sphinx_jaxhlo.render.standalone_html"),
-               ("static",))
+RENDER_CODE = (("sphinx_jaxhlo.sphinxext.documents", "sphinx_jaxhlo.sphinxext.html",
+                "sphinx_jaxhlo.render.standalone_html"), ("static",))
 
 
 def package_modules() -> dict[str, Path]:

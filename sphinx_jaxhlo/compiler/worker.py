@@ -171,7 +171,8 @@ def compile_request(data: dict[str, Any]) -> Report:
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
     """The report's chunking suggestion: for the largest user reduction that reads a stored
     intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
-    from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET, suggest_chunking
+    from sphinx_jaxhlo.compiler.chunking import suggest_chunking
+    from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 
     budget = budget or DEFAULT_CHUNK_BUDGET
     sizes = {m.name: m.bytes for m in report.materialized}
@@ -193,7 +194,8 @@ def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dic
     :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
         refused operation's line when it is one of the example's.
     """
-    from sphinx_jaxhlo.compiler.chunking import ChunkError, prove_and_check
+    from sphinx_jaxhlo.compiler.chunk_proof import ChunkError
+    from sphinx_jaxhlo.compiler.chunking import prove_and_check
 
     check = json.loads(chunk)
     try:

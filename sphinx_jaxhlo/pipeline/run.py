@@ -467,7 +467,7 @@ def plan(ctx: Context, targets: list[targets_mod.Target], show: list[str]) -> li
 
 def chunk_budget(app: Sphinx) -> int:
     """``jaxhlo_chunk_budget`` in bytes; 0 for the default (requests then keep their stored form)."""
-    from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
+    from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
     from sphinx_jaxhlo.core.sizes import parse_size
 
     value = app.config.jaxhlo_chunk_budget

@@ -150,7 +150,7 @@ def example_fields(options: Mapping[str, Any]) -> dict[str, Any]:
                 raise OptionProblem("option", f":{name}: {exc}") from None
     chunk = None
     if options.get("chunk") is not None:
-        from sphinx_jaxhlo.compiler.chunking import parse_chunk_option
+        from sphinx_jaxhlo.core.chunks import parse_chunk_option
 
         try:
             chunk = dataclasses.asdict(parse_chunk_option(options["chunk"]))
@@ -181,7 +181,7 @@ def chunk_variants(source: str, functions: list[str],
     :return: ``(source, functions with their variants after them, variant -> what to prove)``.
     :raises ValueError: a function the option cannot apply to.
     """
-    from sphinx_jaxhlo.compiler.chunking import ChunkOption, add_variant, variant_name
+    from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, variant_name
 
     chunk = ChunkOption(tuple(option["args"]), int(option["size"]), int(option["axis"]), str(option["combine"]))
     if functions == [""]:

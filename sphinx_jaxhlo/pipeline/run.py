@@ -569,7 +569,7 @@ def _shown(ctx: Context, path: Path) -> str:
 
 def timeout_limits(ctx: Context, target: targets_mod.Target, observed: float | None) -> Limits:
     """How long a compile of the example for ``target`` may take (see :class:`Limits`)."""
-    return Limits.fitting(target.platform, ctx.timeout, observed)
+    return Limits.fitting(target, ctx.timeout, observed)
 
 
 def compile_misses(ctx: Context, by_function: list[list[Job]], misses: list[Job]) -> None:

@@ -52,11 +52,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Seconds a compile is expected to take when the cache has no record of it,
-#: per target platform (the first ordering; the build's own means replace
-#: them in the estimate of the time left).
-PRIOR_SECONDS = {"cpu": 0.3, "cuda": 0.6, "tpu": 8.0}
-
 #: Memory one compile worker holds with every compiler loaded (libtpu the largest).
 WORKER_BYTES = 500 * 10**6
 
@@ -380,7 +375,7 @@ def forecast(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> list[Pl
                     observed = cache.compile_seconds(identity) if cache is not None else None
                     out.append(Planned(
                         job.key, job.request, timeout_limits(ctx, job.target, observed),
-                        observed if observed is not None else PRIOR_SECONDS.get(job.target.platform, 1.0),
+                        observed if observed is not None else job.target.prior_seconds,
                         observed is not None, identity, docname, job.target.platform))
     if cache is not None:
         cache.problems.clear()  # the documents' own look-ups report them, at their examples

@@ -564,7 +564,7 @@ def main() -> None:
     parser.add_argument("--scheduling", action="store_true",
                         help="only the build-wide scheduling figures (10), overhead and cached rebuild (1, 2)")
     parser.add_argument("--cached", action="store_true",
-                        help="only the fully cached rebuild (2), the best of five against the best of five plain builds")
+                        help="only the fully cached rebuild (2): the best of five against five plain builds")
     opts = parser.parse_args()
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))

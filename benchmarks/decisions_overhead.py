@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sphinx_jaxhlo.compiler import lowering  # noqa: E402  (imports no jax)
 from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
 from sphinx_jaxhlo.core import targets  # noqa: E402  (needs the path above; imports no jax)
 
@@ -60,6 +61,7 @@ PROGRAMS = {
 
 def measure(target: str, program: str, rounds: int, mode: str = "1") -> dict[str, object]:
     from sphinx_jaxhlo.compiler import worker
+    from sphinx_jaxhlo.compiler.compiling import DECISIONS_VARIABLE
     from sphinx_jaxhlo.core.request import CompileRequest
     from sphinx_jaxhlo.core.specs import parse_args
 
@@ -70,11 +72,11 @@ def measure(target: str, program: str, rounds: int, mode: str = "1") -> dict[str
     cpu: dict[str, list[float]] = {"0": [], mode: []}
     seen: dict[str, object] = {}
     for state in ("0", mode):  # warm-up of both paths
-        os.environ[worker.DECISIONS_VARIABLE] = state
+        os.environ[DECISIONS_VARIABLE] = state
         worker.compile_request(request)
     for _ in range(rounds):
         for state in ("0", mode):
-            os.environ[worker.DECISIONS_VARIABLE] = state
+            os.environ[DECISIONS_VARIABLE] = state
             wall, proc = time.perf_counter(), time.process_time()
             report = worker.compile_request(request)
             times[state].append(time.perf_counter() - wall)
@@ -105,11 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="1", help="JAXHLO_FUSION_DECISIONS to measure: 1 (default) or all")
     options = parser.parse_args(argv)
     chosen = [targets.get_target(t).name for t in options.targets.split(",") if t.strip()]
-    targets.prepare_environment(os.environ)
+    lowering.prepare_environment(os.environ)
     sys.path[:0] = [str(folder) for folder in plugins.worker_path()]
     import jax  # noqa: F401  (once, as the worker does)
 
-    targets.exclude_own_frames()
+    lowering.exclude_own_frames()
     results = []
     for target in chosen:
         for program in [p.strip() for p in options.programs.split(",") if p.strip()]:

@@ -112,9 +112,11 @@ def measure(config: str, items: list[dict[str, Any]], stats: bool) -> list[dict[
     import jax
     from jax.experimental import topologies
 
-    from sphinx_jaxhlo.compiler.worker import jit_function
+    from sphinx_jaxhlo.compiler import lowering
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.compiler.compiling import jit_function
     from sphinx_jaxhlo.core import targets as targets_mod
-    from sphinx_jaxhlo.core.specs import ArgSpecs, to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import ArgSpecs
 
     setup = CONFIGS[config]
     options = dict(setup.get("options", {}))
@@ -123,7 +125,7 @@ def measure(config: str, items: list[dict[str, Any]], stats: bool) -> list[dict[
         topo = topologies.get_topology_desc(setup["topology"], "tpu")
         device = topo.devices[0]
     else:
-        device = targets_mod.device_for(target)
+        device = lowering.device_for(target)
     sharding = jax.sharding.SingleDeviceSharding(device)
     out = []
     # warm: the first compile of a process sets libtpu up
@@ -170,7 +172,7 @@ SLOWEST = r"bounded#4|cases#1:complex_exp|remat#1:grad_scan$"
 
 def run(configs: list[str], only: str | None, out: Path, stats: bool = False) -> list[dict[str, Any]]:
     """Compile the examples once per configuration, each in a process of its own; the rows measured."""
-    from sphinx_jaxhlo.core.targets import prepare_environment
+    from sphinx_jaxhlo.compiler.lowering import prepare_environment
 
     items = examples(only)
     env = dict(os.environ)

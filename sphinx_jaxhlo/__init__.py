@@ -33,7 +33,9 @@ def inventory() -> str:
 
 #: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
 _API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
-#: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`), imported on first use.
+#: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`, its proof
+#: :mod:`sphinx_jaxhlo.compiler.chunk_proof`, its code :mod:`sphinx_jaxhlo.core.chunks`),
+#: imported on first use.
 _CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked")
 
 
@@ -43,9 +45,11 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name in _CHUNKED:
-        from sphinx_jaxhlo.compiler import chunking
+        from sphinx_jaxhlo.compiler import chunk_proof, chunking
+        from sphinx_jaxhlo.core import chunks
 
-        return getattr(chunking, name)
+        module = next(m for m in (chunking, chunk_proof, chunks) if name in m.__all__)
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

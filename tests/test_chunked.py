@@ -289,7 +289,8 @@ def test_importing_the_package_and_naming_chunked_does_not_import_jax():
 
 
 def test_the_suggestion_for_the_seed_names_pos_axis_0_and_a_size_within_the_budget():
-    from sphinx_jaxhlo.compiler.chunking import round_size, suggest_chunking
+    from sphinx_jaxhlo.compiler.chunking import suggest_chunking
+    from sphinx_jaxhlo.core.chunks import round_size
 
     text = suggest_chunking(seed.with_dot, SEED_SPECS, {}, 20 * 10**9, budget=200 * 10**6)
     words, call, *code = text.split("\n")

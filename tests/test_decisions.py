@@ -341,6 +341,7 @@ def test_committed_snapshots_still_load() -> None:
 _IDENTITY = """
 import json, os, sys
 from sphinx_jaxhlo.compiler import worker
+from sphinx_jaxhlo.compiler.compiling import DECISIONS_VARIABLE
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.specs import parse_args
 source = open(sys.argv[2]).read()
@@ -348,7 +349,7 @@ req = CompileRequest(source=source, function="with_dot", specs=parse_args("f32[1
                      target=sys.argv[1], source_name="seed.py")
 out = {}
 for state in ("0", "1", "all"):
-    os.environ[worker.DECISIONS_VARIABLE] = state
+    os.environ[DECISIONS_VARIABLE] = state
     report = worker.compile_request(req.to_json())
     out[state] = {"hlo": report.hlo, "memory": report.memory.__dict__, "note": report.fusion_decisions_note,
                   "decisions": len(report.fusion_decisions), "seconds": report.compile_seconds,
@@ -358,10 +359,10 @@ print(json.dumps(out))
 
 
 def _compile_each_way(target: str) -> dict[str, dict[str, object]]:
-    from sphinx_jaxhlo.core import targets
+    from sphinx_jaxhlo.compiler.lowering import prepare_environment
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    targets.prepare_environment(env)
+    prepare_environment(env)
     done = subprocess.run([sys.executable, "-c", _IDENTITY, target, str(ROOT / "docs" / "examples" / "seed.py")],
                           env=env, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,5 +1,5 @@
 """Drift between releases: two folders of snapshots compared slot by slot
-(:func:`sphinx_jaxhlo.store.drift.compare_folders`), as the drift page does."""
+(:func:`sphinx_jaxhlo.store.releases.compare_folders`), as the drift page does."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from sphinx_jaxhlo.store.drift import compare_folders
+from sphinx_jaxhlo.store.releases import compare_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "docs" / "_snapshots" / "guide" / "seed"

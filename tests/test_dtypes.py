@@ -72,7 +72,7 @@ def test_jax_agrees_on_the_key_types_and_sizes() -> None:
     import jax
     import jax.numpy as jnp
 
-    from sphinx_jaxhlo.core.specs import to_shape_dtype_structs
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
 
     args, kwargs = to_shape_dtype_structs(parse_args("key<fry>[2], key<rbg>[], k=key<urbg>[3], x=bf16[4]"))
     for struct, impl, name in ((args[0], "threefry2x32", "key<fry>"), (args[1], "rbg", "key<rbg>"),

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from sphinx_jaxhlo.compiler import lowering
+from sphinx_jaxhlo.compiler.lowering import drop_fields, unknown_fields
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import targets
-from sphinx_jaxhlo.core.targets import TARGETS, drop_fields, unknown_fields
+from sphinx_jaxhlo.core.targets import TARGETS
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_TARGETS = [name for name, t in TARGETS.items() if t.gpu_target_file is not None]
@@ -100,18 +102,18 @@ def test_a_field_is_dropped_only_in_its_own_message() -> None:
                                                   ("0.8.0rc1", (0, 8, 0)), ("0.10.2.dev20260101", (0, 10, 2)),
                                                   ("1", (1,))])
 def test_release(version: str, release: tuple[int, ...]) -> None:
-    assert targets._release(version) == release
+    assert targets.release(version) == release
 
 
 def test_gpus_before_jaxlib_09_compile_without_autotuning(monkeypatch: pytest.MonkeyPatch) -> None:
     gpu, cpu, tpu = TARGETS["gpu:h100"], TARGETS["cpu"], TARGETS["tpu:v5e"]
     monkeypatch.setattr(plugins, "env_version", lambda dist: "0.8.3")
-    assert targets.compile_options(gpu, {}) == {"xla_gpu_autotune_level": "0"}
-    assert targets.compile_options(gpu, {"xla_gpu_autotune_level": "4", "a": "b"}) == {
+    assert lowering.compile_options(gpu, {}) == {"xla_gpu_autotune_level": "0"}
+    assert lowering.compile_options(gpu, {"xla_gpu_autotune_level": "4", "a": "b"}) == {
         "xla_gpu_autotune_level": "4", "a": "b"}
-    assert targets.compile_options(cpu, {}) == {} and targets.compile_options(tpu, {}) == {}
+    assert lowering.compile_options(cpu, {}) == {} and lowering.compile_options(tpu, {}) == {}
     monkeypatch.setattr(plugins, "env_version", lambda dist: "0.9.0")
-    assert targets.compile_options(gpu, {"a": "b"}) == {"a": "b"}
+    assert lowering.compile_options(gpu, {"a": "b"}) == {"a": "b"}
 
 
 def test_a_jax_older_than_supported_is_named_with_the_range(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,25 +136,25 @@ def test_a_refused_target_is_missing_with_what_the_worker_said(monkeypatch: pyte
 
 PROBE = r'''
 import json, sys
-from sphinx_jaxhlo import targets
+from sphinx_jaxhlo.compiler import lowering
+from sphinx_jaxhlo.core import targets
 import jax, jax.numpy as jnp
 
 name = sys.argv[1]
-text = targets._gpu_target_config(targets.TARGETS[name].gpu_target_file)
+text = targets.gpu_target_config(targets.TARGETS[name].gpu_target_file)
 # a field no XLA knows, inside the device info and inside a one-line message
 text = text.replace("gpu_device_info {", "gpu_device_info {\n  surely_unknown_field: 7", 1)
 text = text.replace("cuda_compute_capability { major:", "cuda_compute_capability { made_up: 1 major:", 1)
-targets._gpu_target_config.cache_clear()
-targets._gpu_target_config = lambda file: text
+lowering.gpu_target_config = lambda file: text
 target = targets.TARGETS[name]
 spec = jax.ShapeDtypeStruct((256, 64), jnp.float32)
-lowered, compiled = targets.compile_for(target, jax.jit(lambda a: jnp.sum(jnp.cos(a @ a.T))), (spec,), {}, {})
-out = {"dropped": targets.DROPPED_FIELDS[name], "temp": compiled.memory_analysis().temp_size_in_bytes}
+lowered, compiled = lowering.compile_for(target, jax.jit(lambda a: jnp.sum(jnp.cos(a @ a.T))), (spec,), {}, {})
+out = {"dropped": lowering.DROPPED_FIELDS[name], "temp": compiled.memory_analysis().temp_size_in_bytes}
 try:
-    targets._gpu_target_config = lambda file: text.replace('platform_name: "CUDA"', 'platform_name: CUDA {')
-    targets._DEVICES.clear()
-    targets.devices_for(target)
-except targets.UnsupportedTargetError as exc:
+    lowering.gpu_target_config = lambda file: text.replace('platform_name: "CUDA"', 'platform_name: CUDA {')
+    lowering._DEVICES.clear()
+    lowering.devices_for(target)
+except lowering.UnsupportedTargetError as exc:
     out["refused"] = str(exc)
 print("RESULT " + json.dumps(out))
 '''
@@ -167,7 +169,7 @@ def test_fields_the_installed_xla_does_not_know_are_left_out() -> None:
     if not target.available():
         pytest.skip(target.missing_message())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    targets.prepare_environment(env)
+    lowering.prepare_environment(env)
     run = subprocess.run([sys.executable, "-c", PROBE, "gpu:h100"], capture_output=True, text=True, env=env,
                          timeout=300)
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
@@ -197,4 +199,4 @@ def test_the_declared_range_is_the_one_the_code_and_ci_use() -> None:
               and node.targets[0].id in ("COMPAT_JAX", "DRIFT_JAX")}
     assert values["COMPAT_JAX"] == targets.TESTED_JAX
     assert set(values["DRIFT_JAX"]) < set(targets.TESTED_JAX)
-    assert targets._release(targets.TESTED_JAX[0]) >= targets._release(targets.OLDEST_JAX)
+    assert targets.release(targets.TESTED_JAX[0]) >= targets.release(targets.OLDEST_JAX)

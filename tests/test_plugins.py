@@ -9,6 +9,7 @@ the files XLA needs); installing real compilers takes a download.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from sphinx_jaxhlo import cli
+from sphinx_jaxhlo.compiler.lowering import prepare_environment
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import targets
 from sphinx_jaxhlo.core.targets import TARGETS
@@ -86,7 +88,7 @@ def test_a_matching_folder_is_used_by_workers_and_in_cache_keys(root: Path) -> N
     assert "libtpu" not in versions
 
     env = {"PYTHONPATH": "/somewhere/else", "XLA_FLAGS": "--xla_dump_to=/tmp/x"}
-    targets.prepare_environment(env)
+    prepare_environment(env)
     assert env["PYTHONPATH"].split(os.pathsep) == [str(folder), "/somewhere/else"]
     assert env["XLA_FLAGS"] == f"--xla_dump_to=/tmp/x --xla_gpu_cuda_data_dir={folder / 'nvidia' / 'cuda_nvcc'}"
     # This process is left alone: only workers load the compilers.
@@ -103,7 +105,7 @@ def test_a_folder_for_another_jaxlib_is_not_used_and_says_how_to_fix_it(root: Pa
     assert f"jax-cuda12-plugin 0.0.1 (needs =={JAXLIB})" in message
     assert message.endswith("run python -m sphinx_jaxhlo compilers install --gpu")
     env: dict[str, str] = {}
-    targets.prepare_environment(env)
+    prepare_environment(env)
     assert "PYTHONPATH" not in env
     assert "jax-cuda12-plugin" not in targets.package_versions()
 
@@ -130,7 +132,7 @@ def test_compilers_of_the_environment_are_used_when_the_folder_lacks_them(
     assert state.usable and state.in_environment and state.folder is None
     assert targets.package_versions()["libtpu"] == "0.0.42.1"
     env: dict[str, str] = {}
-    targets.prepare_environment(env)
+    prepare_environment(env)
     assert "PYTHONPATH" not in env
 
 
@@ -197,7 +199,8 @@ def test_install_puts_a_checked_folder_in_place_and_keeps_it_on_failure(
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
     pin = {"tpu": ["jaxhlo-fake-libtpu==1.0"]}
     monkeypatch.setattr(plugins, "requirements", lambda kit: pin[kit])
-    monkeypatch.setattr(plugins, "_distributions", lambda kit: ("jaxhlo-fake-libtpu",))
+    monkeypatch.setitem(plugins.KITS, "tpu", dataclasses.replace(plugins.KITS["tpu"],
+                                                                 distributions=("jaxhlo-fake-libtpu",)))
     said: list[str] = []
 
     assert plugins.install(["tpu"], say=said.append) == 0

@@ -18,6 +18,7 @@ import pytest
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.specs import parse_args
+from sphinx_jaxhlo.core.targets import TARGETS
 from sphinx_jaxhlo.pipeline import schedule
 from sphinx_jaxhlo.pipeline.scan import find_examples
 from sphinx_jaxhlo.sphinxext.state import build_state, document_data
@@ -127,13 +128,13 @@ def test_forecast_reads_directives_as_the_parsers_do() -> None:
 # -- limits and retries ----------------------------------------------------------------------
 
 def test_default_limits_fit_the_target_and_the_example() -> None:
-    cpu, tpu = Limits.fitting("cpu", None), Limits.fitting("tpu", None)
+    cpu, tpu = Limits.fitting(TARGETS["cpu"], None), Limits.fitting(TARGETS["tpu:v5e"], None)
     assert cpu.first < tpu.first and cpu.retry is not None and cpu.retry > cpu.first
     # an example the cache saw take 200 s gets more than the TPU default
-    slow = Limits.fitting("tpu", None, observed=200.0)
+    slow = Limits.fitting(TARGETS["tpu:v5e"], None, observed=200.0)
     assert slow.first > tpu.first and slow.retry is not None and slow.retry > slow.first
     # :timeout: and jaxhlo_timeout are the limit when set: no retry
-    assert Limits.fitting("tpu", 7.0, observed=200.0) == Limits(7.0, None)
+    assert Limits.fitting(TARGETS["tpu:v5e"], 7.0, observed=200.0) == Limits(7.0, None)
 
 
 SLOW_UNTIL_MARKED = """\

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sphinx_jaxhlo.core.specs import ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape, to_shape_dtype_structs
+from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+from sphinx_jaxhlo.core.specs import ArgSpecs, ArraySpec, SpecError, parse_args, parse_shape
 
 
 def test_positional_and_keyword_specs() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sphinx_jaxhlo.compiler.lowering import prepare_environment
 from sphinx_jaxhlo.core import targets
 from sphinx_jaxhlo.core.targets import TARGETS, Target, UnknownTargetError, get_target
 
@@ -114,7 +115,7 @@ def test_fingerprints_differ_between_targets() -> None:
 
 def test_fingerprint_is_the_same_in_another_process() -> None:
     code = (
-        "import json; from sphinx_jaxhlo import targets; "
+        "import json; from sphinx_jaxhlo.core import targets; "
         "print(json.dumps({n: t.fingerprint() for n, t in targets.TARGETS.items()}))"
     )
     out = subprocess.run(
@@ -211,10 +212,12 @@ def test_default_targets_keep_their_order() -> None:
 def test_importing_targets_does_not_import_jax() -> None:
     code = (
         "import sys\n"
-        "from sphinx_jaxhlo import targets\n"
+        "from sphinx_jaxhlo.core import targets\n"
         "for t in targets.TARGETS.values():\n"
         "    t.available(); t.missing_message(); t.fingerprint()\n"
         "targets.default_targets(); targets.package_versions()\n"
+        "from sphinx_jaxhlo.compiler import client, lowering, worker\n"
+        "lowering.prepare_environment({})\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'libtpu', 'jax_plugins'))\n"
         "print(loaded)\n"
     )
@@ -226,15 +229,73 @@ def test_importing_targets_does_not_import_jax() -> None:
 
 def test_prepare_environment() -> None:
     environ = {"TPU_ACCELERATOR_TYPE": "v6e-1", "JAX_PLATFORMS": "cuda"}
-    targets.prepare_environment(environ)
+    prepare_environment(environ)
     assert environ["JAX_PLATFORMS"] == "cpu"
     assert environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] == "1"
     assert environ["TPU_SKIP_MDS_QUERY"] == "1"
     assert environ["TPU_ACCELERATOR_TYPE"] == "v6e-1"  # the user's wins
 
     mine = {"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/opt/my-cuda"}
-    targets.prepare_environment(mine)
+    prepare_environment(mine)
     assert mine["XLA_FLAGS"] == "--xla_gpu_cuda_data_dir=/opt/my-cuda"
+
+
+# -- one catalogue entry is a target --------------------------------------------------
+
+
+def test_the_compile_limits_are_the_ones_the_timeout_setting_states() -> None:
+    """``jaxhlo_timeout``'s help names each kind's default limit: the catalogue's."""
+    from sphinx_jaxhlo.core.settings import BY_NAME
+
+    text = BY_NAME["jaxhlo_timeout"].help
+    stated = {kind: float(seconds) for seconds, kind in re.findall(r"(\d+) s for (?:the|a) (CPU|GPU|TPU)", text)}
+    assert set(stated) == {"CPU", "GPU", "TPU"}
+    for name, target in TARGETS.items():
+        assert target.timeout == stated[name.partition(":")[0].upper()], name
+        assert 0 < target.prior_seconds < target.timeout
+
+
+@pytest.fixture
+def new_gpu(monkeypatch: pytest.MonkeyPatch) -> Target:
+    """A GPU model this release lacks, added as the one catalogue entry that
+    ``docs/development.md`` ("Adding a target") describes."""
+    entry = targets._gpu("rtx6000", "NVIDIA RTX 6000 Ada Generation 48 GB", 48 << 30)
+    monkeypatch.setitem(targets.TARGETS, entry.name, entry)
+    return entry
+
+
+def test_one_catalogue_entry_gives_a_target_its_limits_and_its_prior(new_gpu: Target) -> None:
+    from sphinx_jaxhlo.compiler.client import Limits
+
+    assert get_target("GPU:RTX6000") is new_gpu and new_gpu.title == "RTX6000"
+    assert (new_gpu.platform, new_gpu.compiler, new_gpu.gpu_target_file) == ("cuda", "gpu", "rtx6000.txtpb")
+    # the kind's defaults: a GPU's compile limit and expected seconds
+    assert Limits.fitting(new_gpu, None) == Limits.fitting(TARGETS["gpu:h100"], None) == Limits(90.0, 270.0)
+    assert new_gpu.prior_seconds == TARGETS["gpu:h100"].prior_seconds
+    assert Limits.fitting(new_gpu, None, observed=60.0) == Limits(240.0, 720.0)
+    assert Limits.fitting(new_gpu, 5.0) == Limits(5.0, None)
+    # an entry may give its own
+    slow = targets._gpu("rtx6000", "NVIDIA RTX 6000 Ada Generation 48 GB", 48 << 30, timeout=120.0,
+                        prior_seconds=2.0)
+    assert Limits.fitting(slow, None) == Limits(120.0, 360.0) and slow.prior_seconds == 2.0
+    with pytest.raises(UnknownTargetError) as info:
+        get_target("gpu:rtx7000")
+    assert "gpu:rtx6000" in str(info.value)
+
+
+@pytest.mark.usefixtures("nothing_but_jax")
+def test_one_catalogue_entry_gives_a_target_its_compilers(new_gpu: Target) -> None:
+    from sphinx_jaxhlo.store.snapshots import toolchain
+
+    assert not new_gpu.available()
+    assert new_gpu.missing_message() == TARGETS["gpu:h100"].missing_message().replace("gpu:h100", "gpu:rtx6000")
+    assert new_gpu.missing_message().endswith("run python -m sphinx_jaxhlo compilers install --gpu")
+    assert new_gpu.packages == targets.compiler_packages("gpu:rtx6000") == ("jax-cuda12-plugin", "jax-cuda12-pjrt")
+    versions = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2", "jax-cuda12-pjrt": "0.10.2",
+                "libtpu": "0.0.42"}
+    assert toolchain(versions, "gpu:rtx6000") == {k: v for k, v in versions.items() if k != "libtpu"}
+    assert toolchain(versions, "cpu") == {"jax": "0.10.2", "jaxlib": "0.10.2"}
+    assert targets.compiler_packages("gpu:gone") == ()
 
 
 # -- GPU description files ----------------------------------------------------------
@@ -341,10 +402,11 @@ def test_stored_hlo_shows_the_seed_results() -> None:
 
 # -- real compiles ------------------------------------------------------------------
 
-#: Run with the environment a compile worker gets (targets.prepare_environment).
+#: Run with the environment a compile worker gets (lowering.prepare_environment).
 COMPILE_SCRIPT = r'''
 import json, os, sys
-from sphinx_jaxhlo import targets
+from sphinx_jaxhlo.compiler import lowering
+from sphinx_jaxhlo.core import targets
 import jax
 import jax.numpy as jnp
 
@@ -364,21 +426,21 @@ results = {}
 for name in sys.argv[1:]:
     target = targets.get_target(name)
     try:
-        lowered, compiled = targets.compile_for(target, jax.jit(namespace["f"]), specs, {"scale": scale}, {})
+        lowered, compiled = lowering.compile_for(target, jax.jit(namespace["f"]), specs, {"scale": scale}, {})
     except Exception as exc:
         results[name] = {"error": f"{type(exc).__name__}: {exc}"}
         continue
-    device = targets.device_for(target)
+    device = lowering.device_for(target)
     results[name] = {
         "hlo": compiled.as_text(),
         "device_kind": None if device is None else device.device_kind,
-        "cached_device": targets.device_for(target) is device,
+        "cached_device": lowering.device_for(target) is device,
         "output_bytes": compiled.memory_analysis().output_size_in_bytes,
     }
 if "tpu:v5e" in sys.argv[1:]:
     seed = (jax.ShapeDtypeStruct((100000, 3), jnp.float32), jax.ShapeDtypeStruct((50000, 3), jnp.float32))
     try:
-        targets.compile_for(targets.get_target("tpu:v5e"), jax.jit(namespace["broadcast"]), seed, {}, {})
+        lowering.compile_for(targets.get_target("tpu:v5e"), jax.jit(namespace["broadcast"]), seed, {}, {})
         results["tpu:v5e/broadcast"] = {"error": None}
     except Exception as exc:
         results["tpu:v5e/broadcast"] = {"error": str(exc)}
@@ -391,7 +453,7 @@ def compiled() -> dict[str, Any]:
     """Compile a small function for every installed target, in one subprocess."""
     names = [name for name in NAMES if TARGETS[name].available()]
     env = subprocess_env()
-    targets.prepare_environment(env)
+    prepare_environment(env)
     run = subprocess.run(
         [sys.executable, "-c", COMPILE_SCRIPT, *names],
         capture_output=True,
@@ -422,7 +484,7 @@ def test_compile_for_cpu(compiled: dict[str, Any]) -> None:
     assert "cosine(" in hlo
     assert '"example.py"' in hlo
     # Only the example's frames are recorded, not the package's.
-    assert "targets.py" not in hlo
+    assert "targets.py" not in hlo and "lowering.py" not in hlo
 
 
 @pytest.mark.slow

@@ -39,7 +39,7 @@ def test_stuck_crashed_and_noisy_examples(app: Any) -> None:
 
 
 def test_compile_time_out_of_memory_message_is_parsed() -> None:
-    from sphinx_jaxhlo.compiler.worker import parse_oom
+    from sphinx_jaxhlo.compiler.compiling import parse_oom
 
     text = (Path(__file__).parent / "data" / "hlo" / "tpu_v5e__broadcast.error.txt").read_text()
     needed, available = parse_oom(text)

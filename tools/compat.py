@@ -63,10 +63,10 @@ def _reexec() -> None:
     private folders on ``PYTHONPATH``, ``JAX_PLATFORMS=cpu``...), so that the
     direct compiles of this process see the compilers the reports used."""
     sys.path.insert(0, str(ROOT))
-    from sphinx_jaxhlo.core import targets
+    from sphinx_jaxhlo.compiler.lowering import prepare_environment
 
     env = dict(os.environ)
-    targets.prepare_environment(env)
+    prepare_environment(env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
     env[CHILD] = "1"
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
@@ -85,22 +85,22 @@ def _direct(target: Any, fn: Any, shapes: list[tuple[tuple[int, ...], Any]], spe
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
-    from sphinx_jaxhlo.core import targets
+    from sphinx_jaxhlo.compiler import lowering
 
     if target.platform == "cpu":
         shardings = [None] * len(shapes)
     elif target.device_count > 1:
-        mesh = Mesh(targets.devices_for(target), ("devices",))
+        mesh = Mesh(lowering.devices_for(target), ("devices",))
         shardings = [NamedSharding(mesh, spec or PartitionSpec()) for spec in (specs or [None] * len(shapes))]
     else:
-        shardings = [SingleDeviceSharding(targets.devices_for(target)[0])] * len(shapes)
+        shardings = [SingleDeviceSharding(lowering.devices_for(target)[0])] * len(shapes)
     structs = [jax.ShapeDtypeStruct(shape, dtype, sharding=s) if s is not None else jax.ShapeDtypeStruct(shape, dtype)
                for (shape, dtype), s in zip(shapes, shardings, strict=True)]
     jitted = jax.jit(fn)
     staged = jitted.trace(*structs) if hasattr(jitted, "trace") else jitted
     lowered = staged.lower(*([] if hasattr(jitted, "trace") else structs), lowering_platforms=(target.platform,))
     # what this jaxlib needs to compile for the target without a device (none on jax 0.9 and newer)
-    return lowered.compile(targets.compile_options(target, {}) or None).memory_analysis()
+    return lowered.compile(lowering.compile_options(target, {}) or None).memory_analysis()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     from jax.sharding import PartitionSpec
 
     import sphinx_jaxhlo
+    from sphinx_jaxhlo.compiler.lowering import mesh_for
     from sphinx_jaxhlo.core import targets
     from sphinx_jaxhlo.store.drift import verdict
 
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if many:
         specs = [PartitionSpec("devices", None), PartitionSpec(None, "devices")]
         for target in many:
-            mesh = targets.mesh_for(target, None)
+            mesh = mesh_for(target, None)
             structs = [jax.ShapeDtypeStruct((8192, 8192), f32,
                                             sharding=jax.sharding.NamedSharding(mesh, spec)) for spec in specs]
             result = sphinx_jaxhlo.analyze(sharded, *structs, targets=[target.name])

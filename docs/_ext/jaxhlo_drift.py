@@ -3,7 +3,7 @@
 ``nox -s drift`` compiles the guide with each older jax release into
 ``docs/_drift/jax-<version>/`` (a snapshot folder, committed); this directive
 compares each with the docs' own snapshots (the current release) at build
-time, with :func:`sphinx_jaxhlo.store.drift.compare_folders`, so the page is
+time, with :func:`sphinx_jaxhlo.store.releases.compare_folders`, so the page is
 rebuilt without the old jax and follows the current snapshots.
 
 Usage (MyST)::
@@ -27,7 +27,8 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.store.drift import ReleaseDrift, SlotDrift, compare_folders, versions_text
+from sphinx_jaxhlo.store.drift import versions_text
+from sphinx_jaxhlo.store.releases import ReleaseDrift, SlotDrift, compare_folders
 from sphinx_jaxhlo.store.snapshots import SnapshotError
 
 logger = logging.getLogger(__name__)

@@ -347,7 +347,7 @@ def abstract_arguments(call: Call, mesh: Any = None) -> tuple[tuple[Any, ...], d
     """
     import jax
 
-    from sphinx_jaxhlo.core.specs import to_shape_dtype_structs
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
 
     def sharding(partition: Partition | None) -> Any:
         if mesh is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
+from sphinx_jaxhlo.core.targets import Target
 
 
 def failure_of(request: CompileRequest | CallRequest, kind: str, message: str,
@@ -57,11 +58,8 @@ class Outcome:
                    float(data.get("seconds") or 0.0))
 
 
-#: Seconds a compile may take by default, per target platform, before it is
-#: tried once more with :data:`RETRY_FACTOR` times as long (TPU compiles of
-#: loops and their gradients take minutes on a loaded machine).
-DEFAULT_TIMEOUTS = {"cpu": 60.0, "cuda": 90.0, "tpu": 300.0}
-#: The limit of the one retry of a timed-out compile, as a multiple of the first.
+#: The limit of the one retry of a timed-out compile, as a multiple of the first
+#: (the target's :attr:`~sphinx_jaxhlo.core.targets.Target.timeout`, or the observed one).
 RETRY_FACTOR = 3.0
 #: A compile may take this many times its last observed duration before it is stopped.
 OBSERVED_FACTOR = 4.0
@@ -76,10 +74,11 @@ class Limits:
     retry: float | None = None
 
     @classmethod
-    def fitting(cls, platform: str, configured: float | None, observed: float | None = None) -> Limits:
+    def fitting(cls, target: Target, configured: float | None, observed: float | None = None) -> Limits:
         """The limits of one compile.
 
-        :param platform: the target's platform (``cpu``, ``cuda``, ``tpu``).
+        :param target: the target compiled for: its
+            :attr:`~sphinx_jaxhlo.core.targets.Target.timeout` is the default limit.
         :param configured: the example's ``:timeout:``, else ``jaxhlo_timeout``:
             when set, it is the limit, with no retry.
         :param observed: seconds the same example took for this target before
@@ -87,7 +86,7 @@ class Limits:
         """
         if configured:
             return cls(float(configured))
-        first = DEFAULT_TIMEOUTS.get(platform, max(DEFAULT_TIMEOUTS.values()))
+        first = target.timeout
         if observed:
             first = max(first, OBSERVED_FACTOR * observed)
         return cls(first, RETRY_FACTOR * first)
@@ -142,7 +141,7 @@ class CompileWorker:
         self.started = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
-        from sphinx_jaxhlo.core.targets import prepare_environment
+        from sphinx_jaxhlo.compiler.lowering import prepare_environment
 
         env = {**os.environ, **self.env}
         # The GPU/TPU compilers' private folder goes on the worker's PYTHONPATH only:

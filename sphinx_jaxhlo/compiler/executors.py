@@ -23,11 +23,9 @@ from typing import Any, Protocol
 
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, WorkerPool, describe, failure_of
 from sphinx_jaxhlo.core.request import CompileRequest
+from sphinx_jaxhlo.core.settings import DASK_SCHEME
 
-__all__ = ["DaskExecutor", "Executor", "LocalExecutor", "compile_on_dask_worker", "executor_problem"]
-
-#: The scheme of a ``jaxhlo_executor`` address.
-DASK_SCHEME = "dask://"
+__all__ = ["DaskExecutor", "Executor", "LocalExecutor", "compile_on_dask_worker"]
 
 
 class Executor(Protocol):
@@ -53,19 +51,6 @@ class LocalExecutor:
         """The pool's workers stay: the documents' own compiles use them too."""
 
 
-def executor_problem(value: Any) -> str | None:
-    """Why a ``jaxhlo_executor`` value cannot be used, or ``None``."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if value.startswith(DASK_SCHEME) and len(value) > len(DASK_SCHEME):
-            return None
-        return f"jaxhlo_executor must be None, 'dask://host:port' or a distributed.Client, not {value!r}"
-    if callable(getattr(value, "submit", None)) and callable(getattr(value, "scheduler_info", None)):
-        return None
-    return f"jaxhlo_executor must be None, 'dask://host:port' or a distributed.Client, not a {type(value).__name__}"
-
-
 class DaskExecutor:
     """Compiles on the workers of a Dask cluster.
 
@@ -75,11 +60,6 @@ class DaskExecutor:
 
     def __init__(self, client: Any) -> None:
         self._own = False
-        if isinstance(client, str):
-            # the name of a client that conf.py made and the configuration no longer holds
-            from sphinx_jaxhlo.pipeline.schedule import CLIENTS
-
-            client = CLIENTS.get(client, client)
         if isinstance(client, str):
             from distributed import Client  # an optional dependency: ImportError tells the caller
 

@@ -73,16 +73,21 @@ class Kit:
     :param name: ``"gpu"`` or ``"tpu"``: the ``--gpu``/``--tpu`` flag.
     :param title: What it is, for messages.
     :param module: A module that only this kit provides (checked without importing it).
+    :param distributions: The distributions whose versions decide what it
+        compiles (reports and snapshots record them).
     """
 
     name: str
     title: str
     module: str
+    distributions: tuple[str, ...]
 
 
+#: The kits, by the name a target's ``compiler`` gives.
 KITS: dict[str, Kit] = {
-    "gpu": Kit("gpu", "the CUDA compiler plugin (jax-cuda12-plugin, ptxas, libdevice)", "jax_cuda12_plugin"),
-    "tpu": Kit("tpu", "the TPU compiler (libtpu)", "libtpu"),
+    "gpu": Kit("gpu", "the CUDA compiler plugin (jax-cuda12-plugin, ptxas, libdevice)", "jax_cuda12_plugin",
+               ("jax-cuda12-plugin", "jax-cuda12-pjrt")),
+    "tpu": Kit("tpu", "the TPU compiler (libtpu)", "libtpu", ("libtpu",)),
 }
 
 
@@ -285,10 +290,6 @@ def _environment_versions(dists: Sequence[str]) -> dict[str, str]:
     return versions
 
 
-def _distributions(kit: str) -> tuple[str, ...]:
-    return ("jax-cuda12-plugin", "jax-cuda12-pjrt") if kit == "gpu" else ("libtpu",)
-
-
 def state(kit: str) -> KitState:
     """Whether a compile worker can load a kit, and from where.
 
@@ -312,13 +313,13 @@ def state(kit: str) -> KitState:
         if kit == "gpu" and not unmet and _nvcc_in(folder) is None:
             unmet = ["ptxas and libdevice of nvidia-cuda-nvcc-cu12 (missing)"]
         if not unmet:
-            names = {_normalize(d): d for d in _distributions(kit)}
+            names = {_normalize(d): d for d in info.distributions}
             return KitState(kit, folder=folder, versions={names[n]: v for n, v in found.items() if n in names})
         folder_problem = (f"needs {info.title}; the one in {folder} does not match jax {env_version('jax')} "
                           f"({'; '.join(unmet)}): run {fix}")
     # The environment's own installation (the old way: pip install jax-cuda12-plugin, jax[tpu]).
     if _module_installed(info.module):
-        versions = _environment_versions(_distributions(kit))
+        versions = _environment_versions(info.distributions)
         if kit == "gpu" and "jax-cuda12-pjrt" not in versions:
             return KitState(kit, problem=folder_problem or f"needs {info.title}: run {fix}")
         if kit == "gpu" and _environment_cuda_dir() is None:

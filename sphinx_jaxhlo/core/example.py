@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinx_jaxhlo.compiler.chunking import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems

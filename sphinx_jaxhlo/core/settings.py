@@ -18,10 +18,12 @@ from typing import Any
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
 
-#: The snapshot modes (see the Snapshots page) and the variable that overrides the setting.
+#: Snapshot modes: compile what no snapshot of this toolchain answers and store it;
+#: compile everything and store it; compile nothing; compile everything and compare.
 SNAPSHOT_MODES = ("update", "refresh", "use", "check")
 #: The modes that write snapshots.
 WRITING_MODES = ("update", "refresh")
+#: The environment variable that overrides ``jaxhlo_snapshot_mode`` (for CI and docs hosts).
 MODE_VARIABLE = "JAXHLO_SNAPSHOT_MODE"
 #: ``jaxhlo_executor``: the address of a Dask scheduler.
 DASK_SCHEME = "dask://"

@@ -25,7 +25,8 @@ The ``:mesh:`` option (:func:`parse_mesh`) names the mesh's axes and sizes::
 
 :func:`sharding_problems` checks specs against a mesh (every axis named is
 in it, used once per spec, and divides its dimension).  Nothing here imports
-jax; :func:`to_shape_dtype_structs` does, in the compile worker.
+jax; :func:`sphinx_jaxhlo.compiler.arguments.to_shape_dtype_structs` makes
+the structs, in the compile worker.
 """
 
 from __future__ import annotations
@@ -518,34 +519,3 @@ def sharding_problems(specs: ArgSpecs, mesh: MeshSpec | None) -> list[str]:
                 problems.append(f"{where} ({spec}): dimension {dim} of size {extent} is not divisible by "
                                 f"{parts}, the number of devices along {over}")
     return problems
-
-
-def to_shape_dtype_structs(specs: ArgSpecs, mesh: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Build ``jax.ShapeDtypeStruct`` pytrees (imports jax: worker only).
-
-    :param mesh: a ``jax.sharding.Mesh``: each struct gets a ``NamedSharding``
-        on it (replicated where the spec has no partition); ``None``: no sharding.
-    """
-    import jax
-    import jax.numpy as jnp
-
-    def sharding(tree: ArraySpec) -> Any:
-        if mesh is None:
-            return None
-        entries = [None if e is None else (e[0] if len(e) == 1 else e) for e in tree.partition or ()]
-        return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*entries))
-
-    def build(tree: SpecTree) -> Any:
-        if isinstance(tree, ArraySpec):
-            if tree.dtype in KEY_IMPLS:
-                impl = KEY_IMPLS[tree.dtype]
-                key_dtype = jax.eval_shape(lambda: jax.random.key(0, impl=impl)).dtype
-                return jax.ShapeDtypeStruct(tree.shape, key_dtype, sharding=sharding(tree))
-            return jax.ShapeDtypeStruct(tree.shape, jnp.dtype(tree.numpy_dtype), sharding=sharding(tree))
-        if isinstance(tree, tuple):
-            return tuple(build(t) for t in tree)
-        if isinstance(tree, list):
-            return [build(t) for t in tree]
-        return {k: build(v) for k, v in tree.items()}
-
-    return tuple(build(a) for a in specs.args), {k: build(v) for k, v in specs.kwargs}

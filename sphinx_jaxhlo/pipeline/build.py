@@ -13,16 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from sphinx_jaxhlo.compiler.client import Limits, Outcome
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.settings import Settings
 from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 from sphinx_jaxhlo.store.drift import Drift
-
-if TYPE_CHECKING:
-    from sphinx_jaxhlo.pipeline.schedule import Scheduler
 
 
 class Reporter(Protocol):
@@ -38,6 +35,19 @@ class Reporter(Protocol):
             news of this build alone (drift against a report it has just
             replaced, a cache entry it rewrote).
         """
+
+
+class Ahead(Protocol):
+    """What compiles ahead of the documents (:class:`~sphinx_jaxhlo.pipeline.schedule.Scheduler`)."""
+
+    #: The cache keys it was given.
+    planned: dict[str, Any]
+
+    def take(self, key: str) -> Outcome | None:
+        """The outcome of a compile it was given, waiting for it; ``None`` for another key."""
+
+    def progress(self) -> str:
+        """What is left, in a few words."""
 
 
 class Warnings:
@@ -68,7 +78,7 @@ class Build:
     #: Paths in messages are shown relative to this folder (``conf.py``'s).
     confdir: Path | None = None
     #: The build's scheduler, when one compiles ahead of the documents.
-    scheduler: Scheduler | None = None
+    scheduler: Ahead | None = None
     #: Whether to warn about the cache's problems (the extension does, per example).
     cache_warnings: bool = True
     #: Targets whose compiler turned out to be missing, by the documents that needed them.

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.pipeline.build import Build
 from sphinx_jaxhlo.pipeline.plan import plan, resolve_targets, shown_parts, snapshot_answers, timeout_limits
-from sphinx_jaxhlo.pipeline.schedule import PRIOR_SECONDS, Planned
+from sphinx_jaxhlo.pipeline.schedule import Planned
 
 
 def forecast(build: Build, examples: Iterable[Example]) -> list[Planned]:
@@ -39,7 +39,7 @@ def forecast(build: Build, examples: Iterable[Example]) -> list[Planned]:
                 observed = cache.compile_seconds(identity) if cache is not None else None
                 out.append(Planned(
                     job.key, job.request, timeout_limits(build, example, job.target, observed),
-                    observed if observed is not None else PRIOR_SECONDS.get(job.target.platform, 1.0),
+                    observed if observed is not None else job.target.prior_seconds,
                     observed is not None, identity, example.docname, job.target.platform))
     if cache is not None:
         cache.problems.clear()  # the documents' own look-ups report them, at their examples

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sphinx_jaxhlo.compiler.chunking import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.compiler.client import Limits
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
 from sphinx_jaxhlo.core.results import Result
@@ -165,7 +165,7 @@ def plan(build: Build, example: Example, targets: list[targets_mod.Target], show
 
 def timeout_limits(build: Build, example: Example, target: targets_mod.Target, observed: float | None) -> Limits:
     """How long a compile of the example for ``target`` may take (see :class:`Limits`)."""
-    return Limits.fitting(target.platform, example.timeout or build.settings.timeout, observed)
+    return Limits.fitting(target, example.timeout or build.settings.timeout, observed)
 
 
 def snapshot_answers(build: Build, job: Job) -> bool:

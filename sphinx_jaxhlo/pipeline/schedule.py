@@ -47,11 +47,6 @@ if TYPE_CHECKING:
     from sphinx_jaxhlo.core.request import CompileRequest
 
 
-#: Seconds a compile is expected to take when the cache has no record of it,
-#: per target platform (the first ordering; the build's own means replace
-#: them in the estimate of the time left).
-PRIOR_SECONDS = {"cpu": 0.3, "cuda": 0.6, "tpu": 8.0}
-
 #: Memory one compile worker holds with every compiler loaded (libtpu the largest).
 WORKER_BYTES = 500 * 10**6
 

@@ -26,6 +26,7 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.specs import ArgSpecs, format_tree
+from sphinx_jaxhlo.core.targets import compiler_packages
 from sphinx_jaxhlo.render import overview
 from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
 from sphinx_jaxhlo.render.display import Display
@@ -119,10 +120,6 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
     return [box]
 
 
-#: Which packages compiled for which kind of target (jax and jaxlib do for all).
-_COMPILER_PACKAGES = {"gpu": ("jax-cuda12-plugin", "jax-cuda12-pjrt"), "tpu": ("libtpu",)}
-
-
 def footer(results: Sequence[Result]) -> list[nodes.Node]:
     """Which targets were compiled for, with the versions of what compiled them."""
     versions: dict[str, str] = {}
@@ -130,9 +127,9 @@ def footer(results: Sequence[Result]) -> list[nodes.Node]:
     for r in results:
         if r.report is None:
             continue
-        kind = r.target.partition(":")[0]
+        packages = compiler_packages(r.target)
         for name, version in r.report.versions.items():
-            if name in ("jax", "jaxlib") or name in _COMPILER_PACKAGES.get(kind, ()):
+            if name in ("jax", "jaxlib") or name in packages:
                 versions[name] = version
         if r.target_title not in targets:
             targets.append(r.target_title)

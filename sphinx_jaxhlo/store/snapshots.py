@@ -55,29 +55,17 @@ from typing import Any
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.core.targets import compiler_packages
 from sphinx_jaxhlo.store.cache import LocalStore, checked_report
 
 #: Version of the snapshot format (not of the report: that may change freely).
 FORMAT = 1
-
-#: Build modes: compile what no snapshot of this toolchain answers and store it;
-#: compile everything and store it; compile nothing; compile everything and compare.
-MODES = ("update", "refresh", "use", "check")
-
-#: The modes that write snapshots.
-WRITING_MODES = ("update", "refresh")
-
-#: The environment variable that overrides ``jaxhlo_snapshot_mode`` (for CI and docs hosts).
-MODE_VARIABLE = "JAXHLO_SNAPSHOT_MODE"
 
 #: The texts of a report stored beside the JSON, compressed.
 TEXT_KINDS = ("hlo", "stablehlo", "jaxpr")
 
 #: The most a stored text may expand to.
 MAX_TEXT_BYTES = 512 * 2**20
-
-#: Which packages compile for each kind of target, beside jax and jaxlib.
-COMPILER_PACKAGES = {"cpu": (), "gpu": ("jax-cuda12-plugin", "jax-cuda12-pjrt"), "tpu": ("libtpu",)}
 
 #: Report fields that are not facts of the compile: texts (stored beside),
 #: the source (its digest is in the identity), versions (the toolchain), and
@@ -138,9 +126,9 @@ def identity_changes(stored: Mapping[str, Any], current: Mapping[str, Any]) -> l
 
 def toolchain(versions: Mapping[str, str], target: str) -> dict[str, str]:
     """The versions that decide a report for ``target``: jax, jaxlib, the
-    target's compiler packages and ``XLA_FLAGS``."""
-    kind = target.partition(":")[0]
-    keep = {"jax", "jaxlib", "XLA_FLAGS", *COMPILER_PACKAGES.get(kind, ())}
+    target's compiler packages (:attr:`~sphinx_jaxhlo.core.targets.Target.packages`)
+    and ``XLA_FLAGS``."""
+    keep = {"jax", "jaxlib", "XLA_FLAGS", *compiler_packages(target)}
     return {k: v for k, v in versions.items() if k in keep}
 
 

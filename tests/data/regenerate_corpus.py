@@ -36,7 +36,8 @@ sys.path.insert(0, str(HERE))
 
 from programs import PROGRAMS, Program  # noqa: E402
 
-from sphinx_jaxhlo import targets  # noqa: E402
+from sphinx_jaxhlo.compiler import lowering  # noqa: E402
+from sphinx_jaxhlo.core import targets  # noqa: E402
 
 DEFAULT_TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
 FIGURES = HERE / "xla.json"
@@ -64,7 +65,9 @@ def cost_figures(compiled: Any) -> dict[str, float | None]:
 def compile_plain(program: Program, target_name: str) -> tuple[Any | None, str | None, float]:
     """Compile with jax alone: the reference the extension is compared with."""
     import jax
-    from sphinx_jaxhlo.specs import parse_args, to_shape_dtype_structs
+
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import parse_args
 
     namespace: dict[str, Any] = {"__name__": "example"}
     exec(compile(program.source, "example.py", "exec"), namespace)
@@ -72,7 +75,7 @@ def compile_plain(program: Program, target_name: str) -> tuple[Any | None, str |
     args, kwargs = to_shape_dtype_structs(parse_args(program.args))
     static = {k: eval(v) for k, v in program.static}  # literals written in programs.py
     target = targets.get_target(target_name)
-    device = targets.device_for(target)
+    device = lowering.device_for(target)
     if device is not None:
         sharding = jax.sharding.SingleDeviceSharding(device)
         args = jax.tree.map(lambda s: s.update(sharding=sharding), args)
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("\n".join(missing), file=sys.stderr)
         return 1
-    targets.prepare_environment(os.environ)
+    lowering.prepare_environment(os.environ)
     from jax.extend.source_info_util import register_exclusion
 
     register_exclusion(str(Path(__file__).resolve()))  # only example.py in the metadata

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 # these imports need the path above (E402); they import no jax
+from sphinx_jaxhlo.compiler import lowering  # noqa: E402
 from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
 from sphinx_jaxhlo.core import targets  # noqa: E402
 from sphinx_jaxhlo.hlo.decision_collection import collection_options  # noqa: E402
@@ -54,7 +55,7 @@ def regenerate(target_name: str) -> str:
     specs = [jax.ShapeDtypeStruct((100000, 3), jnp.float32), jax.ShapeDtypeStruct((50000, 3), jnp.float32)]
     dump = tempfile.mkdtemp(prefix="jaxhlo-decisions-")
     try:
-        lowered = targets.lower_for(target, jax.jit(namespace["with_dot"]), specs, {})
+        lowered = lowering.lower_for(target, jax.jit(namespace["with_dot"]), specs, {})
         compiled = lowered.compile(collection_options(target.platform, dump))
         text = compiled.as_text()
         (folder / "optimized.txt").write_text(text, encoding="utf-8")
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("\n".join(missing), file=sys.stderr)
         return 1
-    targets.prepare_environment(os.environ)
+    lowering.prepare_environment(os.environ)
     sys.path[:0] = [str(folder) for folder in plugins.worker_path()]
     from jax.extend.source_info_util import register_exclusion
 

@@ -42,7 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from sphinx_jaxhlo import plugins, targets  # noqa: E402  (needs the path above; imports no jax)
+from sphinx_jaxhlo.compiler import lowering  # noqa: E402  (needs the path above; imports no jax)
+from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
+from sphinx_jaxhlo.core import targets  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "hlo"
@@ -245,7 +247,7 @@ def regenerate(target_name: str, variant: Variant) -> str:
     }
     start = time.perf_counter()
     try:
-        _, compiled = targets.compile_for(target, jitted, specs, {}, {})
+        _, compiled = lowering.compile_for(target, jitted, specs, {}, {})
     except Exception as exc:  # a failed compile is a result to keep
         record["error"] = error_figures(exc)
         (OUT / f"{name}.error.txt").write_text(str(exc) + "\n", encoding="utf-8")
@@ -273,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(missing), file=sys.stderr)
         return 1
 
-    targets.prepare_environment(os.environ)
+    lowering.prepare_environment(os.environ)
     # PYTHONPATH is read at start-up only: put the compilers' private folder on this process's path too.
     sys.path[:0] = [str(folder) for folder in plugins.worker_path()]
     from jax.extend.source_info_util import register_exclusion

@@ -41,7 +41,8 @@ sys.path.insert(0, str(HERE))
 
 from cases import CASES, TARGETS  # noqa: E402
 
-from sphinx_jaxhlo import targets  # noqa: E402
+from sphinx_jaxhlo.compiler import lowering  # noqa: E402
+from sphinx_jaxhlo.core import targets  # noqa: E402
 
 FIGURES = HERE / "xla.json"
 #: XLA's opcode names of collectives (``HloOpcode.kAllGatherStart`` -> ``all-gather``).
@@ -83,14 +84,15 @@ def compile_plain(function: str, args_text: str, mesh_text: str, target_name: st
     """Compile with jax alone (the reference the extension is compared with)."""
     import jax
     from jax.sharding import AxisType, NamedSharding, PartitionSpec
-    from sphinx_jaxhlo.specs import parse_args, parse_mesh
+
+    from sphinx_jaxhlo.core.specs import parse_args, parse_mesh
 
     namespace: dict[str, Any] = {"__name__": "programs"}
     exec(compile(PROGRAMS.read_text(encoding="utf-8"), "programs.py", "exec"), namespace)
     mesh_spec = parse_mesh(mesh_text)
     target = targets.get_target(target_name)
     mesh = jax.make_mesh(tuple(s for _, s in mesh_spec.axes), mesh_spec.names,
-                         (AxisType.Auto,) * len(mesh_spec.axes), devices=targets.devices_for(target))
+                         (AxisType.Auto,) * len(mesh_spec.axes), devices=lowering.devices_for(target))
     structs = []
     for spec in parse_args(args_text).args:
         entries = [None if e is None else (e[0] if len(e) == 1 else e) for e in spec.partition or ()]
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("\n".join(missing), file=sys.stderr)
         return 1
-    targets.prepare_environment(os.environ)
+    lowering.prepare_environment(os.environ)
     from jax.extend.source_info_util import register_exclusion
 
     register_exclusion(str(Path(__file__).resolve()))  # only programs.py in the metadata

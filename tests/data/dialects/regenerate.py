@@ -70,7 +70,8 @@ def worker(target_name: str) -> None:
     import jax.numpy as jnp
     from jax.extend.source_info_util import register_exclusion
 
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.compiler import lowering
+    from sphinx_jaxhlo.core import targets
 
     register_exclusion(str(Path(__file__).resolve()))
     namespace: dict[str, object] = {}
@@ -78,13 +79,13 @@ def worker(target_name: str) -> None:
     target = targets.get_target(target_name)
     for name, shapes in PROGRAMS.items():
         specs = [jax.ShapeDtypeStruct(shape, jnp.float32) for shape in shapes]
-        _, compiled = targets.compile_for(target, jax.jit(namespace[name]), specs, {}, {})
+        _, compiled = lowering.compile_for(target, jax.jit(namespace[name]), specs, {}, {})
         (HERE / f"{TARGETS[target_name]}__{name}.txt").write_text(compiled.as_text())
         print(target_name, name, "written")
         if target_name == "gpu:h100" and name == "host_offload":
             folder = tempfile.mkdtemp()
             try:
-                targets.compile_for(target, jax.jit(namespace[name]), specs, {}, {"xla_dump_to": folder})
+                lowering.compile_for(target, jax.jit(namespace[name]), specs, {}, {"xla_dump_to": folder})
                 (dump,) = Path(folder).glob("*after_optimizations.txt")
                 shutil.copyfile(dump, HERE / f"{TARGETS[target_name]}__{name}.dump.txt")
             finally:
@@ -92,10 +93,10 @@ def worker(target_name: str) -> None:
 
 
 def main() -> None:
-    from sphinx_jaxhlo import targets
+    from sphinx_jaxhlo.compiler import lowering
 
     env = dict(os.environ)
-    targets.prepare_environment(env)
+    lowering.prepare_environment(env)
     for target_name in sys.argv[2:] or TARGETS:
         subprocess.run([sys.executable, __file__, target_name], env=env, check=True)
 

@@ -1,0 +1,262 @@
+"""The chunked rewrite's plain-Python half: its parameters, its code, the ``:chunk:`` option.
+
+:func:`chunked_source` writes the rewrite of :func:`sphinx_jaxhlo.chunked` as
+plain JAX code (text: nothing here imports jax); :func:`parse_chunk_option`
+reads the directive's ``:chunk:`` option and :func:`add_variant` appends the
+chunked variant it asks for to an example's source.  The rewrite itself, its
+proof and its numerical check are the compile side's
+(:mod:`sphinx_jaxhlo.compiler.chunking`, :mod:`sphinx_jaxhlo.compiler.chunk_proof`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["COMBINES", "DEFAULT_CHUNK_BUDGET", "ChunkOption", "add_variant", "chunked_source", "function_name",
+           "normalize_chunking", "parse_chunk_option", "positional_parameters", "round_size", "variant_name"]
+
+
+#: The combines :func:`sphinx_jaxhlo.chunked` knows; ``mean`` is a sum of chunk means weighted by the chunk lengths.
+COMBINES = ("sum", "mean", "max", "min")
+
+
+def normalize_chunking(argnums: int | Sequence[int], axis: int | Sequence[int], size: int,
+                       combine: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The chunked arguments and one axis for each, from the parameters of
+    :func:`sphinx_jaxhlo.chunked`, checked.
+
+    :raises ValueError: a bad ``argnums``, ``axis``, ``size`` or ``combine``.
+    """
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    axes = (axis,) * len(nums) if isinstance(axis, int) else tuple(axis)
+    if not nums or any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in nums):
+        raise ValueError(f"argnums: expected an argument index or a sequence of them, got {argnums!r}")
+    if len(set(nums)) != len(nums):
+        raise ValueError(f"argnums: {argnums!r} names an argument twice")
+    if len(axes) != len(nums) or any(not isinstance(a, int) or isinstance(a, bool) for a in axes):
+        raise ValueError(f"axis: expected an int or one int per argnum, got {axis!r}")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"size: expected a positive int, got {size!r}")
+    if combine not in COMBINES:
+        raise ValueError(f"combine: expected one of {', '.join(COMBINES)}, got {combine!r}")
+    return nums, axes
+
+
+def function_name(fn: Any) -> str:
+    """The name a message gives a function (its type's for a callable object)."""
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def positional_parameters(fn: Any) -> tuple[list[str], bool]:
+    """(the positional parameter names, whether keyword arguments pass through)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [], True
+    names: list[str] = []
+    keywords = False
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+        elif param.kind is param.VAR_POSITIONAL:
+            return [], True
+        else:
+            keywords = True
+    return names, keywords
+
+
+def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 0, size: int = 1000,
+                   axis: int | Sequence[int] = 0, combine: str = "sum", *, name: str | None = None,
+                   arg_names: Sequence[str] | None = None) -> str:
+    """The plain-JAX code of ``chunked(fn, argnums, size, axis, combine)``: a
+    function to paste into code that does not depend on this package.
+
+    It calls ``fn`` by its name, takes the same positional arguments (named as in
+    ``fn``'s signature, or ``arg_names``) and computes what :func:`chunked` computes,
+    with the same operations (``fn`` may be given as its name alone, with
+    ``arg_names``).  Negative axes are not known without shapes: give them as
+    non-negative numbers.
+
+    :param name: the name of the function written (default: ``fn``'s name + ``_chunked``).
+    :raises ValueError: bad parameters, or an argument to chunk that the signature lacks.
+    """
+    nums, axes = normalize_chunking(argnums, axis, size, combine)
+    fname = fn if isinstance(fn, str) else function_name(fn)
+    if not fname.isidentifier():
+        raise ValueError(f"chunked_source: {fname!r} is not a name the code can call")
+    params, keywords = ([], False) if isinstance(fn, str) else positional_parameters(fn)
+    if arg_names is not None:
+        params = list(arg_names)
+    if not params:
+        params = [f"arg{i}" for i in range(max(nums) + 1)]
+    if max(nums) >= len(params):
+        raise ValueError(f"chunked_source: {fname} has no positional argument {max(nums)}")
+    if any(a < 0 for a in axes):
+        raise ValueError("chunked_source: give the axis as a non-negative number")
+    out_name = name or f"{fname}_chunked"
+    chunk_names = {num: params[num] for num in nums}
+    signature = ", ".join([*params, *(["**kwargs"] if keywords else [])])
+    first = chunk_names[nums[0]]
+    length = f"{first}.shape[{axes[0]}]"
+    merge = {"sum": "jnp.add", "mean": "jnp.add", "max": "jnp.maximum", "min": "jnp.minimum"}[combine]
+
+    def call(replace: dict[int, str]) -> str:
+        values = [replace.get(i, p) for i, p in enumerate(params)]
+        return f"{fname}({', '.join([*values, *(['**kwargs'] if keywords else [])])})"
+
+    def weighted(expr: str, weight: str) -> str:
+        return f"jax.tree.map(lambda m: m * {weight}, {expr})" if combine == "mean" else expr
+
+    what = {"sum": "summing", "mean": "averaging", "max": "taking the maximum of", "min": "taking the minimum of"}
+    lines = [
+        "import jax",
+        "import jax.numpy as jnp",
+        "from jax import lax",
+        "",
+        "",
+        f"def {out_name}({signature}):",
+        f'    """{fname}, computed {size} elements of axis {axes[0]} of {", ".join(chunk_names.values())} at a '
+        f'time,',
+        f'    {what[combine]} the per-chunk results (written by sphinx_jaxhlo.chunked_source)."""',
+        f"    size = min({size}, {length})",
+        f"    k, r = divmod({length}, size)",
+    ]
+    for num, a in zip(nums, axes, strict=True):
+        x = chunk_names[num]
+        if a == 0:
+            lines.append(f"    {x}_chunks = {x}[:k * size].reshape(k, size, *{x}.shape[1:])")
+        else:
+            lines.append(f"    {x}_main = lax.slice_in_dim({x}, 0, k * size, axis={a})")
+            lines.append(f"    {x}_chunks = jnp.moveaxis({x}_main.reshape(*{x}.shape[:{a}], k, size, "
+                         f"*{x}.shape[{a + 1}:]), {a}, 0)")
+    lines += ["", "    def step(total, chunk):"]
+    chunk_vars = [f"{chunk_names[num]}_c" for num in nums]
+    lines.append(f"        {', '.join(chunk_vars)}{',' if len(nums) == 1 else ''} = chunk")
+    body_call = call({num: v for num, v in zip(nums, chunk_vars, strict=True)})
+    lines.append(f"        part = {weighted(body_call, 'size')}")
+    lines.append(f"        return jax.tree.map({merge}, total, part), None")
+    lines.append("")
+    first_call = call({num: f"{chunk_names[num]}_chunks[0]" for num in nums})
+    lines.append(f"    total = {weighted(first_call, 'size')}")
+    stacks = ", ".join(f"{chunk_names[num]}_chunks[1:]" for num in nums)
+    lines.append(f"    total, _ = lax.scan(step, total, [{stacks}])")
+    lines.append("    if r:")
+    tails = {}
+    for num, a in zip(nums, axes, strict=True):
+        x = chunk_names[num]
+        tails[num] = f"{x}[k * size:]" if a == 0 else f"lax.slice_in_dim({x}, k * size, None, axis={a})"
+    lines.append(f"        part = {weighted(call(tails), 'r')}")
+    lines.append(f"        total = jax.tree.map({merge}, total, part)")
+    if combine == "mean":
+        lines.append(f"    total = jax.tree.map(lambda t: t / {length}, total)")
+    lines.append("    return total")
+    return "\n".join(lines) + "\n"
+
+
+# -- the directive's ``:chunk:`` option -----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkOption:
+    """A parsed ``:chunk:`` value, ``pos=1000`` or ``x=25, y=25, combine=mean, axis=0``.
+
+    :ivar args: the arguments to chunk, by name; ``size``, ``axis``, ``combine`` as for :func:`sphinx_jaxhlo.chunked`.
+    """
+
+    args: tuple[str, ...]
+    size: int
+    axis: int = 0
+    combine: str = "sum"
+
+
+def parse_chunk_option(text: str) -> ChunkOption:
+    """``"pos=1000"`` -> ``ChunkOption(("pos",), 1000)``.
+
+    :raises ValueError: a malformed value, with the reason.
+    """
+    from sphinx_jaxhlo.core.view_options import parse_assignments
+
+    args: list[str] = []
+    sizes: set[int] = set()
+    axis, combine = 0, "sum"
+    for key, value in parse_assignments(text, ":chunk"):
+        if key == "combine":
+            if value not in COMBINES:
+                raise ValueError(f":chunk: combine={value} is not one of {', '.join(COMBINES)}")
+            combine = value
+            continue
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f":chunk: {key}={value} is not a whole number") from None
+        if key == "axis":
+            if number < 0:
+                raise ValueError(":chunk: give the axis as a non-negative number")
+            axis = number
+        else:
+            if number < 1:
+                raise ValueError(f":chunk: {key}={value}: a chunk size is at least 1")
+            args.append(key)
+            sizes.add(number)
+    if not args:
+        raise ValueError(":chunk: name the argument to chunk and the chunk size, e.g. pos=1000")
+    if len(sizes) > 1:
+        raise ValueError(":chunk: arguments chunked together take one chunk size")
+    return ChunkOption(tuple(args), sizes.pop(), axis, combine)
+
+
+def variant_name(function: str) -> str:
+    """The name of a function's chunked variant in an example."""
+    return f"{function}_chunked"
+
+
+def add_variant(source: str, function: str, option: ChunkOption) -> tuple[str, dict[str, Any]]:
+    """The example's source with the plain-JAX chunked variant of ``function``
+    appended, and the parameters the compile worker proves and checks it with.
+
+    :raises ValueError: ``function`` is not a top-level ``def`` of the source, or
+        lacks a positional argument the option names.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
+    if not defs:
+        raise ValueError(f":chunk: {function!r} is not a top-level def of the example")
+    params = [a.arg for a in [*defs[-1].args.posonlyargs, *defs[-1].args.args]]
+    missing = [a for a in option.args if a not in params]
+    if missing:
+        raise ValueError(f":chunk: {function}() has no positional argument {missing[0]!r} "
+                         f"(its arguments: {', '.join(params) or 'none'})")
+    argnums = tuple(params.index(a) for a in option.args)
+    code = chunked_source(function, argnums, option.size, option.axis, option.combine,
+                          name=variant_name(function), arg_names=params)
+    given = ", ".join(f"{a}={option.size}" for a in option.args)
+    variant = f"\n\n# The chunked variant of {function} (:chunk: {given}), as sphinx_jaxhlo.chunked_source writes it:\n"
+    check = {"of": function, "argnums": list(argnums), "size": option.size, "axis": option.axis,
+             "combine": option.combine}
+    return source.rstrip("\n") + "\n" + variant + code, check
+
+
+# -- the report's suggestion: its budget and its round sizes ------------------------------------
+
+
+#: The default of the ``jaxhlo_chunk_budget`` setting: what a suggested chunk's stored intermediate may take.
+DEFAULT_CHUNK_BUDGET = 64 * 2**20
+
+
+def round_size(size: float) -> int:
+    """The largest of 1, 2, 5, 10, 20, 50... that is at most ``size`` (at least 1)."""
+    if size < 1:
+        return 1
+    best = 1
+    scale = 1
+    while scale <= size:
+        for step in (1, 2, 5):
+            if step * scale <= size:
+                best = step * scale
+        scale *= 10
+    return best

@@ -1,0 +1,96 @@
+"""What a jax upgrade moved: two folders of snapshots, one per release,
+compared slot by slot with :func:`sphinx_jaxhlo.store.drift.compare` (the
+docs' drift page, ``nox -s drift``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sphinx_jaxhlo.store.drift import Drift, compare
+from sphinx_jaxhlo.store.snapshots import read
+
+
+@dataclass
+class SlotDrift:
+    """One (example, function, target) compiled by two releases."""
+
+    docname: str
+    example: str
+    drift: Drift
+
+
+@dataclass
+class ReleaseDrift:
+    """What moved between the snapshots of one release and those of another.
+
+    :param before: the older folder's toolchain (of its CPU snapshots), e.g. ``{"jax": "0.9.2", ...}``.
+    :param after: likewise for the newer folder.
+    :param moved: each slot whose temp, peak or verdict differs, in document order.
+    :param unchanged: how many slots have the same three figures.
+    :param not_compared: slots only one folder has, or whose example changed between
+        the two compiles (another source, arguments or options), with why.
+    """
+
+    before: dict[str, str]
+    after: dict[str, str]
+    moved: list[SlotDrift]
+    unchanged: int
+    not_compared: list[tuple[str, str]]
+
+
+#: What must be the same in two snapshots' identities for their figures to be compared.
+_SAME_REQUEST = ("source_sha256", "function", "args", "static", "xla_flags", "target", "target_sha256")
+
+
+def compare_folders(before_root: Path, after_root: Path, under: str = "", tolerance: float = 0.0) -> ReleaseDrift:
+    """Compare the snapshots of two snapshot folders slot by slot.
+
+    Both are folders that ``jaxhlo_snapshot_dir`` wrote (one per release, e.g.
+    the docs' own and one kept from an older jax); the analysis of the
+    installed sphinx-jaxhlo reads both HLO texts again, so the verdicts
+    compare like with like.  No jax is needed.
+
+    :param under: only the documents below this folder (``"guide"``); all when empty.
+    :param tolerance: as for :func:`compare`.
+    :raises SnapshotError: a snapshot of either folder is damaged.
+    """
+    moved: list[SlotDrift] = []
+    unchanged = 0
+    not_compared: list[tuple[str, str]] = []
+    tools_before: dict[str, str] = {}
+    tools_after: dict[str, str] = {}
+    base_before, base_after = before_root / under, after_root / under
+    paths = sorted({p.relative_to(base_before) for p in base_before.rglob("*.json")}
+                   | {p.relative_to(base_after) for p in base_after.rglob("*.json")})
+    def target_of(rel: Path) -> str:
+        return rel.name.removesuffix(".json").rpartition(".")[2]
+
+    targets_before = {target_of(p.relative_to(base_before)) for p in base_before.rglob("*.json")}
+    for rel in paths:
+        docname = "/".join(filter(None, (under, *rel.parent.parts)))
+        slot = rel.name.removesuffix(".json")
+        old, new = read(base_before / rel), read(base_after / rel)
+        if old is None and target_of(rel) not in targets_before:
+            not_compared.append((f"{docname}/{slot}", f"the older release was not compiled for {target_of(rel)}"))
+            continue
+        if old is None or new is None:
+            not_compared.append((f"{docname}/{slot}", f"only the {'newer' if old is None else 'older'} release has it"))
+            continue
+        ident_old, ident_new = old.snapshot.identity, new.snapshot.identity
+        changed = [k for k in _SAME_REQUEST if ident_old.get(k) != ident_new.get(k)]
+        if changed:
+            not_compared.append((f"{docname}/{slot}", f"the example changed between the two compiles "
+                                                     f"({', '.join(changed)})"))
+            continue
+        source_name = str(ident_new.get("source_name", "example.py"))
+        before, after = old.snapshot.report("", source_name), new.snapshot.report("", source_name)
+        if before.target == "cpu":
+            tools_before, tools_after = dict(old.snapshot.toolchain), dict(new.snapshot.toolchain)
+        drift = compare(before, after, old.snapshot.toolchain, new.snapshot.toolchain, tolerance)
+        if drift is None or (drift.temp_before, drift.peak_before, drift.verdict_before) == (
+                drift.temp_after, drift.peak_after, drift.verdict_after):
+            unchanged += 1
+            continue
+        moved.append(SlotDrift(docname, slot.rsplit(".", 2)[0], drift))
+    return ReleaseDrift(tools_before, tools_after, moved, unchanged, not_compared)

@@ -575,6 +575,7 @@ def main() -> None:
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(json.dumps({"cached_rebuild": figure}, indent=2))
+        return
     elif opts.scheduling:
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
         try:

@@ -20,7 +20,6 @@ Nothing in this module imports jax.
 from __future__ import annotations
 
 import ast
-import atexit
 import base64
 import dataclasses
 import functools
@@ -35,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe
+from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.example import (
     PYTHON,
@@ -69,19 +68,6 @@ __all__ = [
 # -- the compile worker of this process -------------------------------------------------------
 
 
-class _Worker(CompileWorker):
-    """A compile worker that sees this process's ``sys.path`` (``PYTHONPATH``),
-    so a file compiled by source finds what it imports."""
-
-    def __init__(self, pythonpath: tuple[str, ...]) -> None:
-        saved = os.environ.get("PYTHONPATH")
-        env = {"PYTHONPATH": os.pathsep.join([*pythonpath, *([saved] if saved else [])])} if pythonpath else {}
-        super().__init__(env)
-        self.pythonpath = pythonpath
-
-
-_worker: _Worker | None = None
-_worker_lock = threading.Lock()
 #: cloudpickle's by-value registry is global: one pickling at a time.
 _pickle_lock = threading.Lock()
 
@@ -95,26 +81,10 @@ def _python_path(extra: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _get_worker(pythonpath: tuple[str, ...] | None) -> _Worker:
-    """This process's API worker; restarted when it lacks a folder of the
-    path it needs (``None``: any path will do)."""
-    global _worker
-    with _worker_lock:
-        current = _worker
-        if current is not None and current._pid == os.getpid() and (
-                pythonpath is None or set(pythonpath) <= set(current.pythonpath)):
-            return current
-        if current is not None and current._pid == os.getpid():
-            current.close()
-        _worker = _Worker(pythonpath if pythonpath is not None else _python_path())
-        return _worker
-
-
-@atexit.register
-def _shutdown() -> None:
-    worker = _worker
-    if worker is not None and worker._pid == os.getpid():
-        worker.close()
+def _get_worker(pythonpath: tuple[str, ...]) -> CompileWorker:
+    """The worker of this process's pool with a path (:func:`~sphinx_jaxhlo.compiler.client.get_pool`):
+    started again when it lacks a folder of the path it needs."""
+    return get_pool(1, pythonpath)._worker(0)
 
 
 def _inside_worker() -> bool:
@@ -218,7 +188,7 @@ class _Job:
     failure: TargetFailure | None = None
 
 
-def _run_calls(jobs: Sequence[_Job], function: str, timeout: float, pythonpath: tuple[str, ...] | None,
+def _run_calls(jobs: Sequence[_Job], function: str, timeout: float, pythonpath: tuple[str, ...],
                ) -> tuple[list[Report], list[TargetFailure]]:
     """Compile each function object (its worker looks the cache up, by what the function lowers to)."""
     reports: list[Report] = []

@@ -9,6 +9,7 @@ either way the next request starts a fresh one.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
@@ -300,14 +301,21 @@ class WorkerPool:
     """Up to ``size`` workers of this process, for compiling several requests at once
     (the targets of one example: a TPU compile need not wait for the GPU one)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, pythonpath: tuple[str, ...] = ()) -> None:
+        """:param pythonpath: folders the workers import from first (the API's
+            caller's ``sys.path``, so a file compiled by source finds its imports)."""
         self.size = max(1, size)
+        self.pythonpath = pythonpath
         self.workers: list[CompileWorker] = []
         self._pid = os.getpid()
 
     def _worker(self, index: int) -> CompileWorker:
         while len(self.workers) <= index:
-            self.workers.append(CompileWorker())
+            env = {}
+            if self.pythonpath:
+                saved = os.environ.get("PYTHONPATH")
+                env["PYTHONPATH"] = os.pathsep.join([*self.pythonpath, *([saved] if saved else [])])
+            self.workers.append(CompileWorker(env))
         return self.workers[index]
 
     def compile_all(self, jobs: list[tuple[CompileRequest, float | Limits]]) -> list[Outcome]:
@@ -341,20 +349,41 @@ class WorkerPool:
         self.workers = []
 
 
-_pool: WorkerPool | None = None
+#: The worker pools of this process: the build's (no extra path) and at most
+#: one with a path (the API's); a forked process makes its own.
+_pools: dict[bool, WorkerPool] = {}
+_pools_lock = threading.Lock()
 
 
-def get_pool(size: int) -> WorkerPool:
-    """The worker pool of this process (a forked process gets its own)."""
-    global _pool
-    if _pool is None or _pool._pid != os.getpid():
-        _pool = WorkerPool(size)
-    _pool.size = max(1, size)
-    return _pool
+def get_pool(size: int, pythonpath: tuple[str, ...] | None = None) -> WorkerPool:
+    """A worker pool of this process.
+
+    :param pythonpath: ``None``: the build's pool, whose workers see the
+        package's own path; else a pool whose workers import from these
+        folders first (kept while later calls need no folder it lacks).
+    """
+    with _pools_lock:
+        key = pythonpath is not None
+        pool = _pools.get(key)
+        if pool is not None and pool._pid == os.getpid() and (
+                pythonpath is None or set(pythonpath) <= set(pool.pythonpath)):
+            pool.size = max(1, size)
+            return pool
+        if pool is not None and pool._pid == os.getpid():
+            pool.close()
+        pool = _pools[key] = WorkerPool(size, pythonpath or ())
+        return pool
 
 
-def shutdown_worker() -> None:
-    global _pool
-    if _pool is not None and _pool._pid == os.getpid():
-        _pool.close()
-    _pool = None
+def shutdown_worker(pythonpath: bool = False) -> None:
+    """Stop the workers of the build's pool (``pythonpath``: of the pool with a path)."""
+    with _pools_lock:
+        pool = _pools.pop(pythonpath, None)
+    if pool is not None and pool._pid == os.getpid():
+        pool.close()
+
+
+@atexit.register
+def _shutdown_all() -> None:
+    for key in list(_pools):
+        shutdown_worker(key)

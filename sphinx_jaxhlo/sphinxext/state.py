@@ -25,7 +25,7 @@ from sphinx.util import logging
 from sphinx.util.console import bold
 
 from sphinx_jaxhlo.core.settings import Settings
-from sphinx_jaxhlo.pipeline.build import Build, Record
+from sphinx_jaxhlo.pipeline.build import Ahead, Build, Record
 from sphinx_jaxhlo.pipeline.schedule import Scheduler
 from sphinx_jaxhlo.store.cache import ReportCache
 
@@ -126,7 +126,7 @@ class Progress:
         self.total = total
         self.done = multiprocessing.get_context("fork").Value("i", 0) if total else None
 
-    def step(self, docname: str, compiled: bool, scheduler: Scheduler | None) -> None:
+    def step(self, docname: str, compiled: bool, scheduler: Ahead | None) -> None:
         if self.done is None:
             return
         with self.done.get_lock():
@@ -205,10 +205,12 @@ class DocumentData:
         self.report_docs |= other.report_docs & docnames
         self.unfinished |= other.unfinished & docnames
         for docname in docnames:
-            for mine, theirs in ((self.records, other.records), (self.warnings, other.warnings),
-                                 (self.stamps, other.stamps)):
-                if docname in theirs:
-                    mine[docname] = theirs[docname]  # type: ignore[index]
+            if docname in other.records:
+                self.records[docname] = other.records[docname]
+            if docname in other.warnings:
+                self.warnings[docname] = other.warnings[docname]
+            if docname in other.stamps:
+                self.stamps[docname] = other.stamps[docname]
         for target, docs in other.missing.items():
             self.missing.setdefault(target, set()).update(docs & docnames)
 

@@ -182,13 +182,13 @@ def _file_of(fn: Any) -> tuple[str, str]:
 
 
 @dataclass
-class _Job:
+class _CallJob:
     target: targets_mod.Target
     request: CallRequest | None
     failure: TargetFailure | None = None
 
 
-def _run_calls(jobs: Sequence[_Job], function: str, timeout: float, pythonpath: tuple[str, ...],
+def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float, pythonpath: tuple[str, ...],
                ) -> tuple[list[Report], list[TargetFailure]]:
     """Compile each function object (its worker looks the cache up, by what the function lowers to)."""
     reports: list[Report] = []
@@ -420,7 +420,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     source, source_name = _file_of(fn)
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in parts)
     cache = os.fspath(cache_dir) if cache_dir is not None else None
-    jobs = [_Job(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
+    jobs = [_CallJob(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
                                 source_name=source_name, source=source, cache_dir=cache),
                  _mesh_failure(t, call.mesh, name)) for t in target_list]
     reports, failures = _run_calls(jobs, name, timeout, path)

@@ -224,7 +224,7 @@ class Reports(Sequence[Report]):
 
     def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
                  materialized: Any = None, error: Any = None, collectives: Any = None, kernels: Any = None,
-                 ) -> tuple[list[exp.Outcome], list[str]]:
+                 ) -> tuple[list[exp.Check], list[str]]:
         """Check expectations without raising.
 
         :return: ``(outcomes, problems)``: one outcome per (expectation,
@@ -241,7 +241,7 @@ class Reports(Sequence[Report]):
                 options[f"expect-{kind}"] = _expectation_text(value)
         return self.evaluate_options(options)
 
-    def evaluate_options(self, options: Mapping[str, str]) -> tuple[list[exp.Outcome], list[str]]:
+    def evaluate_options(self, options: Mapping[str, str]) -> tuple[list[exp.Check], list[str]]:
         """:meth:`evaluate` with the directive's option names as keys
         (``{"expect-max-temp": "cpu=25GB"}``), as the command line has them."""
         expectations = exp.parse_expectations(dict(options))

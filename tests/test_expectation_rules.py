@@ -12,10 +12,10 @@ import pytest
 
 from sphinx_jaxhlo.core.expectations import (
     OPTIONS,
+    Check,
     Expectation,
     Expectations,
     ExpectationSyntaxError,
-    Outcome,
     check,
     check_all,
     parse_condition,
@@ -44,7 +44,7 @@ def report(temp: int | None = None, peak: int | None = None, *, estimate: bool =
                   reductions=reductions or [], materialized=materialized or [], error=error)
 
 
-def outcome(option: str, value: str, rep: Report) -> Outcome:
+def outcome(option: str, value: str, rep: Report) -> Check:
     (found,) = check_all(parse_expectations({option: value}), [rep])
     return found
 

@@ -72,7 +72,7 @@ class Expectation:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Check:
     """The result of checking one expectation against one report."""
 
     expectation: Expectation
@@ -278,12 +278,12 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
     return Expectations(items)
 
 
-def check(expectation: Expectation, report: Report) -> Outcome:
+def check(expectation: Expectation, report: Report) -> Check:
     """Check one expectation against one report."""
     kind, value = expectation.kind, expectation.value
 
-    def outcome(passed: bool, actual: str) -> Outcome:
-        return Outcome(expectation, report.target, report.function, passed, actual)
+    def outcome(passed: bool, actual: str) -> Check:
+        return Check(expectation, report.target, report.function, passed, actual)
 
     err = report.error
     if kind == "error":
@@ -387,6 +387,6 @@ def _canonical_shape(shape: str) -> str:
     return aliases.get(dtype, dtype) + "[" + rest.replace(" ", "")
 
 
-def check_all(expectations: Expectations, reports: list[Report]) -> list[Outcome]:
+def check_all(expectations: Expectations, reports: list[Report]) -> list[Check]:
     """Check every expectation that applies to each report's target."""
     return [check(e, r) for r in reports for e in expectations.for_target(r.target, r.function)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sphinx_jaxhlo.core.expectations import Outcome
+from sphinx_jaxhlo.core.expectations import Check
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 
 
@@ -20,7 +20,7 @@ class Result:
     #: Why there is no report.
     failure: TargetFailure | None = None
     seconds: float = 0.0
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[Check] = field(default_factory=list)
     #: The compiler for this target is not installed.
     missing: str | None = None
     #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.

@@ -189,11 +189,6 @@ SETTINGS: tuple[Setting, ...] = (
 BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def validate(name: str, value: Any) -> str | None:
-    """Why ``value`` is not acceptable for setting ``name``, or ``None``."""
-    return BY_NAME[name].problem(value)
-
-
 class Settings:
     """The ``jaxhlo_*`` values of one build, read once (``settings.timeout`` is
     ``jaxhlo_timeout``); what the pipeline reads instead of Sphinx's config.

@@ -11,7 +11,7 @@ warnings at the example's line, the API's into exceptions or progress lines.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,10 +79,6 @@ class Build:
     confdir: Path | None = None
     #: The build's scheduler, when one compiles ahead of the documents.
     scheduler: Ahead | None = None
-    #: Whether to warn about the cache's problems (the extension does, per example).
-    cache_warnings: bool = True
-    #: Targets whose compiler turned out to be missing, by the documents that needed them.
-    missing: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def mode(self) -> str:

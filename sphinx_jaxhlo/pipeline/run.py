@@ -64,6 +64,11 @@ class Processed:
     dependencies: list[Path] = field(default_factory=list)
     #: Whether anything was compiled for it here (and not ahead by the scheduler).
     compiled: bool = False
+
+    @property
+    def missing(self) -> set[str]:
+        """The targets whose compiler is missing here."""
+        return {r.target for r in self.results if r.missing}
     #: Why there is nothing to show (no target), when there is nothing.
     error: str = ""
 
@@ -84,7 +89,7 @@ def process(build: Build, example: Example) -> Processed:
     out.compiled = bool(misses)
     reconcile(build, example, jobs)
     out.dependencies = [job.slot for job in jobs if job.slot is not None and job.slot.is_file()]
-    if build.cache is not None and build.cache_warnings:
+    if build.cache is not None:
         for problem in build.cache.problems:
             build.reporter.warn(problem, "cache", example.location, repeat=False)
         build.cache.problems.clear()
@@ -120,7 +125,6 @@ def look_up(build: Build, example: Example, jobs: list[Job]) -> list[Job]:
                 continue
         if not target.available():
             result.missing = target.missing_message()
-            build.missing.setdefault(target.name, set()).add(example.docname)
             continue
         if scheduler is not None and job.key in scheduler.planned:
             misses.append(job)  # compiled by this build's scheduler: its outcome, not the cache, says so
@@ -295,7 +299,6 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
             # the installed compiler refused the target itself: once per build, not per example
             targets_mod.refuse(result.target, result.failure.message)
             result.missing, result.failure = targets_mod.get_target(result.target).missing_message(), None
-            build.missing.setdefault(result.target, set()).add(docname)
         if result.missing:
             status = "target missing"
         elif result.failure:

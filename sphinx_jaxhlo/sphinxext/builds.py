@@ -2,17 +2,16 @@
 :class:`~sphinx_jaxhlo.pipeline.build.Build` in each process, and the
 scheduler that compiles ahead of the documents.
 
-Before Sphinx reads (``env-before-read-docs``), :func:`start` finds the
+Before Sphinx reads (``env-before-read-docs``), the extension finds the
 examples in the documents about to be read (:func:`examples_in`, the same
-:func:`~sphinx_jaxhlo.core.example.parse_example` the directive uses),
-forecasts their compiles and starts them; :func:`stop` and :func:`finish`
+:func:`~sphinx_jaxhlo.core.example.parse_example` the directive uses), and
+:func:`start` forecasts their compiles and starts them; :func:`stop` and :func:`finish`
 end it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,22 +117,6 @@ def build_for(app: Sphinx) -> Build:
     return build
 
 
-#: A ``jax-hlo`` directive in reStructuredText or MyST, for counting.
-_DIRECTIVE = re.compile(r"^\s*(?:\.\.\s+jax-hlo::|[`~:]{3,}\s*\{jax-hlo\})", re.MULTILINE)
-
-
-def count_examples(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> int:
-    """The examples about to be read, for the progress line."""
-    total = 0
-    for docname in docnames:
-        try:
-            total += len(_DIRECTIVE.findall(Path(env.doc2path(docname)).read_text(encoding="utf-8",
-                                                                                  errors="replace")))
-        except OSError:
-            continue
-    return total
-
-
 def examples_in(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Iterator[Example]:
     """The examples of the documents, read from their text as the directive
     will read them (an example whose options are wrong is left to the
@@ -189,12 +172,12 @@ def remember_client(app: Sphinx, client: Any) -> str:
     return name
 
 
-def start(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    """Forecast the compiles of the documents about to be read, and start them."""
+def start(app: Sphinx, examples: list[Example]) -> None:
+    """Forecast the compiles of the examples about to be read, and start them."""
     finish(app)
     state = build_state(app)
     build = build_for(app)
-    planned = forecast(build, examples_in(app, env, docnames))
+    planned = forecast(build, examples)
     if not planned:
         return
     scheduler = Scheduler(executor_for(app, worker_count(app)), build.cache, shared=app.parallel > 1)

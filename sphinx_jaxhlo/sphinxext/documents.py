@@ -97,10 +97,8 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
                            location=example.location, type="jaxhlo", subtype="internal")
             node.replace_self(error_box(f"jax-hlo example could not be built: internal error {exc!r}"))
             continue
-        finally:
-            for target, docs in build.missing.items():
-                data.missing.setdefault(target, set()).update(docs)
-            build.missing.clear()
+        for target in processed.missing:
+            data.missing.setdefault(target, set()).add(docname)
         data.records.setdefault(docname, []).extend(processed.records)
         for path in processed.dependencies:
             # read again when the snapshot changes (edited, or brought by a pull)

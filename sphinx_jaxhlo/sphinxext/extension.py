@@ -46,8 +46,9 @@ def before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> N
     state.builds.clear()
     state.recorder.by_doc.clear()
     state.recorder.active = True  # -j readers fork after this, and record in their own process
-    state.progress.start(builds.count_examples(app, env, docnames))
-    builds.start(app, env, docnames)  # the build's compiles begin now, before any document is read
+    examples = list(builds.examples_in(app, env, docnames))  # each document read once, for both
+    state.progress.start(len(examples))
+    builds.start(app, examples)  # the build's compiles begin now, before any document is read
 
 
 def replay_warnings(app: Sphinx, env: BuildEnvironment) -> None:

@@ -2071,6 +2071,11 @@ def test_the_reason_in_one_paragraph() -> None:
     assert reason_sentence(reason).endswith("(the compiler's own record is quoted below)")
     assert "Rule:" not in reason_sentence(reason_for("gather", GEMM, None, 1, "gpu"))
     assert ", in" not in reason_sentence(Reason("gemm", "t", rule="a pass"))
+    # a text that names the producer again says it once
+    elementwise = reason_sentence(Reason("elementwise", "It is a kernel of elementwise ops, stored before the "
+                                                        "reduction reads it."))
+    assert elementwise.startswith("Why: the stored data is the output of a kernel of elementwise ops, stored before")
+    assert elementwise.count("a kernel of elementwise ops") == 1
     assert set(ALTERNATIVE_TITLES) >= {a for k in ("gemm", "sort") for a in reason_for(k, GEMM, None, 1, "cpu").alternatives}
 
 

@@ -229,4 +229,7 @@ def reason_sentence(reason: Reason) -> str:
     if reason.rule:
         rule = f" Rule: {reason.rule}" + (f", in {reason.source_file}" if reason.source_file else "") + "."
     how = "derived from the HLO" if reason.quoted is None else "the compiler's own record is quoted below"
+    restated = f"It is {made}"
+    if reason.text.startswith(restated):  # the text names the producer again: say it once
+        return f"Why: the stored data is the output of {made}{reason.text[len(restated):]}{rule} ({how})"
     return f"Why: the stored data is the output of {made}. {reason.text}{rule} ({how})"

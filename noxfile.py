@@ -18,7 +18,10 @@ from pathlib import Path
 
 import nox
 
-nox.options.default_venv_backend = "venv"
+# uv where it is installed (``pip install nox uv``: environments in seconds, from one shared
+# cache), else the standard library's venv.  A uv environment has no pip: ``compilers install``
+# then installs with uv.
+nox.options.default_venv_backend = "uv|venv"
 nox.options.sessions = ["lint", "tests", "docs"]
 
 #: What the PDF build runs, and the Debian packages that bring it.

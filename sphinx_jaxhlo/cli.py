@@ -406,7 +406,7 @@ folder:
   TPU errors on a machine without the hardware.
 
 exit status:
-  install: 0 when every kit is installed (or already was), 1 when pip failed
+  install: 0 when every kit is installed (or already was), 1 when pip (or uv) failed
   status:  0 when the GPU and TPU compilers are both usable, 1 otherwise
 """
 

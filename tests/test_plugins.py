@@ -14,6 +14,8 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -145,12 +147,39 @@ def test_status_says_where_each_compiler_comes_from(root: Path, capsys: pytest.C
     assert out[2].startswith("tpu: needs the TPU compiler (libtpu), which is not installed")
 
 
-def test_install_dry_run_names_the_pinned_pip_command(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_install_dry_run_names_the_pinned_pip_command(
+        root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    real = plugins._module_installed
+    monkeypatch.setattr(plugins, "_module_installed", lambda module: module == "pip" or real(module))
     assert cli.main(["compilers", "install", "--gpu", "--dry-run"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith("gpu: would run ")
     assert f"-m pip install --target {root / f'jax-{JAX}' / 'gpu'} --no-deps" in line
     assert f"jax-cuda12-plugin=={JAXLIB} jax-cuda12-pjrt=={JAXLIB}" in line
+    assert not root.exists()
+
+
+def test_install_without_pip_uses_uv_for_this_python(
+        root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment made by uv (nox's uv backend, ``uv venv``) has no pip: the kits go in with uv."""
+    real = plugins._module_installed
+    monkeypatch.setattr(plugins, "_module_installed", lambda module: module != "pip" and real(module))
+    monkeypatch.setattr(plugins.shutil, "which", lambda name: "/opt/bin/uv" if name == "uv" else None)
+    assert cli.main(["compilers", "install", "--tpu", "--dry-run"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"tpu: would run /opt/bin/uv pip install --python {sys.executable} "
+                           f"--target {root / f'jax-{JAX}' / 'tpu'} --no-deps --only-binary=:all: libtpu==")
+    assert "--disable-pip-version-check" not in line
+
+
+def test_install_with_neither_pip_nor_uv_says_what_to_run(
+        root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    real = plugins._module_installed
+    monkeypatch.setattr(plugins, "_module_installed", lambda module: module not in ("pip", "uv") and real(module))
+    monkeypatch.setattr(plugins.shutil, "which", lambda name: None)
+    assert cli.main(["compilers", "install", "--tpu"]) == 1
+    out = capsys.readouterr().out
+    assert "neither pip nor uv is available" in out and "python -m ensurepip" in out
     assert not root.exists()
 
 
@@ -187,16 +216,30 @@ def make_wheel(folder: Path, name: str, version: str, module: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("installer", ["pip", "uv"])
 def test_install_puts_a_checked_folder_in_place_and_keeps_it_on_failure(
-        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installer: str) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     make_wheel(wheels, "jaxhlo-fake-libtpu", "1.0", "jaxhlo_fake_libtpu")
     make_wheel(wheels, "jaxhlo-fake-libtpu", "2.0", "jaxhlo_fake_libtpu")
-    # pip sees only the folder of wheels made here
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    if installer == "pip":
+        if not plugins._module_installed("pip"):
+            pytest.skip("no pip in this environment")
+        # pip sees only the folder of wheels made here
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+        monkeypatch.setenv("PIP_NO_INDEX", "1")
+        monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    else:
+        if shutil.which("uv") is None:
+            pytest.skip("uv is not on PATH")
+        real = plugins._module_installed
+        monkeypatch.setattr(plugins, "_module_installed", lambda module: module != "pip" and real(module))
+        # uv sees only the folder of wheels made here
+        monkeypatch.setenv("UV_NO_CONFIG", "1")
+        monkeypatch.setenv("UV_OFFLINE", "1")
+        monkeypatch.setenv("UV_FIND_LINKS", str(wheels))
+        monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     pin = {"tpu": ["jaxhlo-fake-libtpu==1.0"]}
     monkeypatch.setattr(plugins, "requirements", lambda kit: pin[kit])
     monkeypatch.setitem(plugins.KITS, "tpu", dataclasses.replace(plugins.KITS["tpu"],
@@ -226,7 +269,7 @@ def test_install_puts_a_checked_folder_in_place_and_keeps_it_on_failure(
     pin["tpu"] = ["jaxhlo-fake-libtpu==3.0"]
     said.clear()
     assert plugins.install(["tpu"], force=True, say=said.append) == 1
-    assert said[-1] == "tpu: pip failed (exit status 1); nothing was changed"
+    assert said[-1].startswith(f"tpu: {installer} failed (exit status ") and said[-1].endswith("nothing was changed")
     assert (folder / "jaxhlo_fake_libtpu" / "__init__.py").read_text() == "VERSION = '2.0'\n"
     assert [p.name for p in folder.parent.iterdir()] == ["tpu"]
 

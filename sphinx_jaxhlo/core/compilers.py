@@ -273,6 +273,21 @@ def _environment_cuda_dir() -> Path | None:
     return None
 
 
+def _installer() -> tuple[str, list[str]] | None:
+    """The installer a kit is installed with, and the start of its command line: this
+    environment's pip, else uv (an environment made by uv has no pip), for this Python."""
+    if _module_installed("pip"):
+        return "pip", [sys.executable, "-m", "pip", "install"]
+    uv = shutil.which("uv")
+    if uv is None and _module_installed("uv"):
+        uv_module = [sys.executable, "-m", "uv"]
+    elif uv is not None:
+        uv_module = [uv]
+    else:
+        return None
+    return "uv", [*uv_module, "pip", "install", "--python", sys.executable]
+
+
 def _module_installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -379,7 +394,8 @@ def install(kits: Sequence[str] = (), *, force: bool = False, dry_run: bool = Fa
             say: Callable[[str], None] = print) -> int:
     """Install kits into the private folder, at the versions the installed jax asks for.
 
-    Each kit is installed with ``pip install --target`` (no dependencies: the
+    Each kit is installed with ``pip install --target`` (or, in an
+    environment without pip, as uv makes them, ``uv pip install --target``; no dependencies: the
     kit's distributions are all named) into a new folder beside its final
     place, checked, then renamed into place, so a build never sees half a
     folder.  A kit whose folder already matches is left alone unless ``force``.
@@ -388,7 +404,7 @@ def install(kits: Sequence[str] = (), *, force: bool = False, dry_run: bool = Fa
     :param force: Reinstall even when the folder matches.
     :param dry_run: Only say what would be run.
     :param say: Where progress lines go.
-    :return: 0 on success, 1 when pip failed or the result does not match.
+    :return: 0 on success, 1 when the installer failed or the result does not match.
     """
     chosen = list(dict.fromkeys(kits)) or list(KITS)
     for kit in chosen:
@@ -403,16 +419,18 @@ def install(kits: Sequence[str] = (), *, force: bool = False, dry_run: bool = Fa
             say(f"{kit}: already installed in {final} "
                 f"({', '.join(f'{d} {v}' for d, v in sorted(current.versions.items()))})")
             continue
-        command = [sys.executable, "-m", "pip", "install", "--target", "TARGET", "--no-deps",
-                   "--only-binary=:all:", "--disable-pip-version-check", *reqs]
-        if dry_run:
-            say(f"{kit}: would run {' '.join(command).replace('TARGET', str(final))}")
-            continue
-        if not _module_installed("pip"):
-            say(f"{kit}: pip is not installed in this environment ({sys.executable}); run "
+        installer = _installer()
+        if installer is None:
+            say(f"{kit}: neither pip nor uv is available to this environment ({sys.executable}); run "
                 f"`python -m ensurepip` first, or install with another installer: "
                 f"--target {final} --no-deps {' '.join(reqs)}")
             return 1
+        tool, command = installer
+        quiet = ["--disable-pip-version-check"] if tool == "pip" else []
+        command = [*command, "--target", "TARGET", "--no-deps", "--only-binary=:all:", *quiet, *reqs]
+        if dry_run:
+            say(f"{kit}: would run {' '.join(command).replace('TARGET', str(final))}")
+            continue
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{kit}-", dir=final.parent))
         try:
@@ -420,7 +438,7 @@ def install(kits: Sequence[str] = (), *, force: bool = False, dry_run: bool = Fa
             command[command.index("TARGET")] = str(staging)
             run = subprocess.run(command, check=False)
             if run.returncode != 0:
-                say(f"{kit}: pip failed (exit status {run.returncode}); nothing was changed")
+                say(f"{kit}: {tool} failed (exit status {run.returncode}); nothing was changed")
                 status = 1
                 continue
             unmet = _unmet(reqs, _folder_versions(staging))

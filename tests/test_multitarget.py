@@ -94,9 +94,14 @@ def test_side_by_side_table_and_tabs(built: Any) -> None:
     # the failed compile draws no bar
     assert [d.get_text() for d in peak.select(".jaxhlo-bar-label")] == ["explicit", "with_dot"]
     assert len(temp.select(".jaxhlo-bar-label")) == 6
-    widths = {track["aria-label"].split(",")[0]: float(track.select_one(".jaxhlo-bar")["style"]
-                                                         .removeprefix("width:").removesuffix("%"))
-              for track in chart.select(".jaxhlo-bar-track")}
+    widths, target = {}, ""
+    for el in chart.select(".jaxhlo-bars-grid > div"):
+        if "jaxhlo-bar-target" in el["class"]:
+            target = el.get_text()
+        elif "jaxhlo-bar-track" in el["class"]:
+            name = el.find_previous_sibling("div", class_="jaxhlo-bar-label").get_text()
+            widths[f"{name} on {target}"] = float(el.select_one(".jaxhlo-bar")["style"].removeprefix("width:")
+                                                  .removesuffix("%"))
     assert widths["with_dot on TPU v5e"] > 0
     # log scale: 20 GB is seven decades above 1 kB, 50 MB under five
     assert widths["with_dot on H100"] > widths["explicit on H100"] > 0

@@ -165,9 +165,10 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
     for page in root.rglob("*.html"):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         for example in soup.select("div.jaxhlo"):
-            # 64 KiB: an unfused reduction's finding now carries its reason, the guide's
-            # alternatives and the compiler's record (the seed: 9 panels, 63 kB)
-            assert len(str(example).encode()) <= 64 * 1024, f"{page.relative_to(root)}#{example.get('id')}"
+            # 68 KiB: an unfused reduction's finding carries its reason, the guide's
+            # alternatives and the compiler's record, and a comparison of variants leads
+            # with what differs between them (the seed: 3 functions, 9 panels, 66 kB)
+            assert len(str(example).encode()) <= 68 * 1024, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
 
 

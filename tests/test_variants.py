@@ -78,7 +78,7 @@ def test_temp_and_peak_are_drawn_on_axes_of_their_own() -> None:
     # a peak's arguments and outputs (136 MB) are drawn apart; temp holds none
     assert [b.base for b in peak.groups[0].bars] == [136 * MB, 136 * MB]
     assert all(b.base == 0 for g in temp.groups for b in g.bars)
-    assert "lighter part" in peak.note and "lighter" not in temp.note
+    assert "(lighter)" in peak.note and "lighter" not in temp.note
 
 
 def test_each_panel_draws_on_its_own_axis_in_html() -> None:
@@ -121,7 +121,7 @@ def test_a_target_with_one_bar_gets_no_ratio_and_a_panel_its_own_scale() -> None
     temp, peak = chart.panels
     assert (temp.scale, peak.scale) == ("log", "linear")
     assert [b.text for b in peak.groups[0].bars] == ["306 MB"]
-    assert "in brackets" not in peak.note and "Logarithmic" in temp.note
+    assert "In brackets" not in peak.note and "In brackets" in temp.note and "Logarithmic" in temp.note
     assert variants_chart(functions, targets, results, Display(chart_scale="linear")).panels[0].scale == "linear"
 
 
@@ -144,7 +144,7 @@ def test_the_comparison_leads_with_the_stack_that_checkpointing_removes() -> Non
     finding = variant_finding("grad_scan", functions, found)
     assert finding is not None
     assert finding.text == ("Compared with grad_scan_checkpointed: 1 more f32[16,512,1024] "
-                            "(33.6 MB; made by while (line 11)).")
+                            "(33.6 MB, made by while).")
     other = variant_finding("grad_scan_checkpointed", functions, found)
     assert other is not None and other.text.startswith("Compared with grad_scan: 1 fewer f32[16,512,1024]")
     texts = [f.text for f in findings(report, Display(), finding)]
@@ -200,8 +200,8 @@ def test_three_variants_name_whom_each_difference_is_against() -> None:
     found = differences(reports)
     finding = variant_finding("exp", names, found)
     assert finding is not None and finding.text == (
-        "Compared with the other variants: 1 fewer f32[100,50] than cos (20.0 kB; made by cos); "
-        "1 fewer f32[100,50] than dot (20.0 kB; made by dot_general).")
+        "Compared with the other variants: 1 fewer f32[100,50] than cos (20.0 kB, made by cos); "
+        "1 fewer f32[100,50] than dot (20.0 kB, made by dot_general).")
 
 
 # -- :findings: memory, everywhere --------------------------------------------------------------------
@@ -292,3 +292,6 @@ def test_the_guides_scan_leads_with_its_residual_stacks() -> None:
     assert len(callouts) == 6 and not any("Largest intermediate" in c for c in callouts)
     assert all(c.startswith("Compared with grad_scan") for c in callouts)
     assert sum("more f32[8,512,1024]" in c for c in callouts) == 3
+    # the CPU's plain gradient: the scan's stacks, their copies and the broadcast it starts from
+    assert callouts[0].startswith("Compared with grad_scan_checkpointed: 12 more f32[8,512,1024] "
+                                  "(16.8 MB each, made by while, copy and broadcast)"), callouts[0]

@@ -113,14 +113,13 @@ def _titles(titles: Sequence[str]) -> str:
 
 def _note(scale: str, measure: str, ratios: bool, based: bool) -> str:
     words = ["Linear scale." if scale == "linear" else
-             "Logarithmic scale (the values are more than 100× apart), one gridline per factor of ten; "
-             "values under 1 kB draw no bar."]
+             "Logarithmic scale (the values are over 100× apart), a gridline per factor of ten; "
+             "under 1 kB, no bar."]
     if ratios:
-        words.append("Each bar gives its value and, in brackets, how many times the smallest on its target it is.")
+        words.append("In brackets: how many times the smallest on its target each value is.")
     if measure == "peak":
-        words.append("A TPU reports 0 B of temp memory for most programs: its memory is counted in the peak, "
-                     "which also holds the arguments and outputs"
-                     + (" (the lighter part of each bar)." if based else "."))
+        words.append("A TPU's temp is 0 B for most programs: its memory is counted in the peak, with the "
+                     "arguments and outputs" + (" (lighter)." if based else "."))
     return " ".join(words)
 
 

@@ -166,18 +166,20 @@ def _items(i: int, names: Sequence[str], found: Sequence[Difference]) -> list[tu
             if delta > 0:
                 key = (d.shape, way, other)
                 n, size, makers = by_shape.get(key, (0, d.bytes, []))
-                by_shape[key] = (n + delta, max(size, d.bytes), [*makers, d.made_by_text])
+                by_shape[key] = (n + delta, max(size, d.bytes), [*makers, d.made_by])
     out = []
     for (shape, way, other), (n, size, makers) in by_shape.items():
         each = f"{format_bytes(size)} each" if n > 1 else format_bytes(size)
-        out.append((n * size, f"{n} {way} {shape}", other, f"{each}; made by {', '.join(makers)}"))
+        made = ", ".join(makers[:-1]) + " and " + makers[-1] if len(makers) > 1 else makers[0]
+        out.append((n * size, f"{n} {way} {shape}", other, f"{each}, made by {made}"))
     out.sort(key=lambda item: -item[0])
     return out
 
 
 def variant_finding(function: str, names: Sequence[str], found: Sequence[Difference]) -> Finding | None:
     """What ``function`` stores more or fewer of than the other variants, in words (the
-    two largest differences); ``None`` when it is not among the variants compared."""
+    two largest differences, their producers without the lines the table gives);
+    ``None`` when it is not among the variants compared."""
     if function not in names or len(names) < 2:
         return None
     i = names.index(function)

@@ -156,8 +156,8 @@ def _nice_step(top: float) -> float:
 def _axis(top: float, scale: str) -> tuple[str, float, Any]:
     """The tick labels of an axis (HTML), the gridline spacing in percent, and the
     function from a value to a bar's width in percent.  Linear: a step of 1, 2 or 5
-    times a power of ten, every other label marked ``jaxhlo-tick-minor`` (hidden where
-    the axis is short) when there are more than three.  Log: a gridline per decade
+    times a power of ten, written short (``60 MB``), every other label marked
+    ``jaxhlo-tick-minor`` (hidden where the axis is short) when there are more than three.  Log: a gridline per decade
     from 1 kB, a label every thousand (kB, MB, GB...)."""
     import math
 
@@ -169,7 +169,7 @@ def _axis(top: float, scale: str) -> tuple[str, float, Any]:
         end = step * count
         minor = ' class="jaxhlo-tick-minor"'
         ticks = "".join(f'<span{minor if i % 2 and count > 3 else ""} '
-                        f'style="left:{100 * i / count:.2f}%">{format_bytes(i * step)}</span>'
+                        f'style="left:{100 * i / count:.2f}%">{format_bytes(i * step).replace(".0 ", " ")}</span>'
                         for i in range(count + 1))
         return ticks, 100 / count, lambda value: max(0.0, 100.0 * value / end)
     decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
@@ -202,9 +202,10 @@ def visit_bars_html(self: HTMLTranslator, node: jaxhlo_bars) -> None:
             out.append(f'<div class="jaxhlo-bar-target">{html.escape(group.title)}</div>')
             for bar in group.bars:
                 base = f'<div class="jaxhlo-bar-base" style="width:{width(bar.base):.1f}%"></div>' if bar.base else ""
-                said = f"{bar.label} on {group.title}, {panel.measure} memory: {bar.text}"
+                # the bar is an empty box: a reader without the picture gets the name, the
+                # target above it and the value beside it
                 out.append(f'<div class="jaxhlo-bar-label">{_name_html(bar.label)}</div>'
-                           f'<div class="jaxhlo-bar-track" role="img" aria-label="{_attr(said)}">'
+                           f'<div class="jaxhlo-bar-track">'
                            f'<div class="jaxhlo-bar" style="width:{width(bar.value):.1f}%"></div>{base}</div>'
                            f'<div class="jaxhlo-bar-value">{html.escape(bar.text)}</div>')
         out.append(f'</div><p class="jaxhlo-bars-note">{html.escape(panel.note)}</p></div>')

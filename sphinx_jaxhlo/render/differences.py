@@ -190,7 +190,7 @@ def variant_finding(function: str, names: Sequence[str], found: Sequence[Differe
         return Finding("info", "", f"The same buffers as {who}, by shape and producer.")
     shown = items[:2]
     rest = len(items) - len(shown)
-    more = f"; {rest} more difference{'s' if rest > 1 else ''} in the table above" if rest else ""
+    more = f"; and {rest} smaller difference{'s' if rest > 1 else ''}" if rest else ""
     if len({other for _, _, other, _ in items}) == 1:
         text = f"Compared with {items[0][2]}: " + "; ".join(f"{what} ({detail})" for _, what, _, detail in shown)
     else:

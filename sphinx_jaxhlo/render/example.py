@@ -10,9 +10,9 @@ functions with their argument specs and static values, and the targets), then
 the parts of ``:show:`` in the order given.  ``source`` is the listing;
 ``summary`` puts the side-by-side table (for several functions: what differs
 between them, then the variants table and chart) where it stands, and the
-findings and the collapsed detail tables in each target's panel; the other parts (``graph``, ``memory``,
-``cost``, ``hlo``, ``stablehlo``, ``jaxpr``) are per target
-(:mod:`sphinx_jaxhlo.render.parts`).  The per-target parts share one set of
+findings and the collapsed detail tables in each target's panel; the other
+parts (``graph``, ``memory``, ``cost``, ``hlo``, ``stablehlo``, ``jaxpr``) are
+per target (:mod:`sphinx_jaxhlo.render.parts`).  The per-target parts share one set of
 target tabs, placed where the first of them is named.  The checked
 expectations follow the side-by-side table (or the signature, without
 ``summary``).

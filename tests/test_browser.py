@@ -14,6 +14,7 @@ the test project's pages are).  Screenshots go to ``JAXHLO_SCREENSHOTS``
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -290,3 +291,93 @@ def test_a_findings_line_link_lands_on_a_highlighted_line(browser: Any, tmp_path
             page.close()
     finally:
         server.close()
+
+
+# -- the variants chart at any width ----------------------------------------------------------------
+
+CHART_JS = """
+(block) => {
+  const problems = [];
+  const seen = (el) => getComputedStyle(el).display !== "none" && el.getClientRects().length > 0;
+  for (const axis of block.querySelectorAll(".jaxhlo-bar-axis")) {
+    const spans = [...axis.querySelectorAll("span")].filter(seen);
+    if (spans.length < 2) { problems.push("an axis with fewer than two labels"); }
+    const boxes = spans.map((s) => s.getBoundingClientRect());
+    for (let i = 1; i < boxes.length; i++) {
+      if (boxes[i].left < boxes[i - 1].right + 2) {
+        problems.push("tick labels overprint: " + spans[i - 1].textContent + " / " + spans[i].textContent);
+      }
+    }
+  }
+  for (const label of block.querySelectorAll(".jaxhlo-bar-label")) {
+    if (label.scrollWidth > label.clientWidth + 1) { problems.push("a name overflows: " + label.textContent); }
+    // each line of a name starts at its start or after an underscore
+    const walker = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let top = null, before = "";
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.length; i++) {
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        const box = range.getClientRects()[0];
+        if (!box) { continue; }
+        if (top !== null && box.top > top + 2 && before !== "_") {
+          problems.push("a name breaks inside a word: " + label.textContent + " before '" + node.data[i] + "'");
+        }
+        top = box.top; before = node.data[i];
+      }
+    }
+    const value = label.parentElement.querySelector(".jaxhlo-bar-label ~ .jaxhlo-bar-value");
+    const track = label.nextElementSibling;
+    for (const other of [track, track && track.nextElementSibling]) {
+      if (!other) { continue; }
+      const a = label.getBoundingClientRect(), b = other.getBoundingClientRect();
+      if (a.right > b.left + 1 && a.left < b.right - 1 && a.bottom > b.top + 1 && a.top < b.bottom - 1) {
+        problems.push("a name overlaps its bar or value: " + label.textContent);
+      }
+    }
+  }
+  if (block.scrollWidth > block.clientWidth + 1) { problems.push("the example is wider than its box"); }
+  return problems;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [420, 700, 1280])
+def test_the_variants_chart_never_overprints(browser: Any, width: int) -> None:
+    """The chart of a comparison of variants with long names, temp and peak panels: at any
+    width its tick labels never overprint, no name breaks inside a word or runs into its
+    bar or value, and nothing leaves the example (the render alone, in the extension's CSS)."""
+    from test_variants import remat_results
+
+    from sphinx_jaxhlo.render.example import render_example
+    from sphinx_jaxhlo.render.nodes import jaxhlo_block
+    from sphinx_jaxhlo.render.standalone_html import nodes_to_html, stylesheet
+    from sphinx_jaxhlo.render.view import ExampleView
+
+    functions, targets, results = remat_results()
+    long = {"grad_scan": "grad_of_the_stack_without_any_checkpoint",
+            "grad_scan_checkpointed": "grad_of_the_stack_with_each_block_checkpointed"}
+    renamed = [dataclasses.replace(r, function=long[r.function]) for r in results.values()]
+    view = ExampleView(source="", show=["summary"])
+    block = jaxhlo_block()
+    block.extend(render_example(view, [long[f] for f in functions], targets, renamed))
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    try:
+        page.set_content(f'<!DOCTYPE html><html><head><meta name="viewport" content="width=device-width">'
+                         f"<style>body {{ margin: 0 8px; font-family: sans-serif; }}{stylesheet()}</style></head>"
+                         f"<body>{nodes_to_html([block])}</body></html>")
+        chart = page.locator("figure.jaxhlo-bars")
+        assert chart.count() == 1 and page.locator(".jaxhlo-bars-panel").count() == 2
+        problems = page.locator("div.jaxhlo").first.evaluate(CHART_JS)
+        chart.screenshot(path=str(SHOTS / f"variants-chart-{width}.png"))
+        assert not problems, problems
+        # narrow: a name and its value share a line, the bar has the width under them
+        label, value = page.locator(".jaxhlo-bar-label").first, page.locator(".jaxhlo-bar-value").first
+        track = page.locator(".jaxhlo-bar-track").first
+        if width == 420:
+            assert track.bounding_box()["y"] > value.bounding_box()["y"]
+            assert track.bounding_box()["width"] > 0.8 * page.locator("figure.jaxhlo-bars").bounding_box()["width"]
+        else:
+            assert abs(track.bounding_box()["y"] - label.bounding_box()["y"]) < 20
+    finally:
+        page.close()

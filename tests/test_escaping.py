@@ -73,12 +73,18 @@ def test_tabs_keys_titles_and_ids() -> None:
 
 
 def test_bar_chart_labels_and_values() -> None:
-    bars = rnodes.jaxhlo_bars(title=HOSTILE, bars=[(HOSTILE, 5e6, HOSTILE), ("small", 10.0, "10 B")])
-    found = soup(nodes_to_html([bars]))
+    from sphinx_jaxhlo.render.chart import Bar, BarGroup, Chart, Panel
+
+    panel = Panel(HOSTILE, HOSTILE, "linear", (BarGroup(HOSTILE, (Bar(HOSTILE, 5e6, HOSTILE, base=1e6),
+                                                                  Bar("small", 10.0, "10 B"))),), HOSTILE)
+    found = soup(nodes_to_html([rnodes.jaxhlo_bars(chart=Chart(HOSTILE, (panel,)))]))
     assert found.find("figcaption").get_text() == HOSTILE
+    assert found.find("div", class_="jaxhlo-bars-panel")["data-measure"] == HOSTILE
+    assert found.find("p", class_="jaxhlo-bars-title").get_text() == HOSTILE
+    assert found.find("div", class_="jaxhlo-bar-target").get_text() == HOSTILE
     assert found.find("div", class_="jaxhlo-bar-label").get_text() == HOSTILE
     assert found.find("div", class_="jaxhlo-bar-value").get_text() == HOSTILE
-    assert found.find("div", class_="jaxhlo-bar-track")["aria-label"] == f"{HOSTILE}: {HOSTILE}"
+    assert found.find("p", class_="jaxhlo-bars-note").get_text() == HOSTILE
 
 
 def test_source_lines_prefix_language_and_code() -> None:

@@ -85,14 +85,24 @@ def test_side_by_side_table_and_tabs(built: Any) -> None:
     tabs = [b.get_text() for b in soup.select("div.jaxhlo-tabs [role=tab]")]
     assert tabs == ["CPU", "H100", "TPU v5e"]
     (chart,) = soup.select("figure.jaxhlo-bars")
-    labels = [d.get_text() for d in chart.select(".jaxhlo-bar-label")]
-    assert len(labels) == 8 and "broadcast · TPU v5e (peak)" not in labels  # the failed compile draws no bar
-    # the chart draws what the table shows: the TPU's peak (its temp is 0 B), and says so
-    assert chart.figcaption.get_text() == "Temp memory (peak on TPUs) by variant and target"
-    widths = {label.removesuffix(" (temp)").removesuffix(" (peak)"): float(bar["style"].removeprefix("width:")
-                                                                              .removesuffix("%"))
-              for label, bar in zip(labels, chart.select(".jaxhlo-bar"), strict=True)}
-    assert "with_dot · TPU v5e (peak)" in labels and widths["with_dot · TPU v5e"] > 0
+    # one measure per panel: the CPU's and the H100's temp, the TPU's peak (its temp is 0 B)
+    assert chart.figcaption.get_text() == "Memory by variant, one panel per measure"
+    temp, peak = chart.select(".jaxhlo-bars-panel")
+    assert (temp["data-measure"], peak["data-measure"]) == ("temp", "peak")
+    assert [t.get_text() for t in temp.select(".jaxhlo-bar-target")] == ["CPU", "H100"]
+    assert [t.get_text() for t in peak.select(".jaxhlo-bar-target")] == ["TPU v5e"]
+    # the failed compile draws no bar
+    assert [d.get_text() for d in peak.select(".jaxhlo-bar-label")] == ["explicit", "with_dot"]
+    assert len(temp.select(".jaxhlo-bar-label")) == 6
+    widths, target = {}, ""
+    for el in chart.select(".jaxhlo-bars-grid > div"):
+        if "jaxhlo-bar-target" in el["class"]:
+            target = el.get_text()
+        elif "jaxhlo-bar-track" in el["class"]:
+            name = el.find_previous_sibling("div", class_="jaxhlo-bar-label").get_text()
+            widths[f"{name} on {target}"] = float(el.select_one(".jaxhlo-bar")["style"].removeprefix("width:")
+                                                  .removesuffix("%"))
+    assert widths["with_dot on TPU v5e"] > 0
     # log scale: 20 GB is seven decades above 1 kB, 50 MB under five
-    assert widths["with_dot · H100"] > widths["explicit · H100"] > 0
+    assert widths["with_dot on H100"] > widths["explicit on H100"] > 0
 

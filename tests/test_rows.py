@@ -17,13 +17,12 @@ from sphinx_jaxhlo.core.specs import parse_args
 from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_min_size, parse_rows
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render import rows
+from sphinx_jaxhlo.render.chart import bar_text, chart_scale
 from sphinx_jaxhlo.render.display import Display, display_for
 from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.findings import findings, mesh_findings
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_source, jaxhlo_table, jaxhlo_text, table_html
 from sphinx_jaxhlo.render.overview import (
-    bar_text,
-    chart_scale,
     comparison_table,
     has_problem,
     reduction_verdict,
@@ -354,10 +353,12 @@ def test_the_seeds_unfused_finding_says_why(target: str, kind: str) -> None:
     assert problem.reason.alternatives
     # the other findings carry none
     assert all(f.reason is None for f in findings(report, Display()) if f is not problem and f != problem)
+
+
 def test_each_bar_of_the_chart_is_its_table_cell() -> None:
-    """The chart draws, for each target, the measure its variants table shows: a TPU's
-    peak where the table shows peak (its temp is 0 B), temp elsewhere; the title and
-    the bars' labels say which."""
+    """The chart draws, for each target, the measure its variants table shows (a TPU's
+    peak, its temp being 0 B; temp elsewhere), each measure in a panel of its own, and
+    each ratio to the smallest bar of the same target."""
     from test_site import chart_mismatches
 
     from sphinx_jaxhlo.render.standalone_html import nodes_to_html
@@ -373,15 +374,18 @@ def test_each_bar_of_the_chart_is_its_table_cell() -> None:
     html = nodes_to_html(render_example(view, ["a", "b"], targets, results))
     checked, wrong = chart_mismatches(html)
     assert checked == 6 and not wrong, wrong
-    assert "Temp memory (peak on TPUs) by variant and target" in html
-    assert "a · TPU v5e (peak)" in html and "peak 68.0 MB (15" in html and "b · CPU (temp)" in html
-    # one measure: the labels say nothing more
+    assert "Memory by variant, one panel per measure" in html
+    assert "Temp memory on CPU and H100" in html and "Peak memory on TPU v5e" in html
+    # the TPU's ratio is to the TPU's smallest peak, not to the smallest bar of the chart
+    assert "68.0 MB (15×)" in html and "20.0 GB (100×)" in html and "20.1 GB (398×)" in html
+    # one measure: one panel, titled with it
     cpu = [r for r in results if r.target == "cpu"]
     html = nodes_to_html(render_example(view, ["a", "b"], targets[:1], cpu))
-    assert "Temp memory by variant and target" in html and "a · CPU<" in html and chart_mismatches(html)[1] == []
+    assert "Temp memory by variant<" in html and html.count("jaxhlo-bars-panel") == 1
+    assert chart_mismatches(html) == (2, [])
     tpu = [r for r in results if r.target == "tpu:v5e"]
     html = nodes_to_html(render_example(view, ["a", "b"], targets[2:], tpu))
-    assert "Peak memory by variant and target" in html and chart_mismatches(html) == (2, [])
-    # the checker sees a chart that draws temp where the table shows peak
-    wrong_html = html.replace("peak 68.0 MB (15", "0 B (15")
-    assert chart_mismatches(wrong_html)[1]
+    assert "Peak memory by variant<" in html and chart_mismatches(html) == (2, [])
+    # the checker sees a chart that draws temp where the table shows peak, and a wrong ratio
+    assert chart_mismatches(html.replace('data-measure="peak"', 'data-measure="temp"'))[1]
+    assert chart_mismatches(html.replace("68.0 MB (15×)", "68.0 MB (12×)"))[1]

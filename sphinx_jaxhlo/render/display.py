@@ -30,6 +30,13 @@ class Display:
     #: The kinds of findings reported (:data:`sphinx_jaxhlo.core.view_options.FINDING_TOPICS`).
     findings: tuple[str, ...] = ("memory", "reductions", "communication")
 
+    @property
+    def verdicts(self) -> bool:
+        """Whether the example says which reductions are fused (``:findings:`` has
+        ``reductions``): without it no table, callout, colour or title of the
+        example gives a verdict."""
+        return "reductions" in self.findings
+
     def io_bytes(self, report: Report) -> int:
         """The program's arguments and outputs together, as its memory figures say."""
         return (report.memory.argument_bytes or 0) + (report.memory.output_bytes or 0)

@@ -8,11 +8,11 @@ nodes or node attributes that the writers escape.
 What an example shows, in order: its caption, the compiled signature (the
 functions with their argument specs and static values, and the targets), then
 the parts of ``:show:`` in the order given.  ``source`` is the listing;
-``summary`` puts the side-by-side table (and, for several functions, the
-variants table and chart) where it stands, and the findings and the collapsed
-detail tables in each target's panel; the other parts (``graph``, ``memory``,
-``cost``, ``hlo``, ``stablehlo``, ``jaxpr``) are per target
-(:mod:`sphinx_jaxhlo.render.parts`).  The per-target parts share one set of
+``summary`` puts the side-by-side table (for several functions: what differs
+between them, then the variants table and chart) where it stands, and the
+findings and the collapsed detail tables in each target's panel; the other
+parts (``graph``, ``memory``, ``cost``, ``hlo``, ``stablehlo``, ``jaxpr``) are
+per target (:mod:`sphinx_jaxhlo.render.parts`).  The per-target parts share one set of
 target tabs, placed where the first of them is named.  The checked
 expectations follow the side-by-side table (or the signature, without
 ``summary``).
@@ -29,6 +29,8 @@ from sphinx_jaxhlo.core.specs import ArgSpecs, format_tree
 from sphinx_jaxhlo.core.targets import compiler_packages
 from sphinx_jaxhlo.render import overview
 from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
+from sphinx_jaxhlo.render.chart import variants_chart
+from sphinx_jaxhlo.render.differences import differences_table, target_differences, variant_finding
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.nodes import jaxhlo_bars, jaxhlo_details, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
 from sphinx_jaxhlo.render.parts import result_nodes
@@ -72,25 +74,10 @@ def signature_node(view: ExampleView, functions: Sequence[str], targets: Sequenc
 
 def bars_node(functions: Sequence[str], targets: Sequence[tuple[str, str]], by_key: dict[tuple[str, str], Result],
               display: Display) -> jaxhlo_bars | None:
-    """What the variants table shows of each (function, target), temp or a TPU's peak
-    (:func:`rows.variant_measure`), each bar labelled with the measure where they differ
-    and with its ratio to the smallest of the same measure."""
-    values: list[tuple[str, str, float]] = []
-    for fn in functions:
-        for target, title in targets:
-            r = by_key.get((fn, target))
-            if r is not None and r.report is not None and not r.report.error:
-                measure, value = overview.variant_measure(target, r.report)
-                values.append((f"{fn} · {title}", measure, float(value)))
-    if not any(v > 0 for _, _, v in values):
-        return None
-    mixed = len({m for _, m, _ in values}) > 1
-    smallest = {m: min((v for _, k, v in values if k == m and v > 0), default=0.0) for _, m, _ in values}
-    scale = overview.chart_scale([v for _, _, v in values], display.chart_scale)
-    bars = [(f"{label} ({measure})" if mixed else label, value, overview.bar_text(value, smallest[measure], measure))
-            for label, measure, value in values]
-    title = overview.variants_title([m for _, m, _ in values])
-    return jaxhlo_bars(title=f"{title} by variant and target", bars=bars, scale=scale)
+    """The variants chart (:mod:`sphinx_jaxhlo.render.chart`): a panel per measure, the
+    bars grouped by target."""
+    model = variants_chart(functions, targets, by_key, display)
+    return None if model is None else jaxhlo_bars(chart=model)
 
 
 def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
@@ -142,10 +129,16 @@ def footer(results: Sequence[Result]) -> list[nodes.Node]:
 
 def _overview(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
               by_key: dict[tuple[str, str], Result]) -> list[nodes.Node]:
-    """The side-by-side table (one function) or the variants table and chart (several)."""
+    """The side-by-side table (one function); for several, what differs between them
+    (:mod:`sphinx_jaxhlo.render.differences`), then the variants table and chart."""
     links = source_links(view)
     if len(functions) > 1:
-        out: list[nodes.Node] = [table_node(overview.variants_table(functions, targets, by_key, view.display), links)]
+        out: list[nodes.Node] = []
+        if "memory" in view.display.findings:
+            differing = differences_table(functions, targets, by_key, view.display)
+            if differing is not None:
+                out.append(table_node(differing, links))
+        out.append(table_node(overview.variants_table(functions, targets, by_key, view.display), links))
         bars = bars_node(functions, targets, by_key, view.display)
         if bars is not None:
             out.append(bars)
@@ -162,29 +155,27 @@ def _overview(view: ExampleView, functions: Sequence[str], targets: Sequence[tup
 def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 by_key: dict[tuple[str, str], Result], parts: Sequence[str]) -> list[nodes.Node]:
     """The per-target parts: target tabs, or inline for one target."""
+    def of_target(target: str, title: str) -> list[nodes.Node]:
+        names, found = target_differences(functions, target, by_key) if len(functions) > 1 else ([], [])
+        out: list[nodes.Node] = []
+        for fn in functions:
+            r = by_key.get((fn, target))
+            if r is None:
+                continue
+            if len(functions) > 1:
+                out.append(nodes.rubric(text=f"{fn} on {title}"))
+            out += result_nodes(view, r, parts, variant_finding(fn, names, found))
+        return out
+
     if len(targets) > 1:
         tabset = example_id(view).removeprefix("jaxhlo-")
         tabs = jaxhlo_tabs(group="target", tabset_id=f"jaxhlo-{tabset}")
         for target, title in targets:
             tab = jaxhlo_tab(title=title, key=target)
-            for fn in functions:
-                r = by_key.get((fn, target))
-                if r is None:
-                    continue
-                if len(functions) > 1:
-                    tab += nodes.rubric(text=f"{fn} on {title}")
-                tab += result_nodes(view, r, parts)
+            tab += of_target(target, title)
             tabs += tab
         return [tabs]
-    out: list[nodes.Node] = []
-    for fn in functions:
-        r = by_key.get((fn, targets[0][0]))
-        if r is None:
-            continue
-        if len(functions) > 1:
-            out.append(nodes.rubric(text=f"{fn} on {targets[0][1]}"))
-        out += result_nodes(view, r, parts)
-    return out
+    return of_target(*targets[0])
 
 
 def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],

@@ -39,8 +39,13 @@ def _buffer_words(buf: Materialized, ops: OpLookup) -> str:
     return f"the {buf.shape} result of {made}{where} ({format_bytes(buf.bytes)}; HLO {buf.producer})"
 
 
-def findings(report: Report, display: Display) -> list[Finding]:
-    """The findings in words a reader understands, problems first."""
+def findings(report: Report, display: Display, difference: Finding | None = None) -> list[Finding]:
+    """The findings in words a reader understands, problems first.
+
+    :param difference: in a comparison of variants, what this variant stores that the
+        others do not (:func:`sphinx_jaxhlo.render.differences.variant_finding`): the
+        memory finding, in place of the largest intermediate, which every variant may share.
+    """
     if report.error:
         return []
     ops = OpLookup(report)
@@ -48,7 +53,7 @@ def findings(report: Report, display: Display) -> list[Finding]:
     threshold = display.threshold(report)
     io = display.io_bytes(report)
     # an example about memory asks for no verdict on its reductions (``:findings:``)
-    verdict = report.verdict_reductions if "reductions" in display.findings else []
+    verdict = report.verdict_reductions if display.verdicts else []
     out: list[Finding] = []
     # unfused reductions, grouped by the stored data they read
     groups: dict[str, list[Reduction]] = {}
@@ -106,7 +111,9 @@ def findings(report: Report, display: Display) -> list[Finding]:
     biggest = largest_intermediate(report)
     if "memory" not in display.findings:
         return out
-    if biggest is not None and biggest.name not in groups:
+    if difference is not None:
+        out.append(difference)
+    elif biggest is not None and biggest.name not in groups:
         w = _buffer_words(biggest, ops)
         out.append(Finding("info", "", f"Largest intermediate: {w}."))
     elif biggest is None and not report.materialized and not report.analysis_error:

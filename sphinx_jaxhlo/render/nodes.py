@@ -39,8 +39,8 @@ class jaxhlo_tab(nodes.General, nodes.Element):
 
 
 class jaxhlo_bars(nodes.General, nodes.Element):
-    """A bar chart: ``bars`` is a list of (label, value in bytes, text); ``scale`` is
-    ``linear`` or ``log``."""
+    """A bar chart: ``chart`` is a :class:`sphinx_jaxhlo.render.chart.Chart` (a panel
+    per measure, each with its own axis; the bars grouped by target)."""
 
 
 class jaxhlo_source(nodes.General, nodes.Element):
@@ -145,7 +145,7 @@ BAR_FLOOR = 1e3
 
 
 def _nice_step(top: float) -> float:
-    """A step of 1, 2 or 5 times a power of ten that cuts ``top`` into 3 to 6 parts."""
+    """A step of 1, 2 or 5 times a power of ten that cuts ``top`` into 2 to 4 parts."""
     import math
 
     raw = top / 4
@@ -153,52 +153,63 @@ def _nice_step(top: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def visit_bars_html(self: HTMLTranslator, node: jaxhlo_bars) -> None:
-    """One bar per (label, bytes, text): on a linear scale when the values are close
-    (so 269 MB and 1.1 GB look 4x apart), else on a log scale with a tick per decade
-    (so 50 MB and 20 GB read as three decades apart, not as 0 % and 100 %)."""
+def _axis(top: float, scale: str) -> tuple[str, float, Any]:
+    """The tick labels of an axis (HTML), the gridline spacing in percent, and the
+    function from a value to a bar's width in percent.  Linear: a step of 1, 2 or 5
+    times a power of ten, written short (``60 MB``), every other label marked
+    ``jaxhlo-tick-minor`` (hidden where the axis is short) when there are more than three.  Log: a gridline per decade
+    from 1 kB, a label every thousand (kB, MB, GB...)."""
     import math
 
     from sphinx_jaxhlo.core.sizes import format_bytes
 
-    bars: list[tuple[str, float, str]] = node["bars"]
-    top = max((v for _, v, _ in bars), default=0.0)
-    if node.get("scale", "log") == "linear" and top > 0:
+    if scale == "linear" and top > 0:
         step = _nice_step(top)
-        end = step * math.ceil(top / step)
-        count = round(end / step)
-        ticks = "".join(f'<span style="left:{100 * i / count:.2f}%">{format_bytes(i * step)}</span>'
+        count = round(step * math.ceil(top / step) / step)
+        end = step * count
+        minor = ' class="jaxhlo-tick-minor"'
+        ticks = "".join(f'<span{minor if i % 2 and count > 3 else ""} '
+                        f'style="left:{100 * i / count:.2f}%">{format_bytes(i * step).replace(".0 ", " ")}</span>'
                         for i in range(count + 1))
-        grid = 100 / count
+        return ticks, 100 / count, lambda value: max(0.0, 100.0 * value / end)
+    decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
+    units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
+    ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i]}</span>'
+                    for i in range(0, decades + 1, 3) if i < len(units))
+    return ticks, 100 / decades, lambda value: (
+        0.0 if value < BAR_FLOOR else min(100.0, 100.0 * math.log10(value / BAR_FLOOR) / decades))
 
-        def width(value: float) -> float:
-            return max(0.0, 100.0 * value / end)
 
-        note = ("Linear scale; each bar gives its value and, in brackets, how many times the smallest it is.")
-    else:
-        decades = max(1, math.ceil(math.log10(max(top, BAR_FLOOR * 10) / BAR_FLOOR)))
-        units = ["1 kB", "10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "10 GB", "100 GB", "1 TB", "10 TB"]
-        # a gridline every decade, a label every thousand (kB, MB, GB...), so labels never crowd
-        ticks = "".join(f'<span style="left:{100 * i / decades:.2f}%">{units[i]}</span>'
-                        for i in range(0, decades + 1, 3) if i < len(units))
-        grid = 100 / decades
+def _name_html(name: str) -> str:
+    """A function's name that may wrap after its underscores, never inside a word."""
+    return "_<wbr>".join(html.escape(part) for part in name.split("_"))
 
-        def width(value: float) -> float:
-            return 0.0 if value < BAR_FLOOR else min(100.0, 100.0 * math.log10(value / BAR_FLOOR) / decades)
 
-        note = ("Logarithmic scale (the values are more than 100× apart), one gridline per factor of ten; "
-                "values under 1 kB draw no bar. Each bar gives its value and how many times the smallest it is.")
-    self.body.append(
-        f'<figure class="jaxhlo-bars" style="--jaxhlo-decade:{grid:.4f}%">'
-        f'<figcaption>{html.escape(node["title"])}</figcaption><div class="jaxhlo-bars-grid">'
-        f'<div></div><div class="jaxhlo-bar-axis" aria-hidden="true">{ticks}</div><div></div>')
-    for label, value, text in bars:
-        self.body.append(
-            f'<div class="jaxhlo-bar-label">{html.escape(label)}</div>'
-            f'<div class="jaxhlo-bar-track" role="img" aria-label="{_attr(label)}: {_attr(text)}">'
-            f'<div class="jaxhlo-bar" style="width:{width(value):.1f}%"></div></div>'
-            f'<div class="jaxhlo-bar-value">{html.escape(text)}</div>')
-    self.body.append(f'</div><p class="jaxhlo-bars-note">{html.escape(note)}</p></figure>\n')
+def visit_bars_html(self: HTMLTranslator, node: jaxhlo_bars) -> None:
+    """A panel per measure, each with its own axis: linear when the values are close (so
+    269 MB and 1.1 GB look 4x apart), else logarithmic with a gridline per decade (so
+    50 MB and 20 GB read as three decades apart, not as 0 % and 100 %).  In a panel,
+    a title per target, then its bars: label, bar (the arguments and outputs of a
+    peak lighter), value."""
+    chart = node["chart"]
+    out = [f'<figure class="jaxhlo-bars"><figcaption>{html.escape(chart.title)}</figcaption>']
+    for panel in chart.panels:
+        ticks, grid, width = _axis(panel.top, panel.scale)
+        out.append(f'<div class="jaxhlo-bars-panel" data-measure="{_attr(panel.measure)}" '
+                   f'style="--jaxhlo-decade:{grid:.4f}%"><p class="jaxhlo-bars-title">{html.escape(panel.title)}</p>'
+                   f'<div class="jaxhlo-bars-grid"><div class="jaxhlo-bar-axis" aria-hidden="true">{ticks}</div>')
+        for group in panel.groups:
+            out.append(f'<div class="jaxhlo-bar-target">{html.escape(group.title)}</div>')
+            for bar in group.bars:
+                base = f'<div class="jaxhlo-bar-base" style="width:{width(bar.base):.1f}%"></div>' if bar.base else ""
+                # the bar is an empty box: a reader without the picture gets the name, the
+                # target above it and the value beside it
+                out.append(f'<div class="jaxhlo-bar-label">{_name_html(bar.label)}</div>'
+                           f'<div class="jaxhlo-bar-track">'
+                           f'<div class="jaxhlo-bar" style="width:{width(bar.value):.1f}%"></div>{base}</div>'
+                           f'<div class="jaxhlo-bar-value">{html.escape(bar.text)}</div>')
+        out.append(f'</div><p class="jaxhlo-bars-note">{html.escape(panel.note)}</p></div>')
+    self.body.append("".join(out) + "</figure>\n")
     raise nodes.SkipNode
 
 
@@ -285,9 +296,9 @@ def _cell_html(cell: Any, prefix: str, count: int) -> str:
     return f"<td{tone}>{text}</td>"
 
 
-#: Tables with a column per target that reflow where the example is narrow: each row
-#: becomes a block, each cell a line titled with its target (``data-h``, jaxhlo.css).
-REFLOWING = frozenset({"compare", "variants"})
+#: Tables with a column per target or variant that reflow where the example is narrow: each
+#: row becomes a block, each cell a line titled with its column (``data-h``, jaxhlo.css).
+REFLOWING = frozenset({"compare", "variants", "differences"})
 
 
 def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True) -> str:

@@ -1,7 +1,8 @@
 """The tables across targets and variants, and the verdicts they are made of.
 
 The side-by-side table (a column per target), the variants table (a row per
-function) and its chart's scale and bar texts; the short words for a reduction
+function) and what it shows of each variant (:func:`variant_measure`, which the
+chart of :mod:`sphinx_jaxhlo.render.chart` draws); the short words for a reduction
 verdict, a failed compile or a missing report that those tables and the text
 output share.  No docutils, no Sphinx, no jax.
 """
@@ -18,8 +19,6 @@ from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate
 
 __all__ = [
-    "bar_text",
-    "chart_scale",
     "comparison_table",
     "compile_error_title",
     "reduction_verdict",
@@ -148,7 +147,7 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
 
     # peak first: it answers "does it fit" on every target (a TPU's temp is 0 for most programs)
     rows = [row("peak memory", peak), row("temp memory", temp), row("largest intermediate", largest)]
-    if any(rep.verdict_reductions for rep in ok):
+    if display.verdicts and any(rep.verdict_reductions for rep in ok):
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
     rows.append(row("kernels", lambda rep: str(rep.kernels)))
@@ -187,7 +186,8 @@ def variants_title(measures: Sequence[str]) -> str:
 
 def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                    results: dict[tuple[str, str], Result], display: Display) -> Table:
-    """Temp memory (and the reduction verdict) of each function on each target."""
+    """Temp memory (a TPU's peak) of each function on each target, and its reductions'
+    verdict when the example gives verdicts (:attr:`Display.verdicts`)."""
     rows = []
     measures = []
     for fn in functions:
@@ -199,36 +199,15 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
             elif r.report is None or r.report.error:
                 cells.append(Cell(short_status(r)))
             else:
-                verdict = reduction_verdict(r.report)
+                verdict = reduction_verdict(r.report) if display.verdicts else ""
                 measure, value = variant_measure(target, r.report)
                 measures.append(measure)
                 text = measure_text(measure, value)
                 text += f", {verdict}" if verdict else ""
-                cells.append(Cell(text, tone="bad" if has_problem(r.report, display) else ""))
+                bad = display.verdicts and has_problem(r.report, display)
+                cells.append(Cell(text, tone="bad" if bad else ""))
         rows.append(Row(tuple(cells)))
-    return Table("variants", f"{variants_title(measures)} and reductions, by variant and target",
+    what = " and reductions" if display.verdicts else ""
+    return Table("variants", f"{variants_title(measures)}{what}, by variant and target",
                  ("function", *[t for _, t in targets]),
                  tuple(rows), total=len(rows))
-
-
-# -- the chart -----------------------------------------------------------------------------------------
-
-def chart_scale(values: Sequence[float], mode: str = "auto") -> str:
-    """``linear`` or ``log``: ``auto`` is linear when the positive values are within
-    100x of each other, logarithmic otherwise."""
-    if mode in ("linear", "log"):
-        return mode
-    positive = [v for v in values if v > 0]
-    if not positive:
-        return "linear"
-    return "linear" if max(positive) <= 100 * min(positive) else "log"
-
-
-def bar_text(value: float, smallest: float, measure: str = "temp") -> str:
-    """``604 MB (2.2×)``, ``peak 4.4 MB (1.5×)``: the value as the table gives it and
-    its ratio to the smallest positive value of the same measure."""
-    if value <= 0 or smallest <= 0:
-        return measure_text(measure, value)
-    ratio = value / smallest
-    shown = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
-    return f"{measure_text(measure, value)} ({shown}×)"

@@ -130,13 +130,16 @@ def reason_nodes(reason: Reason) -> list[nodes.Node]:
 # -- parts -------------------------------------------------------------------
 
 def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None,
-                  source: str = "") -> list[nodes.Node]:
+                  source: str = "", difference: Finding | None = None) -> list[nodes.Node]:
     """The findings in words (the lines they name linked to the listing), then the
-    detail tables, collapsed."""
-    out: list[nodes.Node] = [finding_node(f, links, source) for f in findings(report, display)]
+    detail tables, collapsed.
+
+    :param difference: in a comparison of variants, what this one stores that the others
+        do not (:func:`sphinx_jaxhlo.render.findings.findings`)."""
+    out: list[nodes.Node] = [finding_node(f, links, source) for f in findings(report, display, difference)]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
-    for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
+    for build in rowmodel.detail_tables(display):
         model = build(report, display)
         if model.rows:  # a table with no row is not drawn
             out.append(collapsed_table(model, links))
@@ -208,8 +211,10 @@ def text_nodes(title: str, text: str, language: str, opened: bool, detail: str =
     return [jaxhlo_text(title=f"{title} ({detail}{lines:,} lines)", text=text, language=language, open=opened)]
 
 
-def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> list[nodes.Node]:
-    """The per-target parts of one (function, target), in the order of ``parts``."""
+def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
+                 difference: Finding | None = None) -> list[nodes.Node]:
+    """The per-target parts of one (function, target), in the order of ``parts``;
+    ``difference``: what it stores that the other variants do not (:func:`summary_nodes`)."""
     out: list[nodes.Node] = []
     if result.missing:
         return [para(f"Not compiled for {result.target_title}: {result.missing}", classes=["jaxhlo-missing"])]
@@ -231,7 +236,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str]) -> lis
         out.append(literal_block("\n".join([call, *([""] if code else []), *code]), "python"))
     for part in parts:
         if part == "summary":
-            out += summary_nodes(report, view.display, links, view.source)
+            out += summary_nodes(report, view.display, links, view.source, difference)
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"

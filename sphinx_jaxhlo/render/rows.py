@@ -24,7 +24,7 @@ What the default view leaves out, and why:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ __all__ = [
     "buffer_table",
     "collective_table",
     "cost_table",
+    "detail_tables",
     "fusion_table",
     "is_intermediate",
     "largest_intermediate",
@@ -173,13 +174,14 @@ class OpLookup:
             self._ops[name] = found
         return self._ops[name]
 
-    def kernel(self, name: str, computation: str = "") -> str:
-        """An instruction in a reader's words: ``dot + cosine (line 4)``, its ops and lines."""
+    def kernel(self, name: str, computation: str = "", lines: bool = True) -> str:
+        """An instruction in a reader's words: ``dot + cosine (line 4)``, its ops and
+        (unless ``lines`` is false) its source lines."""
         f = self.fusions.get((computation, name)) or self.by_name.get(name)
         if f is None:
             return self.op(name) or "an instruction"
         what = " + ".join(f.ops[:4]) + (" …" if len(f.ops) > 4 else "") if f.ops else f.kind
-        return what + (f" ({lines_text(f.source_lines)})" if f.source_lines else "")
+        return what + (f" ({lines_text(f.source_lines)})" if lines and f.source_lines else "")
 
 
 def _limit(items: list[Any], shown: list[Any], display: Display, fallback: list[Any] | None = None) -> list[Any]:
@@ -215,7 +217,8 @@ def buffer_table(report: Report, display: Display) -> Table:
     # with nothing computed stored, the copies of arguments are what there is to show
     chosen = _limit(ordered, [m for m in computed if not is_scalar(m.shape)], display, fallback=computed or ordered)
     threshold = display.threshold(report)
-    stored = {r.input_materialized for r in report.verdict_reductions if not r.fused}
+    # red: stored data an unfused reduction reads (a verdict: not in an example without them)
+    stored = {r.input_materialized for r in report.verdict_reductions if not r.fused} if display.verdicts else set()
     rows = []
     for m in chosen:
         made = m.producer_op or ops.kernel(m.producer, m.computation)
@@ -300,6 +303,14 @@ def reduction_table(report: Report, display: Display) -> Table:
                         lines=tuple(r.source_lines), tone="bad" if tone == "bad" else ""))
     return Table("reductions", "Reductions", ("reduction", "of", "reads", "verdict", "source", "HLO"), tuple(rows),
                  total=len(ordered), left_out="the reductions the compiler made")
+
+
+def detail_tables(display: Display) -> tuple[Callable[[Report, Display], Table], ...]:
+    """The detail tables of a report's summary, in order: the kernels, the materialized
+    buffers and, where the example gives verdicts (:attr:`Display.verdicts`), the reductions."""
+    if display.verdicts:
+        return fusion_table, buffer_table, reduction_table
+    return fusion_table, buffer_table
 
 
 def memory_table(report: Report) -> Table:

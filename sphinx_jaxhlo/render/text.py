@@ -87,7 +87,7 @@ def summary_text(report: Report, display: Display | None = None) -> str:
             parts.append(reason_text(f.reason))
     if report.analysis_error:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
-    for build in (rowmodel.fusion_table, rowmodel.buffer_table, rowmodel.reduction_table):
+    for build in rowmodel.detail_tables(display):
         model = build(report, display)
         if model.rows:
             parts.append(model_text(model))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 4
+ENV_VERSION = 5
 STATIC = Path(__file__).parent.parent / "static"
 
 

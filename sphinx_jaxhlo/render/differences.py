@@ -1,0 +1,199 @@
+"""What differs between the variants of an example: the buffers one stores and another does not.
+
+An example with several functions compares variants of one computation (with
+and without ``jax.checkpoint``, with a dot or written out...).  Its reader
+asks what changed; a buffer that every variant stores (the gradient accumulator
+of a weight, say) does not answer that, however large.  So the comparison leads
+with the differences, found by these rules:
+
+- On each target, each variant's intermediates (the materialized buffers that
+  hold computed data: no copies of arguments, no host buffers, no integer or
+  boolean scalars) are counted by **shape and producer**: the JAX operation that made the buffer, or
+  its kernel's ops, without source lines (HLO names and line numbers change
+  between variants; what was computed, and in which shape, does not).
+- A (shape, producer) is a **difference** when its count is not the same in
+  every variant that compiled on that target.  The differences are ordered by
+  the bytes they differ by (the count's spread times one buffer's size), the
+  largest first.
+- A buffer here is a value stored between two kernels; buffers whose lives do
+  not overlap may share memory, so their sizes do not add up to temp memory,
+  and the same buffers can take different temp memory when they live longer.
+
+The table (``differences_table``) comes first in the example's summary; in
+each target's panel, one finding (``variant_finding``) says the same of that
+variant in words, in place of the largest intermediate.
+No docutils, no Sphinx, no jax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.render.display import Display
+from sphinx_jaxhlo.render.findings import Finding
+from sphinx_jaxhlo.render.rows import Cell, OpLookup, Row, Table, code, is_intermediate, is_scalar, lines_text
+
+__all__ = ["Difference", "differences", "differences_table", "target_differences", "variant_finding"]
+
+#: Differences per target shown in the table by default (``rows=None``: all).
+SHOWN_PER_TARGET = 3
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Buffers of one shape and producer whose count is not the same in every variant."""
+
+    shape: str
+    #: What made them, in a reader's words (``dot_general``, ``broadcast + copy``).
+    made_by: str
+    #: Bytes of one buffer.
+    bytes: int
+    #: How many each variant stores, in the order of the variants compared.
+    counts: tuple[int, ...]
+    #: Source lines of the producers, in any variant.
+    lines: tuple[int, ...] = ()
+
+    @property
+    def spread(self) -> int:
+        """The bytes the variants differ by: the count's spread times one buffer."""
+        return (max(self.counts) - min(self.counts)) * self.bytes
+
+    @property
+    def made_by_text(self) -> str:
+        """``while (line 11)``."""
+        return self.made_by + (f" ({lines_text(self.lines)})" if self.lines else "")
+
+
+def _counted(report: Report) -> dict[tuple[str, str], tuple[int, int, set[int]]]:
+    """(shape, producer) -> (count, bytes of one, source lines) of a report's intermediates."""
+    ops = OpLookup(report)
+    out: dict[tuple[str, str], tuple[int, int, set[int]]] = {}
+    for m in report.materialized:
+        if not is_intermediate(m) or is_scalar(m.shape):
+            continue
+        key = (m.shape, m.producer_op or ops.kernel(m.producer, m.computation, lines=False))
+        count, size, lines = out.get(key, (0, m.bytes, set()))
+        out[key] = (count + 1, max(size, m.bytes), lines | set(m.source_lines))
+    return out
+
+
+def differences(reports: Sequence[Report]) -> list[Difference]:
+    """The differences between the reports of one target (one per variant, in order),
+    the largest first."""
+    counted = [_counted(r) for r in reports]
+    keys = sorted({k for c in counted for k in c})
+    out = []
+    for key in keys:
+        counts = tuple(c[key][0] if key in c else 0 for c in counted)
+        if len(set(counts)) == 1:
+            continue
+        size = max(c[key][1] for c in counted if key in c)
+        lines = sorted({n for c in counted if key in c for n in c[key][2]})
+        out.append(Difference(key[0], key[1], size, counts, tuple(lines)))
+    out.sort(key=lambda d: (-d.spread, d.shape, d.made_by))
+    return out
+
+
+def compared(functions: Sequence[str], target: str,
+             results: dict[tuple[str, str], Result]) -> tuple[list[str], list[Report]]:
+    """The variants that compiled on ``target`` and their reports, in order."""
+    names, reports = [], []
+    for fn in functions:
+        r = results.get((fn, target))
+        if r is not None and r.report is not None and not r.report.error:
+            names.append(fn)
+            reports.append(r.report)
+    return names, reports
+
+
+def target_differences(functions: Sequence[str], target: str,
+                       results: dict[tuple[str, str], Result]) -> tuple[list[str], list[Difference]]:
+    """The variants compared on one target and their differences (none with fewer than two)."""
+    names, reports = compared(functions, target, results)
+    return names, (differences(reports) if len(reports) > 1 else [])
+
+
+def _count_cell(count: int, size: int) -> Cell:
+    return Cell("none" if not count else f"{count} × {format_bytes(size)}")
+
+
+def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
+                      results: dict[tuple[str, str], Result], display: Display) -> Table | None:
+    """The table the comparison leads with: per target, the largest differences (a row
+    per shape and producer, each variant's count), or a row that says there is none.
+    ``None`` when no target has two variants to compare."""
+    rows: list[Row] = []
+    total = 0
+    for target, title in targets:
+        names, found = target_differences(functions, target, results)
+        if len(names) < 2:
+            continue
+        if not found:
+            rows.append(Row((Cell(title), Cell("—"), Cell("the same buffers in every variant"),
+                             *[Cell("same") if fn in names else Cell("—") for fn in functions])))
+            total += 1
+            continue
+        total += len(found)
+        shown = found if display.rows is None else found[:SHOWN_PER_TARGET]
+        for i, d in enumerate(shown):
+            counts = dict(zip(names, d.counts, strict=True))
+            # the target titles its first row only: its rows read as one group
+            cells = [Cell(title if i == 0 else ""), code(d.shape), Cell(d.made_by_text),
+                     *[_count_cell(counts[fn], d.bytes) if fn in counts else Cell("—") for fn in functions]]
+            rows.append(Row(tuple(cells), lines=d.lines))
+    if not rows:
+        return None
+    return Table("differences", "What differs between the variants: buffers stored, by shape and producer",
+                 ("target", "shape", "made by", *functions), tuple(rows), total=total,
+                 left_out="smaller differences",
+                 note="Each buffer is a value stored between two kernels. Buffers whose lives do not overlap "
+                      "share memory, so their sizes do not add up to temp memory.")
+
+
+def _items(i: int, names: Sequence[str], found: Sequence[Difference]) -> list[tuple[int, str, str, str]]:
+    """What variant ``i`` stores more or fewer of than another, by shape, largest first:
+    (bytes, ``12 more f32[8,512,1024]``, the other variant's name, ``16.8 MB each; made by ...``)."""
+    by_shape: dict[tuple[str, str, str], tuple[int, int, list[str]]] = {}
+    for d in found:
+        others = [(c, names[j]) for j, c in enumerate(d.counts) if j != i]
+        low, high = min(others), max(others)
+        mine = d.counts[i]
+        for delta, other, way in ((mine - low[0], low[1], "more"), (high[0] - mine, high[1], "fewer")):
+            if delta > 0:
+                key = (d.shape, way, other)
+                n, size, makers = by_shape.get(key, (0, d.bytes, []))
+                by_shape[key] = (n + delta, max(size, d.bytes), [*makers, d.made_by])
+    out = []
+    for (shape, way, other), (n, size, makers) in by_shape.items():
+        each = f"{format_bytes(size)} each" if n > 1 else format_bytes(size)
+        made = ", ".join(makers[:-1]) + " and " + makers[-1] if len(makers) > 1 else makers[0]
+        out.append((n * size, f"{n} {way} {shape}", other, f"{each}, made by {made}"))
+    out.sort(key=lambda item: -item[0])
+    return out
+
+
+def variant_finding(function: str, names: Sequence[str], found: Sequence[Difference]) -> Finding | None:
+    """What ``function`` stores more or fewer of than the other variants, in words (the
+    two largest differences, their producers without the lines the table gives);
+    ``None`` when it is not among the variants compared."""
+    if function not in names or len(names) < 2:
+        return None
+    i = names.index(function)
+    others = [n for n in names if n != function]
+    items = _items(i, names, found)
+    if not items:
+        who = others[0] if len(others) == 1 else "every other variant"
+        return Finding("info", "", f"The same buffers as {who}, by shape and producer.")
+    shown = items[:2]
+    rest = len(items) - len(shown)
+    more = f"; and {rest} smaller difference{'s' if rest > 1 else ''}" if rest else ""
+    if len({other for _, _, other, _ in items}) == 1:
+        text = f"Compared with {items[0][2]}: " + "; ".join(f"{what} ({detail})" for _, what, _, detail in shown)
+    else:
+        text = "Compared with the other variants: " + "; ".join(
+            f"{what} than {other} ({detail})" for _, what, other, detail in shown)
+    return Finding("info", "", text + more + ".")

@@ -1098,9 +1098,8 @@ ENTRY %e (x: f32[100,40]) -> f32[100] {
 ORIGIN = """
 ENTRY %e (x: f32[100]) -> {out} {{
   %x = f32[100]{{0}} parameter(0)
-  %s = f32[100]{{0}} sine(%x)
   %z = f32[] constant(0)
-  ROOT %r = {out} {op}(%s, %z), {dims}, to_apply=%add{meta}
+  ROOT %r = {out} {op}(%x, %z), {dims}, to_apply=%add{meta}
 }}
 """
 
@@ -1915,7 +1914,7 @@ def test_a_kernel_that_reads_the_whole_loop_state_made_new_data() -> None:
 # -- why a stored buffer was not fused (sphinx_jaxhlo.hlo.reasons) ---------------------------
 
 from sphinx_jaxhlo.core.report import Fusion, Materialized, Reason  # noqa: E402
-from sphinx_jaxhlo.hlo.reasons import attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
+from sphinx_jaxhlo.hlo.reasons import Written, attach_reasons, backend_of, producer_kind, reason_for  # noqa: E402
 
 
 def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = None) -> Fusion:
@@ -1969,34 +1968,90 @@ GEMM = kernel("g", ["dot"], kind="Custom", custom="__triton_gemm")
 YNN_REDUCE = kernel("r", ["reduce"], kind="Custom", custom="__ynn_fusion")
 
 
-@pytest.mark.parametrize(("kind", "producer", "consumer", "backend", "words", "source"), [
-    ("gemm", GEMM, None, "gpu", "priority fusion", "xla/backends/gpu/transforms/priority_fusion.cc"),
-    ("gemm", GEMM, None, "cpu", "never loop-fused", "xla/service/cpu/cpu_instruction_fusion.cc"),
-    ("gemm", GEMM, None, "tpu", "written to memory in full", ""),
-    ("elementwise", kernel("c", ["multiply", "cosine"]), YNN_REDUCE, "cpu", "does not take cosine",
-     "xla/backends/cpu/ynn_support.cc"),
-    ("elementwise", kernel("c", ["exponential"]), YNN_REDUCE, "cpu", "does not fuse other kernels into it",
-     "xla/service/cpu/cpu_instruction_fusion.cc"),
-    ("elementwise", kernel("c", ["exponential"]), kernel("r", ["reduce"]), "gpu", "does not say why", ""),
-    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "gpu", "read by 3 kernels",
-     "xla/backends/gpu/transforms/priority_fusion.cc"),
-    ("multi-reader-fusion", kernel("m", ["exponential"]), None, "cpu", "compute it 3 times", ""),
-    ("loop-output", kernel("w", ["while"], kind="while"), None, "gpu", "loop's or a branch's boundary", ""),
-    ("branch-output", kernel("w", ["call"], kind="call"), None, "cpu", "loop's or a branch's boundary", ""),
-    ("collective", kernel("a", ["all-gather"]), None, "gpu", "between devices", ""),
-    ("sort", kernel("s", ["sort"]), None, "gpu", "a sort: a kernel of its own", "xla/service/gpu/gpu_fusible.cc"),
-    ("scatter", kernel("s", ["scatter"]), None, "cpu", "a scatter", "xla/service/cpu/cpu_instruction_fusion.cc"),
-    ("custom-call", kernel("s", ["custom-call"]), None, "tpu", "a custom call", ""),
-    ("gather", kernel("s", ["gather"]), None, "gpu", "a gather, stored", ""),
+PRIORITY_FUSION = "xla/backends/gpu/transforms/priority_fusion.cc"
+LIBRARY_REWRITER = "xla/backends/cpu/transforms/library_rewriter.cc"
+CPU_LOOP_FUSION = "xla/service/cpu/cpu_instruction_fusion.cc"
+
+
+@pytest.mark.parametrize(("kind", "producer", "consumer", "readers", "backend", "words", "rule", "source"), [
+    ("gemm", GEMM, None, 1, "gpu", "priority fusion does not take it in", "IsFusible (file-local in priority_fusion.cc)",
+     PRIORITY_FUSION),
+    ("gemm", GEMM, None, 1, "cpu", "does not fuse a dot", "CpuInstructionFusion::ShouldFuse", CPU_LOOP_FUSION),
+    ("gemm", GEMM, None, 1, "tpu", "written to memory in full", "", ""),
+    # the CPU's YNN reduction: the library rewriter decided, by its one-user rule, its op table, its types
+    ("gemm", GEMM, YNN_REDUCE, 2, "cpu", "this one has 2 readers", "LibraryRewriter::AddFusionCandidates",
+     LIBRARY_REWRITER),
+    ("elementwise", kernel("c", ["multiply", "cosine"]), YNN_REDUCE, 1, "cpu", "does not take cosine",
+     "IsElementwiseOpSupportedByYnn", "xla/backends/cpu/ynn_support.cc"),
+    ("elementwise", kernel("c", ["compare", "select"]), YNN_REDUCE, 1, "cpu", "does not take compare or select",
+     "IsElementwiseOpSupportedByYnn", "xla/backends/cpu/ynn_support.cc"),
+    ("multi-reader-fusion", kernel("c", ["multiply", "cosine"]), YNN_REDUCE, 3, "cpu", "this one has 3 readers",
+     "LibraryRewriter::AddFusionCandidates", LIBRARY_REWRITER),
+    ("scatter", kernel("s", ["scatter"]), YNN_REDUCE, 1, "cpu", "a scatter is not one of them",
+     "YnnMatcher::IsOpSupported", "xla/backends/cpu/transforms/ynn_matcher.h"),
+    ("elementwise", kernel("c", ["exponential"]), YNN_REDUCE, 1, "cpu", "the HLO alone does not say which",
+     "CpuInstructionFusion::ShouldFuse", CPU_LOOP_FUSION),
+    ("elementwise", kernel("c", ["exponential"]), kernel("r", ["reduce"]), 1, "gpu", "does not say why", "", ""),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, 3, "gpu", "read by 3 kernels",
+     "PriorityFusionQueue::CanFuseWithAllNonBitcastUsers", PRIORITY_FUSION),
+    ("multi-reader-fusion", kernel("m", ["exponential"]), None, 3, "cpu", "compute it 3 times",
+     "CpuInstructionFusion::ShouldFuse", CPU_LOOP_FUSION),
+    ("multi-output", kernel("m", ["multiply", "sine", "reduce"], kind="Input"), None, 2, "gpu", "as a second output",
+     "MultiOutputFusion", "xla/backends/gpu/transforms/multi_output_fusion.cc"),
+    ("reduction", kernel("r", ["reduce"], kind="Input"), None, 1, "gpu", "does not fuse a reduction into",
+     "PriorityFusionQueue::CanFuseWithNativeEmitter", PRIORITY_FUSION),
+    ("loop-output", kernel("w", ["while"], kind="while"), None, 1, "gpu", "loop's or a branch's boundary", "", ""),
+    ("branch-output", kernel("w", ["call"], kind="call"), None, 1, "cpu", "loop's or a branch's boundary", "", ""),
+    ("collective", kernel("a", ["all-gather"]), None, 1, "gpu", "between devices", "", ""),
+    # on the GPU, priority fusion's own IsFusible, and CanEmitInputFusedScatter for a scatter
+    ("sort", kernel("s", ["sort"]), None, 1, "gpu", "a sort: a kernel of its own", "IsFusible (file-local",
+     PRIORITY_FUSION),
+    ("scatter", kernel("s", ["scatter"]), None, 1, "gpu", "a scatter", "CanEmitInputFusedScatter",
+     "xla/service/gpu/gpu_fusible.cc"),
+    ("scatter", kernel("s", ["scatter"]), None, 1, "cpu", "a scatter", "CpuInstructionFusion::ShouldFuse",
+     CPU_LOOP_FUSION),
+    ("custom-call", kernel("s", ["custom-call"]), None, 1, "tpu", "a custom call", "", ""),
+    ("gather", kernel("s", ["gather"]), None, 1, "gpu", "a gather, stored", "", ""),
 ])  # fmt: skip
-def test_why_it_was_not_fused(kind: str, producer: Fusion, consumer: Fusion | None, backend: str, words: str,
-                              source: str) -> None:
-    reason = reason_for(kind, producer, consumer, 3, backend)
+def test_why_it_was_not_fused(kind: str, producer: Fusion, consumer: Fusion | None, readers: int, backend: str,
+                              words: str, rule: str, source: str) -> None:
+    reason = reason_for(kind, producer, consumer, readers, backend)
     assert (reason.producer_kind, reason.source_file, reason.quoted) == (kind, source, None)
     assert words in reason.text
-    assert bool(reason.rule) == bool(source)
+    assert reason.rule.startswith(rule) and bool(reason.rule) == bool(rule)
     assert reason.derived
     assert "jaxhlo-guide-bounded-scan" in reason.alternatives
+
+
+@pytest.mark.parametrize(("written", "words", "rule"), [
+    # the dtype gate of IsElementwiseOpSupportedByYnn: f16 is not taken, bf16 is
+    (Written("exponential", dtypes=frozenset({"f16", "f32"})), "that f16 does not pass", "IsElementwiseOpSupportedByYnn"),
+    (Written("exponential", dtypes=frozenset({"bf16", "f32"})), "does not say which", "CpuInstructionFusion"),
+])  # fmt: skip
+def test_the_ynn_dtype_gate(written: Written, words: str, rule: str) -> None:
+    reason = reason_for("elementwise", kernel("c", ["exponential", "convert"]), YNN_REDUCE, 1, "cpu", written)
+    assert words in reason.text and reason.rule.startswith(rule)
+
+
+@pytest.mark.parametrize(("reduced", "rule"), [(15, ""), (16, "PriorityFusionQueue::CanFuseWithNativeEmitter")])
+def test_a_reduction_into_a_reduction_on_the_gpu_by_its_length(reduced: int, rule: str) -> None:
+    # CanFuseWithNativeEmitter keeps out reductions of 16 elements or more per result; shorter ones go to the
+    # cost model, which the HLO does not show
+    reason = reason_for("reduction", kernel("r", ["reduce"], kind="Input"), None, 1, "gpu",
+                        Written("reduce", reduced=reduced))
+    assert reason.rule.startswith(rule) and bool(reason.rule) == bool(rule)
+
+
+def test_what_made_it_by_how_the_element_was_written() -> None:
+    kernel_ = kernel("m", ["multiply", "sine", "reduce"], kind="Input")
+    # an output a reduce wrote: another reduction's result; another output of a reducing kernel: its second output
+    assert producer_kind(kernel_, 2, None, "gpu", Written("reduce", outputs=2)) == "reduction"
+    assert producer_kind(kernel_, 2, None, "gpu", Written("multiply", outputs=2)) == "multi-output"
+    assert producer_kind(kernel_, 2, None, "gpu", Written("multiply", outputs=1)) == "multi-reader-fusion"
+    # a YNN kernel whose result a reduce wrote is another reduction
+    ynn = kernel("y", ["multiply", "reduce"], kind="Custom", custom="__ynn_fusion")
+    assert producer_kind(ynn, 2, None, "cpu", Written("reduce")) == "reduction"
+    assert producer_kind(ynn, 2, None, "cpu", Written("multiply")) == "ynn"
 
 
 def test_alternatives_follow_what_made_the_buffer() -> None:
@@ -2030,7 +2085,7 @@ def test_the_seeds_reasons() -> None:
 
     (gpu,) = reasons("gpu:h100")
     assert gpu.reason is not None and gpu.reason.producer_kind == "gemm"
-    assert gpu.reason.rule.startswith("priority-fusion")
+    assert gpu.reason.rule == "IsFusible (file-local in priority_fusion.cc), through PriorityFusionQueue::CanFuse"
     (cpu,) = reasons("cpu")
     assert cpu.reason is not None and cpu.reason.producer_kind == "elementwise"
     assert "cosine" in cpu.reason.text and cpu.reason.source_file == "xla/backends/cpu/ynn_support.cc"
@@ -2065,7 +2120,8 @@ def test_the_reason_in_one_paragraph() -> None:
     reason = reason_for("gemm", GEMM, None, 1, "gpu")
     text = reason_sentence(reason)
     assert text.startswith("Why: the stored data is the output of a GEMM (a matrix product). On the GPU")
-    assert "Rule: priority-fusion (PriorityFusionQueue::CanFuse), in xla/backends/gpu/transforms/priority_fusion.cc." in text
+    assert ("Rule: IsFusible (file-local in priority_fusion.cc), through PriorityFusionQueue::CanFuse, in "
+            "xla/backends/gpu/transforms/priority_fusion.cc.") in text
     assert text.endswith("(derived from the HLO)")
     reason.quoted = "the producer is not fusible"
     assert reason_sentence(reason).endswith("(the compiler's own record is quoted below)")

@@ -99,6 +99,9 @@ class FusionDecision:
     consumer_instructions: list[str] = field(default_factory=list)
     #: How the names were mapped to the optimized module, or why not.
     mapping: str = ""
+    #: Where the producer became one output of a multi-output kernel of the
+    #: optimized module: which output (its index in the kernel's result); else ``None``.
+    producer_element: int | None = None
 
 
 @dataclass
@@ -208,6 +211,9 @@ class Reduction:
     #: reads and why it was not fused into this reduction; ``None`` otherwise.
     #: Why the stored buffer it reads was not fused into it (unfused reductions).
     reason: Reason | None = None
+    #: A reduction of the program's too small to decide its summary and checks
+    #: (the line is stated in ``sphinx_jaxhlo.hlo.fusion``); it keeps its verdict.
+    minor: bool = False
 
     @property
     def fused(self) -> bool:
@@ -481,6 +487,13 @@ class Report:
         return [r for r in self.reductions if r.is_users]
 
     @property
+    def deciding_reductions(self) -> list[Reduction]:
+        """The reductions that decide the summary and the checks: the
+        program's own (:attr:`verdict_reductions`) but those too small to
+        matter (:attr:`Reduction.minor`)."""
+        return [r for r in self.reductions if r.is_users and not r.minor]
+
+    @property
     def compiler_reductions(self) -> list[Reduction]:
         """The reductions the compiler made (split-K stages, prefix scans, second stages...)."""
         return [r for r in self.reductions if not r.is_users]
@@ -493,7 +506,7 @@ class Report:
     @property
     def all_reductions_fused(self) -> bool | None:
         """True/False when there are reductions, ``None`` when there are none."""
-        reductions = self.verdict_reductions
+        reductions = self.deciding_reductions
         if not reductions:
             return None
         return all(r.fused for r in reductions)

@@ -29,7 +29,11 @@ The rules for reductions, applied here:
   pieces, a ``reverse``, a ``transpose`` or a ``copy`` pass the whole buffer
   on; a ``slice``, a ``dynamic-slice`` or a ``gather`` only the part they
   take; a ``broadcast`` or an elementwise op with a broadcast scalar repeats
-  data the kernel read once, and the repeats are computed, not stored.  Each
+  data the kernel read once, and the repeats are computed, not stored; the
+  predicate of a ``select`` (``jnp.where(mask, s, -inf)``) chooses between
+  values: it counts for rule 2 below (a dropout mask as large as the data
+  decides every value), not for rule 1 (a causal mask broadcast over the
+  heads is no short broadcast of the reduced data).  Each
   buffer counts once, by its largest path.  Elements, not bytes: a
   ``convert`` on the way changes the bytes of each value, not which values
   went to memory.  The reduction is unfused when either holds:
@@ -205,8 +209,8 @@ def analyze_module(text_or_module: str | HloModule, source_file: str | None = "e
 
 
 #: A step of :meth:`_Analyzer.walk`: computation, instruction, the fusions
-#: around it, whether data still flows, whether as is, elements that reach.
-_WalkItem = tuple[str, str, tuple[tuple[str, str], ...], bool, bool, int]
+#: around it, whether data still flows, whether as is, elements that reach, whether as values.
+_WalkItem = tuple[str, str, tuple[tuple[str, str], ...], bool, bool, int, bool]
 
 
 _WINDOW_SIZE_RE = re.compile(r"size=([\dx]+)")
@@ -498,14 +502,16 @@ class _Analyzer(BufferAnalyzer):
             result = max(_result_elements(reduce), 1)
         row = max(in_shape.elements // result, 1)
         fused_with: set[tuple[str, str]] = set()
-        inputs: list[tuple[str, bool, int]] = []  # (top-level operand, reached as is, elements that reach)
+        # (top-level operand, reached as is, elements that reach, as values rather than as a select's predicate)
+        inputs: list[tuple[str, bool, int, bool]] = []
         for operand in data:
             self.walk(where.name, operand, chain, fused_with, inputs)
         partial_of = None
         stored: dict[str, int] = {}  # buffer -> the most elements of it that reach the reduce
         sizes: dict[str, int] = {}
         producers: dict[str, HloInstruction] = {}
-        for operand, as_is, reach in inputs:
+        valued: dict[str, int] = {}  # the same, along paths that carry values (not a select's predicate)
+        for operand, as_is, reach, values in inputs:
             name, producer, index = self.resolve(comp, operand)
             if producer is None or self.holds_argument_data(comp, producer, index, loop_state=True):
                 # an argument (or loop state), or a copy of one, was in memory
@@ -515,10 +521,12 @@ class _Analyzer(BufferAnalyzer):
                 partial_of = name  # partial results of a split reduction
                 continue
             stored[name] = max(stored.get(name, 0), reach)
+            if values:
+                valued[name] = max(valued.get(name, 0), reach)
             sizes[name] = _element_count(producer, index)
             producers[name] = producer
         materialized = None
-        biggest = max(stored.values(), default=0)
+        biggest = max(valued.values(), default=0)
         if stored and ((biggest > max(result, row) and biggest * SHORT_BROADCAST >= in_shape.elements)
                        or 2 * sum(stored.values()) >= in_shape.elements):
             # the buffer most of whose elements reach the reduce; of equals, the larger
@@ -554,7 +562,7 @@ class _Analyzer(BufferAnalyzer):
         start: str,
         chain: tuple[tuple[str, str], ...],
         reached: set[tuple[str, str]],
-        inputs: list[tuple[str, bool, int]],
+        inputs: list[tuple[str, bool, int, bool]],
     ) -> None:
         """Walk back from ``start`` (in computation ``comp_name``, inside the
         fusions of ``chain``) to everything that feeds it.
@@ -568,16 +576,16 @@ class _Analyzer(BufferAnalyzer):
         computations = self.module.computations
         first = computations[comp_name][start]
         if not chain:  # a top-level reduce: its operand is the buffer
-            inputs.append((start, True, first.shape.elements))
+            inputs.append((start, True, first.shape.elements, True))
             return
-        stack: list[_WalkItem] = [(comp_name, start, chain, True, True, first.shape.elements)]
+        stack: list[_WalkItem] = [(comp_name, start, chain, True, True, first.shape.elements, True)]
         seen: set[_WalkItem] = set()
         while stack:
             item = stack.pop()
             if item in seen:
                 continue
             seen.add(item)
-            c_name, name, ch, data, as_is, reach = item
+            c_name, name, ch, data, as_is, reach, values = item
             c = computations.get(c_name)
             inst = c.get(name) if c is not None else None
             if inst is None:
@@ -595,16 +603,18 @@ class _Analyzer(BufferAnalyzer):
                 operand = fusion.operands[number]
                 if len(ch) == 1:
                     if data:
-                        inputs.append((operand, as_is, reach))
+                        inputs.append((operand, as_is, reach, values))
                 else:
-                    stack.append((parent_name, operand, ch[:-1], data, as_is, reach))
+                    stack.append((parent_name, operand, ch[:-1], data, as_is, reach, values))
                 continue
             if op == "fusion" and inst.called_computations:
                 body = computations.get(inst.called_computations[0])
                 if body is not None and len(ch) < 64:
-                    stack.append((body.name, body.root, (*ch, (c_name, name)), data, as_is, reach))
+                    stack.append((body.name, body.root, (*ch, (c_name, name)), data, as_is, reach, values))
                 continue
             still_data = data and op not in _NEW_DATA
             still_as_is = as_is and op in _AS_IS
-            for operand in inst.operands:
-                stack.append((c_name, operand, ch, still_data, still_as_is, reach))
+            for position, operand in enumerate(inst.operands):
+                # a select's predicate chooses between values and carries none of them (a mask)
+                chooses = op == "select" and position == 0
+                stack.append((c_name, operand, ch, still_data, still_as_is, reach, values and not chooses))

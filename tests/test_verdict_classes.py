@@ -229,7 +229,8 @@ def test_each_rule_name_against_a_stored_record(rule: str, program: str, record:
 
 @pytest.mark.parametrize(("prefix", "rule"), [
     ("both the producer and the consumer contain a reduce", "PriorityFusionQueue::CanFuseWithNativeEmitter"),
-    ("fusion into output of a reduce fusion would create a loop fusion", "PriorityFusionQueue::CanFuseWithNativeEmitter"),
+    ("fusion into output of a reduce fusion would create a loop fusion",
+     "PriorityFusionQueue::CanFuseWithNativeEmitter"),
     ("not fusing because there are only bitcast users", "PriorityFusionQueue::CanFuseWithAllNonBitcastUsers"),
     ("the consumer is not fusible", "IsFusible (file-local in priority_fusion.cc)"),
 ])  # fmt: skip

@@ -74,7 +74,7 @@ reader on the GPU: the cost model or another check of ``CanFuse``), the
 text says so.  Nothing here is quoted from the compiler (``Reason.quoted``
 stays ``None``): where a backend records its decisions, the collection of
 those records fills it in and names the rule the record shows
-(:mod:`sphinx_jaxhlo.hlo.decisions`).  No jax, no Sphinx.
+(``sphinx_jaxhlo.hlo.decisions``).  No jax, no Sphinx.
 """
 
 from __future__ import annotations

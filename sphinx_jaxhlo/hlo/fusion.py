@@ -131,6 +131,7 @@ from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, H
 from sphinx_jaxhlo.hlo.parse import parse_module
 from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 from sphinx_jaxhlo.hlo.reasons import Written, attach_reasons
+from sphinx_jaxhlo.hlo.reducers import REDUCER_OPS, reducer, row_dimensions
 
 __all__ = ["MINOR_FRACTION", "SHORT_BROADCAST", "Analysis", "analyze_module", "mark_minor", "reduction_origin",
            "row_dimensions"]
@@ -259,69 +260,6 @@ def reduction_origin(reduce: HloInstruction, in_elements: int, partial_of: str |
     return "user" if row_broadcast else "compiler"
 
 
-_WINDOW_FIELD_RE = re.compile(r"\b(size|stride|pad|lhs_dilate|rhs_dilate)=([-\dx_]*)")
-
-
-def _window(reduce: HloInstruction) -> list[tuple[int, int, int, int]] | None:
-    """A ``reduce-window``'s window, per dimension: (size, stride, low pad,
-    high pad); ``None`` when it cannot be read or it dilates (no row
-    reduction then)."""
-    found = dict(_WINDOW_FIELD_RE.findall(reduce.attributes.get("window", "")))
-    sizes_text = found.get("size")
-    if not sizes_text:
-        return None
-    try:
-        sizes = [int(v) for v in sizes_text.split("x")]
-        strides = [int(v) for v in found["stride"].split("x")] if found.get("stride") else [1] * len(sizes)
-        pads = ([tuple(int(v) for v in p.split("_")) for p in found["pad"].split("x")] if found.get("pad")
-                else [(0, 0)] * len(sizes))
-        dilated = any(int(v) != 1 for k in ("lhs_dilate", "rhs_dilate") if found.get(k)
-                      for v in found[k].split("x"))
-    except ValueError:
-        return None
-    if dilated or len(strides) != len(sizes) or len(pads) != len(sizes) or any(len(p) != 2 for p in pads):
-        return None
-    return [(size, stride, pad[0], pad[1]) for size, stride, pad in zip(sizes, strides, pads, strict=True)]
-
-
-def row_dimensions(reduce: HloInstruction, operand: HloInstruction) -> list[int]:
-    """The dimensions a ``reduce-window`` reduces whole, at every position of
-    its result: those of a row reduction broadcast back (empty for anything
-    else, a prefix scan included)."""
-    if reduce.opcode != "reduce-window":
-        return []
-    window = _window(reduce)
-    out = reduce.shape.tuple_shapes[0] if reduce.shape.tuple_shapes else reduce.shape
-    dims, out_dims = operand.shape.dims, out.dims
-    if window is None or len(window) != len(dims) or len(out_dims) != len(dims):
-        return []
-    rows = []
-    for d, (size, stride, low, high) in enumerate(window):
-        if size <= 1:
-            continue
-        # every position's window starts at or before the first element and ends at or after the last
-        if (out_dims[d] - 1) * stride > low or size - 1 - low < dims[d] - 1 or high < 0:
-            return []
-        rows.append(d)
-    return rows
-
-
-def _reducer(module: HloModule, reduce: HloInstruction) -> tuple[tuple[str, str], ...] | None:
-    """What a reduce's ``to_apply`` computes: its instructions' opcodes (and
-    comparison directions), in order; ``None`` when it names none."""
-    name = reduce.attributes.get("to_apply", "").lstrip("%") or next(iter(reduce.called_computations), "")
-    comp = module.computations.get(name)
-    if comp is None:
-        return None
-    return tuple((i.opcode, i.attributes.get("direction", "")) for i in comp.instructions
-                 if i.opcode not in ("parameter", "constant"))
-
-
-#: The JAX reduction a reducer's single operation stands for.
-_REDUCER_OPS = {"add": "reduce_sum", "maximum": "reduce_max", "minimum": "reduce_min", "multiply": "reduce_prod",
-                "and": "reduce_and", "or": "reduce_or"}
-
-
 def mark_minor(reductions: list[Reduction]) -> None:
     """Set ``minor`` on the program's reductions too small to matter (the
     module docstring's line: under 1/64 of the largest one's reduced data)."""
@@ -428,7 +366,7 @@ class _Analyzer(BufferAnalyzer):
         writer = self.defining(producer, index)
         if writer.opcode not in _REDUCTIONS:
             return False
-        mine, theirs = _reducer(self.module, reduce), _reducer(self.module, writer)
+        mine, theirs = reducer(self.module, reduce), reducer(self.module, writer)
         return mine is not None and mine == theirs
 
     def makes_gemm(self, producer: HloInstruction | None) -> bool:
@@ -537,8 +475,8 @@ class _Analyzer(BufferAnalyzer):
         contraction = materialized is not None and not self.makes_gemm(producers[materialized])
         op = producer_op(reduce.op_name)
         if rows and (op is None or not (op in _USER_REDUCTION_OPS or op.startswith("reduce_"))):
-            reducer = _reducer(self.module, reduce)
-            op = _REDUCER_OPS.get(reducer[0][0], op) if reducer and len(reducer) == 1 else op
+            computes = reducer(self.module, reduce)
+            op = REDUCER_OPS.get(computes[0][0], op) if computes and len(computes) == 1 else op
         return [
             Reduction(
                 name=reduce.name,

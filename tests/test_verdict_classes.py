@@ -16,6 +16,7 @@ figures and, for the GPU, its priority-fusion record.  These tests check:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -30,11 +31,21 @@ from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.store.drift import verdict
 
 DATA = Path(__file__).parent / "data" / "verdicts"
-sys.path.insert(0, str(DATA))
-from expected import EXPECTED  # noqa: E402
-from programs import PROGRAMS  # noqa: E402
 
-sys.path.remove(str(DATA))
+
+def _load(name: str) -> Any:
+    """A module of ``tests/data/verdicts`` under a name of its own (the corpus has an ``expected`` and a
+    ``programs`` too, which another test may have imported first)."""
+    spec = importlib.util.spec_from_file_location(f"verdicts_{name}", DATA / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+EXPECTED = _load("expected").EXPECTED
+PROGRAMS = _load("programs").PROGRAMS
 
 FIGURES: dict[str, Any] = json.loads((DATA / "xla.json").read_text(encoding="utf-8"))
 CASES = [(t, p.name) for p in PROGRAMS for t in p.targets]

@@ -112,7 +112,8 @@ def test_the_seed_on_the_h100_quotes_the_gemm_refusal_on_its_unfused_reduction()
     assert '"the producer is not fusible"' in unfused.reason.quoted
     assert "gemm_fusion_dot_general.1" in unfused.reason.quoted
     assert "fusion.1 (here input_reduce_fusion)" in unfused.reason.quoted
-    assert unfused.reason.rule.startswith("priority-fusion")
+    # the rule that wrote the record's reason, as XLA's source names it
+    assert unfused.reason.rule == "IsFusible (file-local in priority_fusion.cc), through PriorityFusionQueue::CanFuse"
     assert unfused.reason.source_file == "xla/backends/gpu/transforms/priority_fusion.cc"
     assert "GEMM" in unfused.reason.text
     text = summary_text(report)
@@ -126,12 +127,23 @@ def test_a_reason_the_analysis_gave_keeps_its_words_and_gets_the_quote() -> None
     report = Report(function="with_dot", target="gpu:h100", hlo=hlo, materialized=analysis.materialized,
                     reductions=analysis.reductions, fusion_decisions=found)
     (unfused,) = [r for r in report.reductions if r.is_users and not r.fused]
-    unfused.reason = Reason("gemm", "a GEMM writes its whole result", rule="gemm-rule", source_file="x.cc")
+    rule = "IsFusible (file-local in priority_fusion.cc), through PriorityFusionQueue::CanFuse"
+    unfused.reason = Reason("gemm", "a GEMM writes its whole result", rule=rule, source_file="x.cc")
     big = report.materialized[0]
     big.reason = Reason("gemm", "stored")
     assert decisions.attach_quotes(report) == 2
-    assert unfused.reason.text == "a GEMM writes its whole result" and unfused.reason.rule == "gemm-rule"
+    # the analysis named the rule the record shows: its words stay, the record's file stands
+    assert unfused.reason.text == "a GEMM writes its whole result" and unfused.reason.rule == rule
+    assert unfused.reason.source_file == "xla/backends/gpu/transforms/priority_fusion.cc"
     assert unfused.reason.quoted is not None and "the producer is not fusible" in unfused.reason.quoted
+    # it named none: the record's rule is added, the words stay
+    assert (big.reason.rule, big.reason.text) == (rule, "stored")
+    # it named another: the record stands, rule and words
+    other = Report(function="with_dot", target="gpu:h100", hlo=hlo, materialized=analysis.materialized,
+                   reductions=analysis.reductions, fusion_decisions=found)
+    unfused.reason = Reason("gemm", "a guess", rule="another-rule")
+    decisions.attach_quotes(other)
+    assert unfused.reason.rule == rule and unfused.reason.text.startswith("It is a GEMM (a matrix product): XLA's")
     assert big.reason.quoted is not None and "the producer is not fusible" in big.reason.quoted
     # an intermediate without a reason gets none from the record
     assert all(m.reason is None for m in report.materialized[1:])
@@ -247,8 +259,10 @@ def test_the_seed_on_the_cpu_quotes_why_the_cosine_stays_out_of_the_ynn_reductio
     assert unfused.reason is not None and unfused.reason.quoted is not None
     assert "Don't fuse instructions from custom fusions/calls" in unfused.reason.quoted
     assert "cos.1 (here wrapped_cosine), read by ynn_fusion" in unfused.reason.quoted
-    # the derived rule names the YNN fusion's list; the quote names the pass that recorded it
+    # the loop fusion's record only meets the YNN kernel the library rewriter built: the derived rule, which names
+    # the library rewriter's check that left the cosine out, stays; the quote names the pass that recorded it
     assert unfused.reason.source_file == "xla/backends/cpu/ynn_support.cc"
+    assert unfused.reason.rule.startswith("IsElementwiseOpSupportedByYnn")
     assert "xla/service/cpu/cpu_instruction_fusion.cc" in unfused.reason.quoted
 
 

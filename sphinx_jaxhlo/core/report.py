@@ -99,6 +99,9 @@ class FusionDecision:
     consumer_instructions: list[str] = field(default_factory=list)
     #: How the names were mapped to the optimized module, or why not.
     mapping: str = ""
+    #: Where the producer became one output of a multi-output kernel of the
+    #: optimized module: which output (its index in the kernel's result); else ``None``.
+    producer_element: int | None = None
 
 
 @dataclass
@@ -113,10 +116,37 @@ class Memory:
     alias_bytes: int | None = None
     temp_bytes: int | None = None
     generated_code_bytes: int | None = None
-    #: ``peak_memory_in_bytes`` when the installed jaxlib reports it, else
-    #: ``argument + output + temp - alias`` (then :attr:`peak_is_estimate`).
+    #: ``peak_memory_in_bytes`` when the installed jaxlib reports it and it
+    #: covers the temporaries, else ``argument + output + temp - alias`` (then
+    #: :attr:`peak_is_estimate`); the rule is :meth:`settle_peak`'s.
     peak_bytes: int | None = None
     peak_is_estimate: bool = False
+
+    def settle_peak(self, platform: str) -> None:
+        """Make :attr:`peak_bytes` a figure that holds the temporaries.
+
+        XLA's own peak is kept where it covers them.  The host CPU's never
+        does: its ``peak_memory_in_bytes`` comes from the buffer assignment's
+        heap traces (``PjRtCpuExecutable::GetCompiledMemoryStats``,
+        ``xla/pjrt/cpu/cpu_client.cc``), which hold the arguments and the
+        output but not the temporaries (measured: arguments + output, or a few
+        bytes more, with 1 MB to 20 GB of temp), so on the CPU a nonzero temp
+        makes the peak ``argument + output + temp - alias``: an upper bound
+        (every buffer live at once), marked as an estimate.  Elsewhere the
+        same bound stands in where XLA's figure is missing or smaller than
+        the temporaries.  Applied when a report is made and when a stored one
+        is read again, so a snapshot written before this rule gets it too.
+
+        :param platform: ``cpu``, ``cuda`` or ``tpu`` (a target's name works: ``gpu:h100``).
+        """
+        parts = (self.argument_bytes, self.output_bytes, self.temp_bytes)
+        if None in parts:
+            return
+        bound = sum(p or 0 for p in parts) - (self.alias_bytes or 0)
+        temp = self.temp_bytes or 0
+        leaves_temp_out = platform.split(":", 1)[0] == "cpu" and temp > 0
+        if self.peak_bytes is None or self.peak_bytes < temp or (leaves_temp_out and not self.peak_is_estimate):
+            self.peak_bytes, self.peak_is_estimate = bound, True
 
 
 @dataclass
@@ -150,6 +180,8 @@ class Fusion:
     source_lines: list[int] = field(default_factory=list)
     #: The computation this instruction sits in (the entry, or a loop body).
     computation: str = ""
+    #: The memory space its result's layout names (``S(6)``: 6); 0, the device's default memory.
+    memory_space: int = 0
 
 
 @dataclass
@@ -208,6 +240,9 @@ class Reduction:
     #: reads and why it was not fused into this reduction; ``None`` otherwise.
     #: Why the stored buffer it reads was not fused into it (unfused reductions).
     reason: Reason | None = None
+    #: A reduction of the program's too small to decide its summary and checks
+    #: (the line is stated in ``sphinx_jaxhlo.hlo.fusion``); it keeps its verdict.
+    minor: bool = False
 
     @property
     def fused(self) -> bool:
@@ -334,6 +369,9 @@ NOT_KERNELS = frozenset({
     "copy-start", "copy-done", "slice-start", "slice-done", "send", "send-done", "recv", "recv-done",
     "partition-id", "replica-id", "after-all", "add-dependency", "opt-barrier", "optimization-barrier",
 })  # fmt: skip
+#: The memory space (layout ``S(6)``) where the TPU compiler keeps scalars for the core's
+#: scalar unit: loop counters, sort comparisons, copies of scalar arguments (measured, libtpu 0.0.42).
+TPU_SCALAR_MEMORY_SPACE = 6
 #: Custom calls that only join or reserve buffers (TPU): no kernel.
 NOT_KERNEL_CUSTOM_CALLS = frozenset({"ConcatBitcast", "AllocateBuffer"})
 #: The kinds of collective, as HLO names them (without ``-start``/``-done``).
@@ -345,8 +383,15 @@ def is_kernel(fusion: Fusion) -> bool:
     """Whether a top-level fusion or instruction is a kernel: a unit of work the
     program launches (GPU), runs as one step (TPU) or calls as one loop nest or
     library call (CPU).  Every fusion is one; so is an instruction the compiler left
-    unfused that computes (a TPU's scalar ``add``, a CPU's ``dot``, a ``sort``, a
-    ``copy``, a cuBLAS call), but not control flow, DMA moves or collectives."""
+    unfused that computes (a TPU's scalar ``add`` that writes device memory, a CPU's
+    ``dot``, a ``sort``, a ``copy``, a cuBLAS call), but not control flow, DMA moves
+    or collectives, nor work whose result the TPU compiler keeps in the core's
+    scalar memory (:data:`TPU_SCALAR_MEMORY_SPACE`): the copy of a scalar argument
+    into it, or scalar arithmetic there, is the scalar unit's bookkeeping between
+    kernels (``2*x + y`` on ``i32[]`` is one kernel, the ``add`` that writes the
+    result, not four)."""
+    if fusion.memory_space == TPU_SCALAR_MEMORY_SPACE:
+        return False
     if fusion.kind in KERNEL_FUSION_KINDS:
         return True
     if fusion.kind in NOT_KERNELS or fusion.kind.startswith(COLLECTIVE_KINDS):
@@ -481,6 +526,13 @@ class Report:
         return [r for r in self.reductions if r.is_users]
 
     @property
+    def deciding_reductions(self) -> list[Reduction]:
+        """The reductions that decide the summary and the checks: the
+        program's own (:attr:`verdict_reductions`) but those too small to
+        matter (:attr:`Reduction.minor`)."""
+        return [r for r in self.reductions if r.is_users and not r.minor]
+
+    @property
     def compiler_reductions(self) -> list[Reduction]:
         """The reductions the compiler made (split-K stages, prefix scans, second stages...)."""
         return [r for r in self.reductions if not r.is_users]
@@ -493,7 +545,7 @@ class Report:
     @property
     def all_reductions_fused(self) -> bool | None:
         """True/False when there are reductions, ``None`` when there are none."""
-        reductions = self.verdict_reductions
+        reductions = self.deciding_reductions
         if not reductions:
             return None
         return all(r.fused for r in reductions)

@@ -35,6 +35,18 @@ the verdicts on reductions (``sphinx_jaxhlo.hlo.fusion``) build on it.
   for it and passes it on unchanged (the ``xs`` of a scan); likewise a
   branch's or a called computation's parameters.  These buffers are listed
   apart, as *argument copies*, not as intermediates.
+- A buffer is **named** by the JAX operation that made it (``producer_op``):
+  a fusion's own ``op_name``, which names its whole value; for one output of
+  a multi-output fusion, the ``op_name`` of the op inside that computes
+  that output.  Two exceptions: the result of a collective is named by the
+  collective (``all-gather``), because the partitioner that inserts it
+  copies the metadata of the operation it serves (the weight an FSDP layer
+  gathers would be "the result of dot_general"); and a fusion whose own
+  ``op_name`` is that of a reduction inside it which does not write its
+  result (a YNN kernel's metadata names one of its ops) is named by the dot
+  (or convolution) whose product reaches its result through elementwise ops,
+  if one does: a GEMM with work after it, else by the op that writes the
+  result.
 """
 
 from __future__ import annotations
@@ -59,6 +71,12 @@ _MOVES = frozenset({
 #: Custom calls that only join pieces of buffers (TPU).
 _MOVE_CUSTOM_CALLS = frozenset({"ConcatBitcast"})
 
+#: Collectives, as HLO names them (an async one adds ``-start``/``-done``).
+COLLECTIVE_OPS = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+                            "collective-permute", "collective-broadcast"})
+#: Ops that end a value's path to a kernel's result: they make new values out of many (or none).
+_STOPS = frozenset({"parameter", "constant", "reduce", "reduce-window", "sort", "scatter", "gather", "custom-call",
+                    "fft", "rng", "rng-bit-generator", "iota", "while", "conditional", "call", "fusion"})
 #: The name of an element of a tuple no get-tuple-element reads: ``fusion.3[1]``.
 _ELEMENT_RE = re.compile(r"\[(\d+)\]$")
 
@@ -302,6 +320,7 @@ class BufferAnalyzer:
             bytes=inst.shape.bytes,
             source_lines=self.lines([inst, *(sub for _, sub in self.flatten(inst))]),
             computation=comp.name,
+            memory_space=inst.shape.memory_space if inst.shape.tuple_shapes is None else 0,
         )
 
     # -- materialized buffers
@@ -398,6 +417,46 @@ class BufferAnalyzer:
                 out.append(self.buffer(comp, inst, gte, str(element), element.bytes, index, readers))
         return out
 
+    def naming_op(self, producer: HloInstruction, inner: HloInstruction, index: int | None) -> str | None:
+        """The JAX operation a buffer is named by (the rule of the module docstring)."""
+        collective = next((inst.opcode for inst in (producer, inner)
+                           if inst.opcode.removesuffix("-done").removesuffix("-start") in COLLECTIVE_OPS), None)
+        if collective is not None:
+            return collective.removesuffix("-done").removesuffix("-start")
+        own = producer_op(producer.op_name) if producer is not inner else None
+        if index is None and own is not None and not self._names_a_reduce_inside(producer, own, inner):
+            return own
+        computing = self._computing(inner)
+        found = next((producer_op(i.op_name) for i in computing if i.opcode in ("dot", "convolution")
+                      and producer_op(i.op_name)), None)
+        return found or producer_op(inner.op_name) or own
+
+    def _names_a_reduce_inside(self, producer: HloInstruction, op: str, result: HloInstruction) -> bool:
+        """Whether a fusion's own ``op_name`` is that of a reduction inside it
+        that does not write its result (a YNN kernel's metadata may name any of its ops)."""
+        return any(sub.opcode in ("reduce", "reduce-window") and sub is not result and producer_op(sub.op_name) == op
+                   for _, sub in self.flatten(producer))
+
+    def _computing(self, inner: HloInstruction) -> list[HloInstruction]:
+        """The instructions inside a kernel whose values reach its result
+        ``inner`` through elementwise and data-movement ops (a dot or a
+        convolution met on the way is included, and ends that path)."""
+        comp = next((c for c in self.module.computations.values() if c.get(inner.name) is inner), None)
+        if comp is None:
+            return [inner]
+        out: list[HloInstruction] = []
+        stack, seen = [inner], set()
+        while stack:
+            inst = stack.pop()
+            if inst.name in seen:
+                continue
+            seen.add(inst.name)
+            out.append(inst)
+            if inst.opcode in _STOPS or inst.opcode in ("dot", "convolution"):
+                continue
+            stack.extend(op for name in inst.operands if (op := comp.get(name)) is not None)
+        return out
+
     def buffer(
         self,
         comp: HloComputation,
@@ -409,10 +468,7 @@ class BufferAnalyzer:
         readers: list[str],
     ) -> Materialized:
         inner = self.defining(producer, index)
-        # A fusion's own op_name names its whole value; an element of a
-        # multi-output fusion is better named by the op that computes it.
-        named = (producer, inner) if index is None else (inner, producer)
-        op = next((found for found in (producer_op(i.op_name) for i in named) if found), None)
+        op = self.naming_op(producer, inner, index)
         return Materialized(
             name=name,
             shape=shape,

@@ -29,7 +29,13 @@ CPU, ``fusion`` (``xla/service/cpu/cpu_instruction_fusion.cc``), and TPU, ``tpu_
 :func:`parse_priority_fusion_dump` and :func:`parse_fusion_visualization` read
 those texts into :class:`Step` records, in the order the pass took them; which
 of them stand, and what they are about in the optimized module, is decided in
-:mod:`sphinx_jaxhlo.hlo.decisions`.  Needs neither jax nor Sphinx.
+:mod:`sphinx_jaxhlo.hlo.decisions`.  What a record's reason means is read here
+too: :data:`RECORD_RULES` names the function of XLA's source that writes each
+reason (``the producer is not fusible``: priority fusion's file-local
+``IsFusible`` through ``PriorityFusionQueue::CanFuse``; a GPU
+``update_priority`` refusal: the cost model, ``CalculateProducerPriority``),
+:func:`record_rule` looks it up and :func:`plain_words` says it in a JAX
+user's words.  Needs neither jax nor Sphinx.
 """
 
 from __future__ import annotations
@@ -40,17 +46,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sphinx_jaxhlo.core.report import FusionDecision
+
 __all__ = [
+    "COST_MODEL_RULE",
     "CPU_PASS",
     "CPU_SOURCE",
+    "END_STATE",
     "GPU_PASS",
     "GPU_SOURCE",
+    "RECORD_RULES",
     "TPU_PASS",
     "TPU_SOURCE",
     "Step",
     "parse_fusion_visualization",
     "parse_priority_fusion_dump",
+    "plain_words",
     "quote",
+    "record_rule",
 ]
 
 GPU_PASS = "priority-fusion"
@@ -364,3 +377,94 @@ def parse_fusion_visualization(text: str) -> tuple[list[Step], str | None]:
             steps.append(Step("fusion", m["p"], [consumer], fusion=m["f"], record=label))
     return steps, None
 
+
+# -- what a record's reason means: the rule that wrote it, in plain words ----------
+
+_PF = "xla/backends/gpu/transforms/priority_fusion.cc"
+_NATIVE = "PriorityFusionQueue::CanFuseWithNativeEmitter"
+_ALL_USERS = "PriorityFusionQueue::CanFuseWithAllNonBitcastUsers"
+_IS_FUSIBLE = "IsFusible (file-local in priority_fusion.cc), through PriorityFusionQueue::CanFuse"
+#: The rule of XLA's source that writes each reason of a record, by the start
+#: of the reason: (rule, source file).  Each function is in the installed XLA
+#: (jax 0.10.2's compiled plugin holds its symbol, or the reason string where
+#: the function is inlined: CanFuseWithNativeEmitter, CalculateProducerPriority).
+RECORD_RULES: tuple[tuple[str, str, str], ...] = (
+    ("the producer is not fusible", _IS_FUSIBLE, _PF),
+    ("the consumer is not fusible", _IS_FUSIBLE, _PF),
+    ("not fusing into the output of the root instruction", "PriorityFusionQueue::CanFuse", _PF),
+    ("both the producer and the consumer contain a reduce", _NATIVE, _PF),
+    ("fusion into output of a reduce fusion would create a loop fusion", _NATIVE, _PF),
+    ("not fusing into a single bitcast as consumer", _NATIVE, _PF),
+    ("the fusion would result in an overly large code duplication",
+     f"GpuHloCostAnalysis::ProducerConsumerMergedTooLarge, through {_NATIVE}", _PF),
+    ("do not fuse into the output of scatter", f"CanEmitInputFusedScatter, through {_NATIVE}",
+     "xla/service/gpu/gpu_fusible.cc"),
+    ("do not fuse into the in-place operand of scatter", f"CanEmitInputFusedScatter, through {_NATIVE}",
+     "xla/service/gpu/gpu_fusible.cc"),
+    ("not fusing because there are only bitcast users", _ALL_USERS, _PF),
+    ("No users to fuse", _ALL_USERS, _PF),
+    ("Producer is not loop-fusible", "CpuInstructionFusion::ShouldFuse", CPU_SOURCE),
+    ("Don't fuse instructions from custom fusions/calls", "CpuInstructionFusion::ShouldFuse", CPU_SOURCE),
+    ("Don't fuse non-scalar constants", "CpuInstructionFusion::ShouldFuse", CPU_SOURCE),
+)
+#: Records that only see the end state of an earlier pass's decision: the CPU's loop fusion
+#: meets a YNN kernel the library rewriter built (and decided the contents of) before it ran.
+END_STATE = ("Don't fuse instructions from custom fusions/calls",)
+#: The rule of a GPU ``update_priority`` refusal (the cost model).
+COST_MODEL_RULE = ("PriorityFusionQueue::CalculateProducerPriority (a negative priority, which "
+                   "ComputeAndSetPriorities never queues)", _PF)
+
+#: XLA's reasons in plain words, by the start of the compiler's text.
+_PLAIN = (
+    ("the producer is not fusible", "XLA's GPU fusion never fuses a producer of this kind (a GEMM, a convolution, "
+     "a custom call, a sort...) into the kernel that reads it: its result is written to memory"),
+    ("the consumer is not fusible", "the reader is a kernel of its own (a GEMM, a custom call...) that takes no "
+     "producer in"),
+    ("both the producer and the consumer contain a reduce", "XLA does not fuse a reduction into another reduction"),
+    ("not fusing because there are only bitcast users", "the producer's only readers are reshapes of it, "
+     "considered again once they are fused"),
+    ("fusion into output of a reduce fusion would create a loop fusion", "fusing after a reduction would turn "
+     "its kernel into a slower one"),
+    ("the fusion would result in an overly large code duplication", "fusing would duplicate too much code"),
+    ("not fusing into the output of the root instruction", "the producer is the program's result"),
+    ("do not fuse into the output of scatter", "a scatter's output is not fused into the kernel that reads it"),
+    ("do not fuse into the in-place operand of scatter", "the buffer a scatter updates in place is not fused"),
+    ("Producer is not loop-fusible", "XLA's CPU loop fusion takes in only elementwise and data-movement "
+     "producers, not a dot, a custom fusion or a call"),
+    ("Don't fuse instructions from custom fusions/calls", "the reader is a custom fusion (on the CPU, a "
+     "YNNPACK kernel) that the CPU's loop fusion does not change: what it takes in was decided by the library "
+     "rewriter"),
+    ("Don't fuse non-scalar constants", "a constant array is read, not recomputed"),
+    ("fused ", "the cost model estimated the fused kernels slower than the unfused ones"),
+)
+
+_US = re.compile(r"fused (?P<fused>[-+\d.e]+) us, unfused (?P<unfused>[-+\d.e]+) us")
+
+
+def plain_words(decision: FusionDecision) -> str:
+    """The compiler's reason said in plain words (the reason itself when it is not a known one)."""
+    if decision.kind == "slower-fused":
+        m = _US.search(decision.reason)
+        if m is None:
+            return _PLAIN[-1][1]
+        fused, unfused = float(m["fused"]), float(m["unfused"])
+        readers = len(decision.consumers)
+        into = {1: "into its reader", 2: "into both of its readers"}.get(readers, f"into all {readers} of its readers")
+        return (f"XLA's cost model estimated the kernels with this producer fused {into} at {fused:.1f} us, "
+                f"against {unfused:.1f} us apart: fusing would be slower, the producer's priority is negative, "
+                f"and priority fusion never takes it up")
+    for start, words in _PLAIN:
+        if decision.reason.startswith(start):
+            return words
+    return decision.reason
+
+
+def record_rule(decision: FusionDecision) -> tuple[str, str]:
+    """The rule of XLA's source that wrote a decision's reason, and its file
+    (:data:`RECORD_RULES`); the pass and its file when the reason is not a known one."""
+    if decision.kind == "slower-fused":
+        return COST_MODEL_RULE
+    for start, rule, source in RECORD_RULES:
+        if decision.reason.startswith(start):
+            return rule, source
+    return decision.pass_name, decision.source_file

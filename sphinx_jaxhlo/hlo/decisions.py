@@ -28,11 +28,40 @@ from the record is mapped to the optimized module by, in order:
    instructions, by name, its root included (renaming keeps them);
 3. *the fusion wrapper*: for a lone instruction, the one ``wrapped_`` fusion
    of the optimized module computing an instruction of the same opcode,
-   shape and ``op_name`` from the same operands.
+   shape and ``op_name`` from the same operands;
+4. *its fused computation, cloned*: for a fusion of the module after the pass
+   none of whose instructions keeps its name, the one fusion of the optimized
+   module holding them all, root included, under the names XLA gives a
+   clone (``sin.1.1.clone.1``: the GPU's multi-output fusion copies a
+   producer into one of its readers and makes its value a second output);
+   the decision then says which output of that kernel the producer became.
 
 A name that none of these maps, or maps to more than one instruction, stays
 unmapped: the decision is kept in the report, with why, but not attached to
 any finding.  Nothing is matched by a guess at a name.
+
+*Which decision explains a finding.*  A stored buffer is explained by a
+standing decision about the instruction that wrote it (for an output of a
+multi-output kernel, about the producer that became that output): one
+naming the reduction's kernel as the reader, else one about all of the
+producer's readers at once (the GPU's ``producer_ineligible``, and its
+``update_priority``, whose estimates are for fusing the producer into every
+reader).  The quote names the rule of XLA's source that wrote the record's
+reason (:data:`~sphinx_jaxhlo.hlo.decision_records.RECORD_RULES`; the cost model's refusal: priority
+fusion's ``CalculateProducerPriority``, whose negative priority
+``ComputeAndSetPriorities`` never queues, with its estimates in
+microseconds), replacing the rule the HLO suggested, and its plain words
+replace the derived text's admission that the HLO alone does not say why
+(or the derived text, where the record names another rule).  Two records
+describe an end state, not the decision: the CPU loop fusion's "Don't fuse
+instructions from custom fusions/calls" about a YNN kernel (the library
+rewriter decided what that kernel takes in, and the derived rule, which
+names it, stays), and a GPU refusal about the reduction kernel a table was
+later merged into as a second output (the decision about the producer that
+became that output is the one quoted, with the multi-output fusion named
+beside it).  Only the program's own reductions get a
+reason: a reduction the compiler made (a split-K stage) gets no verdict, so
+nothing is explained on it.
 """
 
 from __future__ import annotations
@@ -45,15 +74,19 @@ from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
 from sphinx_jaxhlo.hlo.decision_records import (
     CPU_PASS,
     CPU_SOURCE,
+    END_STATE,
     GPU_PASS,
     GPU_SOURCE,
     Step,
     parse_fusion_visualization,
     parse_priority_fusion_dump,
+    plain_words,
     quote,
+    record_rule,
 )
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError
 from sphinx_jaxhlo.hlo.parse import parse_module
+from sphinx_jaxhlo.hlo.reasons import KIND_WORDS, UNEXPLAINED
 
 __all__ = [
     "MAX_DECISIONS",
@@ -61,6 +94,7 @@ __all__ = [
     "attach_quotes",
     "gpu_decisions",
     "map_name",
+    "map_producer",
     "plain_words",
     "quotation",
     "standing",
@@ -121,6 +155,8 @@ class _Index:
         self.top: dict[str, HloInstruction] = {}
         #: instruction name inside a fused computation -> the top-level fusion(s) calling it
         self.holder: dict[str, set[str]] = {}
+        #: the name a clone was made from (``sin.1`` of ``sin.1.clone.2``) -> the top-level fusion(s) holding it
+        self.cloned: dict[str, set[str]] = {}
         for comp in module.computations.values():
             if comp.name in fused:
                 continue
@@ -129,6 +165,9 @@ class _Index:
                 if inst.opcode == "fusion" and inst.called_computations:
                     for inner in self.inner(inst.called_computations[0]):
                         self.holder.setdefault(inner.name, set()).add(inst.name)
+                        original = _CLONE.sub("", inner.name)
+                        if original != inner.name:
+                            self.cloned.setdefault(original, set()).add(inst.name)
 
     def inner(self, comp_name: str, depth: int = 0) -> list[HloInstruction]:
         comp = self.module.computations.get(comp_name)
@@ -142,6 +181,22 @@ class _Index:
             if inst.opcode == "fusion" and inst.called_computations:
                 out.extend(self.inner(inst.called_computations[0], depth + 1))
         return out
+
+
+#: The suffix XLA's cloning gives an instruction's name (``.clone``, ``.clone.3``).
+_CLONE = re.compile(r"\.clone(?:\.\d+)?$")
+
+
+def _element_of(index: _Index, holder: str, root: str) -> int | None:
+    """Which output of the multi-output fusion ``holder`` the clone of ``root`` is."""
+    top = index.top.get(holder)
+    comp = index.module.computations.get(top.called_computations[0]) if top and top.called_computations else None
+    if comp is None or comp.root_instruction.opcode != "tuple":
+        return None
+    for position, operand in enumerate(comp.root_instruction.operands):
+        if _CLONE.sub("", operand) == root and operand != root:
+            return position
+    return None
 
 
 def _computation_of(module: HloModule, name: str) -> tuple[HloComputation, HloInstruction] | None:
@@ -158,15 +213,22 @@ def map_name(name: str, after: HloModule | None, index: _Index) -> tuple[str | N
     :param after: the module right after the pass, when the backend dumps it.
     :return: the name (or ``None``) and how it was mapped (or why not).
     """
+    found, how, _ = map_producer(name, after, index)
+    return found, how
+
+
+def map_producer(name: str, after: HloModule | None, index: _Index) -> tuple[str | None, str, int | None]:
+    """:func:`map_name`, and for a producer that became an output of a
+    multi-output kernel (rule 4), which output."""
     found = _computation_of(after, name) if after is not None else None
     inst = found[1] if found is not None else None
     same = index.top.get(name)
     if same is not None and (inst is None or (same.opcode == inst.opcode and str(same.shape) == str(inst.shape))):
-        return same.name, "the same instruction"
+        return same.name, "the same instruction", None
     if inst is None:
         if after is None:
-            return None, f"{name} is not an instruction of the optimized module"
-        return None, f"{name} is not in the module after the pass"
+            return None, f"{name} is not an instruction of the optimized module", None
+        return None, f"{name} is not in the module after the pass", None
     if inst.opcode == "fusion" and inst.called_computations and after is not None:
         comp = after.computations.get(inst.called_computations[0])
         if comp is not None:
@@ -174,19 +236,26 @@ def map_name(name: str, after: HloModule | None, index: _Index) -> tuple[str | N
             holders = set().union(*(index.holder.get(n, set()) for n in names)) if names else set()
             root_holders = index.holder.get(comp.root, set())
             if len(holders) == 1 and root_holders == holders:
-                return next(iter(holders)), f"its fused computation (root {comp.root}) is in it"
+                return next(iter(holders)), f"its fused computation (root {comp.root}) is in it", None
             if len(holders) > 1:
-                return None, f"the instructions of {name} are spread over {len(holders)} fusions"
+                return None, f"the instructions of {name} are spread over {len(holders)} fusions", None
+            clones = set().union(*(index.cloned.get(n, set()) for n in names)) if names and not holders else set()
+            if len(clones) == 1 and index.cloned.get(comp.root, set()) == clones:
+                holder = next(iter(clones))
+                element = _element_of(index, holder, comp.root)
+                if element is not None:
+                    return holder, (f"its fused computation, cloned into a multi-output kernel (root "
+                                    f"{comp.root}, its output {element})"), element
     wrapped = [
         top for top in index.top.values()
         if top.opcode == "fusion" and top.name.startswith("wrapped_") and top.operands == inst.operands
         and str(top.shape) == str(inst.shape) and _wrapped_root_matches(index, top, inst)
     ]
     if len(wrapped) == 1:
-        return wrapped[0].name, "the fusion wrapper: the same operation of the same operands"
+        return wrapped[0].name, "the fusion wrapper: the same operation of the same operands", None
     if len(wrapped) > 1:
-        return None, f"{len(wrapped)} wrapped fusions compute what {name} did"
-    return None, f"{name} has no counterpart in the optimized module by name, fused computation or wrapper"
+        return None, f"{len(wrapped)} wrapped fusions compute what {name} did", None
+    return None, f"{name} has no counterpart in the optimized module by name, fused computation or wrapper", None
 
 
 def _wrapped_root_matches(index: _Index, top: HloInstruction, inst: HloInstruction) -> bool:
@@ -300,7 +369,8 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str | HloModule, after_text
     out: list[FusionDecision] = []
     for step in kept[:MAX_DECISIONS]:
         consumers = step.consumers or _users(after, step.producer)
-        producer_at, how = map_name(step.producer, after, index) if map_names else (None, TPU_UNMAPPED)
+        producer_at, how, element = map_producer(step.producer, after, index) if map_names else (
+            None, TPU_UNMAPPED, None)
         mapped_consumers = []
         for consumer in consumers:
             at, consumer_how = map_name(consumer, after, index) if map_names else (None, "")
@@ -315,7 +385,7 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str | HloModule, after_text
         out.append(FusionDecision(pass_name=pass_name, source_file=source_file, kind=kind, producer=step.producer,
                                   consumers=list(consumers), reason=reason, record=step.record,
                                   producer_instruction=producer_at, consumer_instructions=mapped_consumers,
-                                  mapping=how))
+                                  mapping=how, producer_element=element))
     mapped = sum(d.producer_instruction is not None for d in out)
     note = (f"{pass_name}: {len(steps)} steps recorded, {len(kept)} refusals stand, "
             f"{mapped} tied to the optimized module")
@@ -360,36 +430,6 @@ def visualization_decisions(page: str, optimized_hlo: str | HloModule, after_tex
 
 # -- tying decisions to findings ------------------------------------------------
 
-#: XLA's reasons in plain words, by the start of the compiler's text.
-_PLAIN = (
-    ("the producer is not fusible", "XLA's GPU fusion never fuses a producer of this kind (a GEMM, a convolution, "
-     "a custom call, a sort...) into the kernel that reads it: its result is written to memory"),
-    ("the consumer is not fusible", "the reader is a kernel of its own (a GEMM, a custom call...) that takes no "
-     "producer in"),
-    ("both the producer and the consumer contain a reduce", "XLA does not fuse a reduction into another reduction"),
-    ("not fusing because there are only bitcast users", "the producer's only readers are reshapes of it, "
-     "considered again once they are fused"),
-    ("fusion into output of a reduce fusion would create a loop fusion", "fusing after a reduction would turn "
-     "its kernel into a slower one"),
-    ("the fusion would result in an overly large code duplication", "fusing would duplicate too much code"),
-    ("not fusing into the output of the root instruction", "the producer is the program's result"),
-    ("Producer is not loop-fusible", "XLA's CPU loop fusion takes in only elementwise and data-movement "
-     "producers, not a dot, a custom fusion or a call"),
-    ("Don't fuse instructions from custom fusions/calls", "the reader is a custom fusion (on the CPU, a "
-     "YNNPACK kernel) that the CPU's loop fusion does not change: what it takes in was decided by the YNN fusion"),
-    ("Don't fuse non-scalar constants", "a constant array is read, not recomputed"),
-    ("fused ", "the cost model estimated the fused kernels slower than the unfused ones"),
-)
-
-
-def plain_words(decision: FusionDecision) -> str:
-    """The compiler's reason said in plain words (the reason itself when it is not a known one)."""
-    for start, words in _PLAIN:
-        if decision.reason.startswith(start) or (start == "fused " and decision.kind == "slower-fused"):
-            return words
-    return decision.reason
-
-
 def quotation(decision: FusionDecision) -> str:
     """The decision as a finding quotes it: the pass, what it was about, the reason verbatim."""
     def named(record: str, here: str | None) -> str:
@@ -404,22 +444,28 @@ def quotation(decision: FusionDecision) -> str:
     return f"XLA {decision.pass_name} ({decision.source_file}), about {about}: {quote(decision.reason)}"
 
 
-def _pick(decisions: Iterable[FusionDecision], consumer: str) -> FusionDecision | None:
+def _pick(decisions: Iterable[FusionDecision], consumer: str, element: int | None = None) -> FusionDecision | None:
     """The decision about a producer that concerns ``consumer``: one naming it
-    first, else one about all the producer's readers (GPU producer-ineligible)."""
-    candidates = list(decisions)
+    first, else one about all the producer's readers (GPU producer-ineligible,
+    and the cost model's estimate for all of them); for an output of a
+    multi-output kernel, only those about the producer that became it."""
+    candidates = [d for d in decisions if element is None or d.producer_element in (None, element)]
+    if element is not None and any(d.producer_element == element for d in candidates):
+        candidates = [d for d in candidates if d.producer_element == element]
     for d in candidates:
         if consumer in d.consumer_instructions:
             return d
-    for d in candidates:
-        if d.kind == "producer-ineligible":
-            return d
+    for kind in ("producer-ineligible", "slower-fused"):
+        for d in candidates:
+            if d.kind == kind:
+                return d
     return None
 
 
 def attach_quotes(report: Report) -> int:
-    """Set :attr:`Reason.quoted` on each unfused reduction and each
-    intermediate whose stored producer a standing decision names.
+    """Set :attr:`Reason.quoted` on each unfused reduction of the program's
+    and each intermediate whose stored producer a standing decision names,
+    and the rule that wrote it (:func:`record_rule`).
 
     A reduction without a reason gets one (producer kind ``unclassified``,
     the compiler's reason in plain words) so that the quote is not lost; an
@@ -434,12 +480,13 @@ def attach_quotes(report: Report) -> int:
     if not by_producer:
         return 0
     buffers = {m.name: m for m in [*report.materialized, *report.argument_copies]}
+    elements = _elements(report.hlo) if any(d.producer_element is not None for d in report.fusion_decisions) else {}
     count = 0
     for r in report.reductions:
         buffer = buffers.get(r.input_materialized or "")
-        if buffer is None:
+        if buffer is None or not r.is_users:
             continue
-        chosen = _pick(by_producer.get(buffer.producer, ()), r.fusion)
+        chosen = _pick(by_producer.get(buffer.producer, ()), r.fusion, elements.get(buffer.name))
         if chosen is None:
             continue
         if r.reason is None:
@@ -449,7 +496,8 @@ def attach_quotes(report: Report) -> int:
     for m in report.materialized:
         if m.reason is None:
             continue
-        picked = next((p for c in m.consumers if (p := _pick(by_producer.get(m.producer, ()), c)) is not None), None)
+        picked = next((p for c in m.consumers if (p := _pick(by_producer.get(m.producer, ()), c,
+                                                             elements.get(m.name))) is not None), None)
         if picked is None:
             continue
         _quote_into(m.reason, picked)
@@ -457,9 +505,28 @@ def attach_quotes(report: Report) -> int:
     return count
 
 
+_GTE = re.compile(r"^\s*%?([^\s=]+)\s*=\s*\S.*?\bget-tuple-element\(.*?\bindex=(\d+)", re.M)
+
+
+def _elements(hlo: str) -> dict[str, int]:
+    """The output index each ``get-tuple-element`` of a module names (buffers of multi-output kernels)."""
+    return {m.group(1): int(m.group(2)) for m in _GTE.finditer(hlo)}
+
+
 def _quote_into(reason: Reason, decision: FusionDecision) -> None:
+    """Quote a decision on a reason, and let the record's rule and words stand where the HLO guessed."""
     reason.quoted = quotation(decision)
-    if not reason.rule:
-        reason.rule = decision.pass_name
-    if not reason.source_file:
-        reason.source_file = decision.source_file
+    rule, source = record_rule(decision)
+    words = plain_words(decision)
+    if reason.producer_kind == "multi-output" and reason.rule:
+        # the record says why the producer was kept apart; multi-output fusion then made it a second output
+        reason.text = f"{reason.text} Before that, {words}."
+        reason.rule = f"{reason.rule}, after {rule} (in {source}) had kept its producer apart"
+        return
+    if decision.reason.startswith(END_STATE) and reason.source_file.startswith("xla/backends/cpu/"):
+        return  # the loop fusion met a library kernel: the library rewriter, before it, decided (the derived rule)
+    if UNEXPLAINED in reason.text:  # the record says what the HLO could not
+        reason.text = reason.text.replace(UNEXPLAINED, words + ".")
+    elif reason.rule and reason.rule != rule:  # the HLO's guess differs from the record: the record stands
+        reason.text = f"It is {KIND_WORDS.get(reason.producer_kind, 'a stored value')}: {words}."
+    reason.rule, reason.source_file = rule, source

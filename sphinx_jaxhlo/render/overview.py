@@ -40,7 +40,7 @@ def reduction_verdict(report: Report) -> str:
     """``fused``, ``all 3 fused``, ``1 of 2 unfused``..., or ``""`` when there is no reduction."""
     if report.error:
         return "—"
-    reductions = report.verdict_reductions
+    reductions = report.deciding_reductions  # those too small to matter do not decide
     n = len(reductions)
     if not n:
         return ""

@@ -25,7 +25,7 @@ def verdict(report: Report) -> str:
     """What the reductions came to, or the compile error: the word compared for drift."""
     if report.error is not None:
         return f"error {report.error.status}"
-    reductions = report.verdict_reductions
+    reductions = report.deciding_reductions  # those too small to matter do not decide
     if not reductions:
         return "no reduction"
     n = len(reductions)

@@ -163,6 +163,7 @@ def reanalyze(report: Report, source_name: str) -> None:
 
     if report.error is not None or not report.hlo:
         return
+    report.memory.settle_peak(report.target)  # the peak rule of core.report, on figures stored before it
     try:
         analysis = analyze_module(report.hlo, source_name, target=report.target)
     except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed

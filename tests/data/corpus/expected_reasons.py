@@ -15,7 +15,9 @@ kernel that writes the buffer, its ops and its readers.  What the modules show:
   gathered rows are a ``gather`` kernel.
 - H100: the GEMMs are Triton GEMM fusions ``__triton_nested_gemm_fusion``
   (``gemm``); the convolution is a cuDNN custom call (``convolution``); FFT
-  and sort are their own kernels (``fft``, ``sort``); Triton softmax and
+  and sort are their own kernels (``fft``, ``sort``); the max-pool's output
+  (a ``reduce-window``) and the squared distances (a ``reduce``) that a
+  sum and a min read are ``reduction``; Triton softmax and
   layernorm fusions and loop kernels are ``elementwise`` (or
   ``multi-reader-fusion`` with two readers).
 - TPU v5e: dots are ``convolution`` ops inside kOutput fusions that also
@@ -24,7 +26,8 @@ kernel that writes the buffer, its ops and its readers.  What the modules show:
   products traced from ``jit(fft)`` (``fft``); the sorted rows reach the sum
   through a layout ``copy``, looked through (``sort``); the gathered rows
   are a gather fusion (``gather``) and the prefix scan's stage a
-  ``reduction``, as on the CPU.
+  ``reduction``, as on the CPU, and so are the squared distances the
+  ``min`` of ``pairwise_dist`` reads.
 
 When the modules are regenerated, the test names every entry that changed:
 read the new module and update the entry by hand.
@@ -78,6 +81,7 @@ EXPECTED_REASONS: dict[tuple[str, str, str], str] = {
     ('gpu:h100', 'cond_branches', 'reduce_sum.1.1'): 'elementwise',
     ('gpu:h100', 'cond_branches', 'reduce_sum.0.1'): 'elementwise',
     ('gpu:h100', 'conv_relu_pool', 'reduce_window_max.7.1'): 'convolution',
+    ('gpu:h100', 'conv_relu_pool', 'reduce_sum.7.1'): 'reduction',
     ('gpu:h100', 'dot_product_attention', 'reduce.11'): 'gemm',
     ('gpu:h100', 'dot_product_attention', 'reduce.6'): 'gemm',
     ('gpu:h100', 'f16_softmax', 'reduce_sum.15.3'): 'elementwise',
@@ -86,6 +90,7 @@ EXPECTED_REASONS: dict[tuple[str, str, str], str] = {
     ('gpu:h100', 'int8_matmul', 'reduce_sum.7.1'): 'gemm',
     ('gpu:h100', 'layernorm_grad', 'reduce_sum.79.1'): 'multi-reader-fusion',
     ('gpu:h100', 'layernorm_grad', 'reduce_sum.81.1'): 'elementwise',
+    ('gpu:h100', 'pairwise_dist', 'reduce_min.7.1'): 'reduction',
     ('gpu:h100', 'prng_split_dropout', 'reduce_sum.7.1'): 'elementwise',
     ('gpu:h100', 'scan_chunks', 'reduce_sum.0.1'): 'gemm',
     ('gpu:h100', 'seed_with_dot', 'reduce.1.1'): 'gemm',
@@ -102,6 +107,7 @@ EXPECTED_REASONS: dict[tuple[str, str, str], str] = {
     ('tpu:v5e', 'dot_product_attention', 'reduce.2'): 'gemm',
     ('tpu:v5e', 'fft_power', 'reduce.1'): 'fft',
     ('tpu:v5e', 'gather_rows', 'reduce_sum.7'): 'gather',
+    ('tpu:v5e', 'pairwise_dist', 'reduce_min.7'): 'reduction',
     ('tpu:v5e', 'sort_rows', 'reduce_sum.0'): 'sort',
     ('tpu:v5e', 'xent_grad', 'reduce_sum.0'): 'gemm',
     ('tpu:v5e', 'xent_large_vocab', 'reduce_sum.0'): 'gemm',

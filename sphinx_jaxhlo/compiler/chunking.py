@@ -38,15 +38,19 @@ __all__ = ["ChunkCheck", "chunked", "prove_and_check", "suggest_chunking", "veri
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
-            axis: int | Sequence[int] = 0, combine: str = "sum", *, check: bool = True) -> Callable[..., Any]:
+            axis: int | Sequence[int] = 0, combine: str = "sum", *, check: bool = True,
+            checkpoint: bool = True) -> Callable[..., Any]:
     """``fn``, computed ``size`` elements of an axis of its argument(s) at a time.
 
     The returned function splits ``args[argnums]`` along ``axis`` into chunks of
     ``size`` (a last, shorter chunk holds the remainder), calls ``fn`` on each
     chunk inside :func:`jax.lax.scan` and combines the results with ``combine``:
     ``"sum"``, ``"max"``, ``"min"``, or ``"mean"`` (each chunk's mean weighted by
-    its length).  Shapes are static; it traces under :func:`jax.jit`,
-    ``jax.grad`` and ``jax.vmap`` like any JAX function.
+    its length).  The scan starts from the combine's identity (zeros, or
+    ``-inf``/``+inf`` for a maximum/minimum), so every full chunk is computed
+    inside the loop; only the remainder, shorter than a chunk, is computed after it.
+    Shapes are static; it traces under :func:`jax.jit`, ``jax.grad`` and
+    ``jax.vmap`` like any JAX function.
 
     :param fn: a function whose result(s) reduce over the chunked axis.
     :param argnums: the positional argument (or arguments, all split alike) to chunk.
@@ -55,6 +59,12 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
     :param combine: how the partial results make the whole.
     :param check: run :func:`check_chunkable` when the function is traced; it raises
         :class:`ChunkError` for a function it cannot prove.
+    :param checkpoint: wrap each chunk's call in :func:`jax.checkpoint`, so that a
+        gradient keeps only each chunk's inputs and computes the chunk again in the
+        backward pass.  Without it, autodiff of the scan saves every chunk's
+        intermediates (the residuals), which together are as large as the
+        unchunked intermediate or larger: the gradient would not be bounded.
+        A forward pass compiles the same either way.
     :raises ValueError: a bad ``argnums``, ``axis``, ``size`` or ``combine``.
     """
     nums, axes = normalize_chunking(argnums, axis, size, combine)
@@ -82,11 +92,17 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         def rest(x: Any, a: int) -> Any:
             return x[k * step:] if a == 0 else lax.slice_in_dim(x, k * step, None, axis=a)
 
-        def call(parts: Sequence[Any], length: int) -> Any:
+        def part(*parts: Any) -> Any:
             values = list(args)
-            for num, part in zip(nums, parts, strict=True):
-                values[num] = part
-            out = fn(*values, **kwargs)
+            for num, value in zip(nums, parts, strict=True):
+                values[num] = value
+            return fn(*values, **kwargs)
+
+        if checkpoint:
+            part = jax.checkpoint(part, prevent_cse=False)
+
+        def call(parts: Sequence[Any], length: int) -> Any:
+            out = part(*parts)
             return jax.tree.map(lambda m: m * length, out) if combine == "mean" else out
 
         stacks = [split(args[num], a) for num, a in zip(nums, axes_list, strict=True)]
@@ -94,8 +110,9 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         def body(total: Any, parts: Any) -> tuple[Any, None]:
             return jax.tree.map(merge, total, call(parts, step)), None
 
-        total = call([s[0] for s in stacks], step)
-        total, _ = lax.scan(body, total, [s[1:] for s in stacks])
+        shapes = jax.eval_shape(part, *[s[0] for s in stacks])
+        total = jax.tree.map(lambda s: jnp.full(s.shape, identity(combine, s.dtype), s.dtype), shapes)
+        total, _ = lax.scan(body, total, stacks)
         if r:
             tail = [rest(args[num], a) for num, a in zip(nums, axes_list, strict=True)]
             total = jax.tree.map(merge, total, call(tail, r))
@@ -104,6 +121,22 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         return total
 
     return run
+
+
+def identity(combine: str, dtype: Any) -> Any:
+    """The value a combine starts from: ``0`` for a sum or mean, the lowest value of
+    ``dtype`` for a maximum (``-inf`` for a float, ``False`` for a bool), the highest for a minimum."""
+    import jax.numpy as jnp
+
+    if combine in ("sum", "mean"):
+        return 0
+    high = combine == "min"
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.inf if high else -jnp.inf
+    if jnp.dtype(dtype) == jnp.bool_:
+        return high
+    info = jnp.iinfo(dtype)
+    return info.max if high else info.min
 
 
 def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],

@@ -25,16 +25,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, check_chunkable, chunk_axes
-from sphinx_jaxhlo.core.chunks import (
-    DEFAULT_CHUNK_BUDGET,
-    chunked_source,
-    function_name,
-    normalize_chunking,
-    positional_parameters,
-    round_size,
-)
+from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
 
-__all__ = ["ChunkCheck", "chunked", "prove_and_check", "suggest_chunking", "verify_chunked"]
+__all__ = ["ChunkCheck", "chunked", "identity", "prove_and_check", "verify_chunked"]
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
@@ -154,50 +147,6 @@ def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
     if not result.passed:
         raise ChunkError(f"chunked({check['of']}): the numerical check failed: {result.describe()}")
     return result
-
-
-# -- the report's suggestion ----------------------------------------------------------------------
-
-
-def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], stored_bytes: int,
-                     budget: int = DEFAULT_CHUNK_BUDGET, name: str | None = None) -> str:
-    """A chunking that bounds a stored intermediate of ``stored_bytes`` to ``budget``,
-    in words and code, or ``""`` when none passes :func:`check_chunkable`.
-
-    Each axis of each positional array argument is tried, longest first, with the
-    combines ``sum``, ``max`` and ``min``; the first that the proof accepts is the one
-    whose axis the reduction runs over.  The intermediate is taken to scale with the
-    axis length, so a chunk of ``size`` stores ``stored_bytes * size / n``.
-    """
-    from sphinx_jaxhlo.core.sizes import format_bytes
-
-    fname = name or function_name(fn)
-    params, _ = positional_parameters(fn)
-    candidates = sorted(((int(arg.shape[a]), i, a) for i, arg in enumerate(args)
-                         if hasattr(arg, "shape") and hasattr(arg, "dtype")
-                         for a in range(len(arg.shape)) if int(arg.shape[a]) > 1), key=lambda c: (-c[0], c[1], c[2]))
-    for n, i, a in candidates:
-        size = round_size(budget * n / stored_bytes) if stored_bytes > 0 else n
-        if size >= n:
-            continue
-        for combine in ("sum", "max", "min"):
-            try:
-                check_chunkable(fn, *args, argnums=i, axis=a, combine=combine, **kwargs)
-            except Exception:
-                continue
-            arg = params[i] if i < len(params) else f"argument {i}"
-            call = f"sphinx_jaxhlo.chunked({fname}, argnums={i}, size={size}, axis={a}, combine={combine!r})"
-            try:
-                code = chunked_source(fn, i, size, a, combine, name=f"{fname}_chunked") if fname.isidentifier() \
-                    else ""
-            except ValueError:
-                code = ""
-            words = (f"Chunking would bound it: the reduction runs over axis {a} of {arg} ({n} long), and the "
-                     f"rewrite over chunks of {size} is proved on the jaxpr; each chunk stores about "
-                     f"{format_bytes(stored_bytes * size // n)} instead of {format_bytes(stored_bytes)} "
-                     f"(budget {format_bytes(budget)}).")
-            return "\n".join([words, call, code]).rstrip("\n")
-    return ""
 
 
 # -- the numerical check -------------------------------------------------------------------------

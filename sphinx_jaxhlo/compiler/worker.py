@@ -121,24 +121,41 @@ def compile_request(data: dict[str, Any]) -> Report:
         report = compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                      function, arguments=":args:", mesh=mesh)
     if not req.chunk and target.device_count == 1:
-        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function)
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function, target,
+                                                    dict(req.xla_flags), tuple(static))
     return report
 
 
-def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
-    """The report's chunking suggestion: for the largest user reduction that reads a stored
-    intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
-    from sphinx_jaxhlo.compiler.chunking import suggest_chunking
+def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
+                      target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
+    """The report's chunking suggestion: when a user reduction reads a stored intermediate
+    over the budget, or the temp memory is over it, a chunking proved, checked and compiled
+    for the target (:mod:`sphinx_jaxhlo.compiler.chunk_search`)."""
+    from sphinx_jaxhlo.compiler.chunk_search import suggest_chunking
+    from sphinx_jaxhlo.compiler.compiling import compiler_options
+    from sphinx_jaxhlo.compiler.lowering import compile_for
     from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 
     budget = budget or DEFAULT_CHUNK_BUDGET
     sizes = {m.name: m.bytes for m in report.materialized}
     stored = [sizes.get(r.input_materialized, r.input_bytes) for r in report.reductions
               if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
-    if not stored or max(stored) <= budget:
+    temp = report.memory.temp_bytes if report.memory else None
+    largest = max([*stored, temp or 0])
+    if not report.reductions or largest <= budget:
         return ""
+
+    def temp_of(candidate: Any) -> int | None:
+        try:
+            jitted = jit_function(candidate, static_argnames=static)
+            _, compiled = compile_for(target, jitted, args, kwargs, compiler_options(flags))
+            return int(compiled.memory_analysis().temp_size_in_bytes)
+        except Exception:  # a compile that fails (out of memory) does not meet the budget
+            return None
+
     try:
-        return suggest_chunking(fn, args, kwargs, max(stored), budget, function)
+        return suggest_chunking(fn, args, kwargs, largest, budget, function, temp_of=temp_of,
+                                original_temp=temp, target=target.name)
     except Exception:  # a suggestion is a courtesy: never a failure of the report
         return ""
 
@@ -215,7 +232,8 @@ def compile_call(data: dict[str, Any]) -> Report:
     with mesh_context(mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
     if target.device_count == 1 and not report.chunk_suggestion:
-        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"])
+        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"], target,
+                                                    dict(data.get("xla_flags", {})), tuple(call.static))
     return report
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["COMBINES", "DEFAULT_CHUNK_BUDGET", "ChunkOption", "add_variant", "chunked_source", "function_name",
-           "normalize_chunking", "parse_chunk_option", "positional_parameters", "round_size", "variant_name"]
+           "normalize_chunking", "parse_chunk_option", "positional_parameters", "variant_name"]
 
 
 #: The combines :func:`sphinx_jaxhlo.chunked` knows; ``mean`` is a sum of chunk means weighted by the chunk lengths.
@@ -253,22 +253,8 @@ def add_variant(source: str, function: str, option: ChunkOption) -> tuple[str, d
     return source.rstrip("\n") + "\n" + variant + code, check
 
 
-# -- the report's suggestion: its budget and its round sizes ------------------------------------
+# -- the report's suggestion: its budget -----------------------------------------------------------
 
 
-#: The default of the ``jaxhlo_chunk_budget`` setting: what a suggested chunk's stored intermediate may take.
+#: The default of the ``jaxhlo_chunk_budget`` setting: the compiled temp memory a suggested chunking may take.
 DEFAULT_CHUNK_BUDGET = 64 * 2**20
-
-
-def round_size(size: float) -> int:
-    """The largest of 1, 2, 5, 10, 20, 50... that is at most ``size`` (at least 1)."""
-    if size < 1:
-        return 1
-    best = 1
-    scale = 1
-    while scale <= size:
-        for step in (1, 2, 5):
-            if step * scale <= size:
-                best = step * scale
-        scale *= 10
-    return best

@@ -227,12 +227,18 @@ def compile_call(data: dict[str, Any]) -> Report:
             jax.config.update(name, value)
     mesh = _call_mesh(target, call)
     args, kwargs = abstract_arguments(call, mesh if target.device_count > 1 else None)
-    jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
+    fn = call.fn
+    if call.grad_argnums or call.grad_argnames:
+        from sphinx_jaxhlo.compiler.calls import gradient_of
+
+        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames)
+    jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with mesh_context(mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
-    if target.device_count == 1 and not report.chunk_suggestion:
-        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"], target,
+    # the gradient variant is no function of the caller's: a call naming it could not be run as written
+    if target.device_count == 1 and not report.chunk_suggestion and fn is call.fn:
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, 0, data["function"], target,
                                                     dict(data.get("xla_flags", {})), tuple(call.static))
     return report
 

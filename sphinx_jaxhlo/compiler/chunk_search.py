@@ -9,8 +9,8 @@ all of these hold, in this order:
 - **the arguments**: every set of positional array arguments that share an
   axis of one length is a candidate (one argument, then two together, and so
   on: N-body forces chunk their sources and masses together), longest axis
-  first; an axis shorter than the stored intermediate over the budget cannot
-  bound it and is not tried;
+  first; an axis shorter than both 64 and the stored intermediate over the
+  budget is not tried (a chunk of one would still be over the budget);
 - **the proof**: :func:`~sphinx_jaxhlo.compiler.chunk_proof.proved_combine`
   accepts the candidate on the jaxpr, and gives the combine that rebuilds the
   result (a mean is combined as a mean, a sum as a sum);
@@ -146,7 +146,10 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
             temp_of: Callable[[Callable[..., Any]], int | None], original_temp: int | None) -> _Found | None:
     proofs = 0
     fallback: _Found | None = None
-    for candidate in candidates(args, min_length=-(-stored_bytes // budget) if budget > 0 else 2):
+    # an axis shorter than the intermediate over the budget cannot bring it within the budget, but
+    # may still bound it some: only the shortest (coordinates, heads) are left out
+    needed = -(-stored_bytes // budget) if budget > 0 else 2
+    for candidate in candidates(args, min_length=min(needed, 64)):
         if proofs >= MAX_PROOFS:
             break
         proofs += 1

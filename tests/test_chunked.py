@@ -419,3 +419,68 @@ def test_the_gradient_of_a_chunked_function_on_the_h100():
     for argnum in (0, 1):
         assert temps["checkpointed", argnum, "gpu:h100"] <= 3 * chunk_block
         assert temps["not checkpointed", argnum, "gpu:h100"] >= 60 * chunk_block
+
+
+# -- the proof's table of increasing functions, pinned ----------------------------------------------------
+
+#: Each name of ``chunk_proof._INCREASING`` as a function of f32 values.  ``copy_p`` is the copy
+#: primitive's name in older jax releases (``copy`` in this one): the same identity.
+_INCREASING_FUNCTIONS = {
+    "asinh": jax.lax.asinh, "atan": jax.lax.atan, "cbrt": jax.lax.cbrt, "ceil": jax.lax.ceil,
+    "convert_element_type": lambda x: jax.lax.convert_element_type(x, jnp.bfloat16),
+    "copy": lambda x: jnp.array(x, copy=True), "copy_p": lambda x: jnp.array(x, copy=True),
+    "erf": jax.lax.erf, "exp": jax.lax.exp, "exp2": jax.lax.exp2, "expm1": jax.lax.expm1, "floor": jax.lax.floor,
+    "log": jax.lax.log, "log1p": jax.lax.log1p, "logistic": jax.lax.logistic,
+    "reduce_precision": lambda x: jax.lax.reduce_precision(x, 5, 10), "round": jax.lax.round,
+    "sinh": jax.lax.sinh, "sqrt": jax.lax.sqrt, "stop_gradient": jax.lax.stop_gradient, "tanh": jax.lax.tanh,
+}
+
+#: f32 values over the whole line: infinities, the largest, around 0 (both zeros, the smallest
+#: subnormal), around the points where functions change (-1 for log1p, 88.7 where exp overflows).
+_EDGES = np.array([-np.inf, -3.4e38, -1e30, -100.0, -88.8, -2.5, -1.5, -1.0, -0.999, -0.5, -1e-45, -0.0, 0.0,
+                   1e-45, 1e-30, 0.5, 0.999, 1.0, 1.5, 2.5, 88.7, 88.8, 100.0, 1e30, 3.4e38, np.inf], np.float32)
+
+
+def _commutes(f, op) -> list[tuple[float, float]]:
+    """The pairs (a, b) of edge values for which op(f(a), f(b)) != f(op(a, b)) (a NaN equal only to a NaN)."""
+    a, b = np.meshgrid(_EDGES, _EDGES, indexing="ij")
+    a, b = jnp.asarray(a.ravel()), jnp.asarray(b.ravel())
+    # both sides in one compiled program each: the CPU flushes subnormals alike in both
+    lhs = np.asarray(jax.jit(lambda a, b: op(f(a), f(b)))(a, b), np.float64)
+    rhs = np.asarray(jax.jit(lambda a, b: f(op(a, b)))(a, b), np.float64)
+    # a few ulps apart is the same value (an implementation's vector and scalar paths, a subnormal flushed
+    # by one operation and not by another); a function out of order differs by far more
+    bad = ~(np.isclose(lhs, rhs, rtol=1e-6, atol=1e-12) | (np.isnan(lhs) & np.isnan(rhs)))
+    return list(zip(np.asarray(a)[bad].tolist(), np.asarray(b)[bad].tolist(), strict=True))
+
+
+def test_every_increasing_function_of_the_proof_commutes_with_max_and_min():
+    """The proof passes a partial max or min through a function of its table: per chunk f(max x_c), combined
+    with a max, must be f(max x).  Over every pair of edge values, on the CPU, each function must do so."""
+    from sphinx_jaxhlo.compiler import chunk_proof
+
+    assert set(chunk_proof._INCREASING) == set(_INCREASING_FUNCTIONS) - chunk_proof._MIN_ONLY, (
+        "a function added to the table needs its check here")
+    for name in sorted(_INCREASING_FUNCTIONS):
+        f = _INCREASING_FUNCTIONS[name]
+        for op, label in ((jnp.maximum, "max"), (jnp.minimum, "min")):
+            bad = _commutes(f, op)
+            listed = name in chunk_proof._INCREASING or (label == "min" and name in chunk_proof._MIN_ONLY)
+            if listed:
+                assert not bad, f"{name} does not commute with {label} at {bad[:3]}"
+
+
+def test_a_function_that_is_not_monotone_fails_the_check():
+    # the check itself catches what it is there to catch: cos, and log through a maximum (NaN below 0)
+    assert _commutes(jnp.cos, jnp.maximum)
+    assert _commutes(jax.lax.log, jnp.maximum)
+    assert not _commutes(jax.lax.log, jnp.minimum)
+
+
+def test_log_of_a_maximum_is_refused_and_of_a_minimum_proved():
+    # a chunk whose maximum is negative gives log(...) = NaN, which a maximum over chunks keeps
+    x = jnp.concatenate([-jnp.ones((16, 3)), jnp.ones((16, 3))])
+    with pytest.raises(ChunkError, match="`log`"):
+        check_chunkable(lambda v: jnp.log(jnp.max(v, axis=0)), x, combine="max")
+    _close(chunked(lambda v: jnp.log(jnp.min(v, axis=0) + 2.0), size=16, combine="min")(x),
+           jnp.log(jnp.min(x, axis=0) + 2.0))

@@ -18,9 +18,11 @@ for anything it cannot prove.  The rules it applies:
   contracting it between two chunked operands, a sum) makes a *partial*
   result; a partial sum may be added to another, negated, scaled by or divided
   by values that do not depend on the chunk, summed over further axes; a
-  partial max or min may pass through increasing functions (``exp``, ``log``,
-  ``tanh``...: the table ``_INCREASING``), be shifted by such values or flipped
-  by a negation;
+  partial max or min may pass through functions increasing over the whole line
+  (``exp``, ``tanh``...: the table ``_INCREASING``), a partial min also through
+  those increasing where defined and NaN below (``log``, ``sqrt``, ``log1p``: a
+  chunk's negative maximum would give NaN), be shifted by values that do not
+  depend on the chunk or flipped by a negation;
 - the length of the axis is followed too: the jaxpr is made a second time with
   the chunked axis one element longer (else twice as long), and a literal or
   constant that differs between the two is a value *of the length*.  A partial
@@ -81,11 +83,18 @@ _ELEMENTWISE = frozenset(str.split("""
 """))
 
 
-#: Increasing functions: f(max x) = max f(x), f(min x) = min f(x).
+#: Increasing functions over the whole line: f(max x) = max f(x), f(min x) = min f(x), for every
+#: value, infinities included (tests/test_chunked.py checks each over a grid of edge values).
 _INCREASING = frozenset(str.split("""
-    asinh atan cbrt ceil convert_element_type copy copy_p erf exp exp2 expm1 floor log log1p logistic
-    reduce_precision round sinh sqrt stop_gradient tanh
+    asinh atan cbrt ceil convert_element_type copy copy_p erf exp exp2 expm1 floor logistic
+    reduce_precision round sinh stop_gradient tanh
 """))
+
+
+#: Increasing where defined, NaN below (``log`` and ``sqrt`` of a negative, ``log1p`` below -1):
+#: f(min x) = min f(x) still (a NaN either way), but not f(max x) = max f(x): a chunk whose maximum
+#: is negative would give NaN where the whole's maximum does not.
+_MIN_ONLY = frozenset({"log", "log1p", "sqrt"})
 
 
 _PASS_THROUGH = frozenset({"convert_element_type", "copy", "copy_p", "stop_gradient", "reduce_precision"})
@@ -280,7 +289,8 @@ class _Prover:
         if len(ops) > 1:
             raise self.refuse(eqn, "mixes reductions of different kinds over the chunked axis")
         op = ops.pop()
-        if name in _PASS_THROUGH or (op not in ("sum", "mean") and name in _INCREASING and len(states) == 1):
+        increasing = name in _INCREASING or (op == "min" and name in _MIN_ONLY)
+        if name in _PASS_THROUGH or (op not in ("sum", "mean") and increasing and len(states) == 1):
             return first
         if name == "neg":
             return Partial(_NEGATED[op], first.origin)

@@ -25,7 +25,10 @@ all of these hold, in this order:
   unchunked function's temp memory (else chunking does not help: nothing is shown).
 
 A candidate that fails a step is dropped and the next one tried; when none
-passes the proof and the numbers, nothing is shown.  Importing this module
+passes the proof and the numbers, nothing is shown.  The search is bounded:
+at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles,
+and the compile worker does not search for a program whose own compile took
+over half a minute (``SEARCH_COMPILE_LIMIT``: a TPU's gradient, say).  Importing this module
 does not import jax.
 """
 

@@ -126,6 +126,11 @@ def compile_request(data: dict[str, Any]) -> Report:
     return report
 
 
+#: A program whose compile took longer (seconds) gets no chunking suggestion: each size the search
+#: tries is a compile of about that length, within the same compile limit.
+SEARCH_COMPILE_LIMIT = 30.0
+
+
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
                       target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
     """The report's chunking suggestion: when a user reduction reads a stored intermediate
@@ -142,7 +147,7 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
               if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
     temp = report.memory.temp_bytes if report.memory else None
     largest = max([*stored, temp or 0])
-    if not report.reductions or largest <= budget:
+    if not report.reductions or largest <= budget or (report.compile_seconds or 0) > SEARCH_COMPILE_LIMIT:
         return ""
 
     def temp_of(candidate: Any) -> int | None:

@@ -104,7 +104,7 @@ def check_as_written(text: str, namespace: dict[str, Any], specs: Sequence[Any],
     for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got), strict=True):
         scale = float(np.max(np.abs(np.asarray(w))))
         assert float(np.max(np.abs(np.asarray(w) - np.asarray(g)))) <= 1e-4 * scale, (line, w, g)
-    reports = sphinx_jaxhlo.analyze(suggested, *specs, targets=target, fn_kwargs=kwargs)
+    reports = sphinx_jaxhlo.analyze(suggested, *specs, targets=target, static=kwargs or None)
     assert format_bytes(reports[target].memory.temp_bytes) == shown_figure(text), text
     return suggested
 
@@ -202,3 +202,82 @@ def test_textbook_cases_on_the_h100_each_run_as_written():
         check_as_written(text, {fn.__name__: fn}, specs, target="gpu:h100")
         # the promise holds: the memory shown is within the budget (the issue's 40 MB promised, 78.8 MB compiled)
         assert "(budget 67.1 MB)" in text
+
+
+# -- every suggestion the site and the test corpus make ------------------------------------------------
+
+
+def _site_suggestions() -> list[tuple[str, str, Any, str]]:
+    """(where, suggestion, example, target) for every snapshot of the docs that holds a suggestion."""
+    import json
+
+    from sphinx_jaxhlo.core.example import parse_example
+    from sphinx_jaxhlo.pipeline.scan import find_examples
+    from sphinx_jaxhlo.store import snapshots
+
+    docs = ROOT / "docs"
+    out = []
+    for page in sorted(docs.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        docname = page.relative_to(docs).with_suffix("").as_posix()
+        folder = snapshots.document_folder(docs / "_snapshots", docname)
+        for ordinal, found in enumerate(find_examples(page.read_text(encoding="utf-8"), True), 1):
+            if found.argument:
+                path = (page.parent / found.argument).resolve()
+                source, source_name = path.read_text(encoding="utf-8"), path.name
+            else:
+                source, source_name = found.content, "example.py"
+            example = parse_example(source, found.options, docname=docname, line=found.line, ordinal=ordinal,
+                                    source_name=source_name).with_chunk_variants().with_grad_variants()
+            for function in example.functions:
+                for slot in folder.glob(snapshots.slot_name(example.slot_name, function, "*") + ".json"):
+                    facts = json.loads(slot.read_text(encoding="utf-8"))["facts"]
+                    if facts.get("chunk_suggestion"):
+                        out.append((f"{docname}: {slot.name}", facts["chunk_suggestion"], example, facts["target"]))
+    return out
+
+
+def _check_example_suggestion(text: str, example: Any, target: str) -> None:
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+
+    namespace: dict[str, Any] = {"__name__": "__jaxhlo_example__"}
+    exec(compile(example.source, example.source_name, "exec"), namespace)
+    args, kwargs = to_shape_dtype_structs(example.specs)
+    kwargs.update({k: ast.literal_eval(v) for k, v in example.static})
+    check_as_written(text, namespace, args, target, kwargs)
+
+
+@pytest.mark.slow
+def test_every_suggestion_of_the_site_runs_as_written_and_compiles_to_its_figure():
+    found = _site_suggestions()
+    assert found, "the chunked page's seed example makes a suggestion on the CPU and the H100"
+    for where, text, example, target in found:
+        if not TARGETS[target].available():
+            continue
+        assert "equal to the original on small random inputs" in text, where
+        _check_example_suggestion(text, example, target)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["cpu", pytest.param("gpu:h100", marks=needs_gpu)])
+def test_every_suggestion_of_the_corpus_runs_as_written_and_compiles_to_its_figure(target):
+    from sphinx_jaxhlo.core.example import parse_example
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "corpus"))
+    from programs import PROGRAMS
+
+    made = []
+    for program in PROGRAMS:
+        if target not in program.targets:
+            continue
+        reports = sphinx_jaxhlo.analyze_source(program.source, "f", program.args, targets=target,
+                                               static=dict((k, ast.literal_eval(v)) for k, v in program.static)
+                                               or None)
+        text = reports[target].chunk_suggestion if len(reports) else ""
+        if text:
+            example = parse_example(program.source, {"function": "f", "args": program.args,
+                                                     "static": ", ".join(f"{k}={v}" for k, v in program.static)})
+            _check_example_suggestion(text, example, target)
+            made.append(program.name)
+    print(f"suggestions on {target}: {made}")

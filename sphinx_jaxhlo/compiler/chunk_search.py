@@ -26,9 +26,10 @@ all of these hold, in this order:
 
 A candidate that fails a step is dropped and the next one tried; when none
 passes the proof and the numbers, nothing is shown.  The search is bounded:
-at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles,
-and the compile worker does not search for a program whose own compile took
-over half a minute (``SEARCH_COMPILE_LIMIT``: a TPU's gradient, say).  Importing this module
+at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles.
+The compile worker does not search on a TPU: a TPU compile takes 4 to 40 s,
+and the TPU's temp figure, 0 B for most programs, is not the memory that
+matters there (the peak is).  Importing this module
 does not import jax.
 """
 

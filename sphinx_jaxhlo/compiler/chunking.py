@@ -27,7 +27,7 @@ from typing import Any
 from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, check_chunkable, chunk_axes
 from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
 
-__all__ = ["ChunkCheck", "chunked", "identity", "prove_and_check", "verify_chunked"]
+__all__ = ["ChunkCheck", "chunked", "combine_identity", "prove_and_check", "verify_chunked"]
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
@@ -104,7 +104,7 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
             return jax.tree.map(merge, total, call(parts, step)), None
 
         shapes = jax.eval_shape(part, *[s[0] for s in stacks])
-        total = jax.tree.map(lambda s: jnp.full(s.shape, identity(combine, s.dtype), s.dtype), shapes)
+        total = jax.tree.map(lambda s: jnp.full(s.shape, combine_identity(combine, s.dtype), s.dtype), shapes)
         total, _ = lax.scan(body, total, stacks)
         if r:
             tail = [rest(args[num], a) for num, a in zip(nums, axes_list, strict=True)]
@@ -116,7 +116,7 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
     return run
 
 
-def identity(combine: str, dtype: Any) -> Any:
+def combine_identity(combine: str, dtype: Any) -> Any:
     """The value a combine starts from: ``0`` for a sum or mean, the lowest value of
     ``dtype`` for a maximum (``-inf`` for a float, ``False`` for a bool), the highest for a minimum."""
     import jax.numpy as jnp

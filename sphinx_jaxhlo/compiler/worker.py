@@ -126,11 +126,6 @@ def compile_request(data: dict[str, Any]) -> Report:
     return report
 
 
-#: A program whose compile took longer (seconds) gets no chunking suggestion: each size the search
-#: tries is a compile of about that length, within the same compile limit.
-SEARCH_COMPILE_LIMIT = 30.0
-
-
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
                       target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
     """The report's chunking suggestion: when a user reduction reads a stored intermediate
@@ -147,7 +142,9 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
               if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
     temp = report.memory.temp_bytes if report.memory else None
     largest = max([*stored, temp or 0])
-    if not report.reductions or largest <= budget or (report.compile_seconds or 0) > SEARCH_COMPILE_LIMIT:
+    # not for a TPU: its compiles take 4 to 40 s each, and its temp figure, 0 B for most programs,
+    # is not the memory that matters there (the peak is): a compiled temp within the budget says nothing
+    if not report.reductions or largest <= budget or target.platform == "tpu":
         return ""
 
     def temp_of(candidate: Any) -> int | None:

@@ -5,7 +5,10 @@ intermediate over an axis of an argument stores the whole intermediate unless
 its fusions happen to hold it.  :func:`chunked` writes the program the other way
 round: it splits the argument(s) along the axis, calls the function on each
 chunk inside :func:`jax.lax.scan` and combines the partial results, so only one
-chunk's intermediate lives at a time.
+chunk's intermediate lives at a time.  Each chunk's call is checkpointed
+(:func:`jax.checkpoint`), so that the same holds under differentiation:
+autodiff of a scan otherwise keeps every step's intermediates for the backward
+pass, as much as the unchunked program stores, or more.
 
 Before building it, :func:`~sphinx_jaxhlo.compiler.chunk_proof.check_chunkable`
 proves on the function's jaxpr that the rewrite keeps the result (the rules are

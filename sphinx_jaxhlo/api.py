@@ -186,6 +186,8 @@ class _CallJob:
     target: targets_mod.Target
     request: CallRequest | None
     failure: TargetFailure | None = None
+    #: The function it compiles, when not the one the call is named for (a gradient variant).
+    function: str = ""
 
 
 def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float, pythonpath: tuple[str, ...],
@@ -194,15 +196,16 @@ def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float, pythonpa
     reports: list[Report] = []
     failures: list[TargetFailure] = []
     for job in jobs:
+        name = job.function or function
         if job.failure is not None or job.request is None:
-            failures.append(job.failure or TargetFailure(job.target.name, function, "trace", "not lowered"))
+            failures.append(job.failure or TargetFailure(job.target.name, name, "trace", "not lowered"))
             continue
         outcome = _get_worker(pythonpath).compile(job.request, timeout)
         if outcome.report is not None:
             reports.append(outcome.report)
         else:
             assert outcome.failure is not None
-            failures.append(dataclasses.replace(outcome.failure, function=function))
+            failures.append(dataclasses.replace(outcome.failure, function=name))
     return reports, failures
 
 
@@ -236,7 +239,8 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    xla_flags: str | Mapping[str, Any] | None = None, timeout: float = 120,
                    source_name: str = "example.py", show: Sequence[str] | str | None = None,
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
-                   donate: str | Sequence[str] = (), mesh: Any = None) -> Reports:
+                   donate: str | Sequence[str] = (), mesh: Any = None,
+                   grad: str | int | Sequence[str | int] | None = None) -> Reports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -263,12 +267,16 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param cache_dir: a folder to cache reports in; ``None``: no cache.
     :param pythonpath: folders the worker should import from, besides this
         process's ``sys.path``.
+    :param grad: as the directive's ``:grad:``: argument names or positions
+        (``"hkl"``, ``1``, ``["pos", "hkl"]``); the gradient of each function with
+        respect to them is compiled beside it, as ``<function>_grad``.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout}, spell=PYTHON, source_name=source_name)
+        "donate": donate, "timeout": timeout, "grad": grad}, spell=PYTHON,
+        source_name=source_name).with_grad_variants(PYTHON)
     reports = compile_example(example, resolve_targets(targets), _show(show), cache_dir=cache_dir,
                               pythonpath=pythonpath)
     return _raise_if_empty(reports)
@@ -318,7 +326,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
             timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
-            mesh: Any = None, **kwargs: Any) -> Reports:
+            mesh: Any = None, grad: str | int | Sequence[str | int] | None = None, **kwargs: Any) -> Reports:
     r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
 
@@ -368,7 +376,12 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         Default: the mesh of the arguments' ``NamedSharding``\ s, whatever
         devices it was made of; their partition specs are kept, the axes
         matched by name.  On a target of one device the axes have size 1.
-    :return: one report per target; a target that produced no report (a
+    :param grad: also compile the gradient of ``fn`` with respect to these
+        arguments (names or positions: ``"hkl"``, ``1``, ``["pos", "hkl"]``), as
+        the function ``<name>_grad`` on every target: ``jax.value_and_grad`` for
+        a scalar output, a ``vjp`` with a cotangent of ones otherwise (the
+        directive's ``:grad:``).  Its reports follow the function's.
+    :return: one report per target (and per target for the gradient); a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
     :raises ValueError: a malformed spec or option, an unknown target or one
@@ -399,6 +412,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
+    gradient = _gradient_call(fn, call, grad)
     try:
         import cloudpickle
     except ImportError:  # pragma: no cover - a dependency
@@ -410,6 +424,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             cloudpickle.register_pickle_by_value(module)
         try:
             payload = base64.b64encode(dumps(call)).decode()
+            grad_payload = base64.b64encode(dumps(gradient)).decode() if gradient is not None else ""
         except Exception as exc:
             raise TypeError(f"cannot send {name} to the compile worker: {type(exc).__name__}: {exc}. Define it "
                             "in a module or a notebook cell, and pass arrays as arguments rather than closing "
@@ -423,6 +438,13 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     jobs = [_CallJob(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
                                 source_name=source_name, source=source, cache_dir=cache),
                  _mesh_failure(t, call.mesh, name)) for t in target_list]
+    if grad_payload:
+        from sphinx_jaxhlo.core.grads import grad_variant_name
+
+        grad_name = grad_variant_name(name)
+        jobs += [_CallJob(t, CallRequest(payload=grad_payload, function=grad_name, target=t.name, xla_flags=flags,
+                                         extras=extras, source_name=source_name, source=source, cache_dir=cache),
+                          _mesh_failure(t, call.mesh, grad_name), grad_name) for t in target_list]
     reports, failures = _run_calls(jobs, name, timeout, path)
     described, dropped = describe_arguments(call)
     notes = []
@@ -439,12 +461,48 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
-                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None}
+                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None, "grad": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "
                         f"of {_function_name(fn)}; analyze() took it as its own option. Pass the function's "
                         f"through fn_kwargs={{{clash[0]!r}: ...}}.")
+
+
+def _gradient_call(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> Any:
+    """The call of ``fn``'s gradient variant (``analyze(..., grad=...)``), or ``None``.
+
+    :raises OptionProblem: (a ``ValueError``) a malformed ``grad``, or an argument ``fn`` lacks.
+    """
+    if grad is None:
+        return None
+    from sphinx_jaxhlo.core.grads import parse_grad_option, resolve_wrt
+
+    wrt = parse_grad_option(grad, PYTHON("grad"))
+    try:
+        params = list(inspect.signature(_underlying(fn)).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not params:  # no signature: positions only
+        positional = [f"argument {i}" for i in range(len(call.args))]
+    keywords = sorted(set(call.kwargs) - set(positional))
+    try:
+        names = resolve_wrt(_function_name(fn), positional, keywords, wrt, PYTHON("grad"))
+    except ValueError as exc:
+        raise OptionProblem("grad", str(exc)) from None
+    nums: list[int] = []
+    by_name: list[str] = []
+    for name in names:
+        if name in positional and positional.index(name) < len(call.args):
+            nums.append(positional.index(name))
+        elif name in call.kwargs:
+            by_name.append(name)
+        else:
+            raise OptionProblem("grad", f"{PYTHON('grad')} {name!r} is not an argument of this call: "
+                                f"{len(call.args)} positional and {', '.join(call.kwargs) or 'no'} keyword "
+                                "argument(s) given")
+    return dataclasses.replace(call, grad_argnums=tuple(nums), grad_argnames=tuple(by_name))
 
 
 def mesh_spec_of(mesh: Any) -> MeshSpec | None:

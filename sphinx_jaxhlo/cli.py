@@ -55,6 +55,8 @@ examples:
   %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" \\
           --expect-reduction fused --expect-max-temp "cpu=1GB, gpu:h100=64MiB"
       exit 1 when XLA did not fuse the reduction or temp memory is larger
+  %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" --grad hkl
+      the function and its gradient with respect to hkl (with_dot_grad), on each target
   %(prog)s seed.py:with_dot --args "f32[100000,3], f32[50000,3]" --json > reports.json
       the reports as JSON (sphinx_jaxhlo.Reports.from_json reads it back)
   %(prog)s --hlo-file module_0001.jit_f.cpu_after_optimizations.txt
@@ -159,6 +161,10 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     what.add_argument("--xla-flags", action="append", default=[], metavar="NAME=VALUE",
                       help="an XLA compiler option for compile(), e.g. xla_cpu_experimental_ynn_fusion_type=; "
                            "repeat it or give a comma list")
+    what.add_argument("--grad", metavar="ARGS",
+                      help="also compile the function's gradient with respect to these arguments (names or "
+                           "positions, comma separated: hkl, or 1), as FUNCTION_grad: value_and_grad for a "
+                           "scalar output, a vjp with a cotangent of ones otherwise")
     what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                       help="seconds one compile may take before the worker is stopped (default 120)")
     what.add_argument("--hlo-file", metavar="DUMP.txt",
@@ -306,7 +312,8 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout or 120.0}, spell=COMMAND_LINE, source_name=os.path.basename(path))
+                "timeout": ns.timeout or 120.0, "grad": ns.grad}, spell=COMMAND_LINE,
+                source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:
             raise _UsageError(exc.message) from None
         try:
@@ -358,7 +365,8 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
     from sphinx_jaxhlo.api import Reports, analyze_hlo
 
-    for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags)):
+    for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags),
+                          ("--grad", ns.grad)):
         if value:
             raise _UsageError(f"{option} is not used with --hlo-file (the module is already compiled)")
     labels = [t.strip() for t in (ns.targets or "").split(",") if t.strip()]

@@ -13,6 +13,7 @@ import pytest
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo import ChunkError, check_chunkable, chunked, chunked_source, verify_chunked
+from sphinx_jaxhlo.core.targets import TARGETS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "examples"))
@@ -214,8 +215,12 @@ def test_verify_chunked_runs_small_shapes_and_passes_the_seed():
 
 
 def test_verify_chunked_catches_what_the_proof_cannot_see():
-    # a mean combined as a sum: the proof sees a sum divided by a constant, the numbers differ
-    result = verify_chunked(lambda x: jnp.mean(x, axis=0), jax.ShapeDtypeStruct((100, 3), jnp.float32), size=10)
+    # a Python branch on the length: the jaxprs at 100, 101 and 200 rows are the same, a chunk of 10 takes
+    # the other branch; the numbers differ
+    def branchy(x):
+        return jnp.sum(x, axis=0) * (1.0 if x.shape[0] > 20 else 2.0)
+
+    result = verify_chunked(branchy, jax.ShapeDtypeStruct((100, 3), jnp.float32), size=10)
     assert not result.passed
     assert "DIFFERENT" in result.describe()
 
@@ -235,7 +240,7 @@ def _memory(fn, *specs):
 
 def test_the_code_as_written_gives_the_same_result_and_memory_as_chunked():
     source = chunked_source(seed.with_dot, argnums=0, size=1000)
-    assert "lax.scan(step, total, [pos_chunks[1:]])" in source
+    assert "lax.scan(step, total, [pos_chunks])" in source
     assert "def with_dot_chunked(pos, hkl):" in source
     written = _define(source, with_dot=seed.with_dot)["with_dot_chunked"]
     pos, hkl = _normal(0, (2500, 3)), _normal(1, (50, 3))
@@ -285,39 +290,197 @@ def test_importing_the_package_and_naming_chunked_does_not_import_jax():
     assert sphinx_jaxhlo.chunked is chunked
 
 
-# -- the report's suggestion -----------------------------------------------------------------------------
+# -- the length of the axis: means ----------------------------------------------------------------------
 
 
-def test_the_suggestion_for_the_seed_names_pos_axis_0_and_a_size_within_the_budget():
-    from sphinx_jaxhlo.compiler.chunking import suggest_chunking
-    from sphinx_jaxhlo.core.chunks import round_size
-
-    text = suggest_chunking(seed.with_dot, SEED_SPECS, {}, 20 * 10**9, budget=200 * 10**6)
-    words, call, *code = text.split("\n")
-    assert "axis 0 of pos (100000 long)" in words and "200 MB instead of 20.0 GB" in words
-    assert call == "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=1000, axis=0, combine='sum')"
-    assert "def with_dot_chunked(pos, hkl):" in code
-    # under the budget already, or nothing provable: no suggestion
-    assert suggest_chunking(seed.with_dot, SEED_SPECS, {}, 10**6, budget=64 * 2**20) == ""
-    assert suggest_chunking(softmax_total, (jax.ShapeDtypeStruct((10**5, 300), jnp.float32),), {}, 10**9) == ""
-    # a max over rows is suggested with its combine
-    big = (jax.ShapeDtypeStruct((10**5, 64), jnp.float32), jax.ShapeDtypeStruct((64, 300), jnp.float32))
-    assert "combine='max'" in suggest_chunking(column_max, big, {}, 120 * 10**6, budget=10**6)
-    assert [round_size(x) for x in (0.5, 1, 3, 7, 19, 335, 1000, 4999)] == [1, 1, 2, 5, 10, 200, 1000, 2000]
+def lse_mean(x, mu):
+    return jnp.mean(jax.nn.logsumexp(x @ mu.T, axis=1))
 
 
-def test_analyze_suggests_the_chunking_in_its_text_and_only_where_it_applies(tmp_path):
-    reports = sphinx_jaxhlo.analyze(seed.with_dot, "f32[100000,3]", "f32[50000,3]", targets="cpu",
-                                    cache_dir=str(tmp_path))
-    (report,) = list(reports)
-    assert report.chunk_suggestion.splitlines()[1] == (
-        "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=200, axis=0, combine='sum')")
-    text = str(reports)
-    assert "Chunking would bound it: the reduction runs over axis 0 of pos (100000 long)" in text
-    assert "def with_dot_chunked(pos, hkl):" in text
-    # the chunked function still stores 200 MB, over the 64 MiB budget, but the proof does not follow
-    # the axis into its lax.scan: nothing is suggested
-    chunked_reports = sphinx_jaxhlo.analyze(chunked(seed.with_dot, size=1000), "f32[100000,3]", "f32[50000,3]",
-                                            targets="cpu", cache_dir=str(tmp_path))
-    assert chunked_reports.get("cpu").chunk_suggestion == ""
-    assert chunked_reports.get("cpu").memory.temp_bytes < 10**9
+def test_a_mean_over_the_axis_is_proved_as_a_mean_and_refused_as_a_sum():
+    from sphinx_jaxhlo.compiler.chunk_proof import proved_combine
+
+    specs = (jax.ShapeDtypeStruct((40000, 64), jnp.float32), jax.ShapeDtypeStruct((3, 64), jnp.float32))
+    assert proved_combine(lse_mean, *specs).op == "mean"
+    with pytest.raises(ChunkError, match=r"is a mean over the chunked axis .*combine='sum' needs a sum "
+                                         r"\(combine='mean' combines it\)"):
+        check_chunkable(lse_mean, *specs, combine="sum")
+    check_chunkable(lse_mean, *specs, combine="mean")
+    x, mu = _normal(20, (90, 8)), _normal(21, (3, 8))
+    _close(chunked(lse_mean, size=16, combine="mean")(x, mu), lse_mean(x, mu))
+    # a sum is not a mean either; a mean shifted, scaled and added to another mean still is
+    with pytest.raises(ChunkError, match="is a sum over the chunked axis"):
+        check_chunkable(lambda v: jnp.sum(v, axis=0), specs[0], combine="mean")
+
+    def shifted(v):
+        return 3.0 * jnp.mean(v, axis=0) + 1.0 - jnp.mean(v * v, axis=0)
+
+    _close(chunked(shifted, size=16, combine="mean")(x), shifted(x))
+    # the issue's kernel density estimate: a mean over the samples, chunked over them
+    def kde(q, s):
+        return jnp.mean(jnp.exp(-jnp.sum((q[:, None] - s[None]) ** 2, -1) / 2), axis=1)
+
+    q, samples = _normal(22, (30, 3)), _normal(23, (70, 3))
+    assert proved_combine(kde, q, samples, argnums=1).op == "mean"
+    _close(chunked(kde, argnums=1, size=16, combine="mean")(q, samples), kde(q, samples))
+
+
+def test_other_uses_of_the_length_are_refused():
+    x = jax.ShapeDtypeStruct((100, 3), jnp.float32)
+    cases = {
+        # n // 2 is not proportional to the length: at 101 rows it is 50 again
+        "with a value computed from the length of the axis": lambda v: jnp.sum(v, axis=0) / (v.shape[0] // 2),
+        # the length meets the chunked data itself
+        "meets the chunked data with a value computed from the length": lambda v: jnp.sum(v / v.shape[0], 0),
+        # a variance: the data meets its own mean
+        "combines elements along the chunked axis with the reduction": lambda v: jnp.var(v, axis=0),
+    }
+    for words, fn in cases.items():
+        with pytest.raises(ChunkError, match=words):
+            check_chunkable(fn, x, combine="mean")
+
+
+def test_a_function_that_changes_with_the_length_or_traces_at_no_other_length_is_refused():
+    x = jax.ShapeDtypeStruct((100, 3), jnp.float32)
+
+    def grows(v):  # one more operation from 101 rows on
+        return jnp.sum(jnp.exp(v) if v.shape[0] > 100 else v, axis=0)
+
+    with pytest.raises(ChunkError, match="its operations change with the length of the chunked axis"):
+        check_chunkable(grows, x)
+    fixed = jnp.ones((100, 3))
+    def only_100(v):
+        if v.shape[0] != 100:
+            raise ValueError("wants 100 rows")
+        return jnp.sum(v, axis=0)
+
+    with pytest.raises(ChunkError, match=r"cannot be traced with the chunked axis 101 or 200 long \(ValueError: "
+                                         r"wants 100 rows\)"):
+        check_chunkable(only_100, x)
+    # the real reason comes first when there is one at the real length
+    with pytest.raises(ChunkError, match="pairs the chunked axis with a value"):
+        check_chunkable(lambda v: jnp.sum(v * fixed, axis=0), x)
+
+
+# -- the gradient: the step is checkpointed ----------------------------------------------------------------
+
+
+def forces(x, sources):
+    """F_i = sum_j d_ij (|d_ij|^2 + 1e-3)^-3/2."""
+    d = sources[None, :, :] - x[:, None, :]
+    r2 = jnp.sum(d * d, axis=-1) + 1e-3
+    return jnp.sum(d * (r2 ** -1.5)[..., None], axis=1)
+
+
+def _vjp_ones(f, argnum):
+    def grad(x, sources):
+        out, pullback = jax.vjp(f, x, sources)
+        return pullback(jnp.ones_like(out))[argnum]
+
+    return grad
+
+
+def _nbody_gradient_temps(targets: str) -> dict[tuple[str, int, str], int]:
+    """The compiled temp memory of the N-body gradient (20000 bodies, chunks of 1000), by
+    (variant, argument differentiated, target)."""
+    variants = {"checkpointed": chunked(forces, argnums=1, size=1000),
+                "not checkpointed": chunked(forces, argnums=1, size=1000, checkpoint=False)}
+    out = {}
+    for name, f in variants.items():
+        for argnum in (0, 1):  # with respect to the targets (not chunked), then the sources (chunked)
+            for report in sphinx_jaxhlo.analyze(_vjp_ones(f, argnum), "f32[20000,3]", "f32[20000,3]",
+                                                targets=targets):
+                out[name, argnum, report.target] = report.memory.temp_bytes
+    return out
+
+
+def test_the_gradient_of_a_chunked_function_is_bounded_by_default_and_not_without_the_checkpoint():
+    chunk_block = 20000 * 1000 * 4  # one chunk's f32[20000,1000] of pair values: 80 MB
+    temps = _nbody_gradient_temps("cpu")
+    for argnum in (0, 1):
+        assert temps["checkpointed", argnum, "cpu"] <= 3 * chunk_block
+        # every step's residuals are kept: f32[19,20000,1000,3] and more
+        assert temps["not checkpointed", argnum, "cpu"] >= 60 * chunk_block
+    # the checkpoint changes what the backward pass keeps, not the values
+    x, sources = _normal(30, (70, 3)), _normal(31, (90, 3))
+    for argnum in (0, 1):
+        want = _vjp_ones(forces, argnum)(x, sources)
+        _close(_vjp_ones(chunked(forces, argnums=1, size=16), argnum)(x, sources), want, 1e-4)
+        _close(_vjp_ones(chunked(forces, argnums=1, size=16, checkpoint=False), argnum)(x, sources), want, 1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TARGETS["gpu:h100"].available(), reason="the CUDA compiler plugin is not installed")
+def test_the_gradient_of_a_chunked_function_on_the_h100():
+    chunk_block = 20000 * 1000 * 4
+    temps = _nbody_gradient_temps("gpu:h100")
+    unchunked = sphinx_jaxhlo.analyze(_vjp_ones(forces, 0), "f32[20000,3]", "f32[20000,3]", targets="gpu:h100")
+    assert unchunked["gpu:h100"].memory.temp_bytes > 10 * chunk_block
+    for argnum in (0, 1):
+        assert temps["checkpointed", argnum, "gpu:h100"] <= 3 * chunk_block
+        assert temps["not checkpointed", argnum, "gpu:h100"] >= 60 * chunk_block
+
+
+# -- the proof's table of increasing functions, pinned ----------------------------------------------------
+
+#: Each name of ``chunk_proof._INCREASING`` as a function of f32 values.  ``copy_p`` is the copy
+#: primitive's name in older jax releases (``copy`` in this one): the same identity.
+_INCREASING_FUNCTIONS = {
+    "asinh": jax.lax.asinh, "atan": jax.lax.atan, "cbrt": jax.lax.cbrt, "ceil": jax.lax.ceil,
+    "convert_element_type": lambda x: jax.lax.convert_element_type(x, jnp.bfloat16),
+    "copy": lambda x: jnp.array(x, copy=True), "copy_p": lambda x: jnp.array(x, copy=True),
+    "erf": jax.lax.erf, "exp": jax.lax.exp, "exp2": jax.lax.exp2, "expm1": jax.lax.expm1, "floor": jax.lax.floor,
+    "log": jax.lax.log, "log1p": jax.lax.log1p, "logistic": jax.lax.logistic,
+    "reduce_precision": lambda x: jax.lax.reduce_precision(x, 5, 10), "round": jax.lax.round,
+    "sinh": jax.lax.sinh, "sqrt": jax.lax.sqrt, "stop_gradient": jax.lax.stop_gradient, "tanh": jax.lax.tanh,
+}
+
+#: f32 values over the whole line: infinities, the largest, around 0 (both zeros, the smallest
+#: subnormal), around the points where functions change (-1 for log1p, 88.7 where exp overflows).
+_EDGES = np.array([-np.inf, -3.4e38, -1e30, -100.0, -88.8, -2.5, -1.5, -1.0, -0.999, -0.5, -1e-45, -0.0, 0.0,
+                   1e-45, 1e-30, 0.5, 0.999, 1.0, 1.5, 2.5, 88.7, 88.8, 100.0, 1e30, 3.4e38, np.inf], np.float32)
+
+
+def _commutes(f, op) -> list[tuple[float, float]]:
+    """The pairs (a, b) of edge values for which op(f(a), f(b)) != f(op(a, b)) (a NaN equal only to a NaN)."""
+    a, b = np.meshgrid(_EDGES, _EDGES, indexing="ij")
+    a, b = jnp.asarray(a.ravel()), jnp.asarray(b.ravel())
+    # both sides in one compiled program each: the CPU flushes subnormals alike in both
+    lhs = np.asarray(jax.jit(lambda a, b: op(f(a), f(b)))(a, b), np.float64)
+    rhs = np.asarray(jax.jit(lambda a, b: f(op(a, b)))(a, b), np.float64)
+    # a few ulps apart is the same value (an implementation's vector and scalar paths, a subnormal flushed
+    # by one operation and not by another); a function out of order differs by far more
+    bad = ~(np.isclose(lhs, rhs, rtol=1e-6, atol=1e-12) | (np.isnan(lhs) & np.isnan(rhs)))
+    return list(zip(np.asarray(a)[bad].tolist(), np.asarray(b)[bad].tolist(), strict=True))
+
+
+def test_every_increasing_function_of_the_proof_commutes_with_max_and_min():
+    """The proof passes a partial max or min through a function of its table: per chunk f(max x_c), combined
+    with a max, must be f(max x).  Over every pair of edge values, on the CPU, each function must do so."""
+    from sphinx_jaxhlo.compiler import chunk_proof
+
+    assert set(chunk_proof._INCREASING) == set(_INCREASING_FUNCTIONS) - chunk_proof._MIN_ONLY, (
+        "a function added to the table needs its check here")
+    for name in sorted(_INCREASING_FUNCTIONS):
+        f = _INCREASING_FUNCTIONS[name]
+        for op, label in ((jnp.maximum, "max"), (jnp.minimum, "min")):
+            bad = _commutes(f, op)
+            listed = name in chunk_proof._INCREASING or (label == "min" and name in chunk_proof._MIN_ONLY)
+            if listed:
+                assert not bad, f"{name} does not commute with {label} at {bad[:3]}"
+
+
+def test_a_function_that_is_not_monotone_fails_the_check():
+    # the check itself catches what it is there to catch: cos, and log through a maximum (NaN below 0)
+    assert _commutes(jnp.cos, jnp.maximum)
+    assert _commutes(jax.lax.log, jnp.maximum)
+    assert not _commutes(jax.lax.log, jnp.minimum)
+
+
+def test_log_of_a_maximum_is_refused_and_of_a_minimum_proved():
+    # a chunk whose maximum is negative gives log(...) = NaN, which a maximum over chunks keeps
+    x = jnp.concatenate([-jnp.ones((16, 3)), jnp.ones((16, 3))])
+    with pytest.raises(ChunkError, match="`log`"):
+        check_chunkable(lambda v: jnp.log(jnp.max(v, axis=0)), x, combine="max")
+    _close(chunked(lambda v: jnp.log(jnp.min(v, axis=0) + 2.0), size=16, combine="min")(x),
+           jnp.log(jnp.min(x, axis=0) + 2.0))

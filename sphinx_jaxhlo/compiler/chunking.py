@@ -5,7 +5,10 @@ intermediate over an axis of an argument stores the whole intermediate unless
 its fusions happen to hold it.  :func:`chunked` writes the program the other way
 round: it splits the argument(s) along the axis, calls the function on each
 chunk inside :func:`jax.lax.scan` and combines the partial results, so only one
-chunk's intermediate lives at a time.
+chunk's intermediate lives at a time.  Each chunk's call is checkpointed
+(:func:`jax.checkpoint`), so that the same holds under differentiation:
+autodiff of a scan otherwise keeps every step's intermediates for the backward
+pass, as much as the unchunked program stores, or more.
 
 Before building it, :func:`~sphinx_jaxhlo.compiler.chunk_proof.check_chunkable`
 proves on the function's jaxpr that the rewrite keeps the result (the rules are
@@ -25,28 +28,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, check_chunkable, chunk_axes
-from sphinx_jaxhlo.core.chunks import (
-    DEFAULT_CHUNK_BUDGET,
-    chunked_source,
-    function_name,
-    normalize_chunking,
-    positional_parameters,
-    round_size,
-)
+from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
 
-__all__ = ["ChunkCheck", "chunked", "prove_and_check", "suggest_chunking", "verify_chunked"]
+__all__ = ["ChunkCheck", "chunked", "combine_identity", "prove_and_check", "verify_chunked"]
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
-            axis: int | Sequence[int] = 0, combine: str = "sum", *, check: bool = True) -> Callable[..., Any]:
+            axis: int | Sequence[int] = 0, combine: str = "sum", *, check: bool = True,
+            checkpoint: bool = True) -> Callable[..., Any]:
     """``fn``, computed ``size`` elements of an axis of its argument(s) at a time.
 
     The returned function splits ``args[argnums]`` along ``axis`` into chunks of
     ``size`` (a last, shorter chunk holds the remainder), calls ``fn`` on each
     chunk inside :func:`jax.lax.scan` and combines the results with ``combine``:
     ``"sum"``, ``"max"``, ``"min"``, or ``"mean"`` (each chunk's mean weighted by
-    its length).  Shapes are static; it traces under :func:`jax.jit`,
-    ``jax.grad`` and ``jax.vmap`` like any JAX function.
+    its length).  The scan starts from the combine's identity (zeros, or
+    ``-inf``/``+inf`` for a maximum/minimum), so every full chunk is computed
+    inside the loop; only the remainder, shorter than a chunk, is computed after it.
+    Shapes are static; it traces under :func:`jax.jit`, ``jax.grad`` and
+    ``jax.vmap`` like any JAX function.
 
     :param fn: a function whose result(s) reduce over the chunked axis.
     :param argnums: the positional argument (or arguments, all split alike) to chunk.
@@ -55,6 +55,12 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
     :param combine: how the partial results make the whole.
     :param check: run :func:`check_chunkable` when the function is traced; it raises
         :class:`ChunkError` for a function it cannot prove.
+    :param checkpoint: wrap each chunk's call in :func:`jax.checkpoint`, so that a
+        gradient keeps only each chunk's inputs and computes the chunk again in the
+        backward pass.  Without it, autodiff of the scan saves every chunk's
+        intermediates (the residuals), which together are as large as the
+        unchunked intermediate or larger: the gradient would not be bounded.
+        A forward pass compiles the same either way.
     :raises ValueError: a bad ``argnums``, ``axis``, ``size`` or ``combine``.
     """
     nums, axes = normalize_chunking(argnums, axis, size, combine)
@@ -82,11 +88,17 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         def rest(x: Any, a: int) -> Any:
             return x[k * step:] if a == 0 else lax.slice_in_dim(x, k * step, None, axis=a)
 
-        def call(parts: Sequence[Any], length: int) -> Any:
+        def part(*parts: Any) -> Any:
             values = list(args)
-            for num, part in zip(nums, parts, strict=True):
-                values[num] = part
-            out = fn(*values, **kwargs)
+            for num, value in zip(nums, parts, strict=True):
+                values[num] = value
+            return fn(*values, **kwargs)
+
+        if checkpoint:
+            part = jax.checkpoint(part, prevent_cse=False)
+
+        def call(parts: Sequence[Any], length: int) -> Any:
+            out = part(*parts)
             return jax.tree.map(lambda m: m * length, out) if combine == "mean" else out
 
         stacks = [split(args[num], a) for num, a in zip(nums, axes_list, strict=True)]
@@ -94,8 +106,9 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         def body(total: Any, parts: Any) -> tuple[Any, None]:
             return jax.tree.map(merge, total, call(parts, step)), None
 
-        total = call([s[0] for s in stacks], step)
-        total, _ = lax.scan(body, total, [s[1:] for s in stacks])
+        shapes = jax.eval_shape(part, *[s[0] for s in stacks])
+        total = jax.tree.map(lambda s: jnp.full(s.shape, combine_identity(combine, s.dtype), s.dtype), shapes)
+        total, _ = lax.scan(body, total, stacks)
         if r:
             tail = [rest(args[num], a) for num, a in zip(nums, axes_list, strict=True)]
             total = jax.tree.map(merge, total, call(tail, r))
@@ -104,6 +117,22 @@ def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int 
         return total
 
     return run
+
+
+def combine_identity(combine: str, dtype: Any) -> Any:
+    """The value a combine starts from: ``0`` for a sum or mean, the lowest value of
+    ``dtype`` for a maximum (``-inf`` for a float, ``False`` for a bool), the highest for a minimum."""
+    import jax.numpy as jnp
+
+    if combine in ("sum", "mean"):
+        return 0
+    high = combine == "min"
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.inf if high else -jnp.inf
+    if jnp.dtype(dtype) == jnp.bool_:
+        return high
+    info = jnp.iinfo(dtype)
+    return info.max if high else info.min
 
 
 def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
@@ -121,50 +150,6 @@ def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
     if not result.passed:
         raise ChunkError(f"chunked({check['of']}): the numerical check failed: {result.describe()}")
     return result
-
-
-# -- the report's suggestion ----------------------------------------------------------------------
-
-
-def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], stored_bytes: int,
-                     budget: int = DEFAULT_CHUNK_BUDGET, name: str | None = None) -> str:
-    """A chunking that bounds a stored intermediate of ``stored_bytes`` to ``budget``,
-    in words and code, or ``""`` when none passes :func:`check_chunkable`.
-
-    Each axis of each positional array argument is tried, longest first, with the
-    combines ``sum``, ``max`` and ``min``; the first that the proof accepts is the one
-    whose axis the reduction runs over.  The intermediate is taken to scale with the
-    axis length, so a chunk of ``size`` stores ``stored_bytes * size / n``.
-    """
-    from sphinx_jaxhlo.core.sizes import format_bytes
-
-    fname = name or function_name(fn)
-    params, _ = positional_parameters(fn)
-    candidates = sorted(((int(arg.shape[a]), i, a) for i, arg in enumerate(args)
-                         if hasattr(arg, "shape") and hasattr(arg, "dtype")
-                         for a in range(len(arg.shape)) if int(arg.shape[a]) > 1), key=lambda c: (-c[0], c[1], c[2]))
-    for n, i, a in candidates:
-        size = round_size(budget * n / stored_bytes) if stored_bytes > 0 else n
-        if size >= n:
-            continue
-        for combine in ("sum", "max", "min"):
-            try:
-                check_chunkable(fn, *args, argnums=i, axis=a, combine=combine, **kwargs)
-            except Exception:
-                continue
-            arg = params[i] if i < len(params) else f"argument {i}"
-            call = f"sphinx_jaxhlo.chunked({fname}, argnums={i}, size={size}, axis={a}, combine={combine!r})"
-            try:
-                code = chunked_source(fn, i, size, a, combine, name=f"{fname}_chunked") if fname.isidentifier() \
-                    else ""
-            except ValueError:
-                code = ""
-            words = (f"Chunking would bound it: the reduction runs over axis {a} of {arg} ({n} long), and the "
-                     f"rewrite over chunks of {size} is proved on the jaxpr; each chunk stores about "
-                     f"{format_bytes(stored_bytes * size // n)} instead of {format_bytes(stored_bytes)} "
-                     f"(budget {format_bytes(budget)}).")
-            return "\n".join([words, call, code]).rstrip("\n")
-    return ""
 
 
 # -- the numerical check -------------------------------------------------------------------------

@@ -121,24 +121,43 @@ def compile_request(data: dict[str, Any]) -> Report:
         report = compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                      function, arguments=":args:", mesh=mesh)
     if not req.chunk and target.device_count == 1:
-        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function)
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function, target,
+                                                    dict(req.xla_flags), tuple(static))
     return report
 
 
-def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
-    """The report's chunking suggestion: for the largest user reduction that reads a stored
-    intermediate over the budget, a chunking of an argument's axis that the proof accepts."""
-    from sphinx_jaxhlo.compiler.chunking import suggest_chunking
+def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
+                      target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
+    """The report's chunking suggestion: when a user reduction reads a stored intermediate
+    over the budget, or the temp memory is over it, a chunking proved, checked and compiled
+    for the target (:mod:`sphinx_jaxhlo.compiler.chunk_search`)."""
+    from sphinx_jaxhlo.compiler.chunk_search import suggest_chunking
+    from sphinx_jaxhlo.compiler.compiling import compiler_options
+    from sphinx_jaxhlo.compiler.lowering import compile_for
     from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 
     budget = budget or DEFAULT_CHUNK_BUDGET
     sizes = {m.name: m.bytes for m in report.materialized}
     stored = [sizes.get(r.input_materialized, r.input_bytes) for r in report.reductions
               if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
-    if not stored or max(stored) <= budget:
+    temp = report.memory.temp_bytes if report.memory else None
+    largest = max([*stored, temp or 0])
+    # not for a TPU: its compiles take 4 to 40 s each, and its temp figure, 0 B for most programs,
+    # is not the memory that matters there (the peak is): a compiled temp within the budget says nothing
+    if not report.reductions or largest <= budget or target.platform == "tpu":
         return ""
+
+    def temp_of(candidate: Any) -> int | None:
+        try:
+            jitted = jit_function(candidate, static_argnames=static)
+            _, compiled = compile_for(target, jitted, args, kwargs, compiler_options(flags))
+            return int(compiled.memory_analysis().temp_size_in_bytes)
+        except Exception:  # a compile that fails (out of memory) does not meet the budget
+            return None
+
     try:
-        return suggest_chunking(fn, args, kwargs, max(stored), budget, function)
+        return suggest_chunking(fn, args, kwargs, largest, budget, function, temp_of=temp_of,
+                                original_temp=temp, target=target.name)
     except Exception:  # a suggestion is a courtesy: never a failure of the report
         return ""
 
@@ -210,12 +229,19 @@ def compile_call(data: dict[str, Any]) -> Report:
             jax.config.update(name, value)
     mesh = _call_mesh(target, call)
     args, kwargs = abstract_arguments(call, mesh if target.device_count > 1 else None)
-    jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
+    fn = call.fn
+    if call.grad_argnums or call.grad_argnames:
+        from sphinx_jaxhlo.compiler.calls import gradient_of
+
+        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames)
+    jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with mesh_context(mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
-    if target.device_count == 1 and not report.chunk_suggestion:
-        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"])
+    # the gradient variant is no function of the caller's: a call naming it could not be run as written
+    if target.device_count == 1 and not report.chunk_suggestion and fn is call.fn:
+        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, 0, data["function"], target,
+                                                    dict(data.get("xla_flags", {})), tuple(call.static))
     return report
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["COMBINES", "DEFAULT_CHUNK_BUDGET", "ChunkOption", "add_variant", "chunked_source", "function_name",
-           "normalize_chunking", "parse_chunk_option", "positional_parameters", "round_size", "variant_name"]
+           "normalize_chunking", "parse_chunk_option", "positional_parameters", "variant_name"]
 
 
 #: The combines :func:`sphinx_jaxhlo.chunked` knows; ``mean`` is a sum of chunk means weighted by the chunk lengths.
@@ -70,9 +70,9 @@ def positional_parameters(fn: Any) -> tuple[list[str], bool]:
 
 def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 0, size: int = 1000,
                    axis: int | Sequence[int] = 0, combine: str = "sum", *, name: str | None = None,
-                   arg_names: Sequence[str] | None = None) -> str:
-    """The plain-JAX code of ``chunked(fn, argnums, size, axis, combine)``: a
-    function to paste into code that does not depend on this package.
+                   arg_names: Sequence[str] | None = None, checkpoint: bool = True) -> str:
+    """The plain-JAX code of ``chunked(fn, argnums, size, axis, combine, checkpoint=checkpoint)``:
+    a function to paste into code that does not depend on this package.
 
     It calls ``fn`` by its name, takes the same positional arguments (named as in
     ``fn``'s signature, or ``arg_names``) and computes what :func:`chunked` computes,
@@ -102,12 +102,13 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     first = chunk_names[nums[0]]
     length = f"{first}.shape[{axes[0]}]"
     merge = {"sum": "jnp.add", "mean": "jnp.add", "max": "jnp.maximum", "min": "jnp.minimum"}[combine]
+    chunk_vars = [f"{chunk_names[num]}_c" for num in nums]
+    replaced = dict(zip(nums, chunk_vars, strict=True))
+    values = [replaced.get(i, p) for i, p in enumerate(params)] + (["**kwargs"] if keywords else [])
+    call = f"{fname}({', '.join(values)})"
 
-    def call(replace: dict[int, str]) -> str:
-        values = [replace.get(i, p) for i, p in enumerate(params)]
-        return f"{fname}({', '.join([*values, *(['**kwargs'] if keywords else [])])})"
-
-    def weighted(expr: str, weight: str) -> str:
+    def part(values: Sequence[str], weight: str) -> str:
+        expr = f"part({', '.join(values)})"
         return f"jax.tree.map(lambda m: m * {weight}, {expr})" if combine == "mean" else expr
 
     what = {"sum": "summing", "mean": "averaging", "max": "taking the maximum of", "min": "taking the minimum of"}
@@ -132,24 +133,35 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
             lines.append(f"    {x}_main = lax.slice_in_dim({x}, 0, k * size, axis={a})")
             lines.append(f"    {x}_chunks = jnp.moveaxis({x}_main.reshape(*{x}.shape[:{a}], k, size, "
                          f"*{x}.shape[{a + 1}:]), {a}, 0)")
-    lines += ["", "    def step(total, chunk):"]
-    chunk_vars = [f"{chunk_names[num]}_c" for num in nums]
-    lines.append(f"        {', '.join(chunk_vars)}{',' if len(nums) == 1 else ''} = chunk")
-    body_call = call({num: v for num, v in zip(nums, chunk_vars, strict=True)})
-    lines.append(f"        part = {weighted(body_call, 'size')}")
-    lines.append(f"        return jax.tree.map({merge}, total, part), None")
+    lines += ["", f"    def part({', '.join(chunk_vars)}):", f"        return {call}", ""]
+    if checkpoint:
+        lines += ["    # a gradient keeps each chunk's inputs and computes the chunk again, not every chunk's "
+                  "intermediates",
+                  "    part = jax.checkpoint(part, prevent_cse=False)", ""]
+    lines += ["    def step(total, chunk):",
+              f"        {', '.join(chunk_vars)}{',' if len(nums) == 1 else ''} = chunk",
+              f"        return jax.tree.map({merge}, total, {part(chunk_vars, 'size')}), None", ""]
+    if combine in ("sum", "mean"):
+        lines.append("    def start(s):")
+        lines.append("        return jnp.zeros(s.shape, s.dtype)")
+    else:
+        bound, sign, flag = ("max", "", "True") if combine == "min" else ("min", "-", "False")
+        lines += [f"    def start(s):  # the identity of {merge}",
+                  "        if jnp.issubdtype(s.dtype, jnp.inexact):",
+                  f"            return jnp.full(s.shape, {sign}jnp.inf, s.dtype)",
+                  f"        return jnp.full(s.shape, {flag} if s.dtype == jnp.bool_ else jnp.iinfo(s.dtype).{bound}, "
+                  "s.dtype)"]
     lines.append("")
-    first_call = call({num: f"{chunk_names[num]}_chunks[0]" for num in nums})
-    lines.append(f"    total = {weighted(first_call, 'size')}")
-    stacks = ", ".join(f"{chunk_names[num]}_chunks[1:]" for num in nums)
+    stacks = ", ".join(f"{chunk_names[num]}_chunks" for num in nums)
+    lines.append(f"    total = jax.tree.map(start, jax.eval_shape(part, "
+                 f"{', '.join(f'{chunk_names[num]}_chunks[0]' for num in nums)}))")
     lines.append(f"    total, _ = lax.scan(step, total, [{stacks}])")
     lines.append("    if r:")
-    tails = {}
+    tails = []
     for num, a in zip(nums, axes, strict=True):
         x = chunk_names[num]
-        tails[num] = f"{x}[k * size:]" if a == 0 else f"lax.slice_in_dim({x}, k * size, None, axis={a})"
-    lines.append(f"        part = {weighted(call(tails), 'r')}")
-    lines.append(f"        total = jax.tree.map({merge}, total, part)")
+        tails.append(f"{x}[k * size:]" if a == 0 else f"lax.slice_in_dim({x}, k * size, None, axis={a})")
+    lines.append(f"        total = jax.tree.map({merge}, total, {part(tails, 'r')})")
     if combine == "mean":
         lines.append(f"    total = jax.tree.map(lambda t: t / {length}, total)")
     lines.append("    return total")
@@ -241,22 +253,8 @@ def add_variant(source: str, function: str, option: ChunkOption) -> tuple[str, d
     return source.rstrip("\n") + "\n" + variant + code, check
 
 
-# -- the report's suggestion: its budget and its round sizes ------------------------------------
+# -- the report's suggestion: its budget -----------------------------------------------------------
 
 
-#: The default of the ``jaxhlo_chunk_budget`` setting: what a suggested chunk's stored intermediate may take.
+#: The default of the ``jaxhlo_chunk_budget`` setting: the compiled temp memory a suggested chunking may take.
 DEFAULT_CHUNK_BUDGET = 64 * 2**20
-
-
-def round_size(size: float) -> int:
-    """The largest of 1, 2, 5, 10, 20, 50... that is at most ``size`` (at least 1)."""
-    if size < 1:
-        return 1
-    best = 1
-    scale = 1
-    while scale <= size:
-        for step in (1, 2, 5):
-            if step * scale <= size:
-                best = step * scale
-        scale *= 10
-    return best

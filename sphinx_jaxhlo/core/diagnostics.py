@@ -45,5 +45,8 @@ SUBTYPES: dict[str, str] = {
     "chunk": "A ``:chunk:`` variant cannot be made or trusted: the option is malformed or names an argument "
              "the function lacks, the proof on the jaxpr refuses the rewrite (the message names the operation "
              "and its line), or the numerical check on small inputs finds different results.",
+    "grad": "A ``:grad:`` variant cannot be made: the option is malformed, or names an argument (or a "
+            "position) the function lacks.  A gradient that fails to trace (an argument of integer dtype) is a "
+            "``trace`` warning of the variant.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

@@ -20,6 +20,7 @@ from typing import Any
 
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
+from sphinx_jaxhlo.core.grads import add_grad_variant, grad_variant_name, parse_grad_option
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
@@ -97,6 +98,10 @@ class Example:
     file_path: str = ""
     #: Its place among its document's examples (1, 2, ...).
     ordinal: int = 0
+    #: ``:grad:``: the arguments (names or positions) each function's gradient variant is taken
+    #: with respect to; and the variants :meth:`with_grad_variants` added.
+    grad: tuple[str, ...] = ()
+    grad_variants: tuple[str, ...] = ()
 
     @property
     def location(self) -> tuple[str, int]:
@@ -142,6 +147,37 @@ class Example:
         except (ValueError, SyntaxError) as exc:
             raise OptionProblem("chunk", str(exc)) from None
         return dataclasses.replace(self, source=source, functions=tuple(out), chunk_checks=tuple(checks))
+
+
+    def with_grad_variants(self, spell: Spelling = DIRECTIVE) -> Example:
+        """With ``:grad:``, the example with the gradient variant of each function
+        (a chunked variant's too) appended to its source and listed after the functions
+        (:mod:`sphinx_jaxhlo.core.grads`).  A chunked variant's gradient proves what the
+        chunked variant proves.
+
+        :raises OptionProblem: (``grad``) a function the option cannot apply to, named as
+            ``spell`` writes the option.
+        """
+        if not self.grad or self.grad_variants:
+            return self
+        functions = list(self.functions)
+        source = self.source
+        try:
+            if functions == [""]:
+                defs = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+                if not defs:
+                    raise ValueError(f"{spell('grad')} the example defines no top-level function")
+                functions = [defs[-1]]
+            added = []
+            for function in functions:
+                source = add_grad_variant(source, function, self.grad, spell("grad"))
+                added.append(grad_variant_name(function))
+        except (ValueError, SyntaxError) as exc:
+            raise OptionProblem("grad", str(exc)) from None
+        checks = dict(self.chunk_checks)
+        more = tuple((grad_variant_name(f), checks[f]) for f in functions if f in checks)
+        return dataclasses.replace(self, source=source, functions=(*functions, *added),
+                                   chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added))
 
 
 # -- options -> values: each accepts the text of a directive or of the command line,
@@ -264,6 +300,16 @@ def parse_chunk(value: str | None) -> ChunkOption | None:
         raise OptionProblem("chunk", str(exc)) from None
 
 
+def parse_grad(value: str | int | Sequence[str | int] | None, spell: Spelling = DIRECTIVE) -> tuple[str, ...]:
+    """``:grad:`` as argument names and positions (as text)."""
+    if value is None:
+        return ()
+    try:
+        return parse_grad_option(value, spell("grad"))
+    except ValueError as exc:
+        raise OptionProblem("grad", str(exc)) from None
+
+
 def normalized_name(value: str | None) -> str:
     """``:name:`` as docutils normalizes a target name (case and spaces)."""
     return " ".join(str(value or "").lower().split())
@@ -306,4 +352,4 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
         view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
-        **where)
+        grad=parse_grad(options.get("grad"), spell), **where)

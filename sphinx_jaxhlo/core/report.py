@@ -456,8 +456,9 @@ class Report:
     fusion_decisions_note: str = ""
     #: For a ``:chunk:`` variant: its numerical check against the original, in words.
     chunk_check: str = ""
-    #: A chunking that would bound the largest unfused reduction's stored input (words, the
-    #: ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr; or ``""``.
+    #: A chunking that would bound the largest unfused reduction's stored input or the temp memory
+    #: (words, the ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr,
+    #: checked on small inputs and compiled (:mod:`sphinx_jaxhlo.compiler.chunk_search`); or ``""``.
     chunk_suggestion: str = ""
     schema_version: int = SCHEMA_VERSION
 

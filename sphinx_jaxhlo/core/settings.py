@@ -166,8 +166,9 @@ SETTINGS: tuple[Setting, ...] = (
             check=_view("jaxhlo_chart_scale")),
     Setting("jaxhlo_chunk_budget", "64MiB", (int, str),
             "When a reduction reads a stored intermediate larger than this (bytes, or a size such as "
-            "``'64MiB'``) and the report can prove a chunking of an argument's axis "
-            "(:func:`sphinx_jaxhlo.chunked`), it suggests one whose chunks store at most this much."),
+            "``'64MiB'``), or the temp memory is larger, and the report can prove a chunking of its arguments' "
+            "axis (:func:`sphinx_jaxhlo.chunked`), check it numerically and compile it, it suggests the largest "
+            "chunk size whose compiled temp memory is at most this much."),
     Setting("jaxhlo_findings", "all", (str, list, tuple),
             "Kinds of findings each example reports in its target panels: any of ``memory`` (the largest "
             "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "

@@ -163,20 +163,29 @@ def render_html(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
     :param full_page: a whole HTML document instead of a fragment.
     """
     fn = function or next((r.function for r in reports), "") or "(function)"
-    results: dict[str, Result] = {}
+    # one function, or the function and its variants (a gradient): each report under its own
+    functions = list(dict.fromkeys([*(r.function for r in reports), *(f.function for f in failed)])) or [fn]
+    several = len(functions) > 1
+    results: dict[tuple[str, str], Result] = {}
     for r in reports:
-        results[r.target] = Result(function=fn, target=r.target, target_title=target_title(r.target), report=r)
+        name = r.function if several else fn
+        results[name, r.target] = Result(function=name, target=r.target, target_title=target_title(r.target),
+                                         report=r)
     for f in failed:
-        results[f.target] = result_of_failure(replace(f, function=fn), target_title(f.target))
-    targets = [t for t in (order or results) if t in results]
+        name = f.function if several else fn
+        results[name, f.target] = result_of_failure(replace(f, function=name), target_title(f.target))
+    names = functions if several else [fn]
+    known = list(dict.fromkeys(t for _, t in results))
+    targets = [t for t in (order or known) if t in known]
     root = "jaxhlo-" + uuid.uuid4().hex[:12]
     source = next((r.source for r in reports if r.source), "")
     view = ExampleView(source=source, show=list(show), hlo_collapsed=True, hlo_language="hlo", key=root,
                        args_text=args)
     block = jaxhlo_block()
     if targets:
-        block.extend(render_example(view, [fn], [(t, results[t].target_title) for t in targets],
-                                    [results[t] for t in targets]))
+        titles = [(t, target_title(t)) for t in targets]
+        block.extend(render_example(view, names, titles, [results[n, t] for n in names for t in targets
+                                                           if (n, t) in results]))
     else:
         block += para("No report.", classes=["jaxhlo-missing"])
     if notes:

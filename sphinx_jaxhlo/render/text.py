@@ -185,9 +185,9 @@ def report_text(report: Report, show: Sequence[str], display: Display | None = N
 def render_text(reports: Sequence[Report], failed: Sequence[TargetFailure] = (), show: Sequence[str] = ("summary",),
                 title: str = "", notes: Sequence[str] = (), order: Sequence[str] | None = None,
                 display: Display | None = None) -> str:
-    """Everything about one function, as text.
+    """Everything about one function (and its variants, a gradient, each in turn), as text.
 
-    :param reports: one per compiled target.
+    :param reports: one per compiled target (and function).
     :param failed: the targets that produced no report.
     :param show: parts from :data:`sphinx_jaxhlo.core.request.SHOW_PARTS`, in the order to show them.
     :param title: a first line, e.g. ``with_dot(f32[100000,3], f32[50000,3])``.
@@ -199,22 +199,29 @@ def render_text(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
     out: list[str] = []
     if title:
         out.append(title)
-    results = _results(reports, failed, order)
-    if not results:
-        out.append("(no report)")
-    else:
-        out.append(comparison(reports, failed, order, display))
+    functions = list(dict.fromkeys([*(r.function for r in reports), *(f.function for f in failed)]))
+    if len(functions) < 2:
+        functions = [""]
     if "source" in show:
         source = next((r.source for r in reports if r.source), "")
         if source:
             out.append("Source\n" + textwrap.indent(numbered(source), "  "))
     parts = [p for p in show if p != "source"]
-    for result in results:
-        if result.failure is not None:
-            out.append(f"== {result.target}: no report ({result.failure.kind}) ==\n"
-                       + textwrap.indent(result.failure.message.strip(), "  "))
-        elif result.report is not None and (parts or result.report.error is not None):
-            out.append(report_text(result.report, parts, display))
+    for function in functions:
+        mine = [r for r in reports if not function or r.function == function]
+        mine_failed = [f for f in failed if not function or f.function == function]
+        results = _results(mine, mine_failed, order)
+        heading = [f"=== {function} ==="] if function else []
+        if not results:
+            out.append("\n".join([*heading, "(no report)"]))
+            continue
+        out.append("\n".join([*heading, comparison(mine, mine_failed, order, display)]))
+        for result in results:
+            if result.failure is not None:
+                out.append(f"== {result.target}: no report ({result.failure.kind}) ==\n"
+                           + textwrap.indent(result.failure.message.strip(), "  "))
+            elif result.report is not None and (parts or result.report.error is not None):
+                out.append(report_text(result.report, parts, display))
     versions: dict[str, str] = {}
     for r in reports:
         versions.update(r.versions)

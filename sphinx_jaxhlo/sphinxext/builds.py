@@ -138,8 +138,9 @@ def examples_in(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Iter
             else:
                 source, source_name, file_path = found.content, "example.py", ""
             try:
-                yield parse_example(source, found.options, docname=docname, line=found.line, ordinal=ordinal,
-                                    source_name=source_name, file_path=file_path).with_chunk_variants()
+                example = parse_example(source, found.options, docname=docname, line=found.line, ordinal=ordinal,
+                                        source_name=source_name, file_path=file_path)
+                yield example.with_chunk_variants().with_grad_variants()
             except OptionProblem:
                 continue
 

@@ -38,6 +38,9 @@ Options:
 ``:chunk:``        ``pos=1000``: add each function's variant that runs over chunks of 1000 of ``pos``
                    (``sphinx_jaxhlo.chunked``), proved and checked numerically at build time;
                    ``axis=`` and ``combine=`` (``sum``, ``mean``, ``max``, ``min``) as for ``chunked``
+``:grad:``         ``hkl`` or ``1`` (names or positions, comma separated): add each function's gradient
+                   with respect to them (``<function>_grad``, a chunked variant's too): ``value_and_grad``
+                   for a scalar output, a ``vjp`` with a cotangent of ones otherwise
 
 Every expectation takes a bare value (all targets) or ``target=value`` pairs.
 """
@@ -121,6 +124,7 @@ class JaxHloDirective(SphinxDirective):
         "name": directives.unchanged,
         "class": directives.class_option,
         "chunk": directives.unchanged_required,
+        "grad": directives.unchanged_required,
         # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
         **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }
@@ -143,7 +147,8 @@ class JaxHloDirective(SphinxDirective):
         try:
             example = parse_example(
                 source, self.options, docname=self.env.docname, line=self.lineno, ordinal=ordinal,
-                source_name=source_name, first_line=first_line, file_path=file_path).with_chunk_variants()
+                source_name=source_name, first_line=first_line, file_path=file_path)
+            example = example.with_chunk_variants().with_grad_variants()
         except OptionProblem as exc:
             return self.fail(exc.subtype, exc.message)
 

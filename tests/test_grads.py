@@ -1,0 +1,170 @@
+"""The gradient variant (``:grad:``, ``analyze_source(grad=)``, ``analyze(fn, grad=)``, ``--grad``):
+its code, its errors as each front spells the option, and its reports beside the function's."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from bs4 import BeautifulSoup
+
+import sphinx_jaxhlo
+from sphinx_jaxhlo.cli import main as cli_main
+from sphinx_jaxhlo.compiler.calls import gradient_of
+from sphinx_jaxhlo.core.example import COMMAND_LINE, DIRECTIVE, PYTHON, OptionProblem, parse_example
+from sphinx_jaxhlo.core.grads import add_grad_variant, parse_grad_option
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = (ROOT / "docs" / "examples" / "seed.py").read_text(encoding="utf-8")
+sys.path.insert(0, str(ROOT / "docs" / "examples"))
+import seed  # noqa: E402
+
+
+def _define(source: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "example.py", "exec"), namespace)
+    return namespace
+
+
+def _normal(key: int, shape: tuple[int, ...]) -> jax.Array:
+    return jax.random.normal(jax.random.key(key), shape, jnp.float32)
+
+
+# -- the code -----------------------------------------------------------------------------------------
+
+
+def test_the_variant_is_value_and_grad_for_a_scalar_and_a_ones_vjp_otherwise():
+    source = ("import jax.numpy as jnp\n\n"
+              "def loss(w, x, *, scale=2.0):\n    return jnp.sum(jnp.tanh(x @ w) * scale)\n\n"
+              "def rows(w, x):\n    return jnp.tanh(x @ w)\n")
+    text = add_grad_variant(add_grad_variant(source, "loss", ["w", "scale"]), "rows", ["0"])
+    assert text.startswith(source)
+    assert "def loss_grad(w, x, *, scale=2.0):" in text and "return loss(w, x, scale=scale)" in text
+    assert "def rows_grad(w, x):" in text
+    namespace = _define(text)
+    w, x = _normal(0, (4, 3)), _normal(1, (5, 4))
+    value, (d_w, d_scale) = namespace["loss_grad"](w, x, scale=3.0)
+    want_value, want_w = jax.value_and_grad(namespace["loss"])(w, x, scale=3.0)
+    want_scale = jax.grad(lambda s: namespace["loss"](w, x, scale=s))(3.0)
+    np.testing.assert_allclose(value, want_value, rtol=1e-6)
+    np.testing.assert_allclose(d_w, want_w, rtol=1e-5)
+    np.testing.assert_allclose(d_scale, want_scale, rtol=1e-5)
+    # a non-scalar output: the gradient of the sum of its outputs
+    out, d_w = namespace["rows_grad"](w, x)
+    np.testing.assert_allclose(out, namespace["rows"](w, x), rtol=1e-6)
+    np.testing.assert_allclose(d_w, jax.grad(lambda v: jnp.sum(namespace["rows"](v, x)))(w), rtol=1e-5)
+    # the worker's gradient of a function object is the same computation
+    got = gradient_of(namespace["rows"], (0,))(w, x)
+    np.testing.assert_allclose(got[1], d_w, rtol=1e-6)
+    got = gradient_of(namespace["loss"], (), ("scale",))(w, x, scale=3.0)
+    np.testing.assert_allclose(got[1], d_scale, rtol=1e-6)
+
+
+def test_parse_and_the_errors_name_the_option_as_each_front_spells_it():
+    assert parse_grad_option("pos, hkl") == ("pos", "hkl")
+    assert parse_grad_option(1) == ("1",)
+    assert parse_grad_option(["pos", 1]) == ("pos", "1")
+    cases = [({"grad": "x y"}, "'x y' is neither an argument name nor a position"),
+             ({"grad": ""}, "name the arguments to differentiate"),
+             ({"grad": "hkl, hkl"}, "names an argument twice"),
+             ({"grad": "q"}, "with_dot() has no argument 'q' (its arguments: pos, hkl)"),
+             ({"grad": "2"}, "with_dot() has no positional argument 2 (its positional arguments: pos, hkl)")]
+    for spell, name in ((DIRECTIVE, ":grad:"), (COMMAND_LINE, "--grad:"), (PYTHON, "grad:")):
+        for options, words in cases:
+            with pytest.raises(OptionProblem) as info:
+                parse_example(SEED, {"function": "with_dot", **options}, spell=spell).with_grad_variants(spell)
+            assert info.value.subtype == "grad"
+            assert info.value.message.startswith(f"{name} ") and words in info.value.message, info.value.message
+
+
+def test_the_example_lists_each_gradient_after_the_functions_a_chunked_variants_too():
+    example = parse_example(SEED, {"function": "with_dot, explicit", "chunk": "pos=1000", "grad": "hkl"})
+    example = example.with_chunk_variants().with_grad_variants()
+    assert example.functions == ("with_dot", "with_dot_chunked", "explicit", "explicit_chunked", "with_dot_grad",
+                                 "with_dot_chunked_grad", "explicit_grad", "explicit_chunked_grad")
+    # the chunked variant's gradient proves and checks what the chunked variant does
+    assert example.chunk_check("with_dot_chunked_grad") == example.chunk_check("with_dot_chunked") != ""
+    assert example.chunk_check("with_dot_grad") == ""
+    assert example.with_grad_variants() is example
+    namespace = _define(example.source)
+    pos, hkl = _normal(2, (2500, 3)), _normal(3, (40, 3))
+    value, d_hkl = namespace["with_dot_chunked_grad"](pos, hkl)
+    want_value, want = namespace["with_dot_grad"](pos, hkl)
+    np.testing.assert_allclose(value, want_value, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(d_hkl, want, rtol=1e-3, atol=1e-2)
+    # the default function: the last def
+    assert parse_example(SEED, {"grad": "0"}).with_grad_variants().functions == ("with_dot_highest",
+                                                                                 "with_dot_highest_grad")
+
+
+# -- the fronts --------------------------------------------------------------------------------------
+
+
+def test_analyze_and_analyze_source_compile_the_gradient_beside_the_function(tmp_path):
+    for reports in (sphinx_jaxhlo.analyze(seed.with_dot, "f32[4000,3]", "f32[2000,3]", targets="cpu", grad="hkl"),
+                    sphinx_jaxhlo.analyze_source(SEED, "with_dot", "f32[4000,3], f32[2000,3]", targets="cpu",
+                                                 grad=1, source_name="seed.py")):
+        by_function = {r.function: r for r in reports}
+        assert set(by_function) == {"with_dot", "with_dot_grad"}
+        table = 4000 * 2000 * 4
+        assert by_function["with_dot"].memory.temp_bytes >= table
+        # the backward pass keeps sin of the table too
+        assert by_function["with_dot_grad"].memory.temp_bytes >= 2 * table
+        text = str(reports)
+        assert "=== with_dot ===" in text and "=== with_dot_grad ===" in text
+        assert "with_dot_grad" in reports.to_html()
+        reports.check(max_temp="with_dot@cpu=100MB, with_dot_grad@cpu=200MB")
+    with pytest.raises(ValueError, match=r"^grad: with_dot\(\) has no argument 'q'"):
+        sphinx_jaxhlo.analyze(seed.with_dot, "f32[4000,3]", "f32[2000,3]", targets="cpu", grad="q")
+    with pytest.raises(ValueError, match=r"^grad: 'hkl' is not an argument of this call"):
+        sphinx_jaxhlo.analyze(seed.with_dot, "f32[4000,3]", targets="cpu", grad="hkl")
+
+
+def test_the_command_line_compiles_the_gradient_and_spells_its_errors(tmp_path, capsys):
+    path = tmp_path / "seed.py"
+    path.write_text(SEED, encoding="utf-8")
+    code = cli_main([f"{path}:with_dot", "--args", "f32[4000,3], f32[2000,3]", "--targets", "cpu", "--grad", "hkl",
+                     "--no-cache", "--json", "--expect-max-temp", "with_dot_grad@cpu=200MB"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert sorted(r["function"] for r in out["reports"]) == ["with_dot", "with_dot_grad"]
+    assert cli_main([f"{path}:with_dot", "--args", "f32[4000,3], f32[2000,3]", "--targets", "cpu",
+                     "--grad", "q", "--no-cache"]) == 2
+    assert "error: --grad: with_dot() has no argument 'q'" in capsys.readouterr().err
+
+
+# -- the directive --------------------------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="grad")
+def test_the_directive_compiles_each_gradient_and_locates_its_errors(app: Any) -> None:
+    app.build()
+    warnings = app.warning.getvalue()
+    soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    first = soup.select("div.jaxhlo")[0]
+    source = first.select_one("div.jaxhlo-source").get_text()
+    assert "def with_dot_grad(pos, hkl):" in source and "def with_dot_chunked_grad(pos, hkl):" in source
+    rows = {tr.find("td").get_text(strip=True) for tr in first.select("table.jaxhlo-variants tbody tr")}
+    assert rows == {"with_dot", "with_dot_chunked", "with_dot_grad", "with_dot_chunked_grad"}
+    # the original's gradient stores the table (and more); the chunked variant's stays within a few chunks
+    assert len(first.select("li.jaxhlo-pass")) == 2 and not first.select("li.jaxhlo-fail")
+    # the chunked variant's gradient was proved and checked as the chunked variant was
+    assert len(first.select("p.jaxhlo-chunk-check")) == 2
+    grad_warnings = [ln for ln in warnings.splitlines() if "jaxhlo.grad" in ln]
+    assert any("index.rst:20" in ln and ":grad: total() has no argument 'q' (its arguments: x)" in ln
+               for ln in grad_warnings), grad_warnings
+    assert any("index.rst:31" in ln and ":grad: total() has no positional argument 1" in ln
+               for ln in grad_warnings), grad_warnings
+    assert any("index.rst:42" in ln and ":grad: 'x y' is neither an argument name nor a position" in ln
+               for ln in grad_warnings), grad_warnings
+    assert len(grad_warnings) == 3, grad_warnings
+    assert len(soup.select(".jaxhlo-error")) == 3
+    assert re.search(r"\bWARNING\b", "\n".join(ln for ln in warnings.splitlines() if "jaxhlo.grad" not in ln)) \
+        is None, warnings

@@ -34,13 +34,7 @@ from sphinx_jaxhlo.compiler.compiling import (
 )
 from sphinx_jaxhlo.compiler.lowering import exclude_own_frames, lower_for, mesh_context, mesh_for
 from sphinx_jaxhlo.core.report import Report
-
-
-def default_function(source: str) -> str | None:
-    """The last top-level ``def`` of the example."""
-    tree = ast.parse(source)
-    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return names[-1] if names else None
+from sphinx_jaxhlo.core.request import default_function
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@ answers; each handler hands over to the module that does the work."""
 
 from __future__ import annotations
 
+import functools
 import logging as pylogging
 import shutil
 from collections.abc import Set as AbstractSet
@@ -15,6 +16,7 @@ from sphinx_jaxhlo.compiler.client import shutdown_worker
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.settings import WRITING_MODES
 from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.pipeline.scan import NOTEBOOK_CELL_LINES, cell_and_line
 from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.render.lexer import HloLexer, StableHloLexer
 from sphinx_jaxhlo.sphinxext import builds, config, report
@@ -128,6 +130,19 @@ def copy_static(app: Sphinx) -> None:
         shutil.copyfile(STATIC / name, target / name)
 
 
+def notebook_place(app: Sphinx, docname: str, line: int) -> str | None:
+    """``path/parallel.ipynb:cell 54, line 4`` for a line MyST-NB numbered in a
+    notebook's cell (``.ipynb``, or a suffix of ``nb_custom_formats``); ``None``
+    for any other document or line."""
+    if line < NOTEBOOK_CELL_LINES:
+        return None
+    path = str(app.env.doc2path(docname))
+    if not path.endswith((".ipynb", *(getattr(app.config, "nb_custom_formats", None) or ()))):
+        return None
+    place = cell_and_line(line)
+    return f"{path}:cell {place[0]}, line {place[1]}" if place is not None else None
+
+
 def _unresolved_alternative(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
     """``missing-reference``: the link of a reason's alternative (a label of this
     package's guide) in a site that does not have the guide is its title, as text."""
@@ -141,6 +156,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     package_logger = pylogging.getLogger(PACKAGE_LOGGER)
     if state.recorder not in package_logger.handlers:
         package_logger.addHandler(state.recorder)
+    state.recorder.place = functools.partial(notebook_place, app)
     config.register(app)
     app.add_directive("jax-hlo", JaxHloDirective)
     app.add_directive("jax-hlo-report", report.JaxHloReportDirective)

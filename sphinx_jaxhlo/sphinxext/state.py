@@ -16,7 +16,7 @@ import contextlib
 import logging as pylogging
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,11 @@ class WarningRecorder(pylogging.Handler):
     Sphinx would not (``show_warning_types`` off: Sphinx 7's default), so
     the name to give ``suppress_warnings`` shows on every supported Sphinx.
     Its handler runs before Sphinx's, which see the message with the suffix.
+
+    A warning in a notebook's cell is located at the cell and the line in it
+    (``parallel.ipynb:cell 54, line 4``, by :attr:`place`) rather than at the
+    line MyST-NB numbers it with (``parallel.ipynb:540005``); it is kept by
+    that number, to be repeated at the same place.
     """
 
     def __init__(self) -> None:
@@ -61,6 +66,8 @@ class WarningRecorder(pylogging.Handler):
         #: Whether to add the warning type to the message (Sphinx does not).
         self.add_type = False
         self.by_doc: dict[str, list[tuple[int, str, str]]] = {}
+        #: (document, line) -> the location to show instead, or ``None`` (set by ``setup``).
+        self.place: Callable[[str, int], str | None] | None = None
 
     def emit(self, record: pylogging.LogRecord) -> None:
         if getattr(record, "type", None) != "jaxhlo":
@@ -70,17 +77,19 @@ class WarningRecorder(pylogging.Handler):
             subtype = getattr(record, "subtype", "")
             record.msg, record.args = f"{message} [jaxhlo.{subtype}]" if subtype else f"{message} [jaxhlo]", ()
             record.jaxhlo_typed = True
-        if not self.active:
-            return
         location = getattr(record, "location", None)
         if isinstance(location, tuple) and location and isinstance(location[0], str):
             docname, line = location[0], location[1] if len(location) > 1 else None
-        elif isinstance(location, str):
+        elif isinstance(location, str) and ":" not in location:
             docname, line = location, None
         else:
             return
-        self.by_doc.setdefault(docname, []).append(
-            (int(line or 0), str(getattr(record, "subtype", "") or ""), message))
+        if self.place is not None and line:
+            with contextlib.suppress(Exception):  # a location is worth no failure
+                record.location = self.place(docname, int(line)) or location
+        if self.active:
+            self.by_doc.setdefault(docname, []).append(
+                (int(line or 0), str(getattr(record, "subtype", "") or ""), message))
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -112,8 +112,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Whether reports and each example's rendered HTML are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
             "Folder of the cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
-            "with ``sphinx-build -M``), or inside the hidden ``.doctrees`` folder when the doctrees sit in the "
-            "output folder (``-b``): do not upload that folder with the site. A relative path is relative "
+            "with ``sphinx-build -M html docs _build``), or beside the output folder when the doctrees sit inside "
+            "it (``docs/build/jaxhlo-cache`` with ``sphinx-build -b html docs docs/build/html``): never inside what "
+            "gets published. A relative path is relative "
             "to the folder of ``conf.py``. Persist it in CI to share compile work between builds and machines. "
             "Also the URL of any fsspec filesystem (``s3://bucket/prefix``, ``gs://...``, ``file://...``; "
             "``https://...`` only read), with ``pip install 'sphinx-jaxhlo[remote]'`` and the filesystem's package "

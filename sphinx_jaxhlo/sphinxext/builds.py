@@ -39,12 +39,18 @@ logger = logging.getLogger(__name__)
 
 
 def default_cache_folder(app: Sphinx) -> Path:
-    """``jaxhlo-cache`` beside the doctrees, never inside the published output."""
-    doctrees = Path(app.doctreedir)
-    if doctrees.parent.resolve() == Path(app.outdir).resolve():
-        # `sphinx-build -b` keeps the doctrees inside the output folder; keep
-        # the cache out of what gets published, inside the doctrees.
-        return doctrees / "jaxhlo-cache"
+    """``jaxhlo-cache`` beside the doctrees, never inside the published output.
+
+    ``sphinx-build -M html docs _build`` keeps the doctrees in ``_build/doctrees``:
+    the cache is ``_build/jaxhlo-cache``.  ``sphinx-build -b html docs
+    docs/build/html`` (JAX's command) keeps them inside the output folder
+    (``.doctrees``), which is published: the cache goes beside that folder
+    instead, ``docs/build/jaxhlo-cache``, where MyST-NB keeps its ``.jupyter_cache``.
+    """
+    doctrees = Path(app.doctreedir).resolve()
+    outdir = Path(app.outdir).resolve()
+    if doctrees == outdir or outdir in doctrees.parents:
+        return outdir.parent / "jaxhlo-cache"
     return doctrees.parent / "jaxhlo-cache"
 
 

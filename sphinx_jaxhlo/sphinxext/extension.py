@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging as pylogging
 import shutil
+import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from sphinx_jaxhlo.sphinxext import builds, config, report
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, toolchain_stamp
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
-from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS
+from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS, prune_text_files
 from sphinx_jaxhlo.sphinxext.links import setup_links
 from sphinx_jaxhlo.sphinxext.state import PACKAGE_LOGGER, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
@@ -36,13 +37,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 4
+ENV_VERSION = 5
 STATIC = Path(__file__).parent.parent / "static"
 
 
 def before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     """``env-before-read-docs``: count the examples about to be read and start their compiles."""
     state = build_state(app)
+    state.started = time.time()
     state.read = set(docnames)  # this build's documents, for the summary
     state.caches.clear()  # fresh cache objects each build (their problems and reachability)
     state.builds.clear()
@@ -116,6 +118,10 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     pylogging.getLogger(PACKAGE_LOGGER).removeHandler(state.recorder)
     if exc is None and app.builder.format == "html":
         copy_static(app)
+        if state.started:
+            # texts no page uses any more (an example edited or removed since an earlier build)
+            keep = set().union(*document_data(app.env).texts.values())
+            prune_text_files(Path(app.outdir), keep, state.started)
     if exc is None:
         report.summarize(app)
 

@@ -162,6 +162,9 @@ class BuildState:
     last_scheduler: Scheduler | None = None
     #: ``distributed.Client`` objects of ``conf.py``, by the ``dask://`` address that replaces them.
     clients: dict[str, Any] = field(default_factory=dict)
+    #: When this build started reading (``time.time()``): module texts older than
+    #: that which no document uses are removed from the output at its end.
+    started: float = 0.0
     #: The process that read the configuration (a ``-j`` reader is forked from it).
     main_pid: int = field(default_factory=os.getpid)
     #: Cache objects and the pipeline's build, per process (a forked reader makes its own).
@@ -200,9 +203,12 @@ class DocumentData:
     unfinished: set[str] = field(default_factory=set)
     #: Targets whose compiler is missing -> the documents that needed them.
     missing: dict[str, set[str]] = field(default_factory=dict)
+    #: The keys of the module texts each document's page writes beside it (``_jaxhlo/``).
+    texts: dict[str, set[str]] = field(default_factory=dict)
 
     def clear(self, docname: str) -> None:
         self.records.pop(docname, None)
+        self.texts.pop(docname, None)
         self.warnings.pop(docname, None)
         self.stamps.pop(docname, None)
         self.report_docs.discard(docname)
@@ -220,6 +226,8 @@ class DocumentData:
                 self.warnings[docname] = other.warnings[docname]
             if docname in other.stamps:
                 self.stamps[docname] = other.stamps[docname]
+            if docname in other.texts:
+                self.texts[docname] = other.texts[docname]
         for target, docs in other.missing.items():
             self.missing.setdefault(target, set()).update(docs & docnames)
 

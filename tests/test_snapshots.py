@@ -298,6 +298,28 @@ def test_use_mode_warns_at_an_edited_example_and_never_shows_a_stale_figure(proj
     assert result["rc"] == 1 and warnings(log) == ws, log
 
 
+def test_a_damaged_snapshot_folder_gives_one_true_warning(project: Path, tmp_path: Path) -> None:
+    """A document's snapshot folder that became a file (a bad merge): the example
+    compiles, and one warning says that nothing could be read or written, not
+    that the snapshot was rewritten."""
+    build(project, tmp_path / "out")
+    folder = project / "_snapshots" / "other"
+    shutil.rmtree(folder)
+    folder.write_text("<<<<<<< HEAD\n")
+    result, log = build(project, tmp_path / "out", "-E")
+    ws = warnings(log)
+    assert result["rc"] == 0 and len(ws) == 1, log
+    assert re.search(r"other\.rst:4: WARNING: jax-hlo: third on cpu: the snapshot _snapshots/other/example-1\.default"
+                     r"\.cpu\.json cannot be used: cannot read it: its folder 'other' is a file, not a folder \(move "
+                     r"that file away\); taken from the cache, but the snapshot cannot be written for the same reason "
+                     r"\[jaxhlo\.snapshot\]", ws[0]), ws[0]
+    assert summary(log)["failed"] == 0 and folder.read_text() == "<<<<<<< HEAD\n"
+    folder.unlink()
+    result, log = build(project, tmp_path / "out", "-W")
+    assert result["rc"] == 0 and warnings(log) == [], log
+    assert sorted(p.name for p in folder.iterdir()) == ["example-1.default.cpu.hlo.gz", "example-1.default.cpu.json"]
+
+
 def test_check_mode_passes_on_fresh_snapshots_and_reports_edits_as_drift(project: Path, tmp_path: Path) -> None:
     build(project, tmp_path / "out")
     result, log = build(project, tmp_path / "check", "-W", "-E", env=mode("check"))

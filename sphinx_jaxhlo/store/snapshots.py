@@ -284,7 +284,7 @@ def read(json_path: Path) -> Stored | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SnapshotError(f"cannot read it: {exc.strerror}") from exc
+        raise SnapshotError(f"cannot read it: {os_problem(exc, json_path)}") from exc
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text)
@@ -315,6 +315,18 @@ def read(json_path: Path) -> Stored | None:
         except UnicodeDecodeError as exc:
             raise SnapshotError(f"its {kind} file {path.name} is not UTF-8") from exc
     return Stored(Snapshot(ident, dict(tools), facts, stored_texts), text, json_path)
+
+
+def os_problem(exc: OSError, path: Path) -> str:
+    """Why ``path`` could not be read or written, in words: a folder on its way
+    that is a file (a damaged snapshot folder), or the system's reason."""
+    if isinstance(exc, (NotADirectoryError, FileExistsError)):
+        for folder in path.parents:
+            if folder.exists() and not folder.is_dir():
+                return f"its folder {folder.name!r} is a file, not a folder (move that file away)"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a folder, not a file (move that folder away)"
+    return exc.strerror or str(exc)
 
 
 def write(json_path: Path, snapshot: Snapshot, report: Report) -> bool:

@@ -411,16 +411,34 @@ def differences(stored: Stored, fresh: Snapshot, fresh_report: Report) -> list[s
         from sphinx_jaxhlo.store.drift import versions_text
 
         out.append(f"made with {versions_text(old.toolchain)}, this build has {versions_text(new.toolchain)}")
-    before, after = _flatten(old.facts), _flatten(new.facts)
+    before, after = _flatten(_comparable(old.facts)), _flatten(_comparable(new.facts))
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
             out.append(f"{key} {_short(before.get(key))} -> {_short(after.get(key))}")
     for kind in TEXT_KINDS:
         if old.texts.get(kind) != new.texts.get(kind):
             out.append(f"the {kind} text")
-    if not out:
+    if not out and _stored_summary(stored) != summary(fresh_report):
         out.append("its summary (the analysis changed; no figure did)")
+    # otherwise only the order of the decision records differs (a snapshot written before they had one)
     return out
+
+
+def _comparable(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts with XLA's fusion decisions in one order (a set of records: the
+    order XLA writes them in changes from one compile to the next)."""
+    out = dict(facts)
+    decisions = out.get("fusion_decisions")
+    if isinstance(decisions, list):
+        out["fusion_decisions"] = sorted(decisions, key=lambda d: json.dumps(d, sort_keys=True))
+    return out
+
+
+def _stored_summary(stored: Stored) -> Any:
+    try:
+        return json.loads(stored.text).get("summary")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _short(value: Any) -> str:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from sphinx_jaxhlo.compiler.arguments import axis_kind_hint
 from sphinx_jaxhlo.compiler.compiling import (
     ExampleFailure,
     compile_and_analyze,
@@ -111,12 +112,23 @@ def compile_request(data: dict[str, Any]) -> Report:
     jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
                     versions=targets_mod.package_versions(), source=source, chunk_check=chunk_check)
-    with mesh_context(mesh):
+    with mesh_context(mesh), _axis_kinds_named(req.mesh, mesh):
         report = compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                      function, arguments=":args:", mesh=mesh)
     if not req.chunk and target.device_count == 1:
         report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function)
     return report
+
+
+@contextlib.contextmanager
+def _axis_kinds_named(spec: Any, mesh: Any) -> Iterator[None]:
+    """A tracing error over the kinds of the mesh's axes says which they were and how to write others."""
+    try:
+        yield
+    except ExampleFailure as exc:
+        if exc.kind in ("trace", "args"):
+            exc.message += axis_kind_hint(exc.message, spec, mesh)
+        raise
 
 
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str) -> str:
@@ -206,7 +218,7 @@ def compile_call(data: dict[str, Any]) -> Report:
     args, kwargs = abstract_arguments(call, mesh if target.device_count > 1 else None)
     jitted = jit_function(call.fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
-    with mesh_context(mesh):
+    with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
     if target.device_count == 1 and not report.chunk_suggestion:
         report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0, data["function"])

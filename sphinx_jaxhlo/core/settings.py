@@ -11,6 +11,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -175,6 +176,18 @@ SETTINGS: tuple[Setting, ...] = (
             "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
             "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it.",
             check=_view("jaxhlo_findings")),
+    # -- links into this package's guide (sphinx_jaxhlo.sphinxext.links)
+    Setting("jaxhlo_guide_url", None, (str, type(None)),
+            "Where this package's guide is published (its address, ``https://...``), for links into it: the "
+            "examples' reasons link their bounded alternatives there, and ``sphinx.ext.intersphinx`` (which must "
+            "be in ``extensions``) gets the ``jaxhlo`` inventory, so that pages and docstrings can link to the "
+            "guide's labels (``:ref:`jaxhlo:jaxhlo-guide```). The labels are read from the ``objects.inv`` "
+            "published there, and from the inventory shipped in the package (the installed release's) when it "
+            "cannot be read: a build offline, or before the site is served, still resolves them, without a "
+            "warning. ``None`` (the default): nothing links out; an alternative is shown as its title. "
+            "An ``intersphinx_mapping`` entry of your own named ``jaxhlo`` is left as it is.",
+            check=lambda value: None if value is None or re.match(r"[a-z][a-z0-9+.-]*://\S+$", value) else
+            f"jaxhlo_guide_url must be an address such as 'https://host/path/', not {value!r}"),
     # -- where compiles run (sphinx_jaxhlo.compiler.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

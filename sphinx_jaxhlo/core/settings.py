@@ -181,7 +181,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Where this package's guide is published (its address, ``https://...``), for links into it: the "
             "examples' reasons link their bounded alternatives there, and ``sphinx.ext.intersphinx`` (which must "
             "be in ``extensions``) gets the ``jaxhlo`` inventory, so that pages and docstrings can link to the "
-            "guide's labels (``:ref:`jaxhlo:jaxhlo-guide```). The labels are read from the ``objects.inv`` "
+            "guide's labels (see the Linking page). The labels are read from the ``objects.inv`` "
             "published there, and from the inventory shipped in the package (the installed release's) when it "
             "cannot be read: a build offline, or before the site is served, still resolves them, without a "
             "warning. ``None`` (the default): nothing links out; an alternative is shown as its title. "

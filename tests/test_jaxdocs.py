@@ -15,9 +15,9 @@ sharded page).  Every build is JAX's command, ``sphinx-build -b html -j 2 -W
    forever on a lock a compile thread held), snapshots byte-identical each time, and
    the report cache beside the output, not in it;
 2. in ``check`` mode, cold: the fresh snapshots pass;
-3. from the snapshots alone, the compilers hidden, as a docs host that has none;
-4. incrementally: a failed claim in the notebook is located at its cell and line and
-   repeated until fixed, and the module texts of an edited example leave the output.
+3. incrementally: a failed claim in the notebook is located at its cell and line and
+   repeated until fixed, and the module texts of an edited example leave the output;
+4. from the snapshots alone, the compilers hidden, as a docs host that has none.
 
 ``nox -s jaxdocs`` runs this file with JAX's exact docs pins (Sphinx 7.4); elsewhere it
 is skipped unless sphinx-design and sphinx-copybutton are installed (the tests session
@@ -123,7 +123,7 @@ def src(tmp_path: Path) -> Path:
     return src
 
 
-def test_cold_parallel_builds_then_check_then_a_docs_host(src: Path, tmp_path: Path) -> None:
+def test_cold_parallel_builds_check_incremental_builds_and_a_docs_host(src: Path, tmp_path: Path) -> None:
     first: dict[str, bytes] = {}
     for run in range(3):
         shutil.rmtree(src / "build", ignore_errors=True)  # cold: no output, no doctrees, no cache
@@ -146,26 +146,18 @@ def test_cold_parallel_builds_then_check_then_a_docs_host(src: Path, tmp_path: P
     # the sharded page's :mesh: X=4, Y=2 has jax.make_mesh's default kinds (this jax is 0.9 or newer)
     mesh = json.loads(stored["_snapshots/sharding/example-1.default.gpu-h100x8.json"])["facts"]["mesh"]
     assert mesh == [["X", 4, "explicit"], ["Y", 2, "explicit"]], mesh
+
     # 2. CI's check mode on the snapshots just written: all pass
     shutil.rmtree(src / "build")
     rc, log = sphinx(src, {"JAXHLO_SNAPSHOT_MODE": "check"})
     assert rc == 0 and warnings_of(log) == [], log
     assert snapshots(src) == first
-    # 3. a docs host with the snapshots only: no GPU compiler, nothing compiled
-    shutil.rmtree(src / "build")
-    hidden = tmp_path / "no-compilers"
-    hidden.mkdir()
-    rc, log = sphinx(src, {"JAXHLO_SNAPSHOT_MODE": "use", "JAXHLO_COMPILERS_DIR": str(hidden)})
-    assert rc == 0 and warnings_of(log) == [], log
-    assert summary(log).startswith(f"jax-hlo: 0 compiled, 0 from cache, {REPORTS} from snapshots, 0 failed"), log
-    check_pages(src)
 
-
-def test_incremental_builds_locate_a_notebooks_claim_and_leave_no_stale_texts(src: Path) -> None:
+    # 3. incremental builds (update mode: the snapshots answer): a claim in the notebook that fails
+    # is located at its cell and line, and repeated while it fails
     rc, log = sphinx(src, {})
-    assert rc == 0 and warnings_of(log) == [], log
+    assert rc == 0 and warnings_of(log) == [] and f"{REPORTS} from snapshots" in summary(log), log
     texts = {p.name for p in (src / "build" / "html" / "_jaxhlo").iterdir()}
-    # a claim in the notebook that fails: located at its cell and line, and repeated while it fails
     notebook = src / "parallel.ipynb"
     good = notebook.read_text(encoding="utf-8")
     notebook.write_text(good.replace(":expect-kernels: 1", ":expect-kernels: 7"), encoding="utf-8")
@@ -177,7 +169,7 @@ def test_incremental_builds_locate_a_notebooks_claim_and_leave_no_stale_texts(sr
                          warning), log
     rc, again = sphinx(src, {})
     assert rc == 1 and "0 added, 0 changed, 0 removed" in again and warnings_of(again) == ws, again
-    # fixed, and an example edited: the texts of its old form leave the output
+    # fixed, and the example edited: the texts of its old form leave the output
     notebook.write_text(good.replace("alpha * jnp.exp(x) - alpha", "alpha * jnp.expm1(x)"), encoding="utf-8")
     rc, log = sphinx(src, {})
     assert rc == 0 and warnings_of(log) == [], log
@@ -186,3 +178,12 @@ def test_incremental_builds_locate_a_notebooks_claim_and_leave_no_stale_texts(sr
     assert now != texts and len(now) == len(texts)
     rc, log = sphinx(src, {})
     assert rc == 0 and warnings_of(log) == [] and "0 added, 0 changed, 0 removed" in log, log
+
+    # 4. a docs host with the snapshots only: no GPU compiler, nothing compiled
+    shutil.rmtree(src / "build")
+    hidden = tmp_path / "no-compilers"
+    hidden.mkdir()
+    rc, log = sphinx(src, {"JAXHLO_SNAPSHOT_MODE": "use", "JAXHLO_COMPILERS_DIR": str(hidden)})
+    assert rc == 0 and warnings_of(log) == [], log
+    assert summary(log).startswith(f"jax-hlo: 0 compiled, 0 from cache, {REPORTS} from snapshots, 0 failed"), log
+    check_pages(src)

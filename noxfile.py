@@ -149,10 +149,13 @@ def site(session: nox.Session) -> None:
 def jaxdocs(session: nox.Session) -> None:
     """The extension under JAX's own docs pins (Sphinx 7.4, myst-nb, sphinx-book-theme 1.1.1):
     pip installs the package beside them, with its dependencies (no ``--no-deps``); a
-    project configured like JAX's docs (MyST-NB executing its notebooks, ``-W``) builds
-    compiling for cpu, gpu:h100 and tpu:v5e, then from its snapshots with the compilers
-    hidden, then incrementally after a fixed error (tests/test_jaxdocs.py), and the
-    Sphinx-version checks of tests/test_sphinx_compat.py run on that Sphinx.
+    project configured like JAX's docs (MyST pages, an ``.ipynb`` notebook with examples,
+    a sharded page written as JAX's, MyST-NB executing the notebooks) builds with JAX's
+    command and ``-j 2 -W``: cold three times (no hang, every compile ahead of its page,
+    byte-identical snapshots), in check mode on those snapshots, from the snapshots with
+    the compilers hidden, and incrementally (tests/test_jaxdocs.py); linking.md's
+    snippets build there (tests/test_linking.py), and the Sphinx-version checks of
+    tests/test_sphinx_compat.py run on that Sphinx.
     """
     session.install(*JAX_DOCS_PINS)
     session.install(".")  # a plain install, as a docs host would make it; pip must accept the pins
@@ -163,7 +166,8 @@ def jaxdocs(session: nox.Session) -> None:
                 "print('Sphinx', sphinx.__version__, 'myst-nb', myst_nb.__version__, "
                 "'sphinx-book-theme', sphinx_book_theme.__version__)")
     # the installed package, not the clone: run from tests/ (pytest puts that folder first on the path)
-    session.run("pytest", "tests/test_jaxdocs.py", "tests/test_sphinx_compat.py", "-p", "no:cacheprovider",
+    session.run("pytest", "tests/test_jaxdocs.py", "tests/test_linking.py", "tests/test_sphinx_compat.py",
+                "-p", "no:cacheprovider",
                 "-o", "addopts=-ra", *session.posargs, env={"PYTHONPATH": ""})
 
 

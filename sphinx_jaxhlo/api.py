@@ -527,8 +527,9 @@ def mesh_spec_of(mesh: Any) -> MeshSpec | None:
     kinds = tuple(str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", None) or ())
     if kinds and len(kinds) != len(shape):
         kinds = ()
-    text = ", ".join(f"{name}={size}" + (f" {kind}" if kind != "auto" else "")
-                     for (name, size), kind in zip(shape.items(), kinds or ("auto",) * len(shape), strict=True))
+    # a jax mesh's kinds as it has them; a dict's, those jax.make_mesh would give
+    text = ", ".join(f"{name}={size}" + (f" {kind}" if kind else "")
+                     for (name, size), kind in zip(shape.items(), kinds or ("",) * len(shape), strict=True))
     return mesh_spec_of(text)
 
 

@@ -20,7 +20,7 @@ from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.specs import parse_args
 from sphinx_jaxhlo.core.targets import TARGETS
 from sphinx_jaxhlo.pipeline import schedule
-from sphinx_jaxhlo.pipeline.scan import find_examples
+from sphinx_jaxhlo.pipeline.scan import cell_and_line, find_examples, find_notebook_examples
 from sphinx_jaxhlo.sphinxext.state import build_state, document_data
 
 #: (document, function) of every compile the test root asks for.
@@ -123,6 +123,53 @@ def test_forecast_reads_directives_as_the_parsers_do() -> None:
     found = find_examples(myst, markdown=True)
     assert [(f.line, f.options) for f in found] == [(1, {"args": "f32[2]"}), (9, {"args": "f32[3]"})]
     assert found[0].content == "def f(x):\n    return x\n" and found[1].content == "def g(y):\n    return y"
+
+
+def _notebook(*cells: tuple[str, str, list[str]]) -> dict[str, Any]:
+    """An nbformat 4 notebook of (kind, source, tags) cells."""
+    return {"cells": [{"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source,
+                       **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                      for kind, source, tags in cells],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 4}
+
+
+EXAMPLE_CELL = "Intro\n\n```{jax-hlo}\n:args: f32[8]\n:expect-kernels: 7\n\nimport jax.numpy as jnp\n\n" \
+               "def f(x):\n    return jnp.sum(jnp.cos(x))\n```\n"
+
+
+def test_forecast_reads_notebook_cells_as_myst_nb_numbers_them() -> None:
+    notebook = _notebook(("markdown", "# Title\n", []), ("code", "x = 1\n", []), ("markdown", "", []),
+                         ("markdown", EXAMPLE_CELL.replace("f32[8]", "f32[4]"), ["remove-cell"]),
+                         ("markdown", EXAMPLE_CELL, []))
+    found = find_notebook_examples(notebook["cells"])
+    # the fifth cell's fence is its third line; MyST-NB numbers that cell's lines from 50001
+    assert [(f.line, f.options["args"]) for f in found] == [(50004, "f32[8]")]
+    assert cell_and_line(50004) == (5, 3) and cell_and_line(42) is None
+    # a notebook read from text (MyST-NB's source_map): its cells start at real lines
+    assert [f.line for f in find_notebook_examples(notebook["cells"], [0, 3, 5, 6, 20])] == [24]
+
+
+@pytest.mark.slow
+def test_a_notebooks_examples_compile_ahead_and_warn_at_their_cell(make_app: Any, tmp_path: Path) -> None:
+    pytest.importorskip("myst_nb")
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["myst_nb", "sphinx_jaxhlo"]\nnb_execution_mode = "off"\n'
+                                 'jaxhlo_targets = ["cpu"]\n')
+    (src / "index.ipynb").write_text(json.dumps(_notebook(("markdown", "# Notebook\n", []),
+                                                          ("code", "x = 1\n", []), ("markdown", EXAMPLE_CELL, []))))
+    app = make_app("html", srcdir=src, freshenv=True, confoverrides={"jaxhlo_cache_dir": str(tmp_path / "cache")},
+                   parallel=2)
+    app.build()
+    records = _records(app)
+    # compiled by the build's scheduler before the notebook was read, at the line the directive has
+    assert [(r.line, r.prefetched, r.origin) for r in records] == [(30004, True, "compiled")], records
+    warnings = app.warning.getvalue()
+    assert "index.ipynb:cell 3, line 3: WARNING: jax-hlo: f on cpu: expected kernels 7" in warnings, warnings
+    assert "30004" not in warnings
 
 
 # -- limits and retries ----------------------------------------------------------------------

@@ -106,11 +106,16 @@ def test_mesh_axis_types() -> None:
     assert str(mesh) == "X=2 explicit, Y=4 explicit" and parse_mesh(str(mesh)) == mesh
     assert MeshSpec.from_json(mesh.to_json()) == mesh and mesh.to_json() == [["X", 2, "explicit"], ["Y", 4, "explicit"]]
     mixed = parse_mesh("data=4 manual, model=2")
-    assert mixed.axis_types == ("manual", "auto") and str(mixed) == "data=4 manual, model=2"
-    # Auto written out or left out is one mesh, with the JSON (and so the cache keys) of before
-    assert parse_mesh("data=4 auto, model=2 auto") == parse_mesh("data=4, model=2")
-    assert parse_mesh("data=4 auto").to_json() == [["data", 4]]
+    assert mixed.axis_types == ("manual", "default") and str(mixed) == "data=4 manual, model=2"
+    # a kind left out is jax.make_mesh's default (resolved by the compile worker's jax), not Auto
+    assert parse_mesh("data=4 auto, model=2 auto") != parse_mesh("data=4, model=2")
+    assert parse_mesh("data=4").to_json() == [["data", 4, "default"]] and str(parse_mesh("data=4")) == "data=4"
+    # Auto axes keep the JSON (so the cache keys and snapshots) they had when Auto was the only default
+    assert parse_mesh("data=4 auto").to_json() == [["data", 4]] and str(parse_mesh("data=4 auto")) == "data=4 auto"
     assert MeshSpec.from_json([["data", 4]]).axis_types == ("auto",)
+    for text in ("data=4", "data=4 auto", "data=4 explicit, model=2", "data=4 manual, model=2 auto"):
+        mesh = parse_mesh(text)
+        assert parse_mesh(str(mesh)) == mesh and MeshSpec.from_json(mesh.to_json()) == mesh
     with pytest.raises(SpecError, match="'implicit' at column 8 is not a mesh axis type"):
         parse_mesh("data=4 implicit")
     with pytest.raises(SpecError, match="expected ','"):
@@ -124,13 +129,15 @@ def test_a_jax_mesh_keeps_its_axis_types() -> None:
     from sphinx_jaxhlo.compiler.calls import _abstract, call_mesh
 
     mesh = AbstractMesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Auto))
-    assert mesh_spec_of(mesh) == parse_mesh("X=4 explicit, Y=2")
+    assert mesh_spec_of(mesh) == parse_mesh("X=4 explicit, Y=2 auto")
+    # a mapping has no kinds: jax.make_mesh's default
+    assert mesh_spec_of({"X": 4, "Y": 2}) == parse_mesh("X=4, Y=2")
     import jax
     import jax.numpy as jnp
     from jax.sharding import PartitionSpec as P
 
     arg = _abstract(jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P("X", None))))
-    assert call_mesh([arg], {}, None) == parse_mesh("X=4 explicit, Y=2")
+    assert call_mesh([arg], {}, None) == parse_mesh("X=4 explicit, Y=2 auto")
 
 
 def test_sharding_problems_name_the_argument_and_the_cause() -> None:
@@ -178,7 +185,7 @@ def test_the_cache_key_and_the_request_carry_mesh_and_partitions() -> None:
     request = CompileRequest(source="", function="f", specs=parse_args("f32[8] @ P(data)"), target="tpu:v5e-8",
                              mesh=parse_mesh("data=8"))
     data = request.to_json()
-    assert data["mesh"] == [["data", 8]]
+    assert data["mesh"] == [["data", 8, "default"]]  # the worker's jax decides the kind
     assert data["specs"]["args"][0]["partition"] == [["data"]]
     assert CompileRequest.from_json(data) == request
     assert "mesh" not in CompileRequest(source="", function="f", specs=ArgSpecs(), target="cpu").to_json()
@@ -507,7 +514,7 @@ def test_analyze_maps_the_callers_mesh_onto_the_target() -> None:
     (failure,) = reports.failures
     assert failure.target == "tpu:v5e-4" and failure.kind == "args" and "spans 8 devices" in failure.message
     reports2 = sphinx_jaxhlo.analyze(contract, "f32[4096,4096] @ P(None, data)", "f32[4096,4096] @ P(data, None)",
-                                     targets="gpu:h100x8", mesh="data=4, model=2")
+                                     targets="gpu:h100x8", mesh="data=4 auto, model=2 auto")
     reports2.check(collectives="all-reduce=1, all-gather=0")
     with pytest.raises(ValueError, match="not divisible"):
         sphinx_jaxhlo.analyze(contract, "f32[10,4] @ P(data)", "f32[4,4]", targets="gpu:h100x8", mesh="data=8")
@@ -552,9 +559,50 @@ def test_jax_sharding_page_idioms_trace_as_written_on_an_explicit_mesh(name: str
         report = reports[target]
         assert report.mesh == [["X", 8, "explicit"]], report.mesh
         assert [(c.kind, c.axes) for c in report.collectives] == [(kind, ["X"])], target
-    # the same code on Auto axes does not trace: JAX asks for Explicit ones
-    with pytest.raises(sphinx_jaxhlo.AnalysisError, match="Auto"):
-        sphinx_jaxhlo.analyze(function, x, y, targets="gpu:h100x8", mesh="X=8", cache_dir=None)
+    # the same code on Auto axes does not trace: JAX asks for Explicit ones, and the error says how to write them
+    with pytest.raises(sphinx_jaxhlo.AnalysisError,
+                       match=r"type (AxisType\.)?Auto.*the mesh's axes were X=8 auto \(as :mesh: writes them\); "
+                             r"write each axis's kind after its size \(auto, explicit or manual\): "
+                             r":mesh: X=8 explicit"):
+        sphinx_jaxhlo.analyze(function, x, y, targets="gpu:h100x8", mesh="X=8 auto", cache_dir=None)
+
+
+JAX_SHARDING_DOT = """
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+def matmul(a, b):
+    return jnp.dot(a, b, out_sharding=P("X", None))
+"""
+
+
+def jax_default_kind() -> str:
+    """The kind ``jax.make_mesh`` gives when not told, by jax's release notes: Explicit from 0.9."""
+    import jax
+
+    return "explicit" if tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 9) else "auto"
+
+
+@pytest.mark.slow
+def test_a_mesh_without_kinds_has_jax_make_mesh_default() -> None:
+    """``:mesh: X=4, Y=2`` over JAX's own sharding code: on jax 0.9 and newer the axes are
+    Explicit and ``out_sharding=`` traces; on 0.8 they are Auto and the error says how to write them."""
+    import sphinx_jaxhlo
+
+    args = "f32[64,32] @ P(None, X), f32[32,128] @ P(X, None)"
+    if jax_default_kind() == "explicit":
+        reports = sphinx_jaxhlo.analyze_source(JAX_SHARDING_DOT, "matmul", args, targets="cpu", mesh="X=4, Y=2",
+                                               cache_dir=None)
+        assert reports["cpu"].mesh == [["X", 1, "explicit"], ["Y", 1, "explicit"]]
+    else:
+        with pytest.raises(sphinx_jaxhlo.AnalysisError, match=r"axes were X=4 auto, Y=2 auto \(X, Y by default: "
+                           r"jax\.make_mesh's default in jax 0\.8.*:mesh: X=4 explicit, Y=2 explicit"):
+            sphinx_jaxhlo.analyze_source(JAX_SHARDING_DOT, "matmul", args, targets="cpu", mesh="X=4, Y=2",
+                                         cache_dir=None)
+    # kinds written out are kept whatever the default
+    reports = sphinx_jaxhlo.analyze_source("def f(a, b):\n    return a @ b\n", "f", args, targets="cpu",
+                                           mesh="X=4 auto, Y=2 explicit", cache_dir=None)
+    assert reports["cpu"].mesh == [["X", 1], ["Y", 1, "explicit"]]
 
 
 @pytest.mark.slow
@@ -584,7 +632,7 @@ def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
     src.mkdir()
     (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["gpu:h100x8"]\n')
     example = (".. jax-hlo::\n   :args: f32[1024,1024] @ P(None, data), f32[1024,1024] @ P(data, None)\n"
-               "   :mesh: data=8\n   :expect-collectives: all-reduce=1\n\n   def f(a, b):\n       return a @ b\n")
+               "   :mesh: data=8 auto\n   :expect-collectives: all-reduce=1\n\n   def f(a, b):\n       return a @ b\n")
     index = src / "index.rst"
     index.write_text("Mesh\n====\n\n" + example)
     cache = tmp_path / "cache"
@@ -593,7 +641,7 @@ def test_cached_rebuilds_of_a_sharded_example(tmp_path: Path) -> None:
     result, log = sphinx_build(src, tmp_path / "out2", cache)
     assert summary(log) == (0, 1) and result["jax_imported"] is False, log
     assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
-    for old, new in (("data=8", "data=4, model=2"), ("P(data, None)", "P(data, model)")):
+    for old, new in (("data=8 auto", "data=4 auto, model=2 auto"), ("P(data, None)", "P(data, model)")):
         index.write_text(index.read_text().replace(old, new))
         _, log = sphinx_build(src, tmp_path / "out3", cache)
         assert summary(log) == (1, 0), (new, log)
@@ -604,7 +652,7 @@ def test_snapshots_keep_the_mesh_and_derive_the_collectives_again() -> None:
 
     request = CompileRequest(source="def f(a, b): return a @ b", function="fsdp_two",
                              specs=parse_args(BY_FUNCTION["fsdp_two"].args), target="tpu:v5e-8",
-                             mesh=parse_mesh("data=4, model=2"))
+                             mesh=parse_mesh(BY_FUNCTION["fsdp_two"].mesh))
     report = report_of("tpu:v5e-8", "fsdp_two")
     report.hlo = module_text("tpu:v5e-8", "fsdp_two")
     ident = snapshots.identity(request)
@@ -614,7 +662,7 @@ def test_snapshots_keep_the_mesh_and_derive_the_collectives_again() -> None:
     again = snapshot.report(request.source, "programs.py")
     assert again.collectives == report.collectives and len(again.collectives) == 2
     other = snapshots.identity(CompileRequest(source=request.source, function="fsdp_two", specs=request.specs,
-                                              target="tpu:v5e-8", mesh=parse_mesh("data=8")))
+                                              target="tpu:v5e-8", mesh=parse_mesh("data=8 auto")))
     assert snapshots.identity_changes(ident, other) == [":mesh:"]
 
 

@@ -145,6 +145,31 @@ def test_writing_the_same_snapshot_again_changes_no_byte(tmp_path: Path) -> None
     assert oct(slot.stat().st_mode & 0o044) != "0o0"  # committed files: readable by the group and others
 
 
+def test_the_order_of_decision_records_is_no_difference(tmp_path: Path) -> None:
+    """XLA writes the GPU's decision records in another order at each compile; a
+    snapshot written before they were put in one order is not out of date for that."""
+    import dataclasses
+
+    from sphinx_jaxhlo.core.report import FusionDecision
+    from sphinx_jaxhlo.hlo.decision_collection import canonical_order
+
+    report = stored_report("cpu__explicit")
+    decisions = [FusionDecision("priority-fusion", "xla/...", "producer-ineligible", name, [], "the producer is not "
+                                "fusible") for name in ("b.1", "a.2", "c.3")]
+    assert [d.producer for d in canonical_order(decisions)] == ["a.2", "b.1", "c.3"]
+    ident = snapshots.identity(request(report.source, "cpu"))
+    slot = tmp_path / "a.f.cpu.json"
+    snapshots.write(slot, snapshots.Snapshot.from_report(dataclasses.replace(report, fusion_decisions=decisions),
+                                                         ident, {"jax": "1"}), report)
+    stored = snapshots.read(slot)
+    assert stored is not None
+    fresh_report = dataclasses.replace(report, fusion_decisions=canonical_order(decisions))
+    fresh = snapshots.Snapshot.from_report(fresh_report, ident, {"jax": "1"})
+    assert snapshots.differences(stored, fresh, fresh_report) == []
+    fewer = dataclasses.replace(report, fusion_decisions=decisions[:2])
+    assert snapshots.differences(stored, snapshots.Snapshot.from_report(fewer, ident, {"jax": "1"}), fewer) != []
+
+
 def test_analysis_fields_are_never_trusted_from_the_file(tmp_path: Path) -> None:
     report = stored_report("gpu_h100__with_dot")
     snap = snapshots.Snapshot.from_report(report, snapshots.identity(request(report.source)), {"jax": "0.10.2"})
@@ -299,6 +324,28 @@ def test_use_mode_warns_at_an_edited_example_and_never_shows_a_stale_figure(proj
     assert result["rc"] == 1 and warnings(log) == ws, log
 
 
+def test_a_damaged_snapshot_folder_gives_one_true_warning(project: Path, tmp_path: Path) -> None:
+    """A document's snapshot folder that became a file (a bad merge): the example
+    compiles, and one warning says that nothing could be read or written, not
+    that the snapshot was rewritten."""
+    build(project, tmp_path / "out")
+    folder = project / "_snapshots" / "other"
+    shutil.rmtree(folder)
+    folder.write_text("<<<<<<< HEAD\n")
+    result, log = build(project, tmp_path / "out", "-E")
+    ws = warnings(log)
+    assert result["rc"] == 0 and len(ws) == 1, log
+    assert re.search(r"other\.rst:4: WARNING: jax-hlo: third on cpu: the snapshot _snapshots/other/example-1\.default"
+                     r"\.cpu\.json cannot be used: cannot read it: its folder 'other' is a file, not a folder \(move "
+                     r"that file away\); taken from the cache, but the snapshot cannot be written for the same reason "
+                     r"\[jaxhlo\.snapshot\]", ws[0]), ws[0]
+    assert summary(log)["failed"] == 0 and folder.read_text() == "<<<<<<< HEAD\n"
+    folder.unlink()
+    result, log = build(project, tmp_path / "out", "-W")
+    assert result["rc"] == 0 and warnings(log) == [], log
+    assert sorted(p.name for p in folder.iterdir()) == ["example-1.default.cpu.hlo.gz", "example-1.default.cpu.json"]
+
+
 def test_check_mode_passes_on_fresh_snapshots_and_reports_edits_as_drift(project: Path, tmp_path: Path) -> None:
     build(project, tmp_path / "out")
     result, log = build(project, tmp_path / "check", "-W", "-E", env=mode("check"))
@@ -325,6 +372,47 @@ def test_check_mode_passes_on_fresh_snapshots_and_reports_edits_as_drift(project
     build(project, tmp_path / "check", env=mode("refresh"))
     assert json.loads(slot.read_text())["facts"]["memory"]["temp_bytes"] == temp
     result, log = build(project, tmp_path / "check", "-W", env=mode("check"))
+    assert result["rc"] == 0 and warnings(log) == [], log
+
+
+GPU_DECISIONS = """Decisions
+=========
+
+.. jax-hlo::
+   :args: f32[512,256], f32[256,1024]
+   :targets: gpu:h100
+
+   import jax.numpy as jnp
+
+   def f(h, w):
+       logits = h @ w
+       return jnp.sum(jnp.cos(logits), axis=1) + jnp.max(jnp.exp(logits), axis=0).sum()
+"""
+
+
+@pytest.mark.skipif(not targets.TARGETS["gpu:h100"].available(), reason="the GPU compiler is not installed")
+def test_the_same_toolchain_writes_the_same_bytes(tmp_path: Path) -> None:
+    """Snapshots written twice, each from its own compile (no cache), are byte-identical,
+    for a GPU example whose priority-fusion records XLA writes in a different order each
+    time; refreshing them changes nothing and check mode passes on them."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_snapshot_dir = "_snapshots"\n'
+                                 "jaxhlo_cache = False\n")
+    (src / "index.rst").write_text(GPU_DECISIONS)
+
+    def files() -> dict[str, bytes]:
+        return {str(p.relative_to(src)): p.read_bytes() for p in sorted((src / "_snapshots").rglob("*.*"))}
+
+    result, log = build(src, tmp_path / "out", "-E", env=mode("refresh"))
+    assert result["rc"] == 0 and summary(log)["compiled"] == 1, log
+    first = files()
+    decisions = json.loads(first["_snapshots/index/example-1.default.gpu-h100.json"])["facts"]["fusion_decisions"]
+    assert len(decisions) >= 3  # an order to get wrong
+    for _ in range(2):
+        result, log = build(src, tmp_path / "out", "-E", env=mode("refresh"))
+        assert result["rc"] == 0 and summary(log)["compiled"] == 1 and files() == first, log
+    result, log = build(src, tmp_path / "out", "-E", "-W", env=mode("check"))
     assert result["rc"] == 0 and warnings(log) == [], log
 
 

@@ -209,7 +209,7 @@ def test_every_sphinx_api_the_extension_uses_is_on_the_installed_sphinx(tmp_path
     project(src)
     app = SphinxTestApp("html", srcdir=src, builddir=tmp_path / "b")
     try:
-        for attr in ("confdir", "outdir", "doctreedir", "parallel", "builder", "env", "config"):
+        for attr in ("confdir", "outdir", "doctreedir", "parallel", "builder", "env", "config", "extensions"):
             assert hasattr(app, attr), (sphinx.__version__, attr)
         for attr in ("format", "name", "outdir", "current_docname"):
             assert hasattr(app.builder, attr), (sphinx.__version__, attr)

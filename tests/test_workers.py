@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,79 @@ def test_pool_workers_survive_the_threads_that_started_them() -> None:
         assert [w.started for w in pool.workers] == [1, 1]
     finally:
         pool.close()
+
+
+#: Run in a fresh interpreter (a deadlock must end in a timeout, not hang the suite): a thread
+#: of this package holds a lock, or is importing a module, while the main thread forks.
+_FORK_SCRIPT = r'''
+import os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from sphinx_jaxhlo.compiler.client import FORK_GATE
+
+def fork_and_check(child) -> bool:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if child() else 1)
+    return os.waitpid(pid, 0)[1] == 0
+
+# 1. a lock held while working: the fork waits until it is released, the child can take it
+lock, entered = threading.Lock(), threading.Event()
+def works():
+    with FORK_GATE.working(), lock:
+        entered.set()
+        time.sleep(0.3)
+t = threading.Thread(target=works)
+t.start()
+entered.wait()
+print("lock", fork_and_check(lambda: lock.acquire(timeout=5)))
+t.join()
+
+# 2. a module being imported while working (the -j hang of issue 30): the child imports it too
+entered.clear()
+def imports():
+    with FORK_GATE.working():
+        entered.set()
+        import slow_module  # noqa: F401
+t = threading.Thread(target=imports)
+t.start()
+entered.wait()
+time.sleep(0.05)  # the import is under way
+def child_imports():
+    done = threading.Event()
+    def run():
+        import slow_module  # noqa: F401
+        done.set()
+    threading.Thread(target=run, daemon=True).start()
+    return done.wait(5)
+print("import", fork_and_check(child_imports))
+t.join()
+
+# 3. a thread waiting for its worker lets the process fork meanwhile
+release = threading.Event()
+def waits():
+    with FORK_GATE.working(), FORK_GATE.waiting():
+        release.wait()
+t = threading.Thread(target=waits)
+t.start()
+time.sleep(0.05)
+print("waiting", fork_and_check(lambda: True))
+release.set()
+t.join()
+'''
+
+
+def test_no_fork_happens_while_a_thread_of_ours_works(tmp_path: Path) -> None:
+    """Sphinx forks ``-j`` readers while the scheduler's lanes run: a child must
+    inherit no lock a lane holds (the import lock of a module a lane was
+    importing hung forked readers), and a lane waiting for its worker must not
+    hold forks up."""
+    import subprocess
+    import sys
+
+    (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(0.5)\n")
+    script = tmp_path / "fork.py"
+    script.write_text(_FORK_SCRIPT)
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(script), str(repo)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.stdout.split("\n")[:3] == ["lock True", "import True", "waiting True"], proc.stdout + proc.stderr

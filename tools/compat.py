@@ -6,7 +6,11 @@ a docs build does) and again directly with the installed jax
 process, no sphinx-jaxhlo in between), then checks that the report's memory
 figures are jax's own.  The examples: the seed's ``with_dot`` and
 ``explicit`` (docs/examples/seed.py), a gradient, and a sharded product on the
-8-device targets.
+8-device targets.  It also checks that a ``:mesh:`` written without axis kinds
+gets the kinds this jax's ``jax.make_mesh`` gives (Explicit from jax 0.9, Auto
+before), on JAX's own sharding code (``jnp.dot(a, b, out_sharding=P("X", None))``
+over ``X=4, Y=2``): it traces where the axes are Explicit, and where they are
+Auto the error names the kinds and the ``:mesh:`` that makes them Explicit.
 
 Run it in an environment with the jax to check and its compilers installed
 (``python -m sphinx_jaxhlo compilers install``)::
@@ -56,6 +60,46 @@ def sharded(a: Any, b: Any) -> Any:
     import jax.numpy as jnp
 
     return jnp.sum(jnp.cos(a @ b), axis=0)
+
+
+#: JAX's sharding page's product, as the directive would take it with ``:mesh: X=4, Y=2``.
+MESH_SOURCE = """
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+def matmul(a, b):
+    return jnp.dot(a, b, out_sharding=P("X", None))
+"""
+
+
+def check_mesh_default(target: str) -> tuple[bool, str]:
+    """A ``:mesh:`` without kinds has this jax's ``jax.make_mesh`` default kinds: ``(ok, line)``."""
+    import warnings
+
+    import jax
+
+    import sphinx_jaxhlo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jax 0.8 warns that the default changes
+        made = jax.make_mesh((1, 1), ("X", "Y"), devices=jax.devices()[:1])
+    own = [str(getattr(k, "name", k)).lower() for k in made.axis_types]
+    major_minor = tuple(int(p) for p in jax.__version__.split(".")[:2])
+    expected = "explicit" if major_minor >= (0, 9) else "auto"  # by jax's changelog
+    if own != [expected] * 2:
+        return False, f"jax.make_mesh gives {own}, the changelog says {expected}"
+    args = "f32[64,32] @ P(None, X), f32[32,128] @ P(X, None)"
+    try:
+        reports = sphinx_jaxhlo.analyze_source(MESH_SOURCE, "matmul", args, targets=target, mesh="X=4, Y=2",
+                                               cache_dir=None)
+    except sphinx_jaxhlo.AnalysisError as exc:
+        named = f"axes were X=4 auto, Y=2 auto (X, Y by default: jax.make_mesh's default in jax {jax.__version__})"
+        ok = expected == "auto" and named in str(exc) and ":mesh: X=4 explicit, Y=2 explicit" in str(exc)
+        return ok, f"{expected} by default; the out_sharding product fails" + (
+            ", naming the kinds and the :mesh: to write" if ok else f" without saying how: {str(exc)[:300]}")
+    kinds = [axis[2] if len(axis) > 2 else "auto" for axis in reports[target].mesh]
+    ok = expected == "explicit" and kinds == ["explicit", "explicit"]
+    return ok, f"{expected} by default; the report's mesh is {reports[target].mesh}"
 
 
 def _reexec() -> None:
@@ -203,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
             result = sphinx_jaxhlo.analyze(sharded, *structs, targets=[target.name])
             report = result.get(target.name)
             check("sharded", sharded, target, report, [((8192, 8192), f32)] * 2, specs)
+    mesh_target = many[0].name if many else "cpu"
+    ok, line = check_mesh_default(mesh_target)
+    failed |= not ok
+    rows.append({"case": "mesh default", "target": mesh_target, "mismatches": [] if ok else [line]})
+    print(f"{'mesh default':<16} {mesh_target:<11} {line}  {'OK' if ok else 'MISMATCH'}", flush=True)
     if opts.json:
         Path(opts.json).write_text(json.dumps({"toolchain": versions, "rows": rows}, indent=1) + "\n",
                                    encoding="utf-8")

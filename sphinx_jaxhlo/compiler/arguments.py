@@ -3,16 +3,26 @@
 Argument specs (:mod:`sphinx_jaxhlo.core.specs`) become ``jax.ShapeDtypeStruct``
 pytrees, placed on a target's mesh; after the compile, the program's layouts
 of its arguments and results are read back for the report.
+
+The kinds of a ``:mesh:``'s axes (:func:`axis_types`): those it writes, and
+for the others the kind ``jax.make_mesh`` gives when not told, read from the
+installed jax itself (:func:`default_axis_type`: Explicit from jax 0.9, Auto
+in 0.8, which warns that the default changes).  When tracing fails over the
+kinds of the axes, :func:`axis_kind_hint` says which kinds they had and how
+to write others.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sphinx_jaxhlo.core.specs import DTYPES, KEY_IMPLS, ArgSpecs, ArraySpec, SpecTree
+from sphinx_jaxhlo.core.specs import DEFAULT_AXIS_TYPE, DTYPES, KEY_IMPLS, ArgSpecs, ArraySpec, MeshSpec, SpecTree
 
-__all__ = ["describe_shardings", "place_on_mesh", "to_shape_dtype_structs"]
+__all__ = ["axis_kind_hint", "axis_types", "default_axis_type", "describe_shardings", "place_on_mesh",
+           "to_shape_dtype_structs"]
 
 
 def to_shape_dtype_structs(specs: ArgSpecs, mesh: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -133,3 +143,74 @@ def describe_shardings(compiled: Any, args: Sequence[Any], kwargs: Mapping[str, 
     except Exception:  # an older jax: the layouts stay out of the report
         return [], []
     return inputs, outputs
+
+
+# -- the kinds of a mesh's axes --------------------------------------------------------
+
+@functools.cache
+def default_axis_type() -> Any:
+    """The ``jax.sharding.AxisType`` that ``jax.make_mesh`` gives an axis when
+    not told (worker only), as the installed jax makes it."""
+    import warnings
+
+    import jax
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jax 0.8: "the default axis_types will change"
+        mesh = jax.make_mesh((1,), ("x",), devices=jax.devices("cpu")[:1])
+    return mesh.axis_types[0]
+
+
+def axis_types(mesh: MeshSpec) -> tuple[Any, ...]:
+    """The ``jax.sharding.AxisType`` of each axis of ``mesh`` (worker only): its
+    written kind, else :func:`default_axis_type`."""
+    from jax.sharding import AxisType
+
+    by_name = {"auto": AxisType.Auto, "explicit": AxisType.Explicit, "manual": AxisType.Manual}
+    return tuple(default_axis_type() if kind == DEFAULT_AXIS_TYPE else by_name[kind] for kind in mesh.axis_types)
+
+
+def kind_name(kind: Any) -> str:
+    """``AxisType.Explicit`` -> ``explicit``."""
+    return str(getattr(kind, "name", kind)).lower()
+
+
+#: What jax says when a sharding does not suit the kind of a mesh axis (Auto axes in an
+#: ``out_sharding=``, a contraction split over Explicit axes with no ``out_sharding=``...).
+_AXIS_KIND_WORDS = re.compile(r"\b(?:Auto|Explicit|Manual)\b|AxisType|axis_types|out_sharding")
+
+
+def axis_kind_hint(message: str, spec: MeshSpec | None, mesh: Any) -> str:
+    """What to add to a tracing error that is about the kinds of the mesh's
+    axes: the kind each axis had, where it came from, and how to write it;
+    ``""`` for another error, or without a mesh.
+
+    :param spec: the ``:mesh:`` as written (``None``: none was, the target's own axis).
+    :param mesh: the ``jax.sharding.Mesh`` the example ran on.
+    """
+    if mesh is None or not _AXIS_KIND_WORDS.search(message):
+        return ""
+    kinds = [kind_name(k) for k in getattr(mesh, "axis_types", ())]
+    names = [str(n) for n in getattr(mesh, "axis_names", ())]
+    sizes = dict(spec.axes) if spec is not None else {str(n): int(s) for n, s in getattr(mesh, "shape", {}).items()}
+    if not kinds or len(kinds) != len(names):
+        return ""
+    had = ", ".join(f"{n}={sizes.get(n, '?')} {k}" for n, k in zip(names, kinds, strict=True))
+    if spec is None:
+        origin = "the target's one axis when there is no :mesh:"
+        spec = MeshSpec(tuple((n, int(sizes.get(n, 1))) for n in names))
+    else:
+        defaulted = [n for n, k in zip(spec.names, spec.axis_types, strict=True) if k == DEFAULT_AXIS_TYPE]
+        import jax
+
+        origin = (f"{', '.join(defaulted)} by default: jax.make_mesh's default in jax {jax.__version__}" if defaulted
+                  else "as :mesh: writes them")
+    if re.search(r"\bAuto\b", message):  # jax wants Explicit axes
+        other = "explicit"
+    elif re.search(r"\bExplicit\b", message) or all(k == "explicit" for k in kinds):
+        other = "auto"
+    else:
+        other = "explicit"
+    example = ", ".join(f"{n}={s} {other}" for n, s in spec.axes)
+    return (f"; the mesh's axes were {had} ({origin}); write each axis's kind after its size (auto, explicit or "
+            f"manual): :mesh: {example}")

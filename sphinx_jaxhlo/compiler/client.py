@@ -10,6 +10,7 @@ either way the next request starts a fresh one.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,12 +22,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sphinx_jaxhlo.core.report import Report, TargetFailure
-from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
+from sphinx_jaxhlo.core.request import CallRequest, CompileRequest, default_function
 from sphinx_jaxhlo.core.targets import Target
 
 
@@ -101,31 +102,101 @@ def _timed_out(request: CompileRequest | CallRequest, label: str, limits: Limits
                       f"{limits.retry:g} s when tried again; the worker was stopped")
 
 
-#: Held while a worker process is started, and by every ``fork()`` of this
-#: process: a process forked while ``subprocess`` starts a worker (a ``-j``
-#: reader that Sphinx forks while the build's scheduler starts one in a
-#: thread) would inherit the pipe ``subprocess`` waits on for the ``exec``,
-#: and the start would wait for that process to end, which may wait for the
-#: compile.
-_SPAWN_LOCK = threading.RLock()
+class ForkGate:
+    """Keeps ``fork()`` away from this package's threads while they work.
+
+    Sphinx forks its ``-j`` readers and writers (``multiprocessing``'s fork
+    context) while the build's scheduler compiles in threads of the same
+    process.  A forked child gets a copy of every lock as it was at that
+    instant, and none of the threads that would release them: a lane that
+    was importing a module (its import lock), writing an outcome file or the
+    cache, or starting a worker process (the pipe ``subprocess`` waits on
+    until the ``exec``) would leave the child waiting forever.
+
+    So a thread of this package holds the gate (shared: many threads at
+    once) while it works, and lets go of it only while it waits for a
+    compile worker's answer (a ``select`` on its pipe, a Dask future), which
+    is nearly all of its time; :func:`os.register_at_fork` takes the gate
+    exclusively around every ``fork()``, which therefore happens only when
+    no thread of ours is working.  The child starts with a fresh gate; the
+    threads are not there, and nothing of theirs is half done.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._working = 0
+        self._forks = 0
+        self._local = threading.local()
+
+    def _depth(self) -> int:
+        return int(getattr(self._local, "depth", 0))
+
+    def _enter(self) -> None:
+        with self._cond:
+            while self._forks:  # a fork is waiting: let it go first
+                self._cond.wait()
+            self._working += 1
+
+    def _leave(self) -> None:
+        with self._cond:
+            self._working -= 1
+            if not self._working:
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """No fork of this process happens inside (re-entrant)."""
+        depth = self._depth()
+        if not depth:
+            self._enter()
+        self._local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+            if not depth:
+                self._leave()
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Inside :meth:`working`: a wait during which the process may fork
+        (the thread holds nothing a child would need); elsewhere nothing."""
+        depth = self._depth()
+        if depth:
+            self._local.depth = 0
+            self._leave()
+        try:
+            yield
+        finally:
+            if depth:
+                self._enter()
+                self._local.depth = depth
+
+    def before_fork(self) -> None:
+        """Wait until no other thread works, and keep the gate shut through the fork."""
+        self._cond.acquire()
+        self._forks += 1
+        own = 1 if self._depth() else 0
+        while self._working > own:
+            self._cond.wait()
+
+    def after_fork_in_parent(self) -> None:
+        self._forks -= 1
+        self._cond.notify_all()
+        self._cond.release()
+
+    def after_fork_in_child(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._working = 1 if self._depth() else 0
+        self._forks = 0
 
 
-def _before_fork() -> None:
-    _SPAWN_LOCK.acquire()
-
-
-def _after_fork_in_parent() -> None:
-    _SPAWN_LOCK.release()
-
-
-def _after_fork_in_child() -> None:
-    global _SPAWN_LOCK
-    _SPAWN_LOCK = threading.RLock()
-
+#: The gate of this process (see :class:`ForkGate`).
+FORK_GATE = ForkGate()
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=FORK_GATE.before_fork, after_in_parent=FORK_GATE.after_fork_in_parent,
+                        after_in_child=FORK_GATE.after_fork_in_child)
 
 
 class CompileWorker:
@@ -150,7 +221,7 @@ class CompileWorker:
         prepare_environment(env)
         self._workdir = tempfile.mkdtemp(prefix="jaxhlo-worker-")
         env["JAXHLO_WORKDIR"] = self._workdir
-        with _SPAWN_LOCK:
+        with FORK_GATE.working():  # a child forked meanwhile would hold the pipe Popen waits on
             proc = subprocess.Popen(
                 [sys.executable, "-m", "sphinx_jaxhlo.compiler.worker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -198,36 +269,45 @@ class CompileWorker:
 
     def compile(self, request: CompileRequest | CallRequest, timeout: float) -> Outcome:
         """Send one request and wait at most ``timeout`` seconds for its answer."""
-        with self._lock:
-            start = time.perf_counter()
-            proc = self._ensure()
-            assert proc.stdin is not None and proc.stdout is not None
+        with FORK_GATE.working():
+            with FORK_GATE.waiting():
+                self._lock.acquire()
             try:
-                proc.stdin.write(json.dumps(request.to_json()).encode() + b"\n")
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                return self._died(request, proc, start)
-            deadline = start + timeout
-            fd = proc.stdout.fileno()
-            while b"\n" not in self._buffer:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
-                    self.kill()
-                    return Outcome(None, failure_of(request, "timeout", f"compiling took longer than {timeout:g} s; "
-                                                    "the worker was stopped"), time.perf_counter() - start)
+                return self._compile(request, timeout)
+            finally:
+                self._lock.release()
+
+    def _compile(self, request: CompileRequest | CallRequest, timeout: float) -> Outcome:
+        start = time.perf_counter()
+        proc = self._ensure()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(request.to_json()).encode() + b"\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return self._died(request, proc, start)
+        deadline = start + timeout
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                self.kill()
+                return Outcome(None, failure_of(request, "timeout", f"compiling took longer than {timeout:g} s; "
+                                                "the worker was stopped"), time.perf_counter() - start)
+            with FORK_GATE.waiting():  # the time a compile takes: the process may fork meanwhile
                 ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-                if ready:
-                    chunk = os.read(fd, 1 << 20)
-                    if not chunk:
-                        return self._died(request, proc, start)
-                    self._buffer += chunk
-            line, _, self._buffer = self._buffer.partition(b"\n")
-            seconds = time.perf_counter() - start
-            answer: dict[str, Any] = json.loads(line)
-            if "report" in answer:
-                return Outcome(Report.from_dict(answer["report"]), None, seconds)
-            f = answer["failure"]
-            return Outcome(None, failure_of(request, f["kind"], f["message"], f.get("line")), seconds)
+            if ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return self._died(request, proc, start)
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        seconds = time.perf_counter() - start
+        answer: dict[str, Any] = json.loads(line)
+        if "report" in answer:
+            return Outcome(Report.from_dict(answer["report"]), None, seconds)
+        f = answer["failure"]
+        return Outcome(None, failure_of(request, f["kind"], f["message"], f.get("line")), seconds)
 
     def compile_within(self, request: CompileRequest | CallRequest, limits: Limits | float,
                        label: str = "") -> Outcome:
@@ -288,12 +368,7 @@ def describe(request: CompileRequest | CallRequest) -> str:
     """``f for tpu:v5e``: a compile as its messages name it."""
     function = request.function
     if not function and isinstance(request, CompileRequest):
-        from sphinx_jaxhlo.compiler.worker import default_function
-
-        try:
-            function = default_function(request.source) or ""
-        except (SyntaxError, ValueError):
-            function = ""
+        function = default_function(request.source) or ""
     return f"{function or 'the default function'} for {request.target}"
 
 
@@ -329,12 +404,13 @@ class WorkerPool:
         lock = threading.Lock()
 
         def drain(worker: CompileWorker) -> None:
-            while True:
-                with lock:
-                    if not pending:
-                        return
-                    index, (request, timeout) = pending.pop(0)
-                outcomes[index] = worker.compile_within(request, timeout, describe(request))
+            with FORK_GATE.working():
+                while True:
+                    with lock:
+                        if not pending:
+                            return
+                        index, (request, timeout) = pending.pop(0)
+                    outcomes[index] = worker.compile_within(request, timeout, describe(request))
 
         lanes = min(self.size, len(jobs))
         workers = [self._worker(i) for i in range(lanes)]

@@ -21,7 +21,15 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, WorkerPool, describe, failure_of
+from sphinx_jaxhlo.compiler.client import (
+    FORK_GATE,
+    CompileWorker,
+    Limits,
+    Outcome,
+    WorkerPool,
+    describe,
+    failure_of,
+)
 from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.settings import DASK_SCHEME
 
@@ -77,7 +85,9 @@ class DaskExecutor:
         future = self.client.submit(compile_on_dask_worker, request.to_json(), limits.first, limits.retry,
                                     describe(request), pure=False)
         try:
-            return Outcome.from_json(future.result())
+            with FORK_GATE.waiting():  # the compile's time: the process may fork meanwhile
+                answer = future.result()
+            return Outcome.from_json(answer)
         except Exception as exc:  # the cluster lost the task (a worker died, the scheduler went away)
             return Outcome(None, failure_of(request, "crash",
                                             f"the Dask cluster did not compile {describe(request)}: {exc!r}"), 0.0)

@@ -464,9 +464,11 @@ def mesh_for(target: Target, mesh: MeshSpec | None) -> Any | None:
     target of one device: the same axis names, each of size 1, so that code
     naming the axes (``with_sharding_constraint``, ``shard_map``, ``psum``)
     traces unchanged; ``None`` when ``mesh`` is ``None``.  Each axis has the
-    kind the mesh gives it (:func:`axis_types`): ``Auto`` by default (the
-    compiler chooses how intermediates are split), ``Explicit`` (shardings are
-    part of the types, ``out_sharding=`` says where a result goes) or ``Manual``.
+    kind the mesh gives it (:func:`axis_types`): ``Auto`` (the compiler
+    chooses how intermediates are split), ``Explicit`` (shardings are part of
+    the types, ``out_sharding=`` says where a result goes) or ``Manual``; an
+    axis whose kind ``:mesh:`` does not write has ``jax.make_mesh``'s default
+    kind, and the target's own ``devices`` axis is ``Auto``.
 
     :raises ValueError: the mesh does not span the target's devices.
     """
@@ -486,11 +488,11 @@ def mesh_for(target: Target, mesh: MeshSpec | None) -> Any | None:
 
 
 def axis_types(mesh: MeshSpec) -> tuple[Any, ...]:
-    """The ``jax.sharding.AxisType`` of each axis of ``mesh`` (worker only)."""
-    from jax.sharding import AxisType
+    """The ``jax.sharding.AxisType`` of each axis of ``mesh`` (worker only; see
+    :func:`sphinx_jaxhlo.compiler.arguments.axis_types`)."""
+    from sphinx_jaxhlo.compiler.arguments import axis_types as kinds_of
 
-    by_name = {"auto": AxisType.Auto, "explicit": AxisType.Explicit, "manual": AxisType.Manual}
-    return tuple(by_name[kind] for kind in mesh.axis_types)
+    return kinds_of(mesh)
 
 
 def mesh_context(mesh: Any) -> Any:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from sphinx_jaxhlo.compiler.arguments import axis_kind_hint
 from sphinx_jaxhlo.compiler.compiling import (
     ExampleFailure,
     compile_and_analyze,
@@ -34,13 +35,7 @@ from sphinx_jaxhlo.compiler.compiling import (
 )
 from sphinx_jaxhlo.compiler.lowering import exclude_own_frames, lower_for, mesh_context, mesh_for
 from sphinx_jaxhlo.core.report import Report
-
-
-def default_function(source: str) -> str | None:
-    """The last top-level ``def`` of the example."""
-    tree = ast.parse(source)
-    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return names[-1] if names else None
+from sphinx_jaxhlo.core.request import default_function
 
 
 @contextlib.contextmanager
@@ -117,13 +112,24 @@ def compile_request(data: dict[str, Any]) -> Report:
     jitted = jit_function(fn, static_argnames=tuple(static), donate=req.donate)
     report = Report(function=function, target=target.name, target_description=target.description,
                     versions=targets_mod.package_versions(), source=source, chunk_check=chunk_check)
-    with mesh_context(mesh):
+    with mesh_context(mesh), _axis_kinds_named(req.mesh, mesh):
         report = compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                      function, arguments=":args:", mesh=mesh)
     if not req.chunk and target.device_count == 1:
         report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function, target,
                                                     dict(req.xla_flags), tuple(static))
     return report
+
+
+@contextlib.contextmanager
+def _axis_kinds_named(spec: Any, mesh: Any) -> Iterator[None]:
+    """A tracing error over the kinds of the mesh's axes says which they were and how to write others."""
+    try:
+        yield
+    except ExampleFailure as exc:
+        if exc.kind in ("trace", "args"):
+            exc.message += axis_kind_hint(exc.message, spec, mesh)
+        raise
 
 
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
@@ -236,7 +242,7 @@ def compile_call(data: dict[str, Any]) -> Report:
         fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames)
     jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
-    with mesh_context(mesh):
+    with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
     # the gradient variant is no function of the caller's: a call naming it could not be run as written
     if target.device_count == 1 and not report.chunk_suggestion and fn is call.fn:

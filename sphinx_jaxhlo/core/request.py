@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -21,6 +22,18 @@ SHOW_PARTS = ("source", "summary", "graph", "memory", "cost", "hlo", "stablehlo"
 #: command line): the source first, since the findings name its lines.
 DEFAULT_SHOW: tuple[str, ...] = ("source", "summary", "memory", "hlo")
 
+
+
+def default_function(source: str) -> str | None:
+    """The name of the last top-level ``def`` of ``source`` (what an example
+    compiles without ``:function:``), or ``None`` (none, or the source does
+    not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return names[-1] if names else None
 
 #: The package's folder.
 PACKAGE_DIR = Path(__file__).resolve().parent.parent

@@ -11,6 +11,7 @@ cannot drift apart.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -112,8 +113,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Whether reports and each example's rendered HTML are cached between builds."),
     Setting("jaxhlo_cache_dir", None, (str, type(None)),
             "Folder of the cache. ``None``: ``jaxhlo-cache`` beside the doctrees (``_build/jaxhlo-cache`` "
-            "with ``sphinx-build -M``), or inside the hidden ``.doctrees`` folder when the doctrees sit in the "
-            "output folder (``-b``): do not upload that folder with the site. A relative path is relative "
+            "with ``sphinx-build -M html docs _build``), or beside the output folder when the doctrees sit inside "
+            "it (``docs/build/jaxhlo-cache`` with ``sphinx-build -b html docs docs/build/html``): never inside what "
+            "gets published. A relative path is relative "
             "to the folder of ``conf.py``. Persist it in CI to share compile work between builds and machines. "
             "Also the URL of any fsspec filesystem (``s3://bucket/prefix``, ``gs://...``, ``file://...``; "
             "``https://...`` only read), with ``pip install 'sphinx-jaxhlo[remote]'`` and the filesystem's package "
@@ -175,6 +177,18 @@ SETTINGS: tuple[Setting, ...] = (
             "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
             "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it.",
             check=_view("jaxhlo_findings")),
+    # -- links into this package's guide (sphinx_jaxhlo.sphinxext.links)
+    Setting("jaxhlo_guide_url", None, (str, type(None)),
+            "Where this package's guide is published (its address, ``https://...``), for links into it: the "
+            "examples' reasons link their bounded alternatives there, and ``sphinx.ext.intersphinx`` (which must "
+            "be in ``extensions``) gets the ``jaxhlo`` inventory, so that pages and docstrings can link to the "
+            "guide's labels (see the Linking page). The labels are read from the ``objects.inv`` "
+            "published there, and from the inventory shipped in the package (the installed release's) when it "
+            "cannot be read: a build offline, or before the site is served, still resolves them, without a "
+            "warning. ``None`` (the default): nothing links out; an alternative is shown as its title. "
+            "An ``intersphinx_mapping`` entry of your own named ``jaxhlo`` is left as it is.",
+            check=lambda value: None if value is None or re.match(r"[a-z][a-z0-9+.-]*://\S+$", value) else
+            f"jaxhlo_guide_url must be an address such as 'https://host/path/', not {value!r}"),
     # -- where compiles run (sphinx_jaxhlo.compiler.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

@@ -21,7 +21,8 @@ last entry are not split.
 
 The ``:mesh:`` option (:func:`parse_mesh`) names the mesh's axes and sizes::
 
-    mesh    := AXIS "=" SIZE ("," AXIS "=" SIZE)*                 # data=4, model=2
+    mesh    := AXIS "=" SIZE [KIND] ("," AXIS "=" SIZE [KIND])*  # data=4, model=2 explicit
+    KIND    := "auto" | "explicit" | "manual"                    # else jax.make_mesh's default
 
 :func:`sharding_problems` checks specs against a mesh (every axis named is
 in it, used once per spec, and divides its dimension).  Nothing here imports
@@ -370,36 +371,42 @@ def parse_shape(text: str) -> ArraySpec:
 
 #: The kinds of mesh axis (``jax.sharding.AxisType``), as ``:mesh:`` writes them.
 AXIS_TYPES = ("auto", "explicit", "manual")
+#: The kind of an axis whose kind ``:mesh:`` does not write: whatever ``jax.make_mesh``
+#: gives by default in the jax that compiles (Explicit from jax 0.9, Auto before).
+DEFAULT_AXIS_TYPE = "default"
 
 
 @dataclass(frozen=True)
 class MeshSpec:
     """The ``:mesh:`` option: named axes and their sizes, in order
-    (``data=4, model=2`` is ``jax.make_mesh((4, 2), ("data", "model"))``), each
-    optionally followed by its kind: ``X=2 explicit, Y=4 explicit`` is
-    ``jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)``."""
+    (``data=4, model=2`` is ``jax.make_mesh((4, 2), ("data", "model"))``, with
+    that jax's default kinds), each optionally followed by its kind: ``X=2
+    explicit, Y=4 auto`` is ``jax.make_mesh((2, 4), ("X", "Y"),
+    axis_types=(AxisType.Explicit, AxisType.Auto))``."""
 
     axes: tuple[tuple[str, int], ...]
-    #: One of :data:`AXIS_TYPES` per axis; empty when every axis is ``auto``
-    #: (the default, so a mesh of Auto axes has one spelling and one identity).
+    #: One of :data:`AXIS_TYPES`, or :data:`DEFAULT_AXIS_TYPE`, per axis; empty
+    #: when every axis is ``auto`` (a mesh of Auto axes has the JSON it had
+    #: when Auto was the only default, so snapshots made then keep their identity).
     types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.types and len(self.types) != len(self.axes):
             raise ValueError(f"{len(self.types)} axis types for {len(self.axes)} axes")
         for kind in self.types:
-            if kind not in AXIS_TYPES:
+            if kind not in (*AXIS_TYPES, DEFAULT_AXIS_TYPE):
                 raise ValueError(f"unknown mesh axis type {kind!r} (known: {', '.join(AXIS_TYPES)})")
         if all(kind == "auto" for kind in self.types):
             object.__setattr__(self, "types", ())
 
     @property
     def axis_types(self) -> tuple[str, ...]:
-        """The kind of each axis, ``auto`` where none was given."""
+        """The kind of each axis: one of :data:`AXIS_TYPES`, or
+        :data:`DEFAULT_AXIS_TYPE` where ``:mesh:`` wrote none."""
         return self.types or ("auto",) * len(self.axes)
 
     def __str__(self) -> str:
-        return ", ".join(f"{name}={size}" + (f" {kind}" if kind != "auto" else "")
+        return ", ".join(f"{name}={size}" + (f" {kind}" if kind != DEFAULT_AXIS_TYPE else "")
                          for (name, size), kind in zip(self.axes, self.axis_types, strict=True))
 
     @property
@@ -443,7 +450,7 @@ def parse_mesh(text: str) -> MeshSpec:
                             vcol)
         axes.append((name, int(value)))
         tok = p.peek()
-        kind = "auto"
+        kind = DEFAULT_AXIS_TYPE
         if tok is not None and tok[0] == "name":
             p.next("the axis type")
             if tok[1].lower() not in AXIS_TYPES:

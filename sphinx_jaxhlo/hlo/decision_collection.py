@@ -6,6 +6,11 @@ compile worker (:mod:`sphinx_jaxhlo.compiler.worker`) asks, in a private tempora
 folder, with :func:`collection_options`, then :func:`collect` reads the few
 files it needs (:mod:`sphinx_jaxhlo.hlo.decision_records` says which) and the
 worker removes the folder.  Needs neither jax nor Sphinx.
+
+The GPU's priority fusion weighs its candidates in several threads, so the
+record lists the same decisions in a different order from one compile to the
+next; :func:`collect` gives them in one order (:func:`canonical_order`), so
+that the same compile gives the same report, byte for byte (snapshots).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from sphinx_jaxhlo.hlo.decision_records import CPU_PASS, CPU_SOURCE, GPU_PASS, T
 from sphinx_jaxhlo.hlo.decisions import MAX_DECISIONS, gpu_decisions, visualization_decisions
 from sphinx_jaxhlo.hlo.model import HloModule
 
-__all__ = ["COSTLY", "MAX_RECORD_BYTES", "collect", "collection_options", "collection_refused"]
+__all__ = ["COSTLY", "MAX_RECORD_BYTES", "canonical_order", "collect", "collection_options", "collection_refused"]
 
 #: The most a file of the record may hold to be read.
 MAX_RECORD_BYTES = 64 * 2**20
@@ -86,12 +91,24 @@ def _module_prefix(folder: str, module_name: str, suffix: str) -> str | None:
     return best[1] if best else None
 
 
+def canonical_order(decisions: Iterable[FusionDecision]) -> list[FusionDecision]:
+    """The decisions in an order that does not depend on the order XLA wrote
+    them in: by pass, producer, readers, kind and reason."""
+    return sorted(decisions, key=lambda d: (d.pass_name, d.producer, d.consumers, d.kind, d.reason, d.record,
+                                            d.producer_instruction or "", d.consumer_instructions, d.mapping))
+
+
 def collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tuple[list[FusionDecision], str]:
     """Read the record a compile left in ``folder`` (only the files needed).
 
     :param optimized_hlo: the compiled module's text, or that text parsed, to map names to.
-    :return: the decisions and a note (never an exception).
+    :return: the decisions, in :func:`canonical_order`, and a note (never an exception).
     """
+    decisions, note = _collect(platform, folder, optimized_hlo)
+    return canonical_order(decisions), note
+
+
+def _collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tuple[list[FusionDecision], str]:
     import os
 
     if isinstance(optimized_hlo, HloModule):

@@ -16,7 +16,13 @@ from sphinx_jaxhlo.compiler.client import Limits
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.core.example import Example
-from sphinx_jaxhlo.core.request import DEFAULT_SHOW, CompileRequest, code_fingerprint, installed_versions
+from sphinx_jaxhlo.core.request import (
+    DEFAULT_SHOW,
+    CompileRequest,
+    code_fingerprint,
+    default_function,
+    installed_versions,
+)
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import WRITING_MODES, Settings, as_list
 from sphinx_jaxhlo.core.sizes import parse_size
@@ -62,6 +68,8 @@ class Job:
         function = self.request.function
         if not function and self.stored is not None:  # the default function, as named when the snapshot was made
             function = str(self.stored.snapshot.facts.get("function") or "")
+        if not function:
+            function = default_function(self.request.source) or ""
         return f"{function or 'the default function'} on {self.target.name}"
 
 

@@ -88,7 +88,8 @@ def process(build: Build, example: Example) -> Processed:
     compile_misses(build, example, by_function, misses)
     out.compiled = bool(misses)
     reconcile(build, example, jobs)
-    out.dependencies = [job.slot for job in jobs if job.slot is not None and job.slot.is_file()]
+    # a snapshot, or one that could not be read (read again once it is repaired)
+    out.dependencies = [job.slot for job in jobs if job.slot is not None and (job.slot.is_file() or job.stored_problem)]
     if build.cache is not None:
         for problem in build.cache.problems:
             build.reporter.warn(problem, "cache", example.location, repeat=False)
@@ -239,10 +240,17 @@ def reconcile_snapshot(build: Build, example: Example, job: Job, report: Any) ->
     update = f"{MODE_VARIABLE}=update"
     warn, location = build.reporter.warn, example.location
     if build.mode in WRITING_MODES:
-        if job.stored_problem:
-            warn(f"{job.what}: {job.stored_problem}; compiled again and rewritten", "snapshot", location,
-                 repeat=False)
-        write_snapshot(build, example, job.slot, fresh, report)
+        if not job.stored_problem:
+            write_snapshot(build, example, job.slot, fresh, report)
+            return
+        problem = snapshot_write_problem(build, job.slot, fresh, report)
+        made = "compiled again" if job.origin == "compiled" else "taken from the cache"
+        if problem is None:
+            warn(f"{job.what}: {job.stored_problem}; {made} and rewritten", "snapshot", location, repeat=False)
+        else:  # one warning for one damage, saying what was and was not done
+            why = "for the same reason" if problem in job.stored_problem else f"either: {problem}"
+            warn(f"{job.what}: {job.stored_problem}; {made}, but the snapshot cannot be written {why}",
+                 "snapshot", location)
     elif build.mode == "check":
         shown = build.shown(job.slot)
         if job.stored_problem:
@@ -263,11 +271,19 @@ def reconcile_snapshot(build: Build, example: Example, job: Job, report: Any) ->
 
 
 def write_snapshot(build: Build, example: Example, slot: Path, snapshot: snapshots.Snapshot, report: Any) -> None:
+    problem = snapshot_write_problem(build, slot, snapshot, report)
+    if problem is not None:
+        build.reporter.warn(f"cannot write the snapshot {build.shown(slot)}: {problem}", "snapshot",
+                            example.location, repeat=False)
+
+
+def snapshot_write_problem(build: Build, slot: Path, snapshot: snapshots.Snapshot, report: Any) -> str | None:
+    """Write a snapshot; why it could not be written, or ``None``."""
     try:
         snapshots.write(slot, snapshot, report)
     except OSError as exc:
-        build.reporter.warn(f"cannot write the snapshot {build.shown(slot)}: {exc.strerror or exc}", "snapshot",
-                            example.location, repeat=False)
+        return snapshots.os_problem(exc, slot)
+    return None
 
 
 def drift_from_cache(build: Build, job: Job, report: Any) -> None:

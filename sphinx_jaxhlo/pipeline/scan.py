@@ -7,6 +7,11 @@ text: reStructuredText ``.. jax-hlo::`` blocks and MyST ```` ```{jax-hlo} ````
 or ``:::{jax-hlo}`` fences, with their argument (an example file), options
 and content, as the directive will receive them.
 
+A notebook's examples are in its Markdown cells (:func:`find_notebook_examples`),
+numbered as MyST-NB numbers them: a cell's lines start at ``10000`` times its
+number (:func:`cell_and_line` turns such a line back into the cell and line
+a reader sees).
+
 It is a forecast, not a parser: a directive it misreads (inside a construct
 that rewrites its text, in an included file) only means a compile that
 starts later, when the document is read, or one that was not needed.  The
@@ -17,9 +22,11 @@ forecast never gives an example another example's report.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["FoundExample", "find_examples"]
+__all__ = ["NOTEBOOK_CELL_LINES", "FoundExample", "cell_and_line", "find_examples", "find_notebook_examples"]
 
 _REST = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+jax-hlo[ \t]*::(?P<argument>.*)$")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})[ \t]*\{jax-hlo\}(?P<argument>.*)$")
@@ -152,3 +159,52 @@ def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
+
+
+# -- notebooks ---------------------------------------------------------------------
+
+#: MyST-NB numbers the lines of a notebook's cell ``i`` (from 0) from ``(i + 1) *``
+#: this (``myst_nb.core.nb_to_tokens``), unless the notebook has a ``source_map``.
+NOTEBOOK_CELL_LINES = 10000
+
+
+def _cell_source(cell: Mapping[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source or "")
+
+
+def find_notebook_examples(cells: Sequence[Mapping[str, Any]], source_map: Sequence[int] | None = None
+                           ) -> list[FoundExample]:
+    """Every ``jax-hlo`` directive of a notebook's Markdown cells, in order,
+    each at the line MyST-NB gives the directive: the cell's base line (its
+    ``source_map`` entry, else ``(index + 1) * 10000``) plus one, plus the
+    fence's line in the cell.  Empty cells and cells tagged ``remove-cell``
+    (``remove_cell``) are skipped, as MyST-NB skips them.
+
+    :param cells: the notebook's ``cells`` (nbformat 4, as JSON data).
+    :param source_map: the notebook's ``metadata.source_map``, when it has one.
+    """
+    found: list[FoundExample] = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, Mapping) or cell.get("cell_type") != "markdown":
+            continue
+        text = _cell_source(cell)
+        metadata = cell.get("metadata")
+        tags = metadata.get("tags", []) if isinstance(metadata, Mapping) else []
+        if not text.strip() or "remove_cell" in tags or "remove-cell" in tags:
+            continue
+        base = int(source_map[index]) if source_map and index < len(source_map) else (
+            (index + 1) * NOTEBOOK_CELL_LINES)
+        for example in find_examples(text, markdown=True):
+            example.line += base + 1
+            found.append(example)
+    return found
+
+
+def cell_and_line(line: int) -> tuple[int, int] | None:
+    """The cell (from 1) and the line in it (from 1) of a line MyST-NB numbered
+    in a notebook without a ``source_map``; ``None`` for a line below the first cell's."""
+    cell, rest = divmod(line, NOTEBOOK_CELL_LINES)
+    if cell < 1 or rest < 1:
+        return None
+    return cell, max(rest - 1, 1)

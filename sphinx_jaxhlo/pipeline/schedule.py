@@ -18,7 +18,10 @@ and then, as before; a forecast that was wrong only costs a compile nobody
 uses, never a wrong report, since results are matched by key.
 
 ``-j N``: Sphinx forks its readers after the forecast; the scheduler and its
-lanes stay in the main process, which only waits for the readers.  A reader
+lanes stay in the main process, which only waits for the readers.  A fork
+never happens while a lane works (it waits until every lane is waiting for
+its compile worker: :class:`~sphinx_jaxhlo.compiler.client.ForkGate`), so a
+reader inherits no lock a lane held and no half-written state.  A reader
 asks for a key the same way and waits for its outcome file (the scheduler
 writes one per compile into a folder of its own), so no compile is done
 twice and none is lost.  The cache, when on, is filled by the scheduler as
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sphinx_jaxhlo.compiler.client import Limits, Outcome, failure_of
+from sphinx_jaxhlo.compiler.client import FORK_GATE, Limits, Outcome, failure_of
 from sphinx_jaxhlo.compiler.executors import Executor
 from sphinx_jaxhlo.pipeline.build import store_outcome
 from sphinx_jaxhlo.store.cache import ReportCache
@@ -162,6 +165,11 @@ class Scheduler:
             thread.start()
 
     def _run_lane(self, lane: int) -> None:
+        # all the lane does but wait for a worker happens with no fork of the process (Sphinx's -j)
+        with FORK_GATE.working():
+            self._lane_loop(lane)
+
+    def _lane_loop(self, lane: int) -> None:
         while True:
             with self._lock:
                 if self._stop or not self._queue:

@@ -8,18 +8,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from sphinx_jaxhlo.core.request import default_function
+
 __all__ = ["default_function", "signature"]
-
-
-def default_function(source: str) -> str | None:
-    """The name of the last top-level ``def`` of ``source`` (what an example
-    compiles without ``:function:``), or ``None``."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return names[-1] if names else None
 
 
 def _parameters(source: str, function: str) -> list[str] | None:

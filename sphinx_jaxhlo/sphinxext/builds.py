@@ -3,14 +3,16 @@
 scheduler that compiles ahead of the documents.
 
 Before Sphinx reads (``env-before-read-docs``), the extension finds the
-examples in the documents about to be read (:func:`examples_in`, the same
-:func:`~sphinx_jaxhlo.core.example.parse_example` the directive uses), and
+examples in the documents about to be read, notebooks included
+(:func:`examples_in`, the same :func:`~sphinx_jaxhlo.core.example.parse_example`
+the directive uses), and
 :func:`start` forecasts their compiles and starts them; :func:`stop` and :func:`finish`
 end it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,7 @@ from sphinx_jaxhlo.compiler.executors import DaskExecutor, Executor, LocalExecut
 from sphinx_jaxhlo.core.example import Example, OptionProblem, parse_example
 from sphinx_jaxhlo.pipeline.build import Build
 from sphinx_jaxhlo.pipeline.forecast import forecast
-from sphinx_jaxhlo.pipeline.scan import find_examples
+from sphinx_jaxhlo.pipeline.scan import FoundExample, find_examples, find_notebook_examples
 from sphinx_jaxhlo.pipeline.schedule import Scheduler, machine_workers
 from sphinx_jaxhlo.sphinxext.directive import read_example_file
 from sphinx_jaxhlo.sphinxext.state import SphinxReporter, build_state
@@ -37,12 +39,18 @@ logger = logging.getLogger(__name__)
 
 
 def default_cache_folder(app: Sphinx) -> Path:
-    """``jaxhlo-cache`` beside the doctrees, never inside the published output."""
-    doctrees = Path(app.doctreedir)
-    if doctrees.parent.resolve() == Path(app.outdir).resolve():
-        # `sphinx-build -b` keeps the doctrees inside the output folder; keep
-        # the cache out of what gets published, inside the doctrees.
-        return doctrees / "jaxhlo-cache"
+    """``jaxhlo-cache`` beside the doctrees, never inside the published output.
+
+    ``sphinx-build -M html docs _build`` keeps the doctrees in ``_build/doctrees``:
+    the cache is ``_build/jaxhlo-cache``.  ``sphinx-build -b html docs
+    docs/build/html`` (JAX's command) keeps them inside the output folder
+    (``.doctrees``), which is published: the cache goes beside that folder
+    instead, ``docs/build/jaxhlo-cache``, where MyST-NB keeps its ``.jupyter_cache``.
+    """
+    doctrees = Path(app.doctreedir).resolve()
+    outdir = Path(app.outdir).resolve()
+    if doctrees == outdir or outdir in doctrees.parents:
+        return outdir.parent / "jaxhlo-cache"
     return doctrees.parent / "jaxhlo-cache"
 
 
@@ -120,29 +128,80 @@ def build_for(app: Sphinx) -> Build:
 def examples_in(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Iterator[Example]:
     """The examples of the documents, read from their text as the directive
     will read them (an example whose options are wrong is left to the
-    directive to report)."""
+    directive to report); a notebook's from its Markdown cells
+    (:func:`notebook_examples`)."""
     for docname in docnames:
         path = Path(env.doc2path(docname))
-        if path.suffix == ".ipynb":
-            continue
-        markdown = app.config.source_suffix.get(path.suffix, "") != "restructuredtext" and path.suffix != ".rst"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        for ordinal, found in enumerate(find_examples(text, markdown), 1):
-            if found.argument:
-                source, source_name, file_path = read_example_file(env, found.argument, docname)
+        found = notebook_examples(app, path)
+        if found is None:
+            markdown = app.config.source_suffix.get(path.suffix, "") != "restructuredtext" and path.suffix != ".rst"
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            found = find_examples(text, markdown)
+        for ordinal, example in enumerate(found, 1):
+            if example.argument:
+                source, source_name, file_path = read_example_file(env, example.argument, docname)
                 if source is None:
                     continue
             else:
-                source, source_name, file_path = found.content, "example.py", ""
+                source, source_name, file_path = example.content, "example.py", ""
             try:
-                example = parse_example(source, found.options, docname=docname, line=found.line, ordinal=ordinal,
-                                        source_name=source_name, file_path=file_path)
-                yield example.with_chunk_variants().with_grad_variants()
+                yield parse_example(source, example.options, docname=docname, line=example.line, ordinal=ordinal,
+                                    source_name=source_name, file_path=file_path
+                                    ).with_chunk_variants().with_grad_variants()
             except OptionProblem:
                 continue
+
+
+def notebook_examples(app: Sphinx, path: Path) -> list[FoundExample] | None:
+    """The examples of a notebook, at the lines MyST-NB gives them; ``None``
+    when ``path`` is not one.
+
+    A ``.ipynb`` file is read as JSON (its Markdown cells are all the forecast
+    needs; nbformat's validation of every output would cost more than the
+    compiles it starts early); a suffix of ``nb_custom_formats`` (a Jupytext
+    script, say) through MyST-NB's own reader.  A notebook that cannot be read
+    is left to its reader to report: nothing is forecast for it.
+    """
+    if path.suffix == ".ipynb":
+        try:
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            return []
+    else:
+        notebook = custom_format_notebook(app, path)
+        if notebook is None:
+            return None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        return []
+    metadata = notebook.get("metadata")
+    source_map = metadata.get("source_map") if isinstance(metadata, dict) else None
+    ok = isinstance(source_map, list) and all(isinstance(n, int) for n in source_map)
+    return find_notebook_examples(notebook["cells"], source_map if ok else None)
+
+
+def custom_format_notebook(app: Sphinx, path: Path) -> dict[str, Any] | None:
+    """A notebook of one of MyST-NB's ``nb_custom_formats`` (not ``.ipynb``, not
+    MyST Markdown, which is scanned as text), read by MyST-NB's reader, as JSON data."""
+    formats = getattr(app.config, "nb_custom_formats", None)
+    config = getattr(app.env, "mystnb_config", None)
+    if not formats or config is None or not any(str(path).endswith(suffix) for suffix in formats):
+        return None
+    try:
+        from myst_nb.core.read import create_nb_reader
+
+        text = path.read_text(encoding="utf-8")
+        markdown = getattr(app.env, "myst_config", None)
+        if markdown is None:
+            return None
+        reader = create_nb_reader(str(path), markdown, config, None)
+        if reader is None:
+            return None
+        return dict(json.loads(json.dumps(reader.read(text))))
+    except Exception:  # a reader that fails here fails in MyST-NB too, which says why
+        return {}
 
 
 def executor_for(app: Sphinx, size: int) -> Executor:

@@ -33,6 +33,7 @@ from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.builds import build_for, fragment_folder, snapshot_root
 from sphinx_jaxhlo.sphinxext.compat import note_dependency
 from sphinx_jaxhlo.sphinxext.directive import error_box, jaxhlo_example
+from sphinx_jaxhlo.sphinxext.html import text_keys
 from sphinx_jaxhlo.sphinxext.state import NOT_REPLAYED, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
 from sphinx_jaxhlo.store.cache import is_deterministic
@@ -60,6 +61,9 @@ class ExampleCollector(EnvironmentCollector):
         data = document_data(app.env)
         docname = app.env.docname
         process_document(app, doctree)
+        keys = text_keys(doctree)
+        if keys:
+            data.texts[docname] = keys
         if docname in data.records:
             # the toolchain this document's reports were made with: another one reads it again
             data.stamps[docname] = toolchain_stamp()

@@ -3,8 +3,10 @@ answers; each handler hands over to the module that does the work."""
 
 from __future__ import annotations
 
+import functools
 import logging as pylogging
 import shutil
+import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,13 +17,14 @@ from sphinx_jaxhlo.compiler.client import shutdown_worker
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.settings import WRITING_MODES
 from sphinx_jaxhlo.core.version import __version__
+from sphinx_jaxhlo.pipeline.scan import NOTEBOOK_CELL_LINES, cell_and_line
 from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.render.lexer import HloLexer, StableHloLexer
 from sphinx_jaxhlo.sphinxext import builds, config, report
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, toolchain_stamp
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
-from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS
+from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS, prune_text_files
 from sphinx_jaxhlo.sphinxext.links import setup_links
 from sphinx_jaxhlo.sphinxext.state import PACKAGE_LOGGER, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
@@ -41,6 +44,7 @@ STATIC = Path(__file__).parent.parent / "static"
 def before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     """``env-before-read-docs``: count the examples about to be read and start their compiles."""
     state = build_state(app)
+    state.started = time.time()
     state.read = set(docnames)  # this build's documents, for the summary
     state.caches.clear()  # fresh cache objects each build (their problems and reachability)
     state.builds.clear()
@@ -114,6 +118,10 @@ def build_finished(app: Sphinx, exc: Exception | None) -> None:
     pylogging.getLogger(PACKAGE_LOGGER).removeHandler(state.recorder)
     if exc is None and app.builder.format == "html":
         copy_static(app)
+        if state.started:
+            # texts no page uses any more (an example edited or removed since an earlier build)
+            keep = set().union(*document_data(app.env).texts.values())
+            prune_text_files(Path(app.outdir), keep, state.started)
     if exc is None:
         report.summarize(app)
 
@@ -126,6 +134,19 @@ def copy_static(app: Sphinx) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in ("jaxhlo.css", "jaxhlo.js"):
         shutil.copyfile(STATIC / name, target / name)
+
+
+def notebook_place(app: Sphinx, docname: str, line: int) -> str | None:
+    """``path/parallel.ipynb:cell 54, line 4`` for a line MyST-NB numbered in a
+    notebook's cell (``.ipynb``, or a suffix of ``nb_custom_formats``); ``None``
+    for any other document or line."""
+    if line < NOTEBOOK_CELL_LINES:
+        return None
+    path = str(app.env.doc2path(docname))
+    if not path.endswith((".ipynb", *(getattr(app.config, "nb_custom_formats", None) or ()))):
+        return None
+    place = cell_and_line(line)
+    return f"{path}:cell {place[0]}, line {place[1]}" if place is not None else None
 
 
 def _unresolved_alternative(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
@@ -141,6 +162,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     package_logger = pylogging.getLogger(PACKAGE_LOGGER)
     if state.recorder not in package_logger.handlers:
         package_logger.addHandler(state.recorder)
+    state.recorder.place = functools.partial(notebook_place, app)
     config.register(app)
     app.add_directive("jax-hlo", JaxHloDirective)
     app.add_directive("jax-hlo-report", report.JaxHloReportDirective)

@@ -97,7 +97,11 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
     js, txt = folder / f"{key}.js", folder / f"{key}.txt"
     if not txt.exists():
         _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
-    if not js.exists():
+    else:
+        _touch(txt)  # in use by this build: never pruned (prune_text_files)
+    if js.exists():
+        _touch(js)
+    else:
         kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
         if kept is not None and kept.is_file():
             try:
@@ -114,6 +118,43 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
         if kept is not None:
             _store_fragment(kept, script)
     return key
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def prune_text_files(outdir: Path, keep: set[str], since: float) -> list[Path]:
+    """Remove the module texts of ``outdir`` that no page uses any more (an
+    example edited, moved or removed): those whose key is not in ``keep``
+    (the keys of every document's texts) and that this build neither wrote
+    nor used (modified before ``since``, when the build started).
+
+    :return: the files removed.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list((outdir / TEXT_FOLDER).iterdir())
+    except OSError:
+        return removed
+    for path in entries:
+        if path.suffix not in (".js", ".txt") or path.stem in keep:
+            continue
+        try:
+            if path.is_file() and path.stat().st_mtime < since:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
+def text_keys(doctree: nodes.Node) -> set[str]:
+    """The keys of the module texts a page's examples write beside it."""
+    return {text_key(node["text"], node.get("language") or "text") for node in doctree.findall(jaxhlo_text)}
 
 
 @functools.cache

@@ -16,7 +16,7 @@ import contextlib
 import logging as pylogging
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,11 @@ class WarningRecorder(pylogging.Handler):
     Sphinx would not (``show_warning_types`` off: Sphinx 7's default), so
     the name to give ``suppress_warnings`` shows on every supported Sphinx.
     Its handler runs before Sphinx's, which see the message with the suffix.
+
+    A warning in a notebook's cell is located at the cell and the line in it
+    (``parallel.ipynb:cell 54, line 4``, by :attr:`place`) rather than at the
+    line MyST-NB numbers it with (``parallel.ipynb:540005``); it is kept by
+    that number, to be repeated at the same place.
     """
 
     def __init__(self) -> None:
@@ -61,6 +66,8 @@ class WarningRecorder(pylogging.Handler):
         #: Whether to add the warning type to the message (Sphinx does not).
         self.add_type = False
         self.by_doc: dict[str, list[tuple[int, str, str]]] = {}
+        #: (document, line) -> the location to show instead, or ``None`` (set by ``setup``).
+        self.place: Callable[[str, int], str | None] | None = None
 
     def emit(self, record: pylogging.LogRecord) -> None:
         if getattr(record, "type", None) != "jaxhlo":
@@ -70,17 +77,19 @@ class WarningRecorder(pylogging.Handler):
             subtype = getattr(record, "subtype", "")
             record.msg, record.args = f"{message} [jaxhlo.{subtype}]" if subtype else f"{message} [jaxhlo]", ()
             record.jaxhlo_typed = True
-        if not self.active:
-            return
         location = getattr(record, "location", None)
         if isinstance(location, tuple) and location and isinstance(location[0], str):
             docname, line = location[0], location[1] if len(location) > 1 else None
-        elif isinstance(location, str):
+        elif isinstance(location, str) and ":" not in location:
             docname, line = location, None
         else:
             return
-        self.by_doc.setdefault(docname, []).append(
-            (int(line or 0), str(getattr(record, "subtype", "") or ""), message))
+        if self.place is not None and line:
+            with contextlib.suppress(Exception):  # a location is worth no failure
+                record.location = self.place(docname, int(line)) or location
+        if self.active:
+            self.by_doc.setdefault(docname, []).append(
+                (int(line or 0), str(getattr(record, "subtype", "") or ""), message))
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -153,6 +162,9 @@ class BuildState:
     last_scheduler: Scheduler | None = None
     #: ``distributed.Client`` objects of ``conf.py``, by the ``dask://`` address that replaces them.
     clients: dict[str, Any] = field(default_factory=dict)
+    #: When this build started reading (``time.time()``): module texts older than
+    #: that which no document uses are removed from the output at its end.
+    started: float = 0.0
     #: The process that read the configuration (a ``-j`` reader is forked from it).
     main_pid: int = field(default_factory=os.getpid)
     #: Cache objects and the pipeline's build, per process (a forked reader makes its own).
@@ -191,9 +203,12 @@ class DocumentData:
     unfinished: set[str] = field(default_factory=set)
     #: Targets whose compiler is missing -> the documents that needed them.
     missing: dict[str, set[str]] = field(default_factory=dict)
+    #: The keys of the module texts each document's page writes beside it (``_jaxhlo/``).
+    texts: dict[str, set[str]] = field(default_factory=dict)
 
     def clear(self, docname: str) -> None:
         self.records.pop(docname, None)
+        self.texts.pop(docname, None)
         self.warnings.pop(docname, None)
         self.stamps.pop(docname, None)
         self.report_docs.discard(docname)
@@ -211,6 +226,8 @@ class DocumentData:
                 self.warnings[docname] = other.warnings[docname]
             if docname in other.stamps:
                 self.stamps[docname] = other.stamps[docname]
+            if docname in other.texts:
+                self.texts[docname] = other.texts[docname]
         for target, docs in other.missing.items():
             self.missing.setdefault(target, set()).update(docs & docnames)
 

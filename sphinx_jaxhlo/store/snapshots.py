@@ -285,7 +285,7 @@ def read(json_path: Path) -> Stored | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SnapshotError(f"cannot read it: {exc.strerror}") from exc
+        raise SnapshotError(f"cannot read it: {os_problem(exc, json_path)}") from exc
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text)
@@ -316,6 +316,18 @@ def read(json_path: Path) -> Stored | None:
         except UnicodeDecodeError as exc:
             raise SnapshotError(f"its {kind} file {path.name} is not UTF-8") from exc
     return Stored(Snapshot(ident, dict(tools), facts, stored_texts), text, json_path)
+
+
+def os_problem(exc: OSError, path: Path) -> str:
+    """Why ``path`` could not be read or written, in words: a folder on its way
+    that is a file (a damaged snapshot folder), or the system's reason."""
+    if isinstance(exc, (NotADirectoryError, FileExistsError)):
+        for folder in path.parents:
+            if folder.exists() and not folder.is_dir():
+                return f"its folder {folder.name!r} is a file, not a folder (move that file away)"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a folder, not a file (move that folder away)"
+    return exc.strerror or str(exc)
 
 
 def write(json_path: Path, snapshot: Snapshot, report: Report) -> bool:
@@ -400,16 +412,34 @@ def differences(stored: Stored, fresh: Snapshot, fresh_report: Report) -> list[s
         from sphinx_jaxhlo.store.drift import versions_text
 
         out.append(f"made with {versions_text(old.toolchain)}, this build has {versions_text(new.toolchain)}")
-    before, after = _flatten(old.facts), _flatten(new.facts)
+    before, after = _flatten(_comparable(old.facts)), _flatten(_comparable(new.facts))
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
             out.append(f"{key} {_short(before.get(key))} -> {_short(after.get(key))}")
     for kind in TEXT_KINDS:
         if old.texts.get(kind) != new.texts.get(kind):
             out.append(f"the {kind} text")
-    if not out:
+    if not out and _stored_summary(stored) != summary(fresh_report):
         out.append("its summary (the analysis changed; no figure did)")
+    # otherwise only the order of the decision records differs (a snapshot written before they had one)
     return out
+
+
+def _comparable(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts with XLA's fusion decisions in one order (a set of records: the
+    order XLA writes them in changes from one compile to the next)."""
+    out = dict(facts)
+    decisions = out.get("fusion_decisions")
+    if isinstance(decisions, list):
+        out["fusion_decisions"] = sorted(decisions, key=lambda d: json.dumps(d, sort_keys=True))
+    return out
+
+
+def _stored_summary(stored: Stored) -> Any:
+    try:
+        return json.loads(stored.text).get("summary")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _short(value: Any) -> str:

@@ -45,5 +45,9 @@ SUBTYPES: dict[str, str] = {
     "chunk": "A ``:chunk:`` variant cannot be made or trusted: the option is malformed or names an argument "
              "the function lacks, the proof on the jaxpr refuses the rewrite (the message names the operation "
              "and its line), or the numerical check on small inputs finds different results.",
+    "sweep": "The ``:sweep:`` value is malformed (a size that is not a positive integer, a range that does not go "
+             "up, a symbol given twice, a tie to a symbol not swept, more than two symbols swept independently, "
+             "too many points), or names a symbol that is neither a size of ``:args:`` nor a parameter of the "
+             "function.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

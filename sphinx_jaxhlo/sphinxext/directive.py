@@ -38,8 +38,14 @@ Options:
 ``:chunk:``        ``pos=1000``: add each function's variant that runs over chunks of 1000 of ``pos``
                    (``sphinx_jaxhlo.chunked``), proved and checked numerically at build time;
                    ``axis=`` and ``combine=`` (``sum``, ``mean``, ``max``, ``min``) as for ``chunked``
+``:sweep:``        the values of the sizes ``:args:`` names by symbols (``f32[n,3]``): ``n=1000..100000``
+                   (8 sizes on a log scale), ``n=1000..100000/12``, ``n=1024..16384*2``, ``n=1000,4096,5000``;
+                   ``d=n`` ties a symbol, two symbols make a grid; each point is an ordinary compile, and
+                   the page draws the map of the verdicts over the sizes (``sphinx_jaxhlo.core.sweeps``)
 
-Every expectation takes a bare value (all targets) or ``target=value`` pairs.
+Every expectation takes a bare value (all targets) or ``target=value`` pairs; over a sweep,
+an item may end with ``for n>=5000`` (a claim over a range of sizes), and ``:expect-flip:``
+says where a decision flips (``gpu:h100=between 4096 and 5000``, ``none``).
 """
 
 from __future__ import annotations
@@ -121,6 +127,7 @@ class JaxHloDirective(SphinxDirective):
         "name": directives.unchanged,
         "class": directives.class_option,
         "chunk": directives.unchanged_required,
+        "sweep": directives.unchanged_required,
         # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
         **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }

@@ -441,15 +441,15 @@ def check_sweep(sweep: Sweep | None, expectations: exp.Expectations, static: tup
             raise OptionProblem("option", f"{spell('static')} {name} is swept by {spell('sweep')} too: "
                                           "give it in one of them")
         for function in functions:
-            params = _parameters(source, function)
-            if params is not None and name not in params:
+            found = _parameters(source, function)
+            if found is not None and name not in found[1]:
                 raise OptionProblem("sweep", f"{spell('sweep')} {name!r} is neither a size of {spell('args')} nor "
-                                             f"a parameter of {function or 'the example function'}")
+                                             f"a parameter of {found[0]}")
     return sweep
 
 
-def _parameters(source: str, function: str) -> set[str] | None:
-    """The parameter names of a top-level function of ``source`` (``""``: the last
+def _parameters(source: str, function: str) -> tuple[str, set[str]] | None:
+    """The name and parameter names of a top-level function of ``source`` (``""``: the last
     ``def``); ``None`` when they cannot be known (no such def, ``**kwargs``, a syntax error)."""
     try:
         defs = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
@@ -459,4 +459,4 @@ def _parameters(source: str, function: str) -> set[str] | None:
     if not found or found[-1].args.kwarg is not None:
         return None
     a = found[-1].args
-    return {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    return found[-1].name, {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}

@@ -168,7 +168,10 @@ class Expectations:
 
 
 def _subkey(expectation: Expectation) -> str:
-    """What an expectation is about within its kind: the collective kind for ``collectives``."""
+    """What an expectation is about within its kind: the collective kind for ``collectives``;
+    each flip claim is about its own interval."""
+    if expectation.kind == "flip":
+        return expectation.value
     if expectation.kind != "collectives":
         return ""
     kind, _, _, is_bytes = parse_condition(expectation.value)

@@ -11,7 +11,7 @@ a crash, sizes the arguments cannot take), ``missing`` when the target's compile
 installed.  Its *measure* is the target's: the peak on a TPU whose compiles all report
 one (a TPU's temp is 0 for most programs, its memory is in the peak), else the temp
 memory; one measure per target, for every point.  Its *largest stored buffer* is the
-largest intermediate the report lists.
+largest intermediate the report lists (loop counters and flags left out).
 
 *What is compared between two neighbours.*  For each reduction of the program's own,
 matched across points by the JAX operation and source lines it was traced from (its
@@ -195,6 +195,11 @@ def _measure(target: str, reports: Sequence[Report]) -> str:
     return "temp"
 
 
+def _is_counter(shape: str) -> bool:
+    """``s32[]``, ``pred[]``: a loop counter or a flag, not data."""
+    return shape.endswith("[]") and shape[:1] in ("s", "u", "p")
+
+
 def _fusion(report: Report, name: str) -> Fusion | None:
     return next((f for f in report.fusions if f.name == name), None)
 
@@ -287,10 +292,13 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
     if report.error is not None:
         figure.status = "compile error"
         first = report.error.message.strip().splitlines()[0] if report.error.message.strip() else ""
+        while first.startswith(f"{report.error.status}: "):  # XLA often repeats its status
+            first = first[len(report.error.status) + 2:]
         figure.error = f"{report.error.status}: {first}"[:300]
         return figure
     figure.value = report.memory.peak_bytes if measure == "peak" else report.memory.temp_bytes
-    biggest = report.largest_materialized
+    biggest = max((m for m in report.materialized if m.kind == "intermediate" and not _is_counter(m.shape)),
+                  key=lambda m: m.bytes, default=None)
     if biggest is not None:
         figure.largest, figure.largest_bytes = biggest.shape, biggest.bytes
         figure.largest_producer = _producer(report, biggest)[0]
@@ -332,7 +340,8 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
         failed, works = (before, after) if before.status == "compile error" else (after, before)
         flip.changes.append(f"compiles at {works.point.label}, fails at {failed.point.label} ({failed.error})")
         for side, reasons in ((before, flip.reasons_before), (after, flip.reasons_after)):
-            reasons.append(side.error if side.status == "compile error" else "compiles")
+            reasons.append(f"at {side.point.label}: " + (side.error if side.status == "compile error" else
+                                                          f"compiles ({side.measure} {format_bytes(side.value)})"))
         return flip
     if before.status == "compile error":
         return None
@@ -414,8 +423,9 @@ def _check_flip(expectation: Expectation, sweep: SweepMap, function: str, target
     claim = parse_flip_claim(expectation.value)
     axis = claim.symbol or sweep.sweep.axes[0].name
     axis = sweep.sweep.axis(axis).name
+    everywhere = claim.expects_none and not claim.symbol  # "none": along every axis
     condition = expectation.condition
-    flips = [f for f in sweep.flips_of(function, target) if f.axis == axis
+    flips = [f for f in sweep.flips_of(function, target) if (f.axis == axis or everywhere)
              and (claim.what == "any" or claim.what in f.kinds)
              and (condition is None or (condition.holds(f.before) and condition.holds(f.after)))]
     found = "; ".join(f"{'/'.join(f.kinds)} between {f.between}" for f in flips[:4]) or "no flip"

@@ -33,7 +33,7 @@ with a condition on the point, :func:`parse_condition`::
 and ``:expect-flip:`` says where a decision flips, :func:`parse_flip_claim`::
 
     claim     := [WHAT] "between" BOUND "and" BOUND | [WHAT] "none"
-    WHAT      := "reduction" | "producer" | "kernels" | "any"     # default: any
+    WHAT      := "reduction" | "producer" | "kernels" | "error" | "any"     # default: any
     BOUND     := NUMBER | NAME "=" NUMBER                         # the symbol names the axis of a grid
 
 Nothing here compiles or imports anything outside the standard library.
@@ -69,7 +69,7 @@ DEFAULT_COUNT = 8
 MAX_AXIS_POINTS = 64
 MAX_POINTS = 256
 #: What ``:expect-flip:`` may name: what changes between two adjacent points.
-FLIP_KINDS = ("reduction", "producer", "kernels", "any")
+FLIP_KINDS = ("reduction", "producer", "kernels", "error", "any")
 
 
 class SweepError(ValueError):
@@ -312,6 +312,10 @@ def parse_sweep(text: str) -> Sweep:
         reader.i += 1
         kind, value, vcol = reader.next(f"the values of {name!r}")
         if kind == "name":
+            after = reader.peek()
+            if after is not None and not (after[0] == "punct" and after[1] == ","):
+                raise SweepError(f"expected a size at column {vcol + 1}, found {value!r} (a symbol alone ties "
+                                 f"{name} to it: {name}={value})", vcol)
             ties[name] = (value, vcol)
         elif kind != "number":
             raise SweepError(f"expected the values of {name!r} at column {vcol + 1}, found {value!r}", vcol)
@@ -335,7 +339,7 @@ def parse_sweep(text: str) -> Sweep:
             if len(values) > MAX_AXIS_POINTS:
                 raise SweepError(f"{name!r} takes {len(values)} values (column {vcol + 1}); a symbol takes at most "
                                  f"{MAX_AXIS_POINTS}", vcol)
-            swept[name] = (values, vcol)
+            swept[name] = (values, col)
         tok = reader.peek()
         if tok is None:
             break

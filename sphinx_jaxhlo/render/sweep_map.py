@@ -53,7 +53,7 @@ def _status_cell(figure: PointFigure) -> Cell:
         text = "unfused: " + ", ".join(r.key for r in figure.reductions if not r.fused)
     elif figure.status in ("compile error", "no report", "missing"):
         text = f"{figure.status}: {figure.error}" if figure.error else figure.status
-    return Cell(text[:160], tone=tone)
+    return Cell(text if len(text) <= 100 else text[:99] + "…", tone=tone)
 
 
 def points_table(sweep: SweepMap, target: str, title: str) -> Table:

@@ -164,8 +164,8 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
                    f'stroke="{_BAD}" stroke-width="1.5" stroke-dasharray="5 4"/>'
                    f'<text x="{x + 3:.1f}" y="{y:.1f}" font-size="{_SMALL}" fill="{_BAD}">'
                    f'flip {number}</text></g>')
-    # the series
-    spacing = plot_w / max(1, len(axis.values) - 1)
+    # the series; a point's label only where it does not run into another one
+    labelled: list[tuple[float, float, float]] = []
     for number, (function, figures) in enumerate(series):
         shape = _SHAPES[number % len(_SHAPES)]
         drawn = [(x_of(f.point[axis.name]), y_of(f.value)) for f in figures if f.status in
@@ -173,7 +173,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
         if len(drawn) > 1:
             path = " ".join(f"{'M' if i == 0 else 'L'}{x:.1f},{y:.1f}" for i, (x, y) in enumerate(drawn))
             out.append(f'<path d="{path}" fill="none" stroke="currentColor" stroke-opacity="0.35"/>')
-        for i, figure in enumerate(figures):
+        for figure in figures:
             x = x_of(figure.point[axis.name])
             tip = f"<title>{_esc((function + ' ' if len(series) > 1 else '') + _tooltip(figure))}</title>"
             status = figure.status
@@ -193,9 +193,13 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
             mark = _marker("square" if status == "no reduction" and shape == "circle" else shape, x, y, color,
                            color, status == "unfused")
             label = ""
-            if status == "unfused" and figure.largest_bytes and (spacing >= 40 or i % 2 == 0):
+            text = format_bytes(figure.largest_bytes) if figure.largest_bytes else ""
+            half = len(text) * _SMALL * 0.31
+            if status == "unfused" and text and all(abs(y - ly) > 12 or x - half > b + 3 or x + half < a - 3
+                                                    for a, b, ly in labelled):
+                labelled.append((x - half, x + half, y))
                 label = (f'<text x="{x:.1f}" y="{y - 10:.1f}" text-anchor="middle" font-size="{_SMALL}" '
-                         f'fill="{_BAD}">{_esc(format_bytes(figure.largest_bytes))}</text>')
+                         f'fill="{_BAD}">{_esc(text)}</text>')
             out.append(f'<g class="jaxhlo-sweep-point jaxhlo-sweep-{status.replace(" ", "-")}" '
                        f'data-size="{figure.point[axis.name]}" data-bytes="{figure.value}">{tip}{mark}{label}</g>')
     # the legend

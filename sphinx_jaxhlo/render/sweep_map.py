@@ -22,7 +22,7 @@ from sphinx_jaxhlo.core.sweeps import Sweep
 from sphinx_jaxhlo.core.view_options import split_top_level
 from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
 from sphinx_jaxhlo.render.example import expectation_nodes, footer
-from sphinx_jaxhlo.render.nodes import jaxhlo_graph, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
+from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_graph, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.signature import default_function, signature
 from sphinx_jaxhlo.render.sweep_chart import map_svg
@@ -128,7 +128,12 @@ def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -
         graph += table_node(points_table(sweep, target, f"The points on {title}"), source_links(view))
         flips = sweep.flips_of(function, target) if sweep.sweep.is_grid else [
             f for f in sweep.flips if f.target == target]
-        graph += _flip_nodes(flips, numbered=not sweep.sweep.is_grid)
+        listed = _flip_nodes(flips, numbered=not sweep.sweep.is_grid)
+        if len(flips) > 3:  # a grid's boundary is many flips: listed folded, the picture shows them
+            folded = jaxhlo_details(title=f"The {len(flips)} flips, with the compiler's reasons", open=False)
+            folded += listed
+            listed = [folded]
+        graph += listed
         out.append(graph)
     return out
 

@@ -269,7 +269,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param sweep: compile at many sizes: the values of the symbols ``args`` names
         (``"f32[n,3]"``), as the directive's ``:sweep:`` (``"n=1000..100000"``) or a dict
         (``{"n": [1000, 4096, 5000], "d": "n"}``); returns a
-        :class:`~sphinx_jaxhlo.sweep_reports.SweepReports`.
+        :class:`~sphinx_jaxhlo.SweepReports`.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
@@ -382,7 +382,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         (``"f32[n,3]"``), and ``sweep`` gives their values, as the directive's ``:sweep:``
         (``"n=1000..100000"``) or a dict (``{"n": [1000, 4096, 5000]}``); a symbol no
         spec names is a static argument of that name.  Returns a
-        :class:`~sphinx_jaxhlo.sweep_reports.SweepReports`: each point's reports and the flips.
+        :class:`~sphinx_jaxhlo.SweepReports`: each point's reports and the flips.
     :return: one report per target; a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.

@@ -35,10 +35,11 @@ _FORMAT = "sphinx-jaxhlo sweep"
 
 class SweepReports(Sequence[Reports]):
     """The reports of one function at every point of a sweep, in point order, and the
-    sweep's map: :attr:`points`, :attr:`flips` (between which two adjacent sizes a
-    reduction's verdict, the producer of its stored buffer, the kernel count or the
-    compile's success changes, with the compiler's reasons at both sides) and
-    :attr:`map` (each point's figures).
+    sweep's map: ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
+    :attr:`flips` (between which two adjacent sizes a reduction's verdict, the
+    producer of its stored buffer, the kernel count or the compile's success changes,
+    with the compiler's reasons at both sides) and ``map`` (each point's figures, a
+    ``sphinx_jaxhlo.core.flips.SweepMap``).
 
     ``sweep[0]`` is the first point's :class:`~sphinx_jaxhlo.Reports`;
     ``sweep["n=4096"]`` or ``sweep.at(n=4096)`` picks a point by its values.

@@ -141,7 +141,8 @@ def test_errors_are_spelled_as_each_front_names_its_options(spell: Any, args: st
 
     no_sweep = problem(sweep="")
     assert no_sweep.subtype == "args"
-    assert no_sweep.message == f"{args} size 'n' at column 5 is a symbol: give its values (n=1000..100000) with {sweep}"
+    assert no_sweep.message == (f"{args} dimension 'n' at column 5 is not a number: a size named by a symbol needs "
+                                f"its values, given by {sweep} n=1000..100000")
     bad = problem(sweep="n=1000..")
     assert bad.subtype == "sweep" and bad.message.startswith(f"{sweep} the sweep ends early")
     unknown = problem(args="f32[n,3], f32[e,3]")

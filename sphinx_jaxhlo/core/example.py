@@ -362,8 +362,9 @@ def parse_sweep_specs(sweep_value: str | Mapping[str, Any] | Sweep | None, args:
             used = _symbols_of(args)
             if used:
                 name, col = used[0]
-                raise OptionProblem("args", f"{spell('args')} size {name!r} at column {col + 1} is a symbol: give "
-                                            f"its values ({name}=1000..100000) with {spell('sweep')}") from None
+                raise OptionProblem("args", f"{spell('args')} dimension {name!r} at column {col + 1} is not a "
+                                            f"number: a size named by a symbol needs its values, given by "
+                                            f"{spell('sweep')} {name}=1000..100000") from None
             raise
     if isinstance(sweep_value, Sweep):
         sweep = sweep_value

@@ -229,8 +229,9 @@ def decision_words(decision: FusionDecision) -> str:
     if match is not None:
         fused, unfused = float(match.group(1)), float(match.group(2))
         verdict = "slower" if fused > unfused else "faster"
+        record = f"; its record: {decision.record}" if decision.record and len(decision.record) <= 240 else ""
         return (f"{where}: its cost model estimated {fused:.1f} µs fused against {unfused:.1f} µs unfused "
-                f"({verdict} fused), about {decision.producer} ({decision.kind})")
+                f"({verdict} fused), about {decision.producer} ({decision.kind}{record})")
     return f"{where} ({decision.kind}): \"{decision.reason}\", about {decision.producer}"
 
 

@@ -35,7 +35,12 @@ Measures (the goals are from the project's issue tracker):
    that cut it most (``benchmarks/tpu_compile.py``), and whether the optimized HLO
    and memory figures stay identical.
 
-``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2.
+12. a sweep (``:sweep:``) of 8 sizes on three targets against the same 24 compiles written as
+   8 ordinary examples, both cold (goal: the sweep costs no more than its compiles, at most 1.05x),
+   and the sweep rebuilt from its cache (goal: nothing compiled).
+
+``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2;
+``--sweep`` runs 12.
 """
 
 from __future__ import annotations
@@ -556,6 +561,65 @@ def cached_rebuild(work: Path, count: int, repeat: int = 5) -> dict[str, Any]:
             "jax_imported": cached["jax"], "goal": 1.25}
 
 
+SWEEP_SOURCE = textwrap.dedent("""\
+    import jax.numpy as jnp
+
+    def written(pos, hkl):
+        phase = sum(pos[:, k, None] * hkl[None, :, k] for k in range(3))
+        return jnp.sum(jnp.cos(phase), axis=0)
+    """)
+
+
+def sweep_cost(work: Path, repeat: int = 2) -> dict[str, Any]:
+    """Issue 32: one page with a sweep of 8 sizes on cpu, gpu:h100 and tpu:v5e against the
+    same page with the 24 compiles written as 8 ordinary examples, cold, alternated
+    ``repeat`` times (the fastest of each counts); then the sweep rebuilt from its cache."""
+    targets = ["cpu", "gpu:h100", "tpu:v5e"]
+    from sphinx_jaxhlo.core.sweeps import parse_sweep
+    from sphinx_jaxhlo.pipeline.schedule import machine_workers
+
+    sizes = parse_sweep("n=512..4096/8").axes[0].values
+    block = textwrap.indent(SWEEP_SOURCE, "   ")
+    pages = {
+        "sweep": f".. jax-hlo::\n   :args: f32[n,3], f32[n,3]\n   :sweep: n=512..4096/8\n\n{block}\n",
+        "examples": "".join(f".. jax-hlo::\n   :args: f32[{n},3], f32[{n},3]\n\n{block}\n" for n in sizes),
+    }
+    projects = {}
+    for name, body in pages.items():
+        src = work / name / "src"
+        src.mkdir(parents=True)
+        (src / "conf.py").write_text(f'extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = {targets!r}\n')
+        (src / "index.rst").write_text(f"Bench\n=====\n\n{body}")
+        projects[name] = src
+    runs: dict[str, list[dict[str, Any]]] = {"sweep": [], "examples": []}
+    for attempt in range(repeat):
+        for name, src in projects.items():
+            cache = work / f"{name}-cache{attempt}"
+            result = build(src, work / f"{name}-out{attempt}", cache)
+            trips = compile_seconds(cache)
+            result["compiles"] = len(trips)  # one timing per compile
+            result["compile_seconds_sum"] = sum(trips)
+            # what the compiles alone would take over the build's workers (as in 10)
+            workers = machine_workers()
+            result["over_bound"] = result["seconds"] / max(max(trips), sum(trips) / workers)
+            runs[name].append(result)
+    best = {name: min(results, key=lambda r: r["seconds"]) for name, results in runs.items()}
+    # the sweep again from its cache: any compile would leave a timing behind
+    warm = work / "sweep-warm"
+    shutil.copytree(work / "sweep-cache0", warm)
+    shutil.rmtree(warm / "timings", ignore_errors=True)
+    rebuilt = build(projects["sweep"], work / "sweep-again", warm)
+    rebuilt["compiles"] = len(compile_seconds(warm))
+    return {"sizes": list(sizes), "targets": targets,
+            "sweep_s": best["sweep"]["seconds"], "examples_s": best["examples"]["seconds"],
+            "ratio": best["sweep"]["seconds"] / best["examples"]["seconds"], "goal": 1.05,
+            "compiles": {"sweep": best["sweep"]["compiles"], "examples": best["examples"]["compiles"]},
+            "compile_seconds_sum": {k: v["compile_seconds_sum"] for k, v in best.items()},
+            "build_over_compile_bound": {k: min(r["over_bound"] for r in v) for k, v in runs.items()},
+            "all_seconds": {k: [r["seconds"] for r in v] for k, v in runs.items()},
+            "rebuild_from_cache": {"seconds": rebuilt["seconds"], "compiles": rebuilt["compiles"]}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
@@ -565,7 +629,21 @@ def main() -> None:
                         help="only the build-wide scheduling figures (10), overhead and cached rebuild (1, 2)")
     parser.add_argument("--cached", action="store_true",
                         help="only the fully cached rebuild (2): the best of five against five plain builds")
+    parser.add_argument("--sweep", action="store_true",
+                        help="only the cost of a sweep against its compiles as ordinary examples (12)")
     opts = parser.parse_args()
+    if opts.sweep:
+        work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
+        try:
+            figure = sweep_cost(work, repeat=1 if opts.quick else 3)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps({"sweep": figure}, indent=2))
+        path = HERE / "results.json"
+        stored = json.loads(path.read_text()) if path.exists() else {}
+        if not opts.quick:
+            path.write_text(json.dumps({**stored, "sweep": figure}, indent=2) + "\n")
+        return
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))
     elif opts.cached:

@@ -32,7 +32,7 @@ def inventory() -> str:
 
 
 #: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
-_API = ("AnalysisError", "Reports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
+_API = ("AnalysisError", "Reports", "SweepReports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
 #: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`, its proof
 #: :mod:`sphinx_jaxhlo.compiler.chunk_proof`, its code :mod:`sphinx_jaxhlo.core.chunks`),
 #: imported on first use.

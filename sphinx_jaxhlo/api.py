@@ -54,10 +54,12 @@ from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
 from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports
 from sphinx_jaxhlo.store.cache import ReportCache
+from sphinx_jaxhlo.sweep_reports import SweepReports, compile_sweep, sweep_call
 
 __all__ = [
     "AnalysisError",
     "Reports",
+    "SweepReports",
     "TargetFailure",
     "analyze",
     "analyze_hlo",
@@ -240,7 +242,8 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    source_name: str = "example.py", show: Sequence[str] | str | None = None,
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
                    donate: str | Sequence[str] = (), mesh: Any = None,
-                   grad: str | int | Sequence[str | int] | None = None) -> Reports:
+                   grad: str | int | Sequence[str | int] | None = None,
+                   sweep: str | Mapping[str, Any] | None = None) -> Reports | SweepReports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -270,13 +273,20 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param grad: as the directive's ``:grad:``: argument names or positions
         (``"hkl"``, ``1``, ``["pos", "hkl"]``); the gradient of each function with
         respect to them is compiled beside it, as ``<function>_grad``.
+    :param sweep: compile at many sizes: the values of the symbols ``args`` names
+        (``"f32[n,3]"``), as the directive's ``:sweep:`` (``"n=1000..100000"``) or a dict
+        (``{"n": [1000, 4096, 5000], "d": "n"}``); returns a
+        :class:`~sphinx_jaxhlo.SweepReports`.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": grad}, spell=PYTHON,
+        "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep}, spell=PYTHON,
         source_name=source_name).with_grad_variants(PYTHON)
+    if example.sweep is not None:
+        return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
+                             pythonpath=pythonpath)
     reports = compile_example(example, resolve_targets(targets), _show(show), cache_dir=cache_dir,
                               pythonpath=pythonpath)
     return _raise_if_empty(reports)
@@ -326,7 +336,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
             timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
-            mesh: Any = None, grad: str | int | Sequence[str | int] | None = None, **kwargs: Any) -> Reports:
+            mesh: Any = None, grad: str | int | Sequence[str | int] | None = None,
+            sweep: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Reports | SweepReports:
     r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
 
@@ -381,6 +392,11 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         the function ``<name>_grad`` on every target: ``jax.value_and_grad`` for
         a scalar output, a ``vjp`` with a cotangent of ones otherwise (the
         directive's ``:grad:``).  Its reports follow the function's.
+    :param sweep: compile at many sizes: spec strings may name sizes by symbols
+        (``"f32[n,3]"``), and ``sweep`` gives their values, as the directive's ``:sweep:``
+        (``"n=1000..100000"``) or a dict (``{"n": [1000, 4096, 5000]}``); a symbol no
+        spec names is a static argument of that name.  Returns a
+        :class:`~sphinx_jaxhlo.SweepReports`: each point's reports and the flips.
     :return: one report per target (and per target for the gradient); a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
@@ -409,6 +425,10 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
+    if sweep is not None:  # each point an ordinary call of this function
+        return sweep_call(analyze, fn, args, all_kwargs, sweep, static_values, name, [t.name for t in target_list],
+                          targets=targets, donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                          xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh)
     from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
@@ -461,7 +481,8 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
-                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None, "grad": None}
+                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None, "grad": None,
+                "sweep": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "

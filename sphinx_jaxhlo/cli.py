@@ -76,6 +76,8 @@ expectations (--expect-*):
   --expect-materialized takes a shape (f32[50000,100000]) that must be materialized, or none;
   --expect-error a status (RESOURCE_EXHAUSTED) the compile must fail with, or none;
   --expect-kernels a count of kernels, N or OP N: 1, "<=3", "cpu=1, tpu:v5e<=2".
+  with --sweep, an item may end with "for CONDITION": "gpu:h100=fused for n>=5000";
+  --expect-flip says where a decision flips: "between 4096 and 5000", "none".
 
 exit status:
   0  every target compiled and every expectation held
@@ -115,6 +117,8 @@ EXPECTATION_HELP = {
     "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
                                          "or none"),
     "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
+    "expect-flip": ("CLAIM", "with --sweep: where a decision flips: 'between 4096 and 5000', "
+                             "'gpu:h100=reduction between 4096 and 5000', or none"),
 }
 
 
@@ -167,6 +171,11 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                            "scalar output, a vjp with a cotangent of ones otherwise")
     what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                       help="seconds one compile may take before the worker is stopped (default 120)")
+    what.add_argument("--sweep", metavar="SYMBOLS",
+                      help='compile at many sizes: the values of the sizes --args names by symbols, e.g. '
+                           '--args "f32[n,3], f32[d,3]" --sweep "n=1000..100000, d=n" (8 sizes on a log scale; '
+                           'n=1000..100000/12, n=1024..16384*2, n=1000,4096,5000); prints the table of points and '
+                           'where the decisions flip')
     what.add_argument("--hlo-file", metavar="DUMP.txt",
                       help="analyse this saved optimized HLO module instead of compiling ('-': standard "
                            "input); --targets may name one target to label it")
@@ -312,7 +321,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout or 120.0, "grad": ns.grad}, spell=COMMAND_LINE,
+                "timeout": ns.timeout or 120.0, "grad": ns.grad, "sweep": ns.sweep}, spell=COMMAND_LINE,
                 source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:
             raise _UsageError(exc.message) from None
@@ -323,6 +332,9 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
         cache_dir = None if ns.no_cache else (ns.cache_dir or default_cache_dir())
         progress = (lambda line: print(line, file=sys.stderr)) if sys.stderr.isatty() and not ns.json else None
         folder = os.path.dirname(os.path.abspath(path))
+        if example.sweep is not None:
+            return _sweep(ns, prog, example, targets, show, expect, cache_dir=cache_dir, pythonpath=[folder],
+                          progress=progress)
         reports = compile_example(example, targets, show, cache_dir=cache_dir, pythonpath=[folder],
                                   progress=progress)
 
@@ -360,6 +372,46 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             print(f"{prog}: FAILED: {p}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: list[str], expect: dict[str, str],
+           **options: Any) -> int:
+    """``--sweep``: every point compiled, the table of points and the flips printed, the claims checked."""
+    from sphinx_jaxhlo.api import compile_example
+    from sphinx_jaxhlo.sweep_reports import compile_sweep
+
+    sweep = compile_sweep(example, targets, show, compile_example, **options)
+    try:
+        outcomes, problems = sweep.evaluate_options(expect)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    if ns.html:
+        try:
+            Path(ns.html).write_text(sweep.to_html(full_page=True), encoding="utf-8")
+        except OSError as exc:
+            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    if ns.json:
+        import json
+
+        doc = sweep.to_dict()
+        doc["checks"] = [{"target": o.target, "function": o.function, "point": o.point, "expectation":
+                          o.expectation.kind, "expected": o.expectation.value, "where": o.expectation.where,
+                          "found": o.actual, "passed": o.passed, "message": o.message} for o in outcomes]
+        doc["problems"] = problems
+        print(json.dumps(doc, indent=1, sort_keys=True))
+    else:
+        sys.stdout.write(sweep.to_text())
+        if outcomes:
+            print("\nExpectations")
+            for o in outcomes:
+                print(f"  {o.message}")
+    bad = [f for reports in sweep for f in reports.failures if f.kind in BAD_INPUT_KINDS - {"args"}]
+    if bad:
+        print(f"{prog}: error: {bad[0].describe()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for p in problems:
+        print(f"{prog}: FAILED: {p}", file=sys.stderr)
+    return EXIT_FAILED if problems else EXIT_OK
 
 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:

@@ -245,6 +245,11 @@ class Reports(Sequence[Report]):
         """:meth:`evaluate` with the directive's option names as keys
         (``{"expect-max-temp": "cpu=25GB"}``), as the command line has them."""
         expectations = exp.parse_expectations(dict(options))
+        if expectations.over_ranges:
+            e = expectations.over_ranges[0]
+            raise ValueError(f"{e.kind.replace('-', '_')}={e.value!r}"
+                             f"{' for ' + e.where if e.where else ''}: a claim over a range of sizes needs a "
+                             "sweep (analyze(..., sweep=...))")
         named = expectations.targets_named()
         unknown = sorted(t for t in named if t not in targets_mod.TARGETS and t not in self._order)
         if unknown:

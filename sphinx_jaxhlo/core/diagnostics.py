@@ -48,5 +48,9 @@ SUBTYPES: dict[str, str] = {
     "grad": "A ``:grad:`` variant cannot be made: the option is malformed, or names an argument (or a "
             "position) the function lacks.  A gradient that fails to trace (an argument of integer dtype) is a "
             "``trace`` warning of the variant.",
+    "sweep": "The ``:sweep:`` value is malformed (a size that is not a positive integer, a range that does not go "
+             "up, a symbol given twice, a tie to a symbol not swept, more than two symbols swept independently, "
+             "too many points), or names a symbol that is neither a size of ``:args:`` nor a parameter of the "
+             "function.",
     "internal": "A bug in sphinx-jaxhlo; please report it with the example.",
 }

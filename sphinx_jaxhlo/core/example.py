@@ -23,7 +23,16 @@ from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_opti
 from sphinx_jaxhlo.core.grads import add_grad_variant, grad_variant_name, parse_grad_option
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.settings import as_list
-from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_args, parse_mesh, sharding_problems
+from sphinx_jaxhlo.core.specs import (
+    ArgSpecs,
+    MeshSpec,
+    SpecError,
+    parse_args,
+    parse_mesh,
+    sharding_problems,
+    size_symbols,
+)
+from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_flip_claim, parse_sweep
 from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS, parse_assignments
 
 __all__ = ["DEFAULT_SHOW", "SHOW_PARTS", "Example", "OptionProblem", "Spelling", "parse_example"]
@@ -102,6 +111,10 @@ class Example:
     #: with respect to; and the variants :meth:`with_grad_variants` added.
     grad: tuple[str, ...] = ()
     grad_variants: tuple[str, ...] = ()
+    #: ``:sweep:``: the sizes it is compiled at; ``None``: the one size of ``specs``.
+    sweep: Sweep | None = None
+    #: For one point of a sweep (:func:`sphinx_jaxhlo.pipeline.plan.sweep_points`): its values.
+    point: Point | None = None
 
     @property
     def location(self) -> tuple[str, int]:
@@ -109,8 +122,10 @@ class Example:
 
     @property
     def slot_name(self) -> str:
-        """The name its snapshot slots start with: ``:name:``, else its place in the document."""
-        return self.name or f"example-{self.ordinal or self.line}"
+        """The name its snapshot slots start with: ``:name:``, else its place in the document;
+        a point of a sweep adds its values (``-n4096``)."""
+        base = self.name or f"example-{self.ordinal or self.line}"
+        return f"{base}-{self.point.slot}" if self.point is not None else base
 
     def expectation_set(self) -> exp.Expectations:
         return exp.Expectations(list(self.expectations))
@@ -333,7 +348,7 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
     :raises OptionProblem: the first option that cannot be used, named as
         ``spell`` writes it.
     """
-    specs = parse_specs(options.get("args"), spell)
+    sweep, specs = parse_sweep_specs(options.get("sweep"), options.get("args"), spell)
     mesh = parse_mesh_option(options.get("mesh"), spell)
     problems = sharding_problems(specs, mesh)
     if problems:
@@ -344,12 +359,151 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         raise OptionProblem("option", str(exc)) from None
     values = {name: read(options.get(name), spell) for name, read in _READERS.items()}
     targets = options.get("targets")
+    functions = tuple(as_list(options.get("function"))) or ("",)
+    sweep = check_sweep(sweep, expectations, values["static"], functions, source, spell)
     return Example(
         source=source,
-        functions=tuple(as_list(options.get("function"))) or ("",),
+        functions=functions,
         specs=specs, mesh=mesh, static=values["static"], donate=values["donate"], xla_flags=values["xla-flags"],
         targets=tuple(as_list(targets)) if targets is not None else None,
         show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
         view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
-        grad=parse_grad(options.get("grad"), spell), **where)
+        grad=parse_grad(options.get("grad"), spell), sweep=sweep, **where)
+
+
+# -- sweeps: ``:sweep:``, sizes named by symbols in ``:args:``, claims over ranges
+
+
+def sweep_text(value: str | Mapping[str, Any]) -> str:
+    """A sweep as the API takes it (``{"n": [1000, 4096], "d": "n"}``, ``{"n": "1000..100000"}``)
+    as ``:sweep:`` text."""
+    if isinstance(value, str):
+        return value
+    items = []
+    for name, values in value.items():
+        if isinstance(values, (str, int)) and not isinstance(values, bool):
+            items.append(f"{name}={values}")
+        elif isinstance(values, Sequence) and values and all(isinstance(v, int) and not isinstance(v, bool)
+                                                             for v in values):
+            items.append(f"{name}=" + ",".join(str(v) for v in values))
+        else:
+            raise OptionProblem("sweep", f"sweep: {name!r}: give a list of ints, a range such as "
+                                         f"'1000..100000', or another symbol's name, not {values!r}")
+    return ", ".join(items)
+
+
+def parse_sweep_specs(sweep_value: str | Mapping[str, Any] | Sweep | None, args: str | ArgSpecs | None,
+                      spell: Spelling = DIRECTIVE) -> tuple[Sweep | None, ArgSpecs]:
+    """``:sweep:`` and ``:args:`` together: the sweep (with the ``:args:`` text whose sizes its
+    symbols give, and the symbols that are static arguments), and the specs at its first point;
+    without a sweep, the specs.
+
+    :raises OptionProblem: a malformed sweep, a size of ``:args:`` that the sweep does not give.
+    """
+    if sweep_value is None or sweep_value == "":
+        try:
+            return None, parse_specs(args, spell)
+        except OptionProblem:
+            used = _symbols_of(args)
+            if used:
+                name, col = used[0]
+                raise OptionProblem("args", f"{spell('args')} dimension {name!r} at column {col + 1} is not a "
+                                            f"number: a size named by a symbol needs its values, given by "
+                                            f"{spell('sweep')} {name}=1000..100000") from None
+            raise
+    if isinstance(sweep_value, Sweep):
+        sweep = sweep_value
+    else:
+        text = sweep_text(sweep_value)
+        try:
+            sweep = parse_sweep(text)
+        except SweepError as exc:
+            shown = "" if isinstance(sweep_value, str) else f" (in {text!r})"
+            raise OptionProblem("sweep", f"{spell('sweep')} {exc}{shown}") from None
+    if isinstance(args, ArgSpecs):
+        return dataclasses.replace(sweep, args=str(args), static=sweep.symbols), args
+    text = args or ""
+    try:
+        used = size_symbols(text)
+    except SpecError as exc:
+        raise OptionProblem("args", f"{spell('args')} {exc}") from None
+    for name, col in used:
+        if name not in sweep.symbols:
+            raise OptionProblem("args", f"{spell('args')} size {name!r} at column {col + 1} has no value: "
+                                        f"the sweep gives {', '.join(sweep.symbols)}")
+    named = {name for name, _ in used}
+    sweep = dataclasses.replace(sweep, args=text, static=tuple(s for s in sweep.symbols if s not in named))
+    first = sweep.points()[0]
+    try:
+        return sweep, parse_args(text, first.as_dict())
+    except SpecError as exc:
+        raise OptionProblem("args", f"{spell('args')} at {first.label}: {exc}") from None
+
+
+def _symbols_of(args: str | ArgSpecs | None) -> list[tuple[str, int]]:
+    if not isinstance(args, str):
+        return []
+    try:
+        return size_symbols(args)
+    except SpecError:
+        return []
+
+
+def check_sweep(sweep: Sweep | None, expectations: exp.Expectations, static: tuple[tuple[str, str], ...],
+                functions: tuple[str, ...], source: str, spell: Spelling = DIRECTIVE) -> Sweep | None:
+    """Check what the other options say of the sweep's symbols: a claim over a range needs
+    a sweep and names only its symbols; a flip claim on a grid names its axis; a symbol
+    passed as a static argument is not given by ``:static:`` too, and is a parameter of
+    each function (when the source says so).
+
+    :raises OptionProblem: the first problem, in the front's spelling.
+    """
+    ranged = expectations.over_ranges
+    if sweep is None:
+        if ranged:
+            e = ranged[0]
+            what = f"{e.value} for {e.where}" if e.where else e.value
+            raise OptionProblem("option", f"{spell('expect-' + e.kind)} {what}: a claim over a range of sizes "
+                                          f"needs {spell('sweep')}")
+        return None
+    for e in ranged:
+        names = (e.condition.names if e.condition else set())
+        claim = parse_flip_claim(e.value) if e.kind == "flip" else None
+        if claim is not None and claim.symbol:
+            names = names | {claim.symbol}
+        unknown = sorted(names - set(sweep.symbols))
+        if unknown:
+            raise OptionProblem("option", f"{spell('expect-' + e.kind)} {e.value}"
+                                          f"{' for ' + e.where if e.where else ''}: {unknown[0]!r} is not swept "
+                                          f"({spell('sweep')} gives {', '.join(sweep.symbols)})")
+        if claim is not None and sweep.is_grid and not claim.symbol and not claim.expects_none:
+            axes = " or ".join(a.name for a in sweep.axes)
+            raise OptionProblem("option", f"{spell('expect-flip')} {e.value}: on a grid, name the axis the sizes "
+                                          f"are on ({axes}): between {sweep.axes[1].name}=A and "
+                                          f"{sweep.axes[1].name}=B")
+    given = dict(static)
+    for name in sweep.static:
+        if name in given:
+            raise OptionProblem("option", f"{spell('static')} {name} is swept by {spell('sweep')} too: "
+                                          "give it in one of them")
+        for function in functions:
+            found = _parameters(source, function)
+            if found is not None and name not in found[1]:
+                raise OptionProblem("sweep", f"{spell('sweep')} {name!r} is neither a size of {spell('args')} nor "
+                                             f"a parameter of {found[0]}")
+    return sweep
+
+
+def _parameters(source: str, function: str) -> tuple[str, set[str]] | None:
+    """The name and parameter names of a top-level function of ``source`` (``""``: the last
+    ``def``); ``None`` when they cannot be known (no such def, ``**kwargs``, a syntax error)."""
+    try:
+        defs = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+    except SyntaxError:
+        return None
+    found = [d for d in defs if d.name == function] if function else defs[-1:]
+    if not found or found[-1].args.kwarg is not None:
+        return None
+    a = found[-1].args
+    return found[-1].name, {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}

@@ -23,6 +23,14 @@ bytes).  Memory figures (``max-temp``...) are those of one device.
 many kernels the program runs (:func:`sphinx_jaxhlo.core.report.is_kernel`: its
 fusions and the instructions the compiler left unfused that compute), a loop
 body's counted once.
+
+Over a sweep (``:sweep:``, :mod:`sphinx_jaxhlo.core.sweeps`) an item may end with
+``for CONDITION``: ``gpu:h100=fused for n>=5000`` applies at the points where the
+condition holds, and is checked at each of them like any other (the point is named
+when it fails); among the items that apply at a point, the most specific applies,
+as above.  ``:expect-flip:`` is about the whole sweep: where a decision flips
+(``gpu:h100=between 4096 and 5000``, ``reduction between 4096 and 5000``, ``none``),
+checked by :func:`sphinx_jaxhlo.core.flips.check_flip_claims`.
 """
 
 from __future__ import annotations
@@ -33,11 +41,18 @@ from dataclasses import dataclass, field
 from sphinx_jaxhlo.core.report import COLLECTIVE_KINDS, Report, is_kernel
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact, parse_size
 from sphinx_jaxhlo.core.specs import SpecError, parse_shape
+from sphinx_jaxhlo.core.sweeps import Condition, SweepError, parse_flip_claim
+from sphinx_jaxhlo.core.sweeps import parse_condition as parse_point_condition
 from sphinx_jaxhlo.core.view_options import split_top_level
 
 #: Option name -> attribute of :class:`Expectations`.
 OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",
-           "expect-error", "expect-collectives", "expect-kernels")
+           "expect-error", "expect-collectives", "expect-kernels", "expect-flip")
+
+#: Kinds checked against the whole of a sweep, not against one report.
+SWEEP_KINDS = ("flip",)
+#: ``VALUE for CONDITION``: a claim over the points of a sweep where the condition holds.
+_RANGE = re.compile(r"^(?P<body>.*?)\s+for\s+(?P<where>\S.*)$", re.DOTALL)
 
 #: What ``:expect-collectives:`` conditions name: the kinds of collective, and ``any``.
 CONDITION_KINDS = (*COLLECTIVE_KINDS, "any")
@@ -63,6 +78,13 @@ class Expectation:
     value: str  # as the author wrote it
     #: The function it is about, or ``None`` for every function.
     function: str | None = None
+    #: Over a sweep, where it applies (``n>=5000``); ``""``: at every point.
+    where: str = ""
+
+    @property
+    def condition(self) -> Condition | None:
+        """:attr:`where`, parsed; ``None`` when it applies everywhere."""
+        return parse_point_condition(self.where) if self.where else None
 
     @property
     def scope(self) -> str:
@@ -81,13 +103,18 @@ class Check:
     passed: bool
     #: What was found, in words: ``temp 20.0 GB (20,000,000,000 bytes)``.
     actual: str
+    #: The point of a sweep it was checked at (``n=4096``), or ``""``.
+    point: str = ""
 
     @property
     def message(self) -> str:
         e = self.expectation
         verdict = "holds" if self.passed else "FAILED"
         what = e.kind.replace("-", " ")
-        return f"{self.function} on {self.target}: expected {what} {e.value}, found {self.actual} [{verdict}]"
+        at = f" at {self.point}" if self.point else ""
+        where = f" for {e.where}" if e.where else ""
+        return (f"{self.function} on {self.target}{at}: expected {what} {e.value}{where}, found {self.actual} "
+                f"[{verdict}]")
 
 
 @dataclass
@@ -115,12 +142,36 @@ class Expectations:
     def targets_named(self) -> set[str]:
         return {e.target for e in self.items if e.target is not None}
 
+    def symbols_named(self) -> set[str]:
+        """The sweep symbols that the items' conditions and flip claims name."""
+        names: set[str] = set()
+        for e in self.items:
+            if e.where:
+                names |= parse_point_condition(e.where).names
+            if e.kind == "flip" and parse_flip_claim(e.value).symbol:
+                names.add(parse_flip_claim(e.value).symbol)
+        return names
+
+    def at_point(self, values: dict[str, int]) -> Expectations:
+        """The items that apply at one point of a sweep (those without a condition, and those
+        whose condition holds there), the claims about the whole sweep left out."""
+        return Expectations([e for e in self.items if e.kind not in SWEEP_KINDS
+                             and (not e.where or parse_point_condition(e.where).holds(values))])
+
+    @property
+    def over_ranges(self) -> list[Expectation]:
+        """The items that need a sweep: those with a condition, and the flip claims."""
+        return [e for e in self.items if e.where or e.kind in SWEEP_KINDS]
+
     def functions_named(self) -> set[str]:
         return {e.function for e in self.items if e.function is not None}
 
 
 def _subkey(expectation: Expectation) -> str:
-    """What an expectation is about within its kind: the collective kind for ``collectives``."""
+    """What an expectation is about within its kind: the collective kind for ``collectives``;
+    each flip claim is about its own interval."""
+    if expectation.kind == "flip":
+        return expectation.value
     if expectation.kind != "collectives":
         return ""
     kind, _, _, is_bytes = parse_condition(expectation.value)
@@ -151,11 +202,27 @@ def parse_condition(value: str) -> tuple[str, str, int, bool]:
     return kind, op, parse_size(number), True
 
 
-def _split_conditions(text: str) -> list[tuple[str | None, str | None, str]]:
-    """The items of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE``."""
-    pairs: list[tuple[str | None, str | None, str]] = []
+def split_range(part: str) -> tuple[str, str]:
+    """``fused for n>=5000`` -> ``("fused", "n>=5000")``; ``("fused", "")`` without ``for``.
+
+    :raises ExpectationSyntaxError: a condition that does not parse.
+    """
+    m = _RANGE.match(part)
+    if m is None:
+        return part, ""
+    where = m.group("where").strip()
+    try:
+        parse_point_condition(where)
+    except SweepError as exc:
+        raise ExpectationSyntaxError(f"{part!r}: {exc}") from None
+    return m.group("body").strip(), where
+
+
+def _split_conditions(text: str) -> list[tuple[str | None, str | None, str, str]]:
+    """The items of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE [for CONDITION]``."""
+    pairs: list[tuple[str | None, str | None, str, str]] = []
     for part in split_top_level(text):
-        part = part.strip()
+        part, where = split_range(part.strip())
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")
         scope: str | None = None
@@ -179,7 +246,7 @@ def _split_conditions(text: str) -> list[tuple[str | None, str | None, str]]:
                     raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
                 scope = scope.strip()
             target = scope.lower() if scope not in ("*", "") else None
-        pairs.append((function, target, value))
+        pairs.append((function, target, value, where))
     return pairs
 
 
@@ -195,15 +262,24 @@ def parse_count(value: str) -> tuple[str, int]:
     return ("=" if op == "==" else op), int(m.group("n"))
 
 
-def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None, str]]:
-    pairs: list[tuple[str | None, str | None, str]] = []
+#: A flip claim, bare or scoped: ``between 4096 and 5000``, ``gpu:h100=reduction between K=1 and K=9``.
+_FLIP_ITEM = re.compile(r"^(?:(?P<scope>[^=\s]+)\s*=\s*)?(?P<value>(?:[a-z]+\s+)?(?:between|none)\b.*)$")
+
+
+def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None, str, str]]:
+    pairs: list[tuple[str | None, str | None, str, str]] = []
     for part in split_top_level(text):
-        part = part.strip()
+        part, where = split_range(part.strip())
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")
+        if kind == "flip":
+            flip = _FLIP_ITEM.match(part)
+            if flip is not None and not flip.group("scope"):
+                pairs.append((None, None, part, where))  # a bare claim: its "=" (K=100) is no scope
+                continue
         if kind == "kernels":
             if _COUNT.match(part):
-                pairs.append((None, None, part))  # a bare count: its "=" or "<=" is no scope
+                pairs.append((None, None, part, where))  # a bare count: its "=" or "<=" is no scope
                 continue
             scoped = _SCOPED_COUNT.match(part)
             if scoped is not None:  # cpu=1, cpu=<=3 and tpu:v5e<=2 alike
@@ -221,9 +297,9 @@ def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None
             target: str | None = scope.lower() if scope not in ("*", "") or function is None else None
             if (function is None and not target) or not value:
                 raise ExpectationSyntaxError(f"{part!r}: write target=value or function@target=value")
-            pairs.append((function, target, value))
+            pairs.append((function, target, value, where))
         else:
-            pairs.append((None, None, part))
+            pairs.append((None, None, part, where))
     return pairs
 
 
@@ -246,6 +322,11 @@ def _validate(kind: str, value: str) -> None:
         parse_condition(value)
     elif kind == "kernels":
         parse_count(value)
+    elif kind == "flip":
+        try:
+            parse_flip_claim(value)
+        except SweepError as exc:
+            raise ExpectationSyntaxError(f"{value!r}: {exc}") from None
 
 
 def parse_expectations(options: dict[str, str]) -> Expectations:
@@ -262,16 +343,16 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
         text = options[option] or ""
         try:
             pairs = _split_conditions(text) if kind == "collectives" else _split_pairs(text, kind)
-            seen: set[tuple[str | None, str | None, str]] = set()
-            for function, target, value in pairs:
+            seen: set[tuple[str | None, str | None, str, str]] = set()
+            for function, target, value, where in pairs:
                 _validate(kind, value)
-                item = Expectation(kind, target, value, function)
-                if (function, target, _subkey(item)) in seen:
+                item = Expectation(kind, target, value, function, where)
+                if (function, target, _subkey(item), where) in seen:
                     what = item.scope or "a bare value"
                     if kind == "collectives":
                         what = f"the {_subkey(item)} of collectives for {item.scope or 'every target'}"
-                    raise ExpectationSyntaxError(f"{what} given twice")
-                seen.add((function, target, _subkey(item)))
+                    raise ExpectationSyntaxError(f"{what} given twice" + (f" for {where}" if where else ""))
+                seen.add((function, target, _subkey(item), where))
                 items.append(item)
         except ValueError as exc:
             raise ExpectationSyntaxError(f":{option}: {exc}") from exc
@@ -391,6 +472,12 @@ def _canonical_shape(shape: str) -> str:
     return aliases.get(dtype, dtype) + "[" + rest.replace(" ", "")
 
 
-def check_all(expectations: Expectations, reports: list[Report]) -> list[Check]:
-    """Check every expectation that applies to each report's target."""
-    return [check(e, r) for r in reports for e in expectations.for_target(r.target, r.function)]
+def check_all(expectations: Expectations, reports: list[Report], point: str = "") -> list[Check]:
+    """Check every expectation that applies to each report's target (the claims about a
+    whole sweep, :data:`SWEEP_KINDS`, are not about one report: they are left out).
+
+    :param point: the point of a sweep the reports are of (``n=4096``), named in the messages.
+    """
+    return [Check(c.expectation, c.target, c.function, c.passed, c.actual, point) if point else c
+            for r in reports for e in expectations.for_target(r.target, r.function)
+            if e.kind not in SWEEP_KINDS for c in [check(e, r)]]

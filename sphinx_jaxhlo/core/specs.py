@@ -8,10 +8,16 @@ Grammar of the ``:args:`` option (whitespace is free)::
                     | "[" [value ("," value)*] "]"            # list pytree
                     | "{" [NAME ":" value ("," NAME ":" value)*] "}"  # dict pytree
     spec    := DTYPE "[" [DIM ("," DIM)*] "]" ["@" pspec]
+    DIM     := INTEGER | NAME                                   # a NAME is a size a sweep gives
     pspec   := "P" "(" [entry ("," entry)*] ")"                # how the array is split over the mesh
     entry   := AXIS | "None" | "(" AXIS ("," AXIS)* ")"          # one per leading dimension
     AXIS    := NAME | 'NAME' | "NAME"                           # a mesh axis, quoted or not
     DTYPE   := f32 | bf16 | i32 | ... | key<fry> | key<rbg> | key<urbg>   # the keys of DTYPES
+
+A dimension may be a name (``f32[n,3]``): a size that a sweep gives values
+(``:sweep: n=1000..100000``, :mod:`sphinx_jaxhlo.core.sweeps`); such specs
+parse only with the sizes given (:func:`parse_args`'s ``sizes``), and
+:func:`size_symbols` lists the names an ``:args:`` text uses.
 
 Positional items come first, keyword items (``name=spec``) after them.  A
 spec without ``@`` is replicated: every device holds all of it.  ``@ P(data,
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -187,8 +194,12 @@ _TOKEN = re.compile(
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, sizes: Mapping[str, int] | None = None) -> None:
         self.text = text
+        #: The values of the sizes named by symbols; ``None``: no symbol is allowed.
+        self.sizes = sizes
+        #: The symbols met, in order, with their columns.
+        self.symbols: list[tuple[str, int]] = []
         self.tokens: list[tuple[str, str, int]] = []
         pos = 0
         while pos < len(text):
@@ -263,10 +274,14 @@ class _Parser:
             if self.peek() is None:
                 raise SpecError(f"{dtype}[ at column {col + 1} is not closed: expected ']'", col)
             kind, value, dcol = self.next("a dimension")
-            if kind != "num" or not value.isdigit():
-                raise SpecError(
-                    f"dimension {value!r} at column {dcol + 1} of {dtype}[...] is not a non-negative integer", dcol)
-            dims.append(int(value))
+            if kind == "name" and not value.startswith("key<") and self.sizes is not None:
+                dims.append(self.size_of(value, dcol))
+            elif kind != "num" or not value.isdigit():
+                hint = " (a size named by a symbol needs a sweep that gives its values)" if kind == "name" else ""
+                raise SpecError(f"dimension {value!r} at column {dcol + 1} of {dtype}[...] is not a non-negative "
+                                f"integer{hint}", dcol)
+            else:
+                dims.append(int(value))
             if self.peek() is None:
                 raise SpecError(f"{dtype}[ at column {col + 1} is not closed: expected ']'", col)
             if not self.at("]"):
@@ -276,6 +291,15 @@ class _Parser:
             raise SpecError(f"{dtype}[{','.join(map(str, dims))}] has more than 2**53 elements", col)
         partition = self.partition() if self.at("@") else None
         return ArraySpec(dtype, tuple(dims), partition)
+
+    def size_of(self, name: str, col: int) -> int:
+        """The value of the size symbol ``name`` (met at ``col``)."""
+        assert self.sizes is not None
+        self.symbols.append((name, col))
+        if name not in self.sizes:
+            given = ", ".join(sorted(self.sizes)) or "none"
+            raise SpecError(f"size {name!r} at column {col + 1} has no value (the sweep gives: {given})", col)
+        return int(self.sizes[name])
 
     def axis(self, what: str) -> tuple[str, int]:
         kind, value, col = self.next(what)
@@ -324,13 +348,38 @@ class _Parser:
         return tuple(entries)
 
 
-def parse_args(text: str) -> ArgSpecs:
+def parse_args(text: str, sizes: Mapping[str, int] | None = None) -> ArgSpecs:
     """Parse an ``:args:`` option value.
 
     :param text: e.g. ``"f32[100000,3], f32[50000,3], scale=f32[]"``
+    :param sizes: the values of the sizes named by symbols (``{"n": 4096}`` for
+        ``f32[n,3]``); ``None``: every dimension must be a number.
     :raises SpecError: with the column of the problem.
     """
-    p = _Parser(text)
+    return _parse_args(_Parser(text, sizes))
+
+
+class _AnySize(dict):  # type: ignore[type-arg]
+    """Sizes that give every symbol the value 1: to read which symbols a text uses."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> int:
+        return 1
+
+
+def size_symbols(text: str) -> list[tuple[str, int]]:
+    """The size symbols an ``:args:`` text uses, with the column of each use, in order.
+
+    :raises SpecError: a text that does not parse (whatever values its symbols get).
+    """
+    p = _Parser(text, _AnySize())
+    _parse_args(p)
+    return p.symbols
+
+
+def _parse_args(p: _Parser) -> ArgSpecs:
     args: list[SpecTree] = []
     kwargs: dict[str, SpecTree] = {}
     if p.peek() is None:

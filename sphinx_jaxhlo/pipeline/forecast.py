@@ -15,7 +15,14 @@ from collections.abc import Iterable
 
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.pipeline.build import Build
-from sphinx_jaxhlo.pipeline.plan import plan, resolve_targets, shown_parts, snapshot_answers, timeout_limits
+from sphinx_jaxhlo.pipeline.plan import (
+    plan,
+    planned_examples,
+    resolve_targets,
+    shown_parts,
+    snapshot_answers,
+    timeout_limits,
+)
 from sphinx_jaxhlo.pipeline.schedule import Planned
 
 
@@ -25,7 +32,7 @@ def forecast(build: Build, examples: Iterable[Example]) -> list[Planned]:
         return []  # nothing compiles
     cache = build.cache
     out: list[Planned] = []
-    for example in examples:
+    for example in planned_examples(examples):  # a sweep's points are ordinary examples
         targets = resolve_targets(build, example, quiet=True)
         for group in plan(build, example, targets, shown_parts(example, build.settings)):
             for job in group:

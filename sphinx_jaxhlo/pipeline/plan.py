@@ -7,7 +7,9 @@ and the command line all plan here, from an :class:`~sphinx_jaxhlo.core.example.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from sphinx_jaxhlo.core.request import (
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import WRITING_MODES, Settings, as_list
 from sphinx_jaxhlo.core.sizes import parse_size
+from sphinx_jaxhlo.core.specs import SpecError, parse_args, sharding_problems
+from sphinx_jaxhlo.core.sweeps import Point
 from sphinx_jaxhlo.pipeline.build import Build
 from sphinx_jaxhlo.store import snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport
@@ -203,3 +207,52 @@ def use_snapshot(build: Build, job: Job) -> bool:
     # the rendering depends on the stored data and on the code that analyses it
     job.result.report_key = hashlib.sha256((job.stored.digest + code_fingerprint()).encode()).hexdigest()
     return True
+
+
+# -- sweeps: a plan of many ordinary examples ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of a sweep: the ordinary example it is, or why it cannot be one."""
+
+    point: Point
+    example: Example | None
+    #: Why the point has no example (its specs are not valid at its sizes), in words.
+    problem: str = ""
+
+
+def sweep_points(example: Example) -> list[SweepPoint]:
+    """The points of a swept example, each an ordinary example: its specs and static
+    arguments at the point's values, the expectations that apply there (a claim over a
+    range where its condition holds; the claims about the whole sweep are left out), and
+    snapshot slots of its own.  An example without a sweep is its own one point."""
+    sweep = example.sweep
+    if sweep is None:
+        return [SweepPoint(Point(()), example)]
+    out = []
+    expectations = example.expectation_set()
+    for point in sweep.points():
+        values = point.as_dict()
+        try:
+            specs = parse_args(sweep.args, values) if sweep.args else example.specs
+        except SpecError as exc:
+            out.append(SweepPoint(point, None, f"at {point.label}: the arguments {sweep.args} cannot be made: {exc}"))
+            continue
+        problems = sharding_problems(specs, example.mesh)
+        if problems:
+            out.append(SweepPoint(point, None, f"at {point.label}: {problems[0]}"))
+            continue
+        static = example.static + tuple((name, str(values[name])) for name in sweep.static)
+        out.append(SweepPoint(point, dataclasses.replace(
+            example, specs=specs, static=static, sweep=None, point=point,
+            expectations=tuple(expectations.at_point(values).items))))
+    return out
+
+
+def planned_examples(examples: Iterable[Example]) -> Iterator[Example]:
+    """Every ordinary example to plan: a sweep's points, the others as they are."""
+    for example in examples:
+        for point in sweep_points(example):
+            if point.example is not None:
+                yield point.example

@@ -14,6 +14,11 @@ named steps:
    (drift);
 5. :func:`check`: expectations checked, warnings, the build's records.
 
+A sweep (``:sweep:``) is a plan of many ordinary examples: :func:`process_sweep`
+takes each of its points (:func:`~sphinx_jaxhlo.pipeline.plan.sweep_points`) through
+the same steps, then finds where the compiler's decisions flip
+(:func:`~sphinx_jaxhlo.core.flips.sweep_map`) and checks the claims about the flips.
+
 Nothing here imports Sphinx or docutils: the Sphinx extension renders what
 :func:`process` returns, the API turns it into :class:`~sphinx_jaxhlo.Reports`.
 """
@@ -30,9 +35,11 @@ from sphinx_jaxhlo.compiler.client import failure_of
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.example import Example
+from sphinx_jaxhlo.core.flips import SweepMap, check_flip_claims, sweep_map
 from sphinx_jaxhlo.core.report import TargetFailure
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import MODE_VARIABLE, WRITING_MODES
+from sphinx_jaxhlo.core.sweeps import Point
 from sphinx_jaxhlo.pipeline.build import Build, Record, store_outcome
 from sphinx_jaxhlo.pipeline.plan import (
     Job,
@@ -40,6 +47,7 @@ from sphinx_jaxhlo.pipeline.plan import (
     resolve_targets,
     shown_parts,
     snapshot_answers,
+    sweep_points,
     timeout_limits,
 )
 from sphinx_jaxhlo.store import snapshots
@@ -64,6 +72,8 @@ class Processed:
     dependencies: list[Path] = field(default_factory=list)
     #: Whether anything was compiled for it here (and not ahead by the scheduler).
     compiled: bool = False
+    #: A sweep's figures point by point, and its flips (``None``: no sweep).
+    sweep: SweepMap | None = None
 
     @property
     def missing(self) -> set[str]:
@@ -74,12 +84,19 @@ class Processed:
 
 
 def process(build: Build, example: Example) -> Processed:
-    """Plan, look up, compile, reconcile and check ``example``."""
+    """Plan, look up, compile, reconcile and check ``example`` (each point of a sweep)."""
+    if example.sweep is not None:
+        return process_sweep(build, example)
     out = Processed(example)
     out.targets = resolve_targets(build, example)
     if not out.targets:
         out.error = "jax-hlo example has no target to compile for"
         return out
+    return process_for(build, example, out)
+
+
+def process_for(build: Build, example: Example, out: Processed) -> Processed:
+    """:func:`process` for the targets of ``out``."""
     out.show = shown_parts(example, build.settings)
     by_function = plan(build, example, out.targets, out.show)
     jobs = [job for group in by_function for job in group]
@@ -102,6 +119,47 @@ def process(build: Build, example: Example) -> Processed:
         out.functions.append(resolved or "(default function)")
     out.records = check(build, example, jobs)
     out.results = [job.result for job in jobs]
+    return out
+
+
+def process_sweep(build: Build, example: Example) -> Processed:
+    """Each point of a sweep as an ordinary example, then its map: the figures of
+    each point, the flips between neighbours, and the claims about the flips checked.
+    A point that does not compile, or whose arguments cannot be made, is a point of
+    the map, not a failed example."""
+    assert example.sweep is not None
+    out = Processed(example)
+    points = sweep_points(example)
+    first = next((p.example for p in points if p.example is not None), None)
+    if first is None:
+        out.error = f"jax-hlo sweep has no point to compile: {points[0].problem}"
+        return out
+    # the targets once, for the claims of every range
+    out.targets = resolve_targets(build, dataclasses.replace(first, expectations=example.expectations))
+    if not out.targets:
+        out.error = "jax-hlo example has no target to compile for"
+        return out
+    out.show = shown_parts(example, build.settings)
+    outcomes: list[tuple[Point, list[Result], str]] = []
+    for point in points:
+        if point.example is None:
+            outcomes.append((point.point, [], point.problem))
+            continue
+        done = process_for(build, point.example, Processed(point.example, targets=out.targets))
+        out.results += done.results
+        out.records += done.records
+        out.slots |= done.slots
+        out.dependencies += done.dependencies
+        out.compiled = out.compiled or done.compiled
+        if not out.functions:
+            out.functions = done.functions
+        outcomes.append((point.point, done.results, ""))
+    functions = out.functions or [fn or "(default function)" for fn in example.functions]
+    out.sweep = sweep_map(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets])
+    out.sweep.checks = check_flip_claims(example.expectation_set(), out.sweep)
+    for check_ in out.sweep.checks:
+        if not check_.passed:
+            build.reporter.warn(check_.message, "expectation", example.location)
     return out
 
 
@@ -328,14 +386,17 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
         else:
             assert result.report is not None
             err = result.report.error
-            if err is not None and not expectations.expects_error(result.target, result.function):
+            if err is not None and example.point is not None:
+                status = "compile error"  # a point of a sweep where the compiler refused: a point of the map
+            elif err is not None and not expectations.expects_error(result.target, result.function):
                 line = err.message.splitlines()[0] if err.message else ""
                 while line.startswith(f"{err.status}: "):  # XLA often repeats its status
                     line = line[len(err.status) + 2:]
                 message = f"{result.function} failed to compile for {result.target_title}: {err.status}: {line}"
                 build.reporter.warn(message, "compile", example.location)
                 status = "compile error"
-            result.outcomes = exp.check_all(expectations, [result.report])
+            result.outcomes = exp.check_all(expectations, [result.report],
+                                            example.point.label if example.point is not None else "")
             failed = [o for o in result.outcomes if not o.passed]
             for o in failed:
                 build.reporter.warn(o.message, "expectation", example.location)
@@ -344,7 +405,8 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
             elif err is not None and status == "ok":
                 status = "expected error"
         temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
-        records.append(Record(docname, lineno, result.function, result.target, status, job.origin,
+        function = result.function if example.point is None else f"{result.function} at {example.point.label}"
+        records.append(Record(docname, lineno, function, result.target, status, job.origin,
                               result.seconds, temp, message, job.drift, job.prefetched))
     return records
 
@@ -360,6 +422,8 @@ def report_failure(build: Build, example: Example, failure: TargetFailure, targe
             line = example.first_line + failure.line - 1
             where = f" (example line {failure.line})"
     message = failure.message + where
+    if example.point is not None:
+        message += f" [at {example.point.label}]"
     if failure.kind == "crash":  # a timeout's message names the function and the target already
         message += f" [target {target}]"
     build.reporter.warn(message, failure.kind, (example.docname, line))

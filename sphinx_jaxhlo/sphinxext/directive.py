@@ -41,8 +41,14 @@ Options:
 ``:grad:``         ``hkl`` or ``1`` (names or positions, comma separated): add each function's gradient
                    with respect to them (``<function>_grad``, a chunked variant's too): ``value_and_grad``
                    for a scalar output, a ``vjp`` with a cotangent of ones otherwise
+``:sweep:``        the values of the sizes ``:args:`` names by symbols (``f32[n,3]``): ``n=1000..100000``
+                   (8 sizes on a log scale), ``n=1000..100000/12``, ``n=1024..16384*2``, ``n=1000,4096,5000``;
+                   ``d=n`` ties a symbol, two symbols make a grid; each point is an ordinary compile, and
+                   the page draws the map of the verdicts over the sizes (``sphinx_jaxhlo.core.sweeps``)
 
-Every expectation takes a bare value (all targets) or ``target=value`` pairs.
+Every expectation takes a bare value (all targets) or ``target=value`` pairs; over a sweep,
+an item may end with ``for n>=5000`` (a claim over a range of sizes), and ``:expect-flip:``
+says where a decision flips (``gpu:h100=between 4096 and 5000``, ``none``).
 """
 
 from __future__ import annotations
@@ -125,6 +131,7 @@ class JaxHloDirective(SphinxDirective):
         "class": directives.class_option,
         "chunk": directives.unchanged_required,
         "grad": directives.unchanged_required,
+        "sweep": directives.unchanged_required,
         # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
         **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }

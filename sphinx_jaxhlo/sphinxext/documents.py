@@ -29,6 +29,7 @@ from sphinx_jaxhlo.pipeline.run import Processed, process
 from sphinx_jaxhlo.render.display import display_for
 from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
+from sphinx_jaxhlo.render.sweep_map import render_sweep
 from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.builds import build_for, fragment_folder, snapshot_root
 from sphinx_jaxhlo.sphinxext.compat import note_dependency
@@ -128,16 +129,21 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed) -> list[node
         source=example.source, show=processed.show, hlo_collapsed=settings.hlo_collapsed,
         hlo_language="hlo",  # the setup registers the lexer with Sphinx
         file_path=example.file_path, key=f"{example.docname}:{example.line}",
-        specs=example.specs, static=example.static, display=display_for(settings, example.view_options()))
+        specs=example.specs, static=example.static, display=display_for(settings, example.view_options()),
+        args_text=example.sweep.text if example.sweep is not None else "")
     target_pairs = [(t.name, t.title) for t in processed.targets]
     results = processed.results
     block = node.parent
     folder = fragment_folder(app)
+    if processed.sweep is not None:  # the claims about its flips are part of its rendering
+        results = [*results, Result("", "", "", outcomes=list(processed.sweep.checks))]
     if folder is not None and isinstance(block, jaxhlo_block):
         block["text_store"] = str(folder / "texts")  # highlighted module texts, reused by later builds
         if all(r.report is None or is_deterministic(r.report) for r in results):
             key = fragment_key(app, view, example.caption, processed.functions, target_pairs, results)
             block["fragment"] = str(folder / key[:2] / f"{key}.html")
+    if processed.sweep is not None:  # its map, tables and flips
+        return render_sweep(view, processed.sweep, processed.results, example.static)
     return render_example(view, processed.functions, target_pairs, results)
 
 

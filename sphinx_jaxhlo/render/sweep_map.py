@@ -1,0 +1,228 @@
+"""A sweep on the page and in text: per target its map (:mod:`sphinx_jaxhlo.render.sweep_chart`),
+the table of its points, and its flips with the compiler's reasons at both sides.
+
+The table's rows are the map's points, with the same figures (each from its point's
+report: :func:`sphinx_jaxhlo.core.flips.figure_of`); builders other than HTML, the
+command line and ``str()`` of the API's value show the tables and the flips without the
+picture.  No Sphinx, no jax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from docutils import nodes
+
+from sphinx_jaxhlo.core.expectations import Check
+from sphinx_jaxhlo.core.flips import Flip, PointFigure, SweepMap
+from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.core.sweeps import Sweep
+from sphinx_jaxhlo.core.view_options import split_top_level
+from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
+from sphinx_jaxhlo.render.example import expectation_nodes, footer
+from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_graph, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
+from sphinx_jaxhlo.render.rows import Cell, Row, Table
+from sphinx_jaxhlo.render.signature import default_function, signature
+from sphinx_jaxhlo.render.sweep_chart import map_svg
+from sphinx_jaxhlo.render.text import _wrap, model_text
+from sphinx_jaxhlo.render.view import ExampleView, example_id, source_links
+
+__all__ = ["points_table", "render_sweep", "sweep_signature", "sweep_text"]
+
+def sweep_signature(sweep: Sweep, function: str, source: str, static: Sequence[tuple[str, str]] = ()) -> str:
+    """``written(pos: f32[n,3], hkl: f32[d,3])``: the function with its specs as ``:args:`` writes
+    them, symbols and all; a swept static argument shows its symbol (``chunk=chunk``)."""
+    args: list[str] = []
+    kwargs: list[tuple[str, str]] = []
+    for item in split_top_level(sweep.args) if sweep.args.strip() else []:
+        keyword = re.match(r"^\s*([A-Za-z_]\w*)\s*=(.*)$", item, re.DOTALL)
+        if keyword is not None:
+            kwargs.append((keyword.group(1), " ".join(keyword.group(2).split())))
+        else:
+            args.append(" ".join(item.split()))
+    fixed = [(k, v) for k, v in static if k not in sweep.static] + [(k, k) for k in sweep.static]
+    return signature(function, args, kwargs, fixed, source)
+
+
+def _status_cell(figure: PointFigure) -> Cell:
+    tone = "good" if figure.status == "fused" else "bad" if figure.status in ("unfused", "compile error") else ""
+    text = figure.status
+    if figure.status == "unfused":
+        text = "unfused: " + ", ".join(r.key for r in figure.reductions if not r.fused)
+    elif figure.status in ("compile error", "no report", "missing"):
+        text = f"{figure.status}: {figure.error}" if figure.error else figure.status
+    return Cell(text if len(text) <= 100 else text[:99] + "…", tone=tone)
+
+
+def points_table(sweep: SweepMap, target: str, title: str) -> Table:
+    """One row per point (and function): the sizes, what the point shows, its measure,
+    its largest stored buffer and its kernels."""
+    measure = sweep.measure(target)
+    several = len(sweep.functions) > 1
+    header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()), "reductions",
+              "peak" if measure == "peak" else "temp", "largest stored buffer", "kernels")
+    rows = []
+    for figure in sorted((f for f in sweep.figures if f.target == target),
+                         key=lambda f: (f.point.index, sweep.functions.index(f.function))):
+        largest = f"{figure.largest} ({format_bytes(figure.largest_bytes)})" if figure.largest else \
+            ("none" if figure.status in ("fused", "unfused", "no reduction") else "")
+        cells = [*(Cell(f"{v:,}") for v in figure.point.coordinates),
+                 *((Cell(figure.function, code=True),) if several else ()),
+                 _status_cell(figure),
+                 Cell(format_bytes(figure.value) if figure.value is not None else ""),
+                 Cell(largest, code=bool(figure.largest)),
+                 Cell("" if figure.kernels is None else str(figure.kernels))]
+        rows.append(Row(tuple(cells), tone="bad" if figure.status == "compile error" else ""))
+    return Table("sweep", title, header, tuple(rows), len(rows))
+
+
+def _flip_nodes(flips: Sequence[Flip], numbered: bool) -> list[nodes.Node]:
+    if not flips:
+        return [para("No decision flips between these sizes.", classes=["jaxhlo-sweep-flips"])]
+    items = nodes.bullet_list(classes=["jaxhlo-sweep-flips"])
+    for number, flip in enumerate(flips, 1):
+        item = nodes.list_item()
+        head = f"Flip {number}" if numbered else "Flip"
+        item += para(nodes.strong(text=f"{head}, between {flip.between}"), f" ({', '.join(flip.kinds)}): ",
+                     "; ".join(flip.changes))
+        reasons = nodes.bullet_list()
+        for reason in [*flip.reasons_before, *flip.reasons_after]:
+            reasons += nodes.list_item("", para(reason))
+        if reasons.children:
+            item += reasons
+        items += item
+    return [items]
+
+
+def _legend(sweep: SweepMap, target_title: str, measure: str) -> tuple[str, str]:
+    what = "peak memory (a TPU's temp is 0 for most programs)" if measure == "peak" else "temp memory"
+    if sweep.sweep.is_grid:
+        across, up = sweep.sweep.axes
+        picture = (f"One cell per point, {across.title} across and {up.title} up; its colour says what the point "
+                   f"shows, its text the {what.split(' (')[0]}. A thick line between two cells: a decision flips "
+                   "there. Hover over a cell for its figures.")
+    else:
+        picture = (f"The {what} on {target_title} at each size, both on log scales. Filled: every reduction "
+                   "fused; hollow: one is unfused (above it, the largest stored buffer); a cross at the top: "
+                   "the compile failed. Dashed lines mark the flips listed below.")
+    return picture, "The table lists every point with the figures of its report; the flips follow it."
+
+
+def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -> list[nodes.Node]:
+    out: list[nodes.Node] = []
+    measure = sweep.measure(target)
+    base = example_id(view)
+    functions = sweep.functions if sweep.sweep.is_grid else [sweep.functions[0]]
+    for function in functions:
+        what = "peak" if measure == "peak" else "temp"
+        heading = (f"{function} on {title}: " if len(sweep.functions) > 1 and sweep.sweep.is_grid else
+                   f"{title}: ")
+        heading += (f"what each point shows, over {' × '.join(a.title for a in sweep.sweep.axes)}"
+                    if sweep.sweep.is_grid else f"{what} memory against {sweep.sweep.axes[0].title}")
+        uid = f"{base}-{re.sub(r'[^A-Za-z0-9]+', '-', target)}-{sweep.functions.index(function)}"
+        legend, text_legend = _legend(sweep, title, measure)
+        graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading), title=heading, legend=legend,
+                             text_legend=text_legend, classes=["jaxhlo-sweep-map"])
+        graph += table_node(points_table(sweep, target, f"The points on {title}"), source_links(view))
+        flips = sweep.flips_of(function, target) if sweep.sweep.is_grid else [
+            f for f in sweep.flips if f.target == target]
+        listed = _flip_nodes(flips, numbered=not sweep.sweep.is_grid)
+        if len(flips) > 3:  # a grid's boundary is many flips: listed folded, the picture shows them
+            folded = jaxhlo_details(title=f"The {len(flips)} flips, with the compiler's reasons", open=False)
+            folded += listed
+            listed = [folded]
+        graph += listed
+        out.append(graph)
+    return out
+
+
+def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], static: Sequence[tuple[str, str]] = ()
+                 ) -> list[nodes.Node]:
+    """The rendering of a swept example: its signature and sizes, the source when shown,
+    the claims checked, then per target the map, the table of points and the flips."""
+    titles = [title for _, title in sweep.targets]
+    where = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+    signatures = []
+    for fn in sweep.functions:
+        name = fn if fn != "(default function)" else (default_function(view.source) or "(function)")
+        signatures.append(sweep_signature(sweep.sweep, name, view.source, static))
+    count = len(sweep.points)
+    block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
+                                    *[x for s in signatures[1:] for x in (", ", code(s))],
+                                    f" for {where} at {count} point{'s' if count != 1 else ''}: "
+                                    f"{sweep.sweep.describe()}, each an ordinary compile from the shapes alone "
+                                    "(nothing ran).", classes=["jaxhlo-signature"])]
+    if "source" in view.show:
+        if view.file_path:
+            block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
+        links = source_links(view)
+        source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
+        source += literal_block(view.source, "python", linenos=True)
+        block.append(source)
+    checked = [*results, Result("", "", "", outcomes=list(sweep.checks))]
+    block += expectation_nodes(checked)
+    if len(sweep.targets) > 1:
+        tabs = jaxhlo_tabs(group="target", tabset_id=f"{example_id(view)}-sweep")
+        for target, title in sweep.targets:
+            tab = jaxhlo_tab(title=title, key=target)
+            tab += _target_nodes(view, sweep, target, title)
+            tabs += tab
+        block.append(tabs)
+    else:
+        block += _target_nodes(view, sweep, *sweep.targets[0])
+    block += footer(results)
+    for node in block:
+        if isinstance(node, nodes.Element) and not isinstance(node, jaxhlo_source):
+            node["classes"].append("no-search")
+    return block
+
+
+def sweep_text(sweep: SweepMap, title: str = "", checks: Sequence[Check] = ()) -> str:
+    """The sweep as text: per target the table of points and the flips with their reasons."""
+    out = [title] if title else []
+    out.append(f"Swept: {sweep.sweep.describe()}.")
+    for target, target_title in sweep.targets:
+        out.append("")
+        out.append(model_text(points_table(sweep, target, f"{target_title}: the points"), ""))
+        flips = [f for f in sweep.flips if f.target == target]
+        if not flips:
+            out.append("  No decision flips between these sizes.")
+        for number, flip in enumerate(flips, 1):
+            out.append(_wrap(f"Flip {number}, between {flip.between} ({', '.join(flip.kinds)}): "
+                             + "; ".join(flip.changes), "  "))
+            for reason in [*flip.reasons_before, *flip.reasons_after]:
+                out.append(_wrap(f"- {reason}", "    "))
+    if checks:
+        out.append("")
+        out.append("Expectations")
+        out += [f"  {c.message}" for c in checks]
+    return "\n".join(out) + "\n"
+
+
+def sweep_html(sweep: SweepMap, results: Sequence[Result], source: str = "", *, full_page: bool = False,
+               script: bool = True) -> str:
+    """The rendering of a sweep as self-contained HTML (inline CSS, and the tab script)."""
+    import html as html_mod
+    import uuid
+
+    from sphinx_jaxhlo.render.nodes import jaxhlo_block
+    from sphinx_jaxhlo.render.standalone_html import _script, nodes_to_html, stylesheet
+
+    root = "jaxhlo-" + uuid.uuid4().hex[:12]
+    view = ExampleView(source=source, show=["summary"], key=root, args_text=sweep.sweep.text)
+    block = jaxhlo_block()
+    block.extend(render_sweep(view, sweep, results))
+    body = nodes_to_html([block])
+    parts = [f'<div class="jaxhlo-root" id="{root}">', f"<style>{stylesheet()}</style>", body]
+    if script and "jaxhlo-tablist" in body:
+        parts.append(f"<script>{_script(root)}</script>")
+    parts.append("</div>")
+    fragment = "\n".join(parts)
+    if not full_page:
+        return fragment
+    title = html_mod.escape(f"jax-hlo sweep: {', '.join(sweep.functions)}")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n</head>\n<body>\n'
+            f"{fragment}\n</body>\n</html>\n")

@@ -160,6 +160,10 @@ def jaxdocs(session: nox.Session) -> None:
     session.install(*JAX_DOCS_PINS)
     session.install(".")  # a plain install, as a docs host would make it; pip must accept the pins
     session.install("pytest>=8", "beautifulsoup4>=4.12", "defusedxml")
+    if session.venv_backend == "uv":
+        # Read the Docs installs with pip: its resolver must accept the package beside the pins too
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", "--dry-run", "--quiet", *JAX_DOCS_PINS, ".")
     session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
     session.run("python", "-c", "import sphinx, myst_nb, sphinx_book_theme; "
                 "assert sphinx.version_info[:2] < (8, 0), sphinx.__version__; "

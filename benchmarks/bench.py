@@ -35,7 +35,12 @@ Measures (the goals are from the project's issue tracker):
    that cut it most (``benchmarks/tpu_compile.py``), and whether the optimized HLO
    and memory figures stay identical.
 
-``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2.
+12. a docs host's build from snapshots (``-E``, nothing compiled), with no cache and with one,
+   against plain pages: extra milliseconds per report, and the fixed cost of a build
+   (``benchmarks/snapshot_path.py``; goals: at most 4 ms a report from snapshots, 2 ms cached).
+
+``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2;
+``--snapshots`` 12 only.
 """
 
 from __future__ import annotations
@@ -123,7 +128,15 @@ print("BENCH " + json.dumps({"rc": rc, "jax": "jax" in sys.modules, "seconds": s
 """
 
 
-def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = True) -> dict[str, Any]:
+def build_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a timed build: this one, without ``PYTHONDONTWRITEBYTECODE``
+    (with it, every build compiles Sphinx and the package from source: seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **(extra or {})}
+
+
+def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = True,
+          env: dict[str, str] | None = None) -> dict[str, Any]:
     args = [PY, "-c", BUILD, "-q", "-b", "html", str(src), str(out / "html"), "-d", str(out / "doctrees")]
     if fresh:
         args.append("-E")
@@ -131,15 +144,16 @@ def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = T
         args += ["-D", f"jaxhlo_cache_dir={cache}"]
     args += list(extra)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = subprocess.run(args, capture_output=True, text=True, env=build_env(env))
     wall = time.perf_counter() - start
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
     if line is None or proc.returncode != 0:
         raise RuntimeError(f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     result = json.loads(line[6:])
     result["wall"] = wall
-    m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache", proc.stdout + proc.stderr)
+    m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache(?:, (\d+) from snapshots)?", proc.stdout + proc.stderr)
     result["compiled"], result["cached"] = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    result["snapshots"] = int(m.group(3) or 0) if m else 0
     return result
 
 
@@ -565,7 +579,26 @@ def main() -> None:
                         help="only the build-wide scheduling figures (10), overhead and cached rebuild (1, 2)")
     parser.add_argument("--cached", action="store_true",
                         help="only the fully cached rebuild (2): the best of five against five plain builds")
+    parser.add_argument("--snapshots", action="store_true",
+                        help="only a docs host's build from snapshots, with and without a cache (12)")
+    parser.add_argument("--before", metavar="REV",
+                        help="with --snapshots: also the package of this git revision, in the same run")
     opts = parser.parse_args()
+    if opts.snapshots:
+        from snapshot_path import package_at, snapshot_path
+
+        work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
+        try:
+            before = package_at(opts.before, work) if opts.before else None
+            figure = snapshot_path(work, (8, 24) if opts.quick else (20, 60), 2 if opts.quick else 5, before)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps({"snapshot_path": figure}, indent=2))
+        if not opts.quick:
+            path = HERE / "results.json"
+            stored = json.loads(path.read_text()) if path.exists() else {}
+            path.write_text(json.dumps({**stored, "snapshot_path": figure}, indent=2) + "\n")
+        return
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))
     elif opts.cached:

@@ -87,7 +87,7 @@ def test_a_snapshot_is_analysed_once_and_gives_the_same_report_every_way(
     for report in (made, in_memory, from_cache):
         assert report.to_dict() == plain.to_dict()
     assert in_memory is not made and from_cache is not made  # each caller its own object
-    assert list((tmp_path / "cache" / "analyses").rglob("*.json"))
+    assert list((tmp_path / "cache" / "analyses").rglob("*.analysis"))
     # another file name matches other source lines: another analysis
     analyses.report(stored, source, "other.py", cache)
     assert len(counted) == 3
@@ -123,7 +123,7 @@ def test_a_damaged_cache_entry_is_analysed_again(tmp_path: Path, counted: list[s
     assert stored is not None
     cache = ReportCache(tmp_path / "cache")
     expected, _ = analyses.report(stored, "", "example.py", cache)
-    (entry,) = (tmp_path / "cache" / "analyses").rglob("*.json")
+    (entry,) = (tmp_path / "cache" / "analyses").rglob("*.analysis")
     doc = json.loads(entry.read_text())
     if damage == "not json":
         entry.write_text("{")

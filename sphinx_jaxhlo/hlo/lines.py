@@ -54,21 +54,25 @@ _DIM = re.compile(r"(<=)?(\d+)|\?")
 _OPERAND = re.compile(r" *(%?" + _NAME + r") *")
 _COMMENT = re.compile(r"/\*.*?\*/")
 _ATTRIBUTE_KEY = re.compile(r" *, *([A-Za-z_][\w.\-]*) *= *")
-_PLAIN = re.compile(r'[^,(){}\[\]"/]*')
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRING = r'"(?:[^"\\]|\\.)*+"'
+#: Between brackets at the top of an attribute value: anything but a comma, a bracket, a comment.
+_TOP = r'(?:[^,(){}\[\]"/]++|' + _STRING + r"|/(?![*/]))*+"
+#: Inside brackets: anything but a bracket (and a comment that does not close on its line).
+_INSIDE = r'(?:[^(){}\[\]"/]++|' + _STRING + r"|/(?![*/])|/\*.*?\*/)*+"
+_SKIP_TOP = re.compile(_TOP)
+_SKIP_INSIDE = re.compile(_INSIDE)
 
 
 def _nested(depth: int) -> str:
     """A bracketed group, brackets balanced and strings closed, nested at most ``depth`` deep."""
-    inside = r'(?:[^(){}\[\]"/]++|"(?:[^"\\]|\\.)*+"|/(?![*/])' + (f"|{_nested(depth - 1)}" if depth > 1 else "")
-    return rf"(?:\({inside})*+\)|\{{{inside})*+\}}|\[{inside})*+\])"
+    inside = _INSIDE[:-3] + (f"|{_nested(depth - 1)})*+" if depth > 1 else ")*+")
+    return rf"(?:\({inside}\)|\{{{inside}\}}|\[{inside}\])"
 
 
-#: An attribute value whose groups nest at most four deep (metadata, JSON
-#: backend configs...), matched at once; anything else goes through the
-#: bracket-by-bracket scan of :func:`_value_end`.
-_VALUE = re.compile(r'(?:[^,(){}\[\]"/]++|"(?:[^"\\]|\\.)*+"|/(?![*/])|' + _nested(4) + r")*+")
-_GROUP = re.compile(_nested(4))
+#: An attribute value whose groups nest at most two deep (metadata, dimensions, most
+#: backend configs), matched at once; others go bracket by bracket (:func:`_value_end`).
+_VALUE = re.compile(_TOP[:-3] + "|" + _nested(2) + ")*+")
+_GROUP = re.compile(_nested(2))
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NAME_ENTRY = re.compile(r' *(\d+) +("(?:[^"\\]|\\.)*") *$')
 _FRAME_ENTRY = re.compile(r" *(\d+) *\{((?: *[A-Za-z_]\w* *= *-?\d+\b)*) *\} *$")
@@ -390,10 +394,9 @@ def _operands(inside: str) -> list[str]:
 def _group_end(line: str, p: int) -> int:
     """Where the bracketed group opening at ``p`` ends (after its closing bracket)."""
     stack = [line[p]]
-    p += 1
     n = len(line)
     while True:
-        p = _PLAIN.match(line, p).end()  # type: ignore[union-attr]
+        p = _SKIP_INSIDE.match(line, p + 1).end()  # type: ignore[union-attr]
         if p >= n:
             raise _Unread
         c = line[p]
@@ -404,21 +407,8 @@ def _group_end(line: str, p: int) -> int:
                 raise _Unread
             if not stack:
                 return p + 1
-        elif c == '"':
-            m = _STRING.match(line, p)
-            if m is None:
-                raise _Unread
-            p = m.end()
-            continue
-        elif c == "/" and line.startswith("/*", p):
-            m = _COMMENT.match(line, p)  # inside the value's raw text, as written
-            if m is None:
-                raise _Unread
-            p = m.end()
-            continue
-        elif c == "/" and line.startswith("//", p):
+        else:  # a string or a comment that does not end on its line
             raise _Unread
-        p += 1
 
 
 def _value_end(line: str, p: int) -> int:
@@ -426,22 +416,9 @@ def _value_end(line: str, p: int) -> int:
     brackets and strings, or at the end of the line."""
     n = len(line)
     while True:
-        p = _PLAIN.match(line, p).end()  # type: ignore[union-attr]
-        if p >= n:
-            return n
-        c = line[p]
-        if c == ",":
+        p = _SKIP_TOP.match(line, p).end()  # type: ignore[union-attr]
+        if p >= n or line[p] == ",":
             return p
-        if c in "({[":
-            p = _group_end(line, p)
-            continue
-        if c == '"':
-            m = _STRING.match(line, p)
-            if m is None:
-                raise _Unread
-            p = m.end()
-            continue
-        if c == "/" and not line.startswith(("/*", "//"), p):
-            p += 1
-            continue
-        raise _Unread  # a closing bracket of nothing, or a comment
+        if line[p] not in "({[":
+            raise _Unread  # a closing bracket of nothing, an open string, a comment
+        p = _group_end(line, p)

@@ -13,7 +13,7 @@ here it is paid once per snapshot and version of the analysis code:
   each text).  The readers that ``-j`` forks inherit what the main process read.
 - :func:`report` analyses it once.  The analysis is kept in this process, and
   in the report cache (a folder or an fsspec URL, :mod:`sphinx_jaxhlo.store.cache`)
-  as ``analyses/<key[:2]>/<key>.json``, where the key is a digest of the
+  as ``analyses/<key[:2]>/<key>.analysis`` (JSON), where the key is a digest of the
   snapshot (:attr:`~sphinx_jaxhlo.store.snapshots.Stored.digest`: its JSON,
   which holds the digests of its texts), of the example's file name (source
   lines are matched by it) and of the analysis code
@@ -25,7 +25,7 @@ here it is paid once per snapshot and version of the analysis code:
   writing build would otherwise work out again for every snapshot.
 - :func:`compared` keeps the comparison of two snapshots of one slot (the drift
   page's, :func:`sphinx_jaxhlo.store.releases.compare_folders`) as
-  ``drift/<key[:2]>/<key>.json``, keyed by both snapshots' digests, the
+  ``drift/<key[:2]>/<key>.drift``, keyed by both snapshots' digests, the
   tolerance and the analysis code: an unchanged drift page reads its snapshots
   and one entry per slot, and analyses nothing.
 
@@ -177,7 +177,7 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
     :raises InvalidReport: when the stored facts are not those of a report.
     """
     key = _key("analysis", stored.digest, source_name)
-    name = f"analyses/{key[:2]}/{key}.json"
+    name = f"analyses/{key[:2]}/{key}.analysis"
     entry = _ANALYSED.get(key)
     if entry is not None:
         return _report(stored, source, entry), entry[1]
@@ -246,7 +246,7 @@ def compared(old: snapshots.Stored, new: snapshots.Stored, source_name: str, tol
     kept = _COMPARED.get(key)
     if kept is not None:
         return kept
-    name = f"drift/{key[:2]}/{key}.json"
+    name = f"drift/{key[:2]}/{key}.drift"
     if cache is not None:
         found = _drift_entry(cache.read_entry(name))
         if found is not None:

@@ -380,7 +380,7 @@ class ReportCache:
     # -- other entries beside the reports (store/analyses.py) --------------------
 
     def read_entry(self, name: str) -> bytes | None:
-        """The bytes of an entry beside the reports (``analyses/ab/<key>.json``),
+        """The bytes of an entry beside the reports (``analyses/ab/<key>.analysis``),
         ``None`` when there is none or it cannot be read (said in :attr:`problems`)."""
         return self._read(name)
 

@@ -124,7 +124,8 @@ rc = build_main(sys.argv[1:])
 seconds = time.perf_counter() - t
 times = os.times()
 print("BENCH " + json.dumps({"rc": rc, "jax": "jax" in sys.modules, "seconds": seconds,
-                             "cpu_seconds": times.user + times.system + times.children_user + times.children_system}))
+                             "cpu_seconds": times.user + times.system + times.children_user + times.children_system,
+                             "process_seconds": time.process_time()}))
 """
 
 

@@ -242,3 +242,16 @@ def test_a_rebuild_from_snapshots_analyses_each_snapshot_once_then_nothing(tmp_p
     slot.write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n")
     calls, _ = build(src, tmp_path / "j1-c", tmp_path / "cache-j1", count, "-j", "1")
     assert len(calls) == 1
+
+
+def test_the_analyses_are_kept_in_a_cache_at_a_url_too(tmp_path: Path, counted: list[str]) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    stored = analyses.read(write_slot(tmp_path / "doc", "gpu_h100__with_dot"))
+    assert stored is not None
+    url = f"memory://jaxhlo-test-{tmp_path.name}/cache"  # an object store: no folders to make
+    cache = ReportCache(url)
+    first, _ = analyses.report(stored, "", "example.py", cache)
+    analyses.forget()
+    again, _ = analyses.report(stored, "", "example.py", cache)
+    assert len(counted) == 1 and again.to_dict() == first.to_dict() and not cache.problems
+    assert fsspec.filesystem("memory").glob(f"{url.removeprefix('memory://')}/analyses/*/*.analysis")

@@ -37,10 +37,11 @@ Measures (the goals are from the project's issue tracker):
 
 12. a docs host's build from snapshots (``-E``, nothing compiled), with no cache and with one,
    against plain pages: extra milliseconds per report, and the fixed cost of a build
-   (``benchmarks/snapshot_path.py``; goals: at most 4 ms a report from snapshots, 2 ms cached).
+   (``benchmarks/snapshot_path.py``; goals: at most 4 ms a report from snapshots, 2 ms cached);
+13. the drift page's comparisons, cold and unchanged (goal: an unchanged page under a second).
 
 ``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2;
-``--snapshots`` 12 only.
+``--snapshots`` 12 and 13 only.
 """
 
 from __future__ import annotations
@@ -586,19 +587,21 @@ def main() -> None:
                         help="with --snapshots: also the package of this git revision, in the same run")
     opts = parser.parse_args()
     if opts.snapshots:
-        from snapshot_path import package_at, snapshot_path
+        from snapshot_path import drift_page, package_at, snapshot_path
 
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
         try:
             before = package_at(opts.before, work) if opts.before else None
-            figure = snapshot_path(work, (8, 24) if opts.quick else (20, 60), 2 if opts.quick else 5, before)
+            figures = {"drift_page": drift_page(work, before),
+                       "snapshot_path": snapshot_path(work, (8, 24) if opts.quick else (20, 60),
+                                                      2 if opts.quick else 5, before)}
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        print(json.dumps({"snapshot_path": figure}, indent=2))
+        print(json.dumps(figures, indent=2))
         if not opts.quick:
             path = HERE / "results.json"
             stored = json.loads(path.read_text()) if path.exists() else {}
-            path.write_text(json.dumps({**stored, "snapshot_path": figure}, indent=2) + "\n")
+            path.write_text(json.dumps({**stored, **figures}, indent=2) + "\n")
         return
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))

@@ -1,4 +1,5 @@
-"""12. A docs host's build: ``-E`` from snapshots, nothing compiled, against plain pages.
+"""12. A docs host's build: ``-E`` from snapshots, nothing compiled, against plain pages;
+and 13., the drift page's comparisons.
 
 ``python benchmarks/bench.py --snapshots`` runs it.  Projects of small examples
 (``bench.example``) for ``cpu`` and ``gpu:h100`` are compiled once, writing
@@ -11,6 +12,11 @@ compiles, jax is not imported):
 - **cached**: the same with a cache that an earlier build filled: the
   analysis of each snapshot and each example's HTML are read back;
 - **plain**: the same pages with each directive replaced by a code block.
+
+The drift page (:func:`drift_page`) compares this site's snapshots with those of
+the older releases in ``docs/_drift``, as ``docs/_ext/jaxhlo_drift.py`` does,
+in a fresh process each time: with a new cache, then with the cache it filled
+(an unchanged page), and with ``before``'s package.
 
 The extra milliseconds per report are ``(ours - plain) / reports``; measured at
 two sizes, they split into a cost per report (the slope) and a cost per build
@@ -120,4 +126,48 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
     if before is not None:
         out["before"] = str(before)
     out["goals_ms_per_report"] = {"snapshots": 4.0, "cached": 2.0}
+    return out
+
+
+#: Times the drift page's comparisons in a fresh process (argv: the cache folder or "", the docs folder).
+DRIFT = """
+import json, sys, time
+from pathlib import Path
+start, cpu = time.perf_counter(), time.process_time()
+from sphinx_jaxhlo.store.releases import compare_folders
+kwargs = {}
+if sys.argv[1]:
+    from sphinx_jaxhlo.store.cache import ReportCache
+    kwargs["cache"] = ReportCache(sys.argv[1])
+docs = Path(sys.argv[2])
+slots = 0
+for release in sorted((docs / "_drift").glob("jax-*")):
+    result = compare_folders(release, docs / "_snapshots", "guide", 0.05, **kwargs)
+    slots += len(result.moved) + result.unchanged
+print("DRIFT " + json.dumps({"seconds": time.perf_counter() - start, "process_seconds": time.process_time() - cpu,
+                             "compared": slots}))
+"""
+
+
+def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[str, Any]:
+    """13. The drift page's comparisons: cold, unchanged (the cache filled), and at ``before``."""
+    import json
+
+    docs = Path(__file__).parent.parent / "docs"
+
+    def run(cache: Path | None, package: Path | None = None) -> dict[str, Any]:
+        env = build_env({"PYTHONPATH": str(package)} if package is not None else None)
+        proc = subprocess.run([PY, "-c", DRIFT, str(cache or ""), str(docs)], capture_output=True, text=True,
+                              env=env, check=True)
+        return json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("DRIFT "))[6:])
+
+    cache = work / "drift-cache"
+    out: dict[str, Any] = {"cold": run(cache)}
+    warm = [run(cache) for _ in range(repeat)]
+    out["unchanged"] = {key: min(r[key] for r in warm) for key in ("seconds", "process_seconds")}
+    out["unchanged"]["compared"] = warm[0]["compared"]
+    if before is not None:
+        out["before"] = min((run(None, before) for _ in range(max(1, repeat // 2))),
+                            key=lambda r: r["process_seconds"])
+    out["goal_unchanged_s"] = 1.0
     return out

@@ -605,7 +605,8 @@ def main() -> None:
         return
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))
-    elif opts.cached:
+        return  # (it went on to every other measure)
+    if opts.cached:
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
         try:
             figure = cached_rebuild(work, 50)

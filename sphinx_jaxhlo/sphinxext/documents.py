@@ -178,7 +178,7 @@ class ExpandDeferred(SphinxPostTransform):
             block["deferred"] = False
             rendered = (render(self.app, node, processed, defer=False) if not processed.error
                         else [error_box(processed.error)])
-            block.clear()
+            del block[:]
             block.extend(rendered or [nodes.paragraph()])
 
 

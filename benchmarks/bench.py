@@ -126,7 +126,8 @@ seconds = time.perf_counter() - t
 times = os.times()
 print("BENCH " + json.dumps({"rc": rc, "jax": "jax" in sys.modules, "seconds": seconds,
                              "cpu_seconds": times.user + times.system + times.children_user + times.children_system,
-                             "process_seconds": time.process_time()}))
+                             "process_seconds": time.process_time(),
+                             "package": getattr(sys.modules.get("sphinx_jaxhlo"), "__file__", None)}))
 """
 
 
@@ -146,7 +147,9 @@ def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = T
         args += ["-D", f"jaxhlo_cache_dir={cache}"]
     args += list(extra)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True, env=build_env(env))
+    # not from the clone: `python -c` imports from the current folder first, which would shadow
+    # the package that PYTHONPATH names (the --before builds)
+    proc = subprocess.run(args, capture_output=True, text=True, env=build_env(env), cwd=tempfile.gettempdir())
     wall = time.perf_counter() - start
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
     if line is None or proc.returncode != 0:

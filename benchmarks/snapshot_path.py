@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,8 @@ def _project(work: Path, count: int) -> tuple[Path, Path, int]:
 def _summary(src: Path, out: Path, env: dict[str, str], *extra: str) -> str:
     """The build's own summary line (the timed builds are quiet)."""
     proc = subprocess.run([PY, "-m", "sphinx", "-E", "-b", "html", str(src), str(out / "html"), "-d",
-                           str(out / "doctrees"), *extra], capture_output=True, text=True, env=env)
+                           str(out / "doctrees"), *extra], capture_output=True, text=True, env=env,
+                          cwd=tempfile.gettempdir())
     m = re.search(r"jax-hlo: .*", proc.stdout)
     return m.group(0) if m else proc.stdout[-500:] + proc.stderr[-500:]
 
@@ -110,6 +112,11 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             best = {kind: min(r[measure] for r in results) for kind, results in runs[n].items()}
             if any(r["jax"] for kind in kinds for r in runs[n][kind]):
                 raise RuntimeError("a build from snapshots imported jax")
+            for kind in kinds:  # each version's builds ran its own package
+                wanted = str(before) if kind.endswith("_before") else str(Path(__file__).parent.parent)
+                if any(not str(r["package"]).startswith(wanted) for r in runs[n][kind]):
+                    found = runs[n][kind][0]["package"]
+                    raise RuntimeError(f"the {kind} builds imported another sphinx_jaxhlo: {found}")
             entry = out["sizes"].setdefault(str(n), {"examples": n, "reports": reports})
             entry[measure] = best
             for kind in extra:
@@ -144,8 +151,9 @@ slots = 0
 for release in sorted((docs / "_drift").glob("jax-*")):
     result = compare_folders(release, docs / "_snapshots", "guide", 0.05, **kwargs)
     slots += len(result.moved) + result.unchanged
+import sphinx_jaxhlo
 print("DRIFT " + json.dumps({"seconds": time.perf_counter() - start, "process_seconds": time.process_time() - cpu,
-                             "compared": slots}))
+                             "compared": slots, "package": sphinx_jaxhlo.__file__}))
 """
 
 
@@ -158,7 +166,7 @@ def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[
     def run(cache: Path | None, package: Path | None = None) -> dict[str, Any]:
         env = build_env({"PYTHONPATH": str(package)} if package is not None else None)
         proc = subprocess.run([PY, "-c", DRIFT, str(cache or ""), str(docs)], capture_output=True, text=True,
-                              env=env, check=True)
+                              env=env, check=True, cwd=tempfile.gettempdir())
         return json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("DRIFT "))[6:])
 
     cache = work / "drift-cache"
@@ -169,5 +177,7 @@ def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[
     if before is not None:
         out["before"] = min((run(None, before) for _ in range(max(1, repeat // 2))),
                             key=lambda r: r["process_seconds"])
+        if not out["before"]["package"].startswith(str(before)):
+            raise RuntimeError(f"the drift page at the older revision imported {out['before']['package']}")
     out["goal_unchanged_s"] = 1.0
     return out

@@ -5,7 +5,10 @@ whichever process reads it, so ``-j N`` builds compile in parallel.  Each
 ``jaxhlo_example`` placeholder holds its :class:`~sphinx_jaxhlo.core.example.Example`;
 :func:`sphinx_jaxhlo.pipeline.run.process` makes its results, and
 :func:`render` puts them in the page, with the key under which the HTML
-writer keeps the example's HTML for later builds.
+writer keeps the example's HTML for later builds.  When that HTML is kept
+already, the example's nodes are not made at all (most of what a cached
+rebuild would spend on it): the page takes the HTML, and
+:class:`ExpandDeferred` renders the example for a builder that cannot.
 """
 
 from __future__ import annotations

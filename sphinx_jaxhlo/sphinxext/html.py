@@ -4,7 +4,11 @@ The visitors of :data:`sphinx_jaxhlo.render.nodes.PLAIN_HTML_VISITORS`, with
 two that need the builder: an example's block reuses the HTML written for it
 before (the ``fragment`` the pipeline names), and a module text goes to files
 of its own beside the pages (``_jaxhlo/<key>.txt`` and ``.js``), loaded when
-the reader opens it.  :data:`HTML_VISITORS` is what ``setup`` registers.
+the reader opens it.  Beside a kept fragment, ``<key>.texts`` lists the module
+texts it shows, and the cache's text store keeps each text and its highlighted
+script: with those, a later build reads the example without rendering its
+nodes (:func:`fragment_usable`), and the texts are copied from the store.
+:data:`HTML_VISITORS` is what ``setup`` registers.
 """
 
 from __future__ import annotations

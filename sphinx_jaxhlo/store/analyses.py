@@ -60,8 +60,10 @@ __all__ = ["analysis_fingerprint", "compared", "forget", "read", "report"]
 ANALYSIS_CODE = ((__name__,), ("gpu_targets",))
 #: Version of the entries' form.
 FORMAT = 1
-#: The most this process keeps of snapshots read and of analyses (bytes, each).
-MEMORY_BYTES = 256 * 2**20
+#: The most this process keeps of snapshots read and of analyses (bytes, each;
+#: an analysis is kept as its JSON, decoded at each use: no objects for the
+#: garbage collector to walk).
+MEMORY_BYTES = 128 * 2**20
 
 
 @functools.cache
@@ -178,10 +180,12 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
     """
     key = _key("analysis", stored.digest, source_name)
     name = f"analyses/{key[:2]}/{key}.analysis"
-    entry = _ANALYSED.get(key)
+    kept = _ANALYSED.get(key)
+    entry = _entry(kept) if kept is not None else None
     if entry is not None:
         return _report(stored, source, entry), entry[1]
-    entry = _entry(cache.read_entry(name)) if cache is not None else None
+    data = cache.read_entry(name) if cache is not None else None
+    entry = _entry(data)
     if entry is not None:
         try:
             made = _report(stored, source, entry)
@@ -189,17 +193,15 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
             assert cache is not None
             cache.problems.append(f"cache entry {name} is not a valid analysis ({exc}): analysed again")
         else:
-            _ANALYSED.put(key, entry, entry[2])
+            _ANALYSED.put(key, data, entry[2])
             return made, entry[1]
     fresh = stored.snapshot.report(source, source_name)  # the analysis itself
     fields = {field: _plain(getattr(fresh, field)) for field in _derived()}
     current = stored.text == stored.snapshot.document(fresh)
     data = json.dumps({"analysis": FORMAT, "fields": fields, "current": current}, sort_keys=True).encode("utf-8")
-    entry = _entry(data)  # the form a later build reads back (tests/test_analyses.py: the same report)
-    if entry is not None:
-        _ANALYSED.put(key, entry, entry[2])
-        if cache is not None:
-            cache.write_entry(name, data)
+    _ANALYSED.put(key, data, len(data))  # what a later use reads back: the same report (tests/test_analyses.py)
+    if cache is not None:
+        cache.write_entry(name, data)
     return fresh, current
 
 

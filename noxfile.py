@@ -49,12 +49,21 @@ def install(session: nox.Session, extras: str, compilers: bool = True) -> None:
 
     :param compilers: ``False``: leave them out, for a build that compiles nothing.
     """
-    session.install("-e", f".[{extras}]")
+    session.install("-e", f".[{extras}]" if extras else ".")
     if compilers:
         session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
 
 
+@nox.session(name="compilers")
+def install_compilers(session: nox.Session) -> None:
+    """Install the GPU and TPU compilers of the environment's jax into their private folder
+    (``python -m sphinx_jaxhlo compilers install``), once for every session that needs them:
+    .ci/run does this before it runs sessions side by side."""
+    install(session, "")
+
+
 @nox.session
+def tests(session: nox.Session) -> None:@nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (GPU and TPU compiles included, through the compilers' private folder)."""
     install(session, "test")
@@ -239,7 +248,7 @@ def mutation(session: nox.Session) -> None:
     the fast unit tests catch, per module (goal: 85 %; see docs/development.md).
 
     ``nox -s mutation`` runs every module (an hour or more on two cores);
-    ``nox -s mutation -- --jobs=2 analysis expectations`` the subset CI runs.
+    ``nox -s mutation -- --jobs=2 analysis expectations`` two modules (CI runs neither: see docs/development.md).
     mutmut edits the sources in place while it runs: leave the tree alone meanwhile.
     """
     session.install("-e", ".[test,mutation]")

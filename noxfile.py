@@ -63,7 +63,6 @@ def install_compilers(session: nox.Session) -> None:
 
 
 @nox.session
-def tests(session: nox.Session) -> None:@nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (GPU and TPU compiles included, through the compilers' private folder)."""
     install(session, "test")

@@ -1933,6 +1933,11 @@ def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = N
     (kernel("t", ["convolution", "reduce"], kind="Output"), 2, "div", "tpu", "gemm"),
     (kernel("t", ["convolution"], kind="Output"), 1, "conv_general_dilated", "tpu", "convolution"),
     (kernel("t", ["multiply"]), 1, "dot_general", "cpu", "gemm"),
+    # a product written as a multiply and a reduce (a matrix-vector product below the GEMM threshold)
+    (kernel("t", ["broadcast", "multiply", "reduce"], kind="Input"), 1, "dot_general", "tpu", "product-reduction"),
+    (kernel("t", ["multiply", "reduce"], kind="Input"), 1, "dot_general", "gpu", "product-reduction"),
+    (kernel("t", ["dot", "reduce"]), 1, "dot_general", "gpu", "gemm"),
+    (kernel("t", ["multiply", "reduce"], kind="Custom", custom="__ynn_fusion"), 1, "dot_general", "cpu", "gemm"),
     (kernel("t", ["convolution", "add"], kind="Output"), 1, "jit(fft)", "tpu", "fft"),
     (kernel("t", ["fft"], kind="fft"), 1, "fft", "gpu", "fft"),
     (kernel("v", ["convolution"], kind="convolution"), 1, None, "gpu", "convolution"),
@@ -1978,6 +1983,10 @@ CPU_LOOP_FUSION = "xla/service/cpu/cpu_instruction_fusion.cc"
      PRIORITY_FUSION),
     ("gemm", GEMM, None, 1, "cpu", "does not fuse a dot", "CpuInstructionFusion::ShouldFuse", CPU_LOOP_FUSION),
     ("gemm", GEMM, None, 1, "tpu", "written to memory in full", "", ""),
+    ("product-reduction", kernel("t", ["multiply", "reduce"], kind="Input"), None, 1, "tpu",
+     "a multiply and a reduction over its contracted axis, not as a GEMM", "", ""),
+    ("product-reduction", kernel("t", ["multiply", "reduce"], kind="Input"), None, 1, "gpu",
+     "does not fuse a reduction into", "PriorityFusionQueue::CanFuseWithNativeEmitter", PRIORITY_FUSION),
     # the CPU's YNN reduction: the library rewriter decided, by its one-user rule, its op table, its types
     ("gemm", GEMM, YNN_REDUCE, 2, "cpu", "this one has 2 readers", "LibraryRewriter::AddFusionCandidates",
      LIBRARY_REWRITER),

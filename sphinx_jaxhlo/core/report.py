@@ -47,7 +47,7 @@ class Reason:
     #: What made the stored buffer, in a JAX user's words (one of the kinds
     #: documented in ``docs/reference/analysis.md``: ``gemm``, ``convolution``,
     #: ``custom-call``, ``sort``, ``gather``, ``scatter``, ``loop-output``,
-    #: ``multi-reader-fusion``, ``ynn``, ``collective``...).
+    #: ``product-reduction``, ``multi-reader-fusion``, ``ynn``, ``collective``...).
     producer_kind: str
     #: The reason in plain words.
     text: str

@@ -234,6 +234,35 @@ def _element_count(producer: HloInstruction, index: int | None) -> int:
     return shapes[index].elements
 
 
+#: Ops through which an element written after a reduce is still that reduce's result, one for one.
+_ONE_FOR_ONE = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "exponential",
+                          "log", "log-plus-one", "exponential-minus-one", "sqrt", "rsqrt", "negate", "abs", "tanh",
+                          "logistic", "cosine", "sine", "convert", "bitcast", "reshape", "copy", "select",
+                          "compare", "clamp"})
+
+
+def _reduce_before(writer: HloInstruction, body: list[HloInstruction]) -> HloInstruction | None:
+    """The ``reduce`` inside a kernel whose result the element ``writer`` writes is computed
+    from elementwise (a matrix-vector product's multiply-and-reduce with ``exp`` after it):
+    one with as many results as ``writer`` writes; ``None`` where the element is not one
+    (softmax's kernel writes ``exp(x - max)``, which has more elements than the max)."""
+    if writer.opcode not in _ONE_FOR_ONE:
+        return None
+    by_name = {sub.name: sub for sub in body}
+    wanted = _result_elements(writer)
+    todo, seen = list(writer.operands), set()
+    while todo and len(seen) < 64:
+        name = todo.pop()
+        if name in seen or (inst := by_name.get(name)) is None:
+            continue
+        seen.add(name)
+        if inst.opcode == "reduce" and _result_elements(inst) == wanted:
+            return inst
+        if inst.opcode in _ONE_FOR_ONE and _result_elements(inst) == wanted:
+            todo += inst.operands
+    return None
+
+
 def _result_elements(inst: HloInstruction) -> int:
     shape = inst.shape.tuple_shapes[0] if inst.shape.tuple_shapes else inst.shape
     return shape.elements
@@ -320,11 +349,15 @@ class _Analyzer(BufferAnalyzer):
                 index = int(m.name[m.name.rindex("[") + 1:-1])
             body = [sub for _, sub in self.flatten(producer)] or [producer]
             writer = self.defining(producer, index)
-            operand = writer.operands[0] if writer.opcode == "reduce" and writer.operands else None
+            reduce = writer if writer.opcode == "reduce" else _reduce_before(writer, body)
+            operand = reduce.operands[0] if reduce is not None and reduce.operands else None
             source = next((sub for sub in body if sub.name == operand), None) if operand else None
             out[(m.computation, m.name)] = Written(
                 opcode=writer.opcode,
-                reduced=source.shape.elements // max(_result_elements(writer), 1) if source is not None else 0,
+                after_reduce=reduce is not None and reduce is not writer,
+                reduce_op=producer_op(reduce.op_name) if reduce is not None else None,
+                reduced=source.shape.elements // max(_result_elements(reduce), 1)
+                if source is not None and reduce is not None else 0,
                 outputs=len(producer.shape.tuple_shapes) if producer.shape.tuple_shapes else 1,
                 dtypes=frozenset(sub.shape.dtype for sub in body if sub.shape.tuple_shapes is None and sub.shape.dtype))
         return out

@@ -6,7 +6,10 @@ reads, ``attach_reasons`` fills the report's ``Reason``:
 1. **What made the buffer** (``producer_kind``), from the kernel that wrote
    it: ``gemm`` (a ``dot``, a cuBLAS custom call, a Triton GEMM fusion
    ``__triton_gemm``/``__triton_nested_gemm_fusion``, a GEMM in the CPU's
-   YNN kernel), ``convolution``, ``sort``, ``gather``, ``scatter``, ``fft``,
+   YNN kernel), ``product-reduction`` (a ``dot_general`` the compiler wrote
+   as a multiply and a ``reduce``, with no dot or convolution in the kernel:
+   the H100's matrix-vector products below its GEMM threshold, the TPU's
+   ``exp(-d2) @ v``), ``convolution``, ``sort``, ``gather``, ``scatter``, ``fft``,
    ``custom-call`` (a library kernel the compiler cannot look into),
    ``loop-output`` (what a ``while`` hands on), ``branch-output`` (a
    ``conditional`` or ``call``), ``collective`` (an all-reduce, all-gather...),
@@ -91,6 +94,7 @@ __all__ = ["ALTERNATIVE_TITLES", "KIND_WORDS", "UNEXPLAINED", "Written", "attach
 #: A producer kind in a JAX user's words (for the page and the text output).
 KIND_WORDS = {
     "gemm": "a GEMM (a matrix product)",
+    "product-reduction": "a matrix product written as a multiply and a reduction",
     "convolution": "a convolution",
     "sort": "a sort",
     "gather": "a gather",
@@ -124,6 +128,11 @@ class Written:
     dtypes: frozenset[str] = frozenset()
     #: Where a reduction writes the element: how many elements it folds into each result.
     reduced: int = 0
+    #: The element is computed elementwise from a reduction's result in the same kernel
+    #: (``exp`` after a matrix-vector product written as a reduce); ``reduced`` is that one's.
+    after_reduce: bool = False
+    #: The JAX operation of the reduction that writes the element or precedes it (``dot_general``).
+    reduce_op: str | None = None
 
 
 _COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
@@ -161,7 +170,8 @@ _YNN_TYPES = frozenset({"f32", "bf16", "f64", "s8", "u8"})
 
 #: The guide's sections with bounded alternatives, by producer kind.
 _BOUNDED = ["jaxhlo-guide-bounded-scan", "jaxhlo-guide-bounded-map"]
-ALTERNATIVES = {"gemm": ["jaxhlo-guide-matrix-small-contractions", *_BOUNDED]}
+ALTERNATIVES = {"gemm": ["jaxhlo-guide-matrix-small-contractions", *_BOUNDED],
+                "product-reduction": ["jaxhlo-guide-matrix-small-contractions", *_BOUNDED]}
 #: How each alternative is named where it is linked (the page's links and the text output).
 ALTERNATIVE_TITLES = {
     "jaxhlo-guide-matrix-small-contractions": "write a short contraction out as multiply and sum",
@@ -190,7 +200,11 @@ def producer_kind(producer: Fusion, readers: int, op: str | None = None, backend
     applies); ``op`` is the JAX operation of its metadata: a TPU writes a
     ``dot_general`` as a ``convolution``; ``written``, how the element was written."""
     if op in ("dot_general", "ragged_dot_general"):
-        return "gemm"
+        ops = set(producer.ops)
+        custom = (producer.custom_kind or "").lower()
+        as_reduce = ops & {"reduce", "reduce-window"} and not ops & {"dot", "convolution"} \
+            and "gemm" not in custom and "matmul" not in custom and custom != "__ynn_fusion"
+        return "product-reduction" if as_reduce else "gemm"
     if op == "conv_general_dilated":
         return "convolution"
     if op in ("fft", "jit(fft)"):
@@ -215,11 +229,13 @@ def producer_kind(producer: Fusion, readers: int, op: str | None = None, backend
     if "custom-call" in ops:
         return "custom-call"
     if written is not None and written.opcode in ("reduce", "reduce-window"):
-        return "reduction"
+        return "product-reduction" if written.reduce_op in ("dot_general", "ragged_dot_general") else "reduction"
     if written is not None and written.outputs > 1 and ops & {"reduce", "reduce-window"}:
         return "multi-output"
     if custom == "__ynn_fusion":
         return "ynn"
+    if written is not None and written.after_reduce:
+        return "product-reduction" if written.reduce_op in ("dot_general", "ragged_dot_general") else "reduction"
     if ops & {"reduce", "reduce-window"} and ops <= _REDUCTION_KERNEL:
         return "reduction"
     return "multi-reader-fusion" if readers > 1 else "elementwise"
@@ -250,6 +266,16 @@ def _why(kind: str, producer: Fusion, consumer: Fusion | None, readers: int, bac
                 "fusion does not fuse a dot, and the reduction reads the product back."), _CPU_LOOP
     if kind == "gemm":
         return "The matrix product is written to memory in full before the reduction reads it.", none
+    if kind == "product-reduction":
+        lead = ("The compiler wrote this matrix product as a multiply and a reduction over its contracted axis, "
+                "not as a GEMM, so it is " + ("computed elementwise from " if written is not None
+                                              and written.after_reduce else "") + "the result of another reduction")
+        if backend == "gpu" and written is not None and 0 < written.reduced < _SIGNIFICANT_REDUCE:
+            return (f"{lead}, of {written.reduced} elements each: short enough for priority fusion to fuse into "
+                    f"a reduction, which it does only where its cost model estimates it faster; "
+                    f"{UNEXPLAINED}"), none
+        return (f"{lead}; XLA does not fuse a reduction into the reduction that reads its result, so the "
+                "product is stored."), (_GPU_REDUCE_INTO_REDUCE if backend == "gpu" else none)
     if kind == "multi-output":
         text = (f"The table is written by the kernel of another reduction, as a second output: it has {readers} "
                 f"reader{'s' if readers != 1 else ''}, fusion did not duplicate its work into every reduction "
@@ -258,10 +284,13 @@ def _why(kind: str, producer: Fusion, consumer: Fusion | None, readers: int, bac
         return text, (_GPU_MULTI_OUTPUT if backend == "gpu" else none)
     if kind == "reduction":
         if backend == "gpu" and written is not None and 0 < written.reduced < _SIGNIFICANT_REDUCE:
-            return (f"It is the result of another reduction, of {written.reduced} elements each: short enough "
+            made = "computed from the result" if written.after_reduce else "the result"
+            return (f"It is {made} of another reduction, of {written.reduced} elements each: short enough "
                     f"for priority fusion to fuse into a reduction, which it does only where its cost model "
                     f"estimates it faster; {UNEXPLAINED}"), none
-        text = ("It is the result of another reduction; XLA does not fuse a reduction into the reduction that "
+        made = ("computed elementwise from the result of another reduction, in that reduction's kernel"
+                if written is not None and written.after_reduce else "the result of another reduction")
+        text = (f"It is {made}; XLA does not fuse a reduction into the reduction that "
                 "reads its result, so the first one's result is stored.")
         return text, (_GPU_REDUCE_INTO_REDUCE if backend == "gpu" else none)
     if kind == "multi-reader-fusion":

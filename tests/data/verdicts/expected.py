@@ -14,7 +14,9 @@ checked, program by program:
   force's reduction reads them broadcast over the 3 components (the H100's
   record: the cost model's refusal, fused time above unfused); the other
   reduction, the squared distances, is computed in the weights' kernel from
-  the arguments.  The CPU computes everything in one YNN kernel.
+  the arguments, so the H100's weights are computed from a reduction's result
+  (a sum of 3 elements each: kind ``reduction``, left to the cost model).  The
+  CPU computes everything in one YNN kernel.
 - ``chamfer``, ``hausdorff``: the squared distances (a sum over 3) are stored
   (the CPU's YNN kernel has two readers; the v5e's kernel; the H100 writes them
   as the second output of the kernel that takes one of the mins) and a min
@@ -71,7 +73,7 @@ from __future__ import annotations
 EXPECTED = {
     ('cpu', 'nbody_weights'): ({'reduce_sum.1': 'fused', 'reduce_sum.0': 'fused'}, {}, set(), {}),
     ('gpu:h100', 'nbody_weights'): ({'reduce_sum.14.5': 'fused', 'reduce_sum.15.1': 'loop_rsqrt_fusion'}, {}, set(),
-                                    {'reduce_sum.15.1': ('elementwise', 'PriorityFusionQueue::CalculateProducerPriority+record')}),
+                                    {'reduce_sum.15.1': ('reduction', 'PriorityFusionQueue::CalculateProducerPriority+record')}),
     ('tpu:v5e', 'nbody_weights'): ({'reduce_sum.0': 'fused', 'reduce_sum.1': 'add_rsqrt_fusion'}, {}, set(),
                                    {'reduce_sum.1': ('elementwise', '')}),
     ('cpu', 'chamfer'): ({'reduce_sum.0': 'fused', 'reduce_min.1': 'ynn_fusion.2', 'reduce_min.0': 'ynn_fusion.2'}, {}, set(),
@@ -105,7 +107,7 @@ EXPECTED = {
     ('tpu:v5e', 'scalar_axpy'): ({}, {}, set(), {}),
     ('cpu', 'gravity'): ({'reduce_sum.1': 'fused', 'reduce_sum.0': 'fused'}, {}, set(), {}),
     ('gpu:h100', 'gravity'): ({'reduce_sum.14.3': 'fused', 'reduce_sum.15.1': 'loop_multiply_fusion'}, {}, set(),
-                              {'reduce_sum.15.1': ('elementwise', 'PriorityFusionQueue::CalculateProducerPriority+record')}),
+                              {'reduce_sum.15.1': ('reduction', 'PriorityFusionQueue::CalculateProducerPriority+record')}),
     ('tpu:v5e', 'gravity'): ({'reduce_sum.0': 'fused', 'reduce_sum.1': 'power_multiply_fusion'}, {}, set(),
                              {'reduce_sum.1': ('elementwise', '')}),
     ('cpu', 'hausdorff'): ({'reduce_sum.0': 'fused', 'reduce_min.0': 'ynn_fusion.2', 'reduce_min.1': 'ynn_fusion.2', 'reduce-window.4': 'ynn_fusion', 'reduce-window.6': 'ynn_fusion.1'}, {'second-stage': 4}, {'reduce-window.4', 'reduce-window.6'},

@@ -49,9 +49,17 @@ def install(session: nox.Session, extras: str, compilers: bool = True) -> None:
 
     :param compilers: ``False``: leave them out, for a build that compiles nothing.
     """
-    session.install("-e", f".[{extras}]")
+    session.install("-e", f".[{extras}]" if extras else ".")
     if compilers:
         session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
+
+
+@nox.session(name="compilers")
+def install_compilers(session: nox.Session) -> None:
+    """Install the GPU and TPU compilers of the environment's jax into their private folder
+    (``python -m sphinx_jaxhlo compilers install``), once for every session that needs them:
+    .ci/run does this before it runs sessions side by side."""
+    install(session, "")
 
 
 @nox.session
@@ -160,6 +168,10 @@ def jaxdocs(session: nox.Session) -> None:
     session.install(*JAX_DOCS_PINS)
     session.install(".")  # a plain install, as a docs host would make it; pip must accept the pins
     session.install("pytest>=8", "beautifulsoup4>=4.12", "defusedxml")
+    if session.venv_backend == "uv":
+        # Read the Docs installs with pip: its resolver must accept the package beside the pins too
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", "--dry-run", "--quiet", *JAX_DOCS_PINS, ".")
     session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
     session.run("python", "-c", "import sphinx, myst_nb, sphinx_book_theme; "
                 "assert sphinx.version_info[:2] < (8, 0), sphinx.__version__; "
@@ -235,7 +247,7 @@ def mutation(session: nox.Session) -> None:
     the fast unit tests catch, per module (goal: 85 %; see docs/development.md).
 
     ``nox -s mutation`` runs every module (an hour or more on two cores);
-    ``nox -s mutation -- --jobs=2 analysis expectations`` the subset CI runs.
+    ``nox -s mutation -- --jobs=2 analysis expectations`` two modules (CI runs neither: see docs/development.md).
     mutmut edits the sources in place while it runs: leave the tree alone meanwhile.
     """
     session.install("-e", ".[test,mutation]")

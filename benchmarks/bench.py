@@ -37,10 +37,14 @@ Measures (the goals are from the project's issue tracker):
 
 12. a sweep (``:sweep:``) of 8 sizes on three targets against the same 24 compiles written as
    8 ordinary examples, both cold (goal: the sweep costs no more than its compiles, at most 1.05x),
-   and the sweep rebuilt from its cache (goal: nothing compiled).
+   and the sweep rebuilt from its cache (goal: nothing compiled);
+13. a docs host's build from snapshots (``-E``, nothing compiled), with no cache and with one,
+   against plain pages: extra milliseconds per report, and the fixed cost of a build
+   (``benchmarks/snapshot_path.py``; goals: at most 4 ms a report from snapshots, 2 ms cached);
+14. the drift page's comparisons, cold and unchanged (goal: an unchanged page under a second).
 
 ``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2;
-``--sweep`` runs 12.
+``--sweep`` runs 12; ``--snapshots`` 13 and 14 only.
 """
 
 from __future__ import annotations
@@ -124,11 +128,21 @@ rc = build_main(sys.argv[1:])
 seconds = time.perf_counter() - t
 times = os.times()
 print("BENCH " + json.dumps({"rc": rc, "jax": "jax" in sys.modules, "seconds": seconds,
-                             "cpu_seconds": times.user + times.system + times.children_user + times.children_system}))
+                             "cpu_seconds": times.user + times.system + times.children_user + times.children_system,
+                             "process_seconds": time.process_time(),
+                             "package": getattr(sys.modules.get("sphinx_jaxhlo"), "__file__", None)}))
 """
 
 
-def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = True) -> dict[str, Any]:
+def build_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a timed build: this one, without ``PYTHONDONTWRITEBYTECODE``
+    (with it, every build compiles Sphinx and the package from source: seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **(extra or {})}
+
+
+def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = True,
+          env: dict[str, str] | None = None) -> dict[str, Any]:
     args = [PY, "-c", BUILD, "-q", "-b", "html", str(src), str(out / "html"), "-d", str(out / "doctrees")]
     if fresh:
         args.append("-E")
@@ -136,15 +150,18 @@ def build(src: Path, out: Path, cache: Path | None, *extra: str, fresh: bool = T
         args += ["-D", f"jaxhlo_cache_dir={cache}"]
     args += list(extra)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True)
+    # not from the clone: `python -c` imports from the current folder first, which would shadow
+    # the package that PYTHONPATH names (the --before builds)
+    proc = subprocess.run(args, capture_output=True, text=True, env=build_env(env), cwd=tempfile.gettempdir())
     wall = time.perf_counter() - start
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
     if line is None or proc.returncode != 0:
         raise RuntimeError(f"build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     result = json.loads(line[6:])
     result["wall"] = wall
-    m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache", proc.stdout + proc.stderr)
+    m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache(?:, (\d+) from snapshots)?", proc.stdout + proc.stderr)
     result["compiled"], result["cached"] = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    result["snapshots"] = int(m.group(3) or 0) if m else 0
     return result
 
 
@@ -631,6 +648,10 @@ def main() -> None:
                         help="only the fully cached rebuild (2): the best of five against five plain builds")
     parser.add_argument("--sweep", action="store_true",
                         help="only the cost of a sweep against its compiles as ordinary examples (12)")
+    parser.add_argument("--snapshots", action="store_true",
+                        help="only a docs host's build from snapshots (with and without a cache) and the drift page")
+    parser.add_argument("--before", metavar="REV",
+                        help="with --snapshots: also the package of this git revision, in the same run")
     opts = parser.parse_args()
     if opts.sweep:
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
@@ -644,9 +665,27 @@ def main() -> None:
         if not opts.quick:
             path.write_text(json.dumps({**stored, "sweep": figure}, indent=2) + "\n")
         return
+    if opts.snapshots:
+        from snapshot_path import drift_page, package_at, snapshot_path
+
+        work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
+        try:
+            before = package_at(opts.before, work) if opts.before else None
+            figures = {"drift_page": drift_page(work, before),
+                       "snapshot_path": snapshot_path(work, (8, 24) if opts.quick else (20, 60),
+                                                      2 if opts.quick else 5, before)}
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(figures, indent=2))
+        if not opts.quick:
+            path = HERE / "results.json"
+            stored = json.loads(path.read_text()) if path.exists() else {}
+            path.write_text(json.dumps({**stored, **figures}, indent=2) + "\n")
+        return
     if opts.parse:
         print(json.dumps({"parse_speed": parse_speed()}, indent=2))
-    elif opts.cached:
+        return  # (it went on to every other measure)
+    if opts.cached:
         work = Path(tempfile.mkdtemp(prefix="jaxhlo-bench-"))
         try:
             figure = cached_rebuild(work, 50)

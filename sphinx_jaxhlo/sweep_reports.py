@@ -34,8 +34,8 @@ _FORMAT = "sphinx-jaxhlo sweep"
 
 
 class SweepReports(Sequence[Reports]):
-    """The reports of one function at every point of a sweep, in point order, and the
-    sweep's map: ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
+    """The reports of a sweep's functions (one, or each of ``function="a, b"``) at every
+    point, in point order, and the sweep's map (each function apart): ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
     :attr:`flips` (between which two adjacent sizes a reduction's verdict, the
     producer of its stored buffer, the kernel count or the compile's success changes,
     with the compiler's reasons at both sides) and ``map`` (each point's figures, a
@@ -58,7 +58,12 @@ class SweepReports(Sequence[Reports]):
         self.sweep = sweep
         self.points = list(points)
         self._reports = list(reports)
-        self.function = function or next((r.function for r in self._reports if r.function), "")
+        found = [r.function for reports in self._reports for r in reports]
+        found += [f.function for reports in self._reports for f in reports.failures]
+        #: every function compiled, in the order of the reports (``function="a, b"`` compiles two)
+        self.functions = list(dict.fromkeys([*(n.strip() for n in function.split(",") if n.strip()),
+                                             *(n for n in found if n)]))
+        self.function = self.functions[0] if self.functions else ""
         known = [t for r in self._reports for t in r.targets]
         self.targets = [t for t in targets if t in known] + [t for t in dict.fromkeys(known) if t not in targets]
         self.show = list(show)
@@ -68,11 +73,11 @@ class SweepReports(Sequence[Reports]):
         outcomes = []
         name = self.function or "(function)"
         for point, reports in zip(self.points, self._reports, strict=True):
-            results = [Result(name, r.target, _title(r.target), report=r) for r in reports]
-            results += [result_of_failure(dataclasses.replace(f, function=name), _title(f.target))
+            results = [Result(r.function or name, r.target, _title(r.target), report=r) for r in reports]
+            results += [result_of_failure(dataclasses.replace(f, function=f.function or name), _title(f.target))
                         for f in reports.failures]
             outcomes.append((point, results, ""))
-        return sweep_map(self.sweep, outcomes, [name], [(t, _title(t)) for t in self.targets])
+        return sweep_map(self.sweep, outcomes, self.functions or [name], [(t, _title(t)) for t in self.targets])
 
     # -- sequence ---------------------------------------------------------------------------
 
@@ -117,7 +122,8 @@ class SweepReports(Sequence[Reports]):
 
     @property
     def title(self) -> str:
-        return f"{self.function}({self.sweep.args})" if self.sweep.args else self.function
+        names = ", ".join(self.functions)
+        return f"{names}({self.sweep.args})" if self.sweep.args else names
 
     def to_text(self) -> str:
         """Per target, the table of points and the flips with the compiler's reasons."""
@@ -155,7 +161,7 @@ class SweepReports(Sequence[Reports]):
             "sweep": self.sweep.text,
             "args": self.sweep.args,
             "static": list(self.sweep.static),
-            "function": self.function,
+            "function": ", ".join(self.functions),
             "targets": list(self.targets),
             "show": list(self.show),
             "points": [{"values": p.as_dict(), "reports": r.to_dict()} for p, r in self.items()],
@@ -223,7 +229,7 @@ class SweepReports(Sequence[Reports]):
             outcomes += checked
             problems += [c.message for c in checked if not c.passed]
             for failure in reports.failures:
-                if here.for_target(failure.target, self.function or failure.function):
+                if here.for_target(failure.target, failure.function or self.function):
                     problems.append(f"{failure.describe()} [at {point.label}]")
         flips = check_flip_claims(expectations, self.map)
         outcomes += flips
@@ -286,16 +292,18 @@ def compile_sweep(example: Example, targets: Sequence[targets_mod.Target], show:
     has that as its failure."""
     assert example.sweep is not None
     names = [t.name for t in targets]
-    function = example.functions[0] or "(default function)"
+    functions = [f or "(default function)" for f in example.functions] or ["(default function)"]
     reports = []
     for point in sweep_points(example):
         if point.example is None:
-            reports.append(Reports([], failures=[TargetFailure(t, function, "args", point.problem) for t in names],
-                                   function=function, targets=names, show=show))
+            failures = [TargetFailure(t, f, "args", point.problem) for f in functions for t in names]
+            reports.append(Reports([], failures=failures, function=functions[0], targets=names, show=show))
         else:
             reports.append(compile_one(point.example, targets, show, **options))
-    name = next((r.function for r in reports if len(r)), function)
-    return SweepReports(example.sweep, [p.point for p in sweep_points(example)], reports, function=name,
+    # the default function's name is known once a point compiled it
+    compiled = [r.function for point_reports in reports for r in point_reports]
+    named = ", ".join(dict.fromkeys(compiled)) if compiled else ", ".join(functions)
+    return SweepReports(example.sweep, [p.point for p in sweep_points(example)], reports, function=named,
                         targets=names, show=show)
 
 

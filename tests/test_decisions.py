@@ -198,6 +198,22 @@ def test_the_cost_model_refusal_stands_only_when_fusing_was_slower() -> None:
     assert "slower" in decisions.plain_words(found[0])
 
 
+def test_past_the_limit_the_decisions_kept_do_not_depend_on_the_records_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """XLA writes a record's steps in another order at each compile: with more standing
+    refusals than a report keeps, the same ones are kept (a snapshot's bytes are the same)."""
+    monkeypatch.setattr(decisions, "MAX_DECISIONS", 3)
+    lines = [f'fusion_steps {{ producer_ineligible {{ producer_name: "p.{i}" reason: "not fusible" }} }}'
+             for i in range(8)]
+    hlo = _read("gpu_h100", "optimized.txt")
+    kept = []
+    for order in (lines, lines[::-1], lines[3:] + lines[:3]):
+        found, note = decisions.gpu_decisions("\n".join(order) + "\n", hlo, None)
+        kept.append([d.producer for d in found])
+        assert len(found) == 3 and "5 more left out" in note
+    assert kept[0] == kept[1] == kept[2]
+
+
 def test_a_producer_fused_after_its_refusal_is_not_reported() -> None:
     text = ('fusion_steps { producer_ineligible { producer_name: "a" reason: "the consumer is not fusible" } }\n'
             'fusion_steps { fusion { fusion_name: "fusion" producer_name: "a" consumer_name: "b" } }\n'

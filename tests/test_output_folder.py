@@ -70,6 +70,29 @@ def test_edits_leave_no_module_text_that_no_page_uses(tmp_path: Path) -> None:
     assert texts(out) == {f"{k}.{ext}" for k in second - first for ext in ("js", "txt")}
 
 
+def test_a_page_read_from_the_cache_alone_keeps_its_module_texts(tmp_path: Path) -> None:
+    """A page read again whose example comes whole from the cache (its HTML kept, no nodes
+    built) still names its module texts: an edit elsewhere later does not remove them."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["cpu"]\n')
+    (src / "index.rst").write_text("Site\n====\n\n.. toctree::\n\n   page\n   other\n")
+    (src / "page.rst").write_text(EXAMPLE.format(op="cos"))
+    (src / "other.rst").write_text(EXAMPLE.format(op="exp").replace("Page\n====", "Other\n====="))
+    out, doctrees = tmp_path / "out", tmp_path / "doctrees"
+    build = ("-b", "html", "-d", str(doctrees), str(src), str(out))
+    sphinx(*build)
+    sphinx("-E", *build)  # every page read again, each example from the cache without its nodes
+    keys = referenced(out)
+    assert len(keys) == 2 and texts(out) == {f"{k}.{ext}" for k in keys for ext in ("js", "txt")}
+    (src / "other.rst").write_text(EXAMPLE.format(op="sin").replace("Page\n====", "Other\n====="))
+    log = sphinx(*build)  # only the other page is read and written
+    assert "0 added, 1 changed, 0 removed" in log, log
+    now = referenced(out)
+    assert len(now) == 2 and len(keys & now) == 1
+    assert texts(out) == {f"{k}.{ext}" for k in now for ext in ("js", "txt")}, log
+
+
 def test_the_cache_stays_out_of_the_output_with_jaxs_command(tmp_path: Path) -> None:
     """``sphinx-build -b html docs docs/build/html`` keeps the doctrees inside the output
     folder; the cache goes beside it, to ``docs/build/jaxhlo-cache``."""

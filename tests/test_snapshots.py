@@ -89,8 +89,10 @@ def stored_report(stem: str) -> Report:
     facts = json.loads((HLO / f"{stem}.json").read_text())
     hlo = (HLO / f"{stem}.txt").read_text()
     analysis = analyze_module(hlo, "example.py")
+    memory = Memory(**facts["memory"])
+    memory.settle_peak(facts["target"])  # as the worker does (core.report's peak rule)
     return Report(function=facts["function"], target=facts["target"], versions={"jax": "0.10.2", "jaxlib": "0.10.2"},
-                  memory=Memory(**facts["memory"]), hlo=hlo, source=facts["source"],
+                  memory=memory, hlo=hlo, source=facts["source"],
                   fusions=analysis.fusions, materialized=analysis.materialized, reductions=analysis.reductions)
 
 

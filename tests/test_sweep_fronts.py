@@ -60,6 +60,26 @@ def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
     sweep.check(max_temp="1GB for n<1000", flip="none")
 
 
+def test_a_sweep_of_two_functions_keeps_them_apart() -> None:
+    source = ("import jax.numpy as jnp\n\ndef table(x):\n    return jnp.sum(jnp.cos(x @ x.T), 0)\n\n"
+              "def scaled(x):\n    return jnp.sum(jnp.cos(x) * 2.0)\n")
+    sweep = analyze_source(source, "table, scaled", "f32[n,3]", targets="cpu", sweep="n=64,128")
+    assert isinstance(sweep, SweepReports)
+    assert sweep.functions == ["table", "scaled"] and sweep.title == "table, scaled(f32[n,3])"
+    # one row per point and function, each with its own function's figures
+    by_function = {fn: [f.largest for f in sweep.map.figures_of(fn, "cpu")] for fn in sweep.functions}
+    assert by_function["table"] == ["f32[64,64]", "f32[128,128]"]
+    assert all("64,64" not in (largest or "") and "128,128" not in (largest or "")
+               for largest in by_function["scaled"])
+    text = str(sweep)
+    assert re.search(r"^\s*64\s+table\s", text, re.M) and re.search(r"^\s*128\s+scaled\s", text, re.M)
+    # a claim for one function is checked against that function only
+    sweep.check(min_temp="table@cpu=16kB")
+    with pytest.raises(AssertionError, match=r"scaled"):
+        sweep.check(min_temp="scaled@cpu=16kB")
+    assert SweepReports.from_json(sweep.to_json()).functions == ["table", "scaled"]
+
+
 def run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "sphinx_jaxhlo", *args, "--cache-dir", str(cache)]
     return subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ), timeout=300)

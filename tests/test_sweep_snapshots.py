@@ -36,12 +36,13 @@ def stored_map(name: str) -> SweepMap:
     for point in sweep_points(example):
         assert point.example is not None
         results = []
-        for target in targets:
-            slot = FOLDER / (snapshots.slot_name(point.example.slot_name, "", target.name) + ".json")
-            report = snapshots.read(slot).snapshot.report(point.example.source, point.example.source_name)
-            results.append(Result(report.function, target.name, target.title, report=report))
+        for function in example.functions:
+            for target in targets:
+                slot = FOLDER / (snapshots.slot_name(point.example.slot_name, function, target.name) + ".json")
+                report = snapshots.read(slot).snapshot.report(point.example.source, point.example.source_name)
+                results.append(Result(report.function, target.name, target.title, report=report))
         outcomes.append((point.point, results, ""))
-    functions = [outcomes[0][1][0].function]
+    functions = list(dict.fromkeys(r.function for r in outcomes[0][1]))
     return sweep_map(example.sweep, outcomes, functions, [(t.name, t.title) for t in targets])
 
 
@@ -50,19 +51,30 @@ def seed() -> SweepMap:
     return stored_map("jaxhlo-example-sweeps-seed")
 
 
-def test_the_written_out_seed_flips_between_4096_and_5000_on_the_h100(seed: SweepMap) -> None:
+def test_the_written_out_seed_flips_between_4096_and_4097_on_the_h100(seed: SweepMap) -> None:
+    sizes = (16, 1024, 2048, 4096)
     h100 = seed.figures_of("written", "gpu:h100")
     assert [f.status for f in h100] == ["unfused"] * 4 + ["fused"] * 4
-    assert [f.largest for f in h100[:4]] == [f"f32[{n},{n}]" for n in (1024, 2048, 3000, 4096)]
+    assert [f.largest for f in h100[:4]] == [f"f32[{n},{n}]" for n in sizes]
     (flip,) = seed.flips_of("written", "gpu:h100")
-    assert flip.between == "n=4096 and n=5000" and flip.kinds == ["reduction"]
+    assert flip.between == "n=4096 and n=4097" and flip.kinds == ["reduction"]
     # XLA's own cost figures, quoted from its priority-fusion record at the unfused side
     quoted = [r for r in flip.reasons_before if "its cost model estimated" in r]
     assert quoted and "fused against" in quoted[0] and "(slower fused)" in quoted[0]
     assert any("fused: " in r and "reduces it in one kernel" in r for r in flip.reasons_after)
-    # the CPU stores the table at every size: no verdict flips there
-    assert {f.status for f in seed.figures_of("written", "cpu")} == {"unfused"}
-    assert not [f for f in seed.flips_of("written", "cpu") if "reduction" in f.kinds]
+    # the CPU stores the table at every size but 16 x 16, which is one loop fusion
+    cpu = seed.figures_of("written", "cpu")
+    assert [f.status for f in cpu] == ["fused"] + ["unfused"] * 7
+    assert [f.between for f in seed.flips_of("written", "cpu") if "reduction" in f.kinds] == ["n=16 and n=1024"]
+
+
+def test_the_dot_form_stores_its_product_at_every_size(seed: SweepMap) -> None:
+    sizes = (16, 1024, 2048, 4096, 4097, 5000, 8192, 16384)
+    for target in ("cpu", "gpu:h100"):
+        figures = seed.figures_of("dotted", target)
+        assert {f.status for f in figures} == {"unfused"}, target
+        assert [f.largest for f in figures] == [f"f32[{n},{n}]" for n in sizes]
+        assert not [f for f in seed.flips_of("dotted", target) if "reduction" in f.kinds]
 
 
 def test_the_map_of_the_seed_shows_each_reports_temp(seed: SweepMap) -> None:
@@ -72,7 +84,8 @@ def test_the_map_of_the_seed_shows_each_reports_temp(seed: SweepMap) -> None:
 
     svg = line_svg(seed, "gpu:h100", seed.flips_of("written", "gpu:h100"), "u", "t")
     drawn = [int(b) for b in re.findall(r'data-bytes="(\d+)"', svg)]
-    assert drawn == [f.value for f in seed.figures_of("written", "gpu:h100")]
+    # one series per function, in the example's order: written, then dotted
+    assert drawn == [f.value for function in seed.functions for f in seed.figures_of(function, "gpu:h100")]
     assert drawn[3] >= 4 * 4096 * 4096  # the stored cosine table is in the temp at 4096
 
 

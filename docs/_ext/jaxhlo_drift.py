@@ -4,7 +4,9 @@
 ``docs/_drift/jax-<version>/`` (a snapshot folder, committed); this directive
 compares each with the docs' own snapshots (the current release) at build
 time, with :func:`sphinx_jaxhlo.store.releases.compare_folders`, so the page is
-rebuilt without the old jax and follows the current snapshots.
+rebuilt without the old jax and follows the current snapshots.  The analyses
+and comparisons are kept in the build's jax-hlo cache: a page whose snapshots
+did not change costs their reading only.
 
 Usage (MyST)::
 
@@ -27,6 +29,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from sphinx_jaxhlo.core.sizes import format_bytes
+from sphinx_jaxhlo.sphinxext.builds import cache_for
 from sphinx_jaxhlo.store.drift import versions_text
 from sphinx_jaxhlo.store.releases import ReleaseDrift, SlotDrift, compare_folders
 from sphinx_jaxhlo.store.snapshots import SnapshotError
@@ -82,7 +85,8 @@ class DriftTables(SphinxDirective):
         out: list[nodes.Node] = []
         for release in releases:
             try:
-                result = compare_folders(release, current, under, float(self.config.jaxhlo_drift_tolerance))
+                result = compare_folders(release, current, under, float(self.config.jaxhlo_drift_tolerance),
+                                         cache=cache_for(self.env.app))
             except SnapshotError as exc:
                 logger.warning("jaxhlo-drift: %s: %s", release, exc, location=(self.env.docname, self.lineno))
                 continue

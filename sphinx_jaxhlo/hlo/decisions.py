@@ -365,7 +365,9 @@ def _decisions(steps: Sequence[Step], optimized_hlo: str | HloModule, after_text
         return [], "the optimized module does not parse, so no decision could be tied to it"
     after = _parse_or_none(after_text, quick=True)
     index = _Index(optimized)
-    kept = standing(steps)
+    # XLA writes a record's steps in an order that changes from one compile to the next: the
+    # decisions kept past the limit are chosen in an order of their own, so a snapshot is the same
+    kept = sorted(standing(steps), key=lambda s: (s.producer, s.consumers, s.kind, s.reason, s.record))
     out: list[FusionDecision] = []
     for step in kept[:MAX_DECISIONS]:
         consumers = step.consumers or _users(after, step.producer)

@@ -10,11 +10,19 @@ metadata strings with escaped quotes, nested tuple shapes, dynamic dimensions
 (``<=10``), literals (``constant({ {1,2},{3,4} })``) and control flow.  So
 are the forms other printers and older or newer dumps write: ``} // name``
 after computations, ``}, execution_thread="host"`` after computations off the
-main thread, ``//`` comments, strings over several lines, compact tuple
+main thread, ``//`` comments, strings over several lines, instructions
+printed without a shape (``t = tuple(a, b)``: inferred from the operands, see
+:mod:`sphinx_jaxhlo.hlo.decode`), compact tuple
 indices (``%while.1#0``: element 0 of ``%while.1``, for which a
 ``get-tuple-element`` view named ``while.1#0`` is made), every narrow element
 type (``f8e4m3b11fnuz``, ``f4e2m1fn``, ``s2``...) and buffer shapes
 (``b(f32[4]{0})``).
+
+Two readers share the work.  :func:`parse_module` first gives the text to
+:func:`sphinx_jaxhlo.hlo.lines.read_lines`, which reads the ordinary form XLA
+prints (one instruction a line) several times faster and gives up on
+anything else; the grammar here then reads it from the start, and it alone
+reports errors, so both give the same module or the same error.
 
 The grammar is read here, over the tokens of :mod:`sphinx_jaxhlo.hlo.tokens`:
 ``()``, ``{}`` and ``[]`` are balanced and quoted strings are tokens of their
@@ -33,7 +41,9 @@ from __future__ import annotations
 
 import re
 
-from sphinx_jaxhlo.hlo.decode import decode_attributes, tuple_views
+from sphinx_jaxhlo.hlo.assemble import finish_computation, finish_module
+from sphinx_jaxhlo.hlo.decode import UNWRITTEN, MetadataMemo, decode_attributes
+from sphinx_jaxhlo.hlo.lines import read_lines
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError, Shape, element_bits
 from sphinx_jaxhlo.hlo.tokens import Tokens, unquote
 
@@ -59,6 +69,7 @@ class _Parser:
         self.ends = t.ends
         self.n = len(t.kinds)
         self.pos = 0
+        self.metadata_memo: MetadataMemo = {}
 
     # -- token helpers
 
@@ -224,13 +235,7 @@ class _Parser:
             module.computations[comp.name] = comp
         if not module.computations:
             raise self.error("no computations")
-        if not entry:
-            # As XLA's parser does: without ENTRY, the last computation is the entry.
-            entry = next(reversed(module.computations))
-            module.computations[entry].is_entry = True
-        module.entry = entry
-        self.link(module)
-        return module
+        return finish_module(module, entry)
 
     def table(self, title: str, module: HloModule) -> None:
         while self.kind() == "w" and self.texts[self.pos].isdigit():
@@ -317,35 +322,7 @@ class _Parser:
             self.pos += 1
             first, last = self.attribute_value()
             attrs[key] = self.raw(first, last)
-        if not instructions:
-            raise HloParseError(f"computation {name!r} has no instructions", line)
-        if not root:
-            root = instructions[-1].name
-            instructions[-1].is_root = True
-        compact = False
-        for inst in instructions:
-            for op in inst.operands:
-                if op not in by_name:
-                    if "#" not in op:
-                        raise HloParseError(f"{inst.name!r} reads unknown {op!r}", inst.line)
-                    compact = True
-        if compact:
-            instructions = tuple_views(instructions, by_name)
-        params = sorted(
-            (i for i in instructions if i.opcode == "parameter"),
-            key=lambda i: i.parameter_number or 0,
-        )
-        return HloComputation(
-            name=name,
-            instructions=instructions,
-            root=root,
-            is_entry=is_entry,
-            parameters=params,
-            result_shape=result_shape,
-            attributes=attrs,
-            line=line,
-            _by_name=by_name,
-        )
+        return finish_computation(name, line, is_entry, instructions, by_name, root, result_shape, attrs)
 
     def instruction(self) -> HloInstruction:
         line = self.lines[self.pos]
@@ -357,7 +334,11 @@ class _Parser:
         if not name:
             raise self.error("empty instruction name", self.pos - 1)
         self.expect("=", "'=' after the instruction name")
-        shape = self.shape()
+        if self.kind() == "w" and self.kind(1) == "(" and not (
+                self.texts[self.pos] == "b" and self.starts[self.pos + 1] == self.ends[self.pos]):
+            shape = UNWRITTEN  # an opcode right after '=': the shape is left to infer
+        else:
+            shape = self.shape()
         opcode = self.word("opcode")
         if self.kind() != "(":
             raise self.error("expected '(' after the opcode")
@@ -376,7 +357,7 @@ class _Parser:
         inst.attributes = self.attributes()
         if self.pos < self.n and self.same_line() and self.kinds[self.pos] != "}":
             raise self.error(f"expected ',' and an attribute, or the end of instruction {name!r}")
-        decode_attributes(inst)
+        decode_attributes(inst, self.metadata_memo)
         return inst
 
     def operands(self, first: int, end: int) -> list[str]:
@@ -407,48 +388,6 @@ class _Parser:
             raise self.error("missing operand", end)
         return names
 
-    def link(self, module: HloModule) -> None:
-        """Check that called computations exist and that no computation calls
-        itself, directly or not; resolve source locations."""
-        callees: dict[str, list[tuple[str, HloInstruction]]] = {}
-        for comp in module.computations.values():
-            calls = callees[comp.name] = []
-            for inst in comp.instructions:
-                for callee in inst.called_computations:
-                    if callee not in module.computations:
-                        raise HloParseError(f"{inst.name!r} calls unknown computation {callee!r}", inst.line)
-                    calls.append((callee, inst))
-                if inst.source_line is None and inst.stack_frame_id is not None:
-                    frames = module.frames(inst.stack_frame_id)
-                    if frames:
-                        inst.source_file = frames[0].file
-                        inst.source_line = frames[0].line
-        _check_acyclic(callees)
-
-
-def _check_acyclic(callees: dict[str, list[tuple[str, HloInstruction]]]) -> None:
-    """Raise when the call graph has a cycle (XLA requires a DAG)."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    for start in callees:
-        if start in state:
-            continue
-        state[start] = 1
-        stack = [(start, iter(callees[start]))]
-        while stack:
-            name, pending = stack[-1]
-            for callee, inst in pending:
-                mark = state.get(callee)
-                if mark == 1:
-                    raise HloParseError(f"{inst.name!r} in {name!r} calls {callee!r}, which calls it back", inst.line)
-                if mark is None:
-                    state[callee] = 1
-                    stack.append((callee, iter(callees[callee])))
-                    break
-            else:
-                state[name] = 2
-                stack.pop()
-
-
 def parse_module(text: str) -> HloModule:
     """Parse the text of one optimized HLO module.
 
@@ -459,6 +398,9 @@ def parse_module(text: str) -> HloModule:
     """
     if not isinstance(text, str):
         raise HloParseError(f"expected HLO text, got {type(text).__name__}")
+    module = read_lines(text)
+    if module is not None:
+        return module
     parser = _Parser(text)
     try:
         return parser.module()

@@ -38,7 +38,7 @@ def forecast(build: Build, examples: Iterable[Example]) -> list[Planned]:
             for job in group:
                 if not job.target.available():
                     continue
-                if job.slot is not None and snapshot_answers(build, job):
+                if job.slot is not None and snapshot_answers(build, job, take=False):
                     continue
                 if cache is not None and cache.has(job.key):
                     continue

@@ -31,7 +31,7 @@ from sphinx_jaxhlo.core.sizes import parse_size
 from sphinx_jaxhlo.core.specs import SpecError, parse_args, sharding_problems
 from sphinx_jaxhlo.core.sweeps import Point
 from sphinx_jaxhlo.pipeline.build import Build
-from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport
 from sphinx_jaxhlo.store.drift import Drift
 
@@ -54,6 +54,8 @@ class Job:
     origin: str = ""
     drift: Drift | None = None
     prefetched: bool = False
+    #: Whether the snapshot's JSON is what this version would write for it (with a report from it).
+    stored_current: bool = True
 
     @property
     def key(self) -> str:
@@ -180,11 +182,15 @@ def timeout_limits(build: Build, example: Example, target: targets_mod.Target, o
     return Limits.fitting(target, example.timeout or build.settings.timeout, observed)
 
 
-def snapshot_answers(build: Build, job: Job) -> bool:
-    """Read the job's snapshot; take its report when the mode allows (then ``True``)."""
+def snapshot_answers(build: Build, job: Job, *, take: bool = True) -> bool:
+    """Read the job's snapshot; take its report when the mode allows (then ``True``).
+
+    :param take: without, only say whether the mode allows it (the forecast:
+        the snapshot is analysed when its page takes it, once).
+    """
     assert job.slot is not None
     try:
-        job.stored = snapshots.read(job.slot)
+        job.stored = analyses.read(job.slot)  # once per process: the forecast's read is the page's
     except snapshots.SnapshotError as exc:
         job.stored_problem = f"the snapshot {build.shown(job.slot)} cannot be used: {exc}"
     mode = build.mode
@@ -192,14 +198,16 @@ def snapshot_answers(build: Build, job: Job) -> bool:
         mode == "use"
         or (mode == "update" and job.stored.snapshot.toolchain == job.tools)  # type: ignore[union-attr]
         or (mode in WRITING_MODES and not job.target.available()))
-    return usable and use_snapshot(build, job)
+    return usable and (not take or use_snapshot(build, job))
 
 
 def use_snapshot(build: Build, job: Job) -> bool:
-    """Take the job's report from its snapshot, the analysis derived again."""
+    """Take the job's report from its snapshot, the analysis derived again
+    (once per snapshot and analysis code, :mod:`sphinx_jaxhlo.store.analyses`)."""
     assert job.stored is not None
     try:
-        report = job.stored.snapshot.report(job.request.source, job.request.source_name)
+        report, job.stored_current = analyses.report(job.stored, job.request.source, job.request.source_name,
+                                                     build.cache)
     except InvalidReport as exc:
         job.stored_problem = f"the snapshot {build.shown(job.stored.path)} cannot be used: {exc}"
         return False

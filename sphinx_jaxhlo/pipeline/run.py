@@ -50,7 +50,7 @@ from sphinx_jaxhlo.pipeline.plan import (
     sweep_points,
     timeout_limits,
 )
-from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport, is_deterministic
 from sphinx_jaxhlo.store.drift import compare
 
@@ -269,7 +269,7 @@ def reconcile(build: Build, example: Example, jobs: list[Job]) -> None:
             continue
         if job.origin == "snapshot":
             assert job.stored is not None and job.slot is not None
-            if build.mode in WRITING_MODES and job.stored.text != job.stored.snapshot.document(report):
+            if build.mode in WRITING_MODES and not job.stored_current:
                 write_snapshot(build, example, job.slot, job.stored.snapshot, report)  # after an analysis change
             continue
         if job.slot is not None:
@@ -287,7 +287,7 @@ def reconcile_snapshot(build: Build, example: Example, job: Job, report: Any) ->
     tolerance = float(build.settings.drift_tolerance)
     if job.stored is not None and job.stored_matches:
         try:
-            before = job.stored.snapshot.report(job.request.source, job.request.source_name)
+            before, _ = analyses.report(job.stored, job.request.source, job.request.source_name, build.cache)
         except InvalidReport:
             before = None
         if before is not None:

@@ -38,7 +38,7 @@ from sphinx_jaxhlo.render.rows import Table
 from sphinx_jaxhlo.render.signature import default_function, signature
 from sphinx_jaxhlo.render.view import ExampleView, example_id, source_links, unused_lines
 
-__all__ = ["render_example"]
+__all__ = ["render_example", "source_node"]
 
 
 #: The parts shown per target (in the tabs); ``source`` is shown once.
@@ -178,6 +178,16 @@ def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[t
     return of_target(*targets[0])
 
 
+def source_node(view: ExampleView, functions: Sequence[str]) -> jaxhlo_source:
+    """The example's listing: the one part of an example that the search index reads."""
+    links = source_links(view)
+    hidden = unused_lines(view.source, functions) if view.file_path else []
+    source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python",
+                           hidden=hidden)
+    source += literal_block(view.source, "python", linenos=True)
+    return source
+
+
 def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
                    results: Sequence[Result]) -> list[nodes.Node]:
     """The full rendering of one example (the content of its :class:`jaxhlo_block`).
@@ -198,12 +208,7 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
         if part == "source":
             if view.file_path:
                 block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-            links = source_links(view)
-            hidden = unused_lines(view.source, functions) if view.file_path else []
-            source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python",
-                                   hidden=hidden)
-            source += literal_block(view.source, "python", linenos=True)
-            block.append(source)
+            block.append(source_node(view, functions))
             continue
         if part == "summary":
             block += _overview(view, functions, targets, by_key)

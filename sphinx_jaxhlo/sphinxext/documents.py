@@ -5,36 +5,42 @@ whichever process reads it, so ``-j N`` builds compile in parallel.  Each
 ``jaxhlo_example`` placeholder holds its :class:`~sphinx_jaxhlo.core.example.Example`;
 :func:`sphinx_jaxhlo.pipeline.run.process` makes its results, and
 :func:`render` puts them in the page, with the key under which the HTML
-writer keeps the example's HTML for later builds.
+writer keeps the example's HTML for later builds.  When that HTML is kept
+already, the example's nodes are not made at all (most of what a cached
+rebuild would spend on it): the page takes the HTML, and
+:class:`ExpandDeferred` renders the example for a builder that cannot.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import docutils
 import pygments
 import sphinx
 from docutils import nodes
 from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 from sphinx_jaxhlo.core.request import installed_versions, render_fingerprint
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import WRITING_MODES
+from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.run import Processed, process
 from sphinx_jaxhlo.render.display import display_for
-from sphinx_jaxhlo.render.example import render_example
+from sphinx_jaxhlo.render.example import render_example, source_node
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
 from sphinx_jaxhlo.render.sweep_map import render_sweep
 from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.builds import build_for, fragment_folder, snapshot_root
 from sphinx_jaxhlo.sphinxext.compat import note_dependency
 from sphinx_jaxhlo.sphinxext.directive import error_box, jaxhlo_example
-from sphinx_jaxhlo.sphinxext.html import text_keys
+from sphinx_jaxhlo.sphinxext.html import fragment_usable, text_keys, writes_pages
 from sphinx_jaxhlo.sphinxext.state import NOT_REPLAYED, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
 from sphinx_jaxhlo.store.cache import is_deterministic
@@ -121,8 +127,16 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
         snapshots.prune(snapshots.document_folder(root, docname), slots)
 
 
-def render(app: Sphinx, node: jaxhlo_example, processed: Processed) -> list[nodes.Node]:
-    """The page's nodes for one processed example."""
+def render(app: Sphinx, node: jaxhlo_example, processed: Processed, *, defer: bool = True) -> list[nodes.Node]:
+    """The page's nodes for one processed example.
+
+    :param defer: when the HTML of the same example, rendered the same way, is
+        in the cache with the module texts it shows, and this build writes HTML
+        pages: only the listing (what the search index reads) and ``node``
+        itself (its example), the block marked ``deferred``: the HTML writer
+        takes the example's HTML from the cache, and :class:`ExpandDeferred`
+        renders it whole for a builder that cannot.
+    """
     example = processed.example
     settings = build_state(app).settings
     view = ExampleView(
@@ -142,9 +156,42 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed) -> list[node
         if all(r.report is None or is_deterministic(r.report) for r in results):
             key = fragment_key(app, view, example.caption, processed.functions, target_pairs, results)
             block["fragment"] = str(folder / key[:2] / f"{key}.html")
+            if defer and writes_pages(app.builder) and fragment_usable(block):
+                block["deferred"] = True
+                listing = [source_node(view, processed.functions)] if "source" in processed.show else []
+                return [*listing, node]
     if processed.sweep is not None:  # its map, tables and flips
         return render_sweep(view, processed.sweep, processed.results, example.static)
     return render_example(view, processed.functions, target_pairs, results)
+
+
+class ExpandDeferred(SphinxPostTransform):
+    """Render whole the examples whose nodes were left to the cache
+    (:func:`render`'s ``defer``) when this builder cannot take their HTML from
+    it: another builder (LaTeX, text, EPUB...) reading the same doctrees, or
+    a cache emptied since the page was read.  The example goes through the
+    pipeline again (its report comes from where it came from at read time;
+    warnings were given then) before the links are made (a post-transform
+    ahead of :class:`~sphinx_jaxhlo.sphinxext.links.AlternativeLinks`)."""
+
+    default_priority = 1
+
+    def run(self, **kwargs: Any) -> None:
+        quiet: Build | None = None
+        for block in list(self.document.findall(jaxhlo_block)):
+            if not block.get("deferred") or (writes_pages(self.app.builder) and fragment_usable(block)):
+                continue
+            node = next(iter(block.findall(jaxhlo_example)), None)
+            if node is None:
+                continue
+            if quiet is None:
+                quiet = dataclasses.replace(build_for(self.app), reporter=Warnings(), scheduler=None)
+            processed = process(quiet, node["example"])
+            block["deferred"] = False
+            rendered = (render(self.app, node, processed, defer=False) if not processed.error
+                        else [error_box(processed.error)])
+            del block[:]
+            block.extend(rendered or [nodes.paragraph()])
 
 
 def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[str],

@@ -22,7 +22,7 @@ from sphinx_jaxhlo.render import nodes as rnodes
 from sphinx_jaxhlo.render.lexer import HloLexer, StableHloLexer
 from sphinx_jaxhlo.sphinxext import builds, config, report
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
-from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, toolchain_stamp
+from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, ExpandDeferred, toolchain_stamp
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
 from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS, prune_text_files
 from sphinx_jaxhlo.sphinxext.links import setup_links
@@ -175,6 +175,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
         else:
             app.add_node(node_class, html=visitors)
     app.add_post_transform(PlainFallback)
+    app.add_post_transform(ExpandDeferred)
     setup_links(app)
     app.add_env_collector(ExampleCollector)
     app.connect("config-inited", config.check_config)

@@ -4,7 +4,11 @@ The visitors of :data:`sphinx_jaxhlo.render.nodes.PLAIN_HTML_VISITORS`, with
 two that need the builder: an example's block reuses the HTML written for it
 before (the ``fragment`` the pipeline names), and a module text goes to files
 of its own beside the pages (``_jaxhlo/<key>.txt`` and ``.js``), loaded when
-the reader opens it.  :data:`HTML_VISITORS` is what ``setup`` registers.
+the reader opens it.  Beside a kept fragment, ``<key>.texts`` lists the module
+texts it shows, and the cache's text store keeps each text and its highlighted
+script: with those, a later build reads the example without rendering its
+nodes (:func:`fragment_usable`), and the texts are copied from the store.
+:data:`HTML_VISITORS` is what ``setup`` registers.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
         try:
             text = Path(fragment).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
+            if node.get("deferred"):  # gone since the page was resolved (a cache emptied meanwhile)
+                self.body.append('<p class="jaxhlo-error">This example\'s HTML was removed from the cache '
+                                 "while the page was written: build again.</p></div>\n")
+                raise nodes.SkipNode from None
             node["fragment_start"] = len(self.body)
         else:
             ensure_text_files(self, node)
@@ -52,8 +60,51 @@ def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
 def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
     start = node.get("fragment_start")
     if node.get("fragment") and start is not None:
-        _store_fragment(Path(node["fragment"]), "".join(self.body[start:]))
+        fragment = Path(node["fragment"])
+        # the module texts it shows, for a later build that keeps only this HTML (fragment_usable)
+        texts = [[text_key(t["text"], t.get("language") or "text"), t.get("language") or "text"]
+                 for t in node.findall(jaxhlo_text)]
+        _store_fragment(_texts_list(fragment), json.dumps(texts))
+        _store_fragment(fragment, "".join(self.body[start:]))
     plain.depart_block_html(self, node)
+
+
+def _texts_list(fragment: Path) -> Path:
+    return fragment.with_suffix(".texts")
+
+
+def writes_pages(builder: Any) -> bool:
+    """Whether ``builder`` writes HTML pages into its output folder, module texts
+    beside them: the builders that can take an example's HTML from the cache."""
+    return getattr(builder, "format", "") == "html" and not builder.name.startswith("epub")
+
+
+def fragment_usable(node: jaxhlo_block) -> bool:
+    """Whether the HTML kept for this example, and every module text it shows,
+    are in the cache: then the page needs none of the example's nodes."""
+    fragment, store = node.get("fragment"), _text_store(node)
+    if not fragment or store is None:
+        return False
+    keys = _kept_texts(Path(fragment))
+    if keys is None or not Path(fragment).is_file():
+        return False
+    fingerprint = _highlighting_fingerprint()
+    return all((store / key[:2] / f"{key}.txt").is_file() and (store / key[:2] / f"{key}-{fingerprint}.js").is_file()
+               for key, _ in keys)
+
+
+def _kept_texts(fragment: Path) -> list[tuple[str, str]] | None:
+    """The module texts (key, language) a kept fragment shows, ``None`` when not known."""
+    try:
+        data = json.loads(_texts_list(fragment).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not (isinstance(data, list) and all(isinstance(item, list) and len(item) == 2
+                                           and all(isinstance(v, str) for v in item) for item in data)):
+        return None
+    if any(len(key) != 24 or not all(c in "0123456789abcdef" for c in key) for key, _ in data):
+        return None
+    return [(key, language) for key, language in data]
 
 
 def _store_fragment(path: Path, text: str, mode: int | None = None) -> None:
@@ -84,7 +135,9 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
     """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
     ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
     which works from ``file://`` as over HTTP, where a fetch would not).
-    Files that exist are kept: the name is a hash of the content.
+    Files that exist are kept: the name is a hash of the content.  The store
+    keeps the text too, for a later build that writes the example's HTML from the
+    cache without its nodes (:func:`fragment_usable`).
 
     :param store: a folder of the cache that keeps the highlighted scripts
         between builds (highlighting is most of what a cached rebuild into a
@@ -99,6 +152,8 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
         _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
     else:
         _touch(txt)  # in use by this build: never pruned (prune_text_files)
+    if store is not None and not (store / key[:2] / f"{key}.txt").exists():
+        _store_fragment(store / key[:2] / f"{key}.txt", text)  # for a build that keeps only the example's HTML
     if js.exists():
         _touch(js)
     else:
@@ -153,8 +208,14 @@ def prune_text_files(outdir: Path, keep: set[str], since: float) -> list[Path]:
 
 
 def text_keys(doctree: nodes.Node) -> set[str]:
-    """The keys of the module texts a page's examples write beside it."""
-    return {text_key(node["text"], node.get("language") or "text") for node in doctree.findall(jaxhlo_text)}
+    """The keys of the module texts a page's examples write beside it: of their
+    text nodes, and for an example left without its nodes (``deferred``), of the
+    list kept beside its fragment."""
+    keys = {text_key(node["text"], node.get("language") or "text") for node in doctree.findall(jaxhlo_text)}
+    for block in doctree.findall(jaxhlo_block):
+        if block.get("deferred") and block.get("fragment"):
+            keys.update(key for key, _ in _kept_texts(Path(block["fragment"])) or [])
+    return keys
 
 
 @functools.cache
@@ -208,11 +269,27 @@ def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
 
 def ensure_text_files(translator: Any, block: nodes.Element) -> None:
     """Write the module texts of a block whose HTML is reused from the cache
-    (the output folder may be new)."""
+    (the output folder may be new); for a block without its nodes, copied from the cache."""
     if _page_folder(translator) is None:
         return
     outdir = Path(translator.builder.outdir)
     store = _text_store(block)
+    if block.get("deferred") and store is not None:
+        folder = outdir / TEXT_FOLDER
+        fingerprint = _highlighting_fingerprint()
+        for key, _ in _kept_texts(Path(block["fragment"])) or []:
+            for kept, published in ((store / key[:2] / f"{key}.txt", folder / f"{key}.txt"),
+                                    (store / key[:2] / f"{key}-{fingerprint}.js", folder / f"{key}.js")):
+                if published.exists():
+                    _touch(published)  # in use by this build: never pruned (prune_text_files)
+                    continue
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(kept, published)
+                    published.chmod(0o644)
+                except OSError:
+                    published.unlink(missing_ok=True)
+        return
     for node in block.findall(jaxhlo_text):
         write_text_files(outdir, node["text"], node.get("language") or "text", store)
 

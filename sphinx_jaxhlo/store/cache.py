@@ -14,7 +14,9 @@ is a miss, recorded in :attr:`ReportCache.problems` for the caller to warn
 about, and compiled again.  Rendered HTML is never read from here: the
 extension keeps it in a local folder of its own.
 
-Beside the entries, ``latest/<id[:2]>/<id>.ref`` remembers, for each example
+Beside the entries, ``analyses/`` and ``drift/`` keep the analysis of each
+snapshot and the comparison of two (:mod:`sphinx_jaxhlo.store.analyses`), and
+``latest/<id[:2]>/<id>.ref`` remembers, for each example
 and target (its :func:`sphinx_jaxhlo.store.snapshots.identity_key`), which entry was
 stored last and by which toolchain, so that a compile under a new jax can be
 compared with the report of the old one (``jaxhlo.drift``), and
@@ -374,6 +376,17 @@ class ReportCache:
         if not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         self._write(self.name(key), report.to_json().encode("utf-8"))
+
+    # -- other entries beside the reports (store/analyses.py) --------------------
+
+    def read_entry(self, name: str) -> bytes | None:
+        """The bytes of an entry beside the reports (``analyses/ab/<key>.analysis``),
+        ``None`` when there is none or it cannot be read (said in :attr:`problems`)."""
+        return self._read(name)
+
+    def write_entry(self, name: str, data: bytes) -> None:
+        """Store an entry beside the reports (nothing on a read-only store)."""
+        self._write(name, data)
 
     # -- the last report of each example and target, for drift ------------------
 

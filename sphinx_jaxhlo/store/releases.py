@@ -1,14 +1,16 @@
 """What a jax upgrade moved: two folders of snapshots, one per release,
 compared slot by slot with :func:`sphinx_jaxhlo.store.drift.compare` (the
-docs' drift page, ``nox -s drift``)."""
+docs' drift page, ``nox -s drift``), each pair once
+(:func:`sphinx_jaxhlo.store.analyses.compared`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from sphinx_jaxhlo.store.drift import Drift, compare
-from sphinx_jaxhlo.store.snapshots import read
+from sphinx_jaxhlo.store import analyses
+from sphinx_jaxhlo.store.cache import ReportCache
+from sphinx_jaxhlo.store.drift import Drift
 
 
 @dataclass
@@ -43,7 +45,8 @@ class ReleaseDrift:
 _SAME_REQUEST = ("source_sha256", "function", "args", "static", "xla_flags", "target", "target_sha256")
 
 
-def compare_folders(before_root: Path, after_root: Path, under: str = "", tolerance: float = 0.0) -> ReleaseDrift:
+def compare_folders(before_root: Path, after_root: Path, under: str = "", tolerance: float = 0.0,
+                    cache: ReportCache | None = None) -> ReleaseDrift:
     """Compare the snapshots of two snapshot folders slot by slot.
 
     Both are folders that ``jaxhlo_snapshot_dir`` wrote (one per release, e.g.
@@ -53,6 +56,9 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
 
     :param under: only the documents below this folder (``"guide"``); all when empty.
     :param tolerance: as for :func:`compare`.
+    :param cache: where the analyses and comparisons are kept between builds
+        (:mod:`sphinx_jaxhlo.store.analyses`): an unchanged pair of snapshots
+        is compared once.
     :raises SnapshotError: a snapshot of either folder is damaged.
     """
     moved: list[SlotDrift] = []
@@ -70,7 +76,7 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
     for rel in paths:
         docname = "/".join(filter(None, (under, *rel.parent.parts)))
         slot = rel.name.removesuffix(".json")
-        old, new = read(base_before / rel), read(base_after / rel)
+        old, new = analyses.read(base_before / rel), analyses.read(base_after / rel)
         if old is None and target_of(rel) not in targets_before:
             not_compared.append((f"{docname}/{slot}", f"the older release was not compiled for {target_of(rel)}"))
             continue
@@ -84,10 +90,9 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
                                                      f"({', '.join(changed)})"))
             continue
         source_name = str(ident_new.get("source_name", "example.py"))
-        before, after = old.snapshot.report("", source_name), new.snapshot.report("", source_name)
-        if before.target == "cpu":
+        drift, target = analyses.compared(old, new, source_name, tolerance, cache)
+        if target == "cpu":
             tools_before, tools_after = dict(old.snapshot.toolchain), dict(new.snapshot.toolchain)
-        drift = compare(before, after, old.snapshot.toolchain, new.snapshot.toolchain, tolerance)
         if drift is None or (drift.temp_before, drift.peak_before, drift.verdict_before) == (
                 drift.temp_after, drift.peak_after, drift.verdict_after):
             unchanged += 1

@@ -158,14 +158,17 @@ def derived_fields() -> frozenset[str]:
 
 
 def reanalyze(report: Report, source_name: str) -> None:
-    """Fill the analysis fields of ``report`` from its HLO, as the compile worker does."""
+    """Fill the analysis fields of ``report`` from its HLO, as the compile worker does
+    (the text parsed once, for the fusions and the collectives)."""
     from sphinx_jaxhlo.hlo.fusion import analyze_module
+    from sphinx_jaxhlo.hlo.parse import parse_module
 
     if report.error is not None or not report.hlo:
         return
     report.memory.settle_peak(report.target)  # the peak rule of core.report, on figures stored before it
     try:
-        analysis = analyze_module(report.hlo, source_name, target=report.target)
+        module = parse_module(report.hlo)
+        analysis = analyze_module(module, source_name, target=report.target)
     except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
         report.analysis_error = str(exc)
         return
@@ -175,15 +178,17 @@ def reanalyze(report: Report, source_name: str) -> None:
     from sphinx_jaxhlo.hlo.decisions import attach_quotes
 
     attach_quotes(report)
-    reread_collectives(report, source_name)
+    reread_collectives(report, source_name, module)
 
 
-def reread_collectives(report: Report, source_name: str) -> None:
-    """Fill the collectives of ``report`` from its HLO and its stored mesh, as the compile worker does."""
+def reread_collectives(report: Report, source_name: str, module: Any = None) -> None:
+    """Fill the collectives of ``report`` from its HLO (or ``module``, the HLO
+    parsed) and its stored mesh, as the compile worker does."""
     from sphinx_jaxhlo.hlo.collectives import analyze_collectives
 
     try:
-        report.collectives = analyze_collectives(report.hlo, [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
+        report.collectives = analyze_collectives(report.hlo if module is None else module,
+                                                 [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
     except ValueError as exc:
         report.analysis_error = f"collectives: {exc}"
 
@@ -220,20 +225,27 @@ class Snapshot:
         texts = {k: data[k] for k in TEXT_KINDS if isinstance(data.get(k), str) and data[k]}
         return cls(dict(ident), dict(tools), facts, texts)
 
-    def report(self, source: str, source_name: str) -> Report:
+    def report(self, source: str, source_name: str, *, analyse: bool = True) -> Report:
         """The full report, its analysis derived again from the stored HLO.
 
         :param source: the example's source (its digest is checked by the caller's identity match).
+        :param analyse: derive the analysis (without: the facts alone, for a
+            caller that has the analysis, :mod:`sphinx_jaxhlo.store.analyses`).
         :raises InvalidReport: when the stored facts are not those of a report.
         """
+        report = checked_report(self.data(source), lenient=True)
+        if analyse:
+            reanalyze(report, source_name)
+        return report
+
+    def data(self, source: str) -> dict[str, Any]:
+        """The report's JSON form without its analysis (not checked yet)."""
         data: dict[str, Any] = {k: v for k, v in self.facts.items() if k not in _NOT_FACTS | derived_fields()}
         data.update({k: self.texts.get(k, "") for k in TEXT_KINDS})
         data["source"] = source
         data["versions"] = {k: v for k, v in self.toolchain.items() if k != "XLA_FLAGS"}
         data["schema_version"] = SCHEMA_VERSION
-        report = checked_report(data, lenient=True)
-        reanalyze(report, source_name)
-        return report
+        return data
 
     def document(self, report: Report) -> str:
         """The JSON text, with the summary of ``report`` (this snapshot, analysed)."""

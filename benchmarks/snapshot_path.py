@@ -1,0 +1,183 @@
+"""12. A docs host's build: ``-E`` from snapshots, nothing compiled, against plain pages;
+and 13., the drift page's comparisons.
+
+``python benchmarks/bench.py --snapshots`` runs it.  Projects of small examples
+(``bench.example``) for ``cpu`` and ``gpu:h100`` are compiled once, writing
+their snapshots; then three builds alternate, each with ``-E`` into a fresh
+output folder, ``JAXHLO_SNAPSHOT_MODE=use`` and no compiler folder (nothing
+compiles, jax is not imported):
+
+- **from snapshots, no cache** (``jaxhlo_cache = False``): a Read the Docs
+  build, where no cache survives: every snapshot is read and analysed;
+- **cached**: the same with a cache that an earlier build filled: the
+  analysis of each snapshot and each example's HTML are read back;
+- **plain**: the same pages with each directive replaced by a code block.
+
+The drift page (:func:`drift_page`) compares this site's snapshots with those of
+the older releases in ``docs/_drift``, as ``docs/_ext/jaxhlo_drift.py`` does,
+in a fresh process each time: with a new cache, then with the cache it filled
+(an unchanged page), and with ``before``'s package.
+
+The extra milliseconds per report are ``(ours - plain) / reports``; measured at
+two sizes, they split into a cost per report (the slope) and a cost per build
+(the intercept: the site-wide fixed cost).  The machine may be shared: each
+build is repeated, interleaved with the others, and the fastest of each
+counts.  Wall seconds of the build, and CPU seconds of the build process
+(``time.process_time()``: what other load disturbs least; these builds start
+no worker), are both given.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench import PY, build, build_env, write_project
+
+TARGETS = "cpu,gpu:h100"
+
+
+def _project(work: Path, count: int) -> tuple[Path, Path, int]:
+    """The project (snapshots written), its plain twin, and its number of reports."""
+    src = write_project(work / f"s{count}", count, targets=TARGETS)
+    with (src / "conf.py").open("a") as f:
+        f.write('jaxhlo_snapshot_dir = "_snapshots"\n')
+    build(src, work / f"s{count}-compile", work / f"s{count}-compile-cache")
+    plain = write_project(work / f"p{count}", count, plain=True)
+    reports = len(list((src / "_snapshots").rglob("*.json")))
+    if reports != count * len(TARGETS.split(",")):
+        raise RuntimeError(f"the first build wrote {reports} snapshots for {count} examples")
+    return src, plain, reports
+
+
+def _summary(src: Path, out: Path, env: dict[str, str], *extra: str) -> str:
+    """The build's own summary line (the timed builds are quiet)."""
+    proc = subprocess.run([PY, "-m", "sphinx", "-E", "-b", "html", str(src), str(out / "html"), "-d",
+                           str(out / "doctrees"), *extra], capture_output=True, text=True, env=env,
+                          cwd=tempfile.gettempdir())
+    m = re.search(r"jax-hlo: .*", proc.stdout)
+    return m.group(0) if m else proc.stdout[-500:] + proc.stderr[-500:]
+
+
+def package_at(rev: str, work: Path) -> Path:
+    """The package as it was at a git revision, in a folder to put first on ``PYTHONPATH``."""
+    import tarfile
+    from io import BytesIO
+
+    archive = subprocess.run(["git", "-C", str(Path(__file__).parent.parent), "archive", rev, "sphinx_jaxhlo"],
+                             check=True, capture_output=True).stdout
+    folder = work / f"package-{rev}"
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5,
+                  before: Path | None = None) -> dict[str, Any]:
+    """The builds above at each size; with ``before`` (a folder holding another
+    version of the package, :func:`package_at`), that version's builds from
+    snapshots too, interleaved with the others."""
+    no_compilers = work / "no-compilers"
+    no_compilers.mkdir(parents=True, exist_ok=True)
+    env = {"JAXHLO_SNAPSHOT_MODE": "use", "JAXHLO_COMPILERS_DIR": str(no_compilers)}
+    versions = {"": env}
+    if before is not None:
+        versions["_before"] = {**env, "PYTHONPATH": str(before)}
+    projects = {n: _project(work, n) for n in sizes}
+    for n, (src, _, _) in projects.items():  # fill the caches of the cached builds, and say what a build does
+        for suffix, environ in versions.items():
+            summary = _summary(src, work / f"s{n}-check", build_env(environ), "-D", "jaxhlo_cache=0")
+            if not re.search(r"0 compiled, 0 from cache, \d+ from snapshots, 0 failed", summary):
+                raise RuntimeError(f"the build from snapshots did not take every report from them: {summary}")
+            build(src, work / f"s{n}-warm", work / f"s{n}-cache{suffix}", env=environ)
+    kinds = [f"{kind}{suffix}" for suffix in versions for kind in ("snapshots", "cached")]
+    runs: dict[int, dict[str, list[dict[str, Any]]]] = {n: {k: [] for k in [*kinds, "plain"]} for n in sizes}
+    for attempt in range(repeat):
+        for n, (src, plain, _) in projects.items():
+            for suffix, environ in versions.items():
+                out = work / f"s{n}-{attempt}"
+                runs[n][f"snapshots{suffix}"].append(build(src, out, None, "-D", "jaxhlo_cache=0", env=environ))
+                shutil.rmtree(out, ignore_errors=True)
+                runs[n][f"cached{suffix}"].append(build(src, out, work / f"s{n}-cache{suffix}", env=environ))
+                shutil.rmtree(out, ignore_errors=True)
+            runs[n]["plain"].append(build(plain, work / f"p{n}-{attempt}", None))
+    out: dict[str, Any] = {"targets": TARGETS.split(","), "repeat": repeat, "sizes": {}}
+    for measure in ("seconds", "process_seconds"):
+        extra: dict[str, dict[int, float]] = {kind: {} for kind in kinds}
+        for n, (_, _, reports) in projects.items():
+            best = {kind: min(r[measure] for r in results) for kind, results in runs[n].items()}
+            if any(r["jax"] for kind in kinds for r in runs[n][kind]):
+                raise RuntimeError("a build from snapshots imported jax")
+            for kind in kinds:  # each version's builds ran its own package
+                wanted = str(before) if kind.endswith("_before") else str(Path(__file__).parent.parent)
+                if any(not str(r["package"]).startswith(wanted) for r in runs[n][kind]):
+                    found = runs[n][kind][0]["package"]
+                    raise RuntimeError(f"the {kind} builds imported another sphinx_jaxhlo: {found}")
+            entry = out["sizes"].setdefault(str(n), {"examples": n, "reports": reports})
+            entry[measure] = best
+            for kind in extra:
+                extra[kind][reports] = best[kind] - best["plain"]
+                entry.setdefault(f"extra_ms_per_report_{measure}", {})[kind] = 1000 * extra[kind][reports] / reports
+        (small, large) = sorted(extra["snapshots"])
+        for kind, by_reports in extra.items():
+            per_report = (by_reports[large] - by_reports[small]) / (large - small)
+            out.setdefault(measure, {})[kind] = {
+                "ms_per_report": 1000 * per_report,
+                "fixed_ms": 1000 * (by_reports[small] - small * per_report),
+                "average_ms_per_report_largest": 1000 * by_reports[large] / large,
+            }
+    if before is not None:
+        out["before"] = str(before)
+    out["goals_ms_per_report"] = {"snapshots": 4.0, "cached": 2.0}
+    return out
+
+
+#: Times the drift page's comparisons in a fresh process (argv: the cache folder or "", the docs folder).
+DRIFT = """
+import json, sys, time
+from pathlib import Path
+start, cpu = time.perf_counter(), time.process_time()
+from sphinx_jaxhlo.store.releases import compare_folders
+kwargs = {}
+if sys.argv[1]:
+    from sphinx_jaxhlo.store.cache import ReportCache
+    kwargs["cache"] = ReportCache(sys.argv[1])
+docs = Path(sys.argv[2])
+slots = 0
+for release in sorted((docs / "_drift").glob("jax-*")):
+    result = compare_folders(release, docs / "_snapshots", "guide", 0.05, **kwargs)
+    slots += len(result.moved) + result.unchanged
+import sphinx_jaxhlo
+print("DRIFT " + json.dumps({"seconds": time.perf_counter() - start, "process_seconds": time.process_time() - cpu,
+                             "compared": slots, "package": sphinx_jaxhlo.__file__}))
+"""
+
+
+def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[str, Any]:
+    """13. The drift page's comparisons: cold, unchanged (the cache filled), and at ``before``."""
+    import json
+
+    docs = Path(__file__).parent.parent / "docs"
+
+    def run(cache: Path | None, package: Path | None = None) -> dict[str, Any]:
+        env = build_env({"PYTHONPATH": str(package)} if package is not None else None)
+        proc = subprocess.run([PY, "-c", DRIFT, str(cache or ""), str(docs)], capture_output=True, text=True,
+                              env=env, check=True, cwd=tempfile.gettempdir())
+        return json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("DRIFT "))[6:])
+
+    cache = work / "drift-cache"
+    out: dict[str, Any] = {"cold": run(cache)}
+    warm = [run(cache) for _ in range(repeat)]
+    out["unchanged"] = {key: min(r[key] for r in warm) for key in ("seconds", "process_seconds")}
+    out["unchanged"]["compared"] = warm[0]["compared"]
+    if before is not None:
+        out["before"] = min((run(None, before) for _ in range(max(1, repeat // 2))),
+                            key=lambda r: r["process_seconds"])
+        if not out["before"]["package"].startswith(str(before)):
+            raise RuntimeError(f"the drift page at the older revision imported {out['before']['package']}")
+    out["goal_unchanged_s"] = 1.0
+    return out

@@ -1,0 +1,283 @@
+"""Each snapshot read and analysed once: in this process, and beside the report cache for later builds.
+
+A snapshot keeps what the compiler said; the analysis (fusions, materialized
+buffers, reductions, collectives, the quotes of the compiler's decisions) is
+derived again from its HLO whenever it is loaded
+(:func:`sphinx_jaxhlo.store.snapshots.reanalyze`), so that a better analysis
+applies to old snapshots.  That is most of what a build from snapshots costs;
+here it is paid once per snapshot and version of the analysis code:
+
+- :func:`read` reads a snapshot once per process: reading the same slot again
+  (the forecast, then the page; the page, then the drift page) gives the same
+  object while its files are the same (inode, size and time of the JSON and of
+  each text).  The readers that ``-j`` forks inherit what the main process read.
+- :func:`report` analyses it once.  The analysis is kept in this process, and
+  in the report cache (a folder or an fsspec URL, :mod:`sphinx_jaxhlo.store.cache`)
+  as ``analyses/<key[:2]>/<key>.analysis`` (JSON), where the key is a digest of the
+  snapshot (:attr:`~sphinx_jaxhlo.store.snapshots.Stored.digest`: its JSON,
+  which holds the digests of its texts), of the example's file name (source
+  lines are matched by it) and of the analysis code
+  (:func:`analysis_fingerprint`: every module this one imports, read from the
+  source, as :func:`~sphinx_jaxhlo.core.request.code_fingerprint` does for
+  reports).  A change to the analysis gives new keys; an unchanged site rebuilt
+  with ``-E`` analyses nothing.  The entry also says whether the snapshot's
+  JSON is what this code would write for it (its summary current), which a
+  writing build would otherwise work out again for every snapshot.
+- :func:`compared` keeps the comparison of two snapshots of one slot (the drift
+  page's, :func:`sphinx_jaxhlo.store.releases.compare_folders`) as
+  ``drift/<key[:2]>/<key>.drift``, keyed by both snapshots' digests, the
+  tolerance and the analysis code: an unchanged drift page reads its snapshots
+  and one entry per slot, and analyses nothing.
+
+An entry is data: it is checked like a report before use, and one that does
+not check is made again.  What the cache keeps is what the analysis gives, so
+a build gives the same pages with the cache, without it, and with ``-j``
+(readers write their entries atomically, any number at once).  Nothing here
+imports jax or Sphinx.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.request import code_digest
+from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store.cache import InvalidReport, ReportCache, checked_report
+from sphinx_jaxhlo.store.drift import Drift, compare
+
+__all__ = ["analysis_fingerprint", "compared", "forget", "read", "report"]
+
+#: What the analysis of a snapshot depends on besides the snapshot: this
+#: module, every module it imports at any depth, and the GPU descriptions.
+ANALYSIS_CODE = ((__name__,), ("gpu_targets",))
+#: Version of the entries' form.
+FORMAT = 1
+#: The most this process keeps of snapshots read and of analyses (bytes, each;
+#: an analysis is kept as its JSON, decoded at each use: no objects for the
+#: garbage collector to walk).
+MEMORY_BYTES = 128 * 2**20
+
+
+@functools.cache
+def analysis_fingerprint() -> str:
+    """A digest of the code that analyses a snapshot (derived from the imports, not from a list)."""
+    return code_digest(ANALYSIS_CODE)
+
+
+class _Kept:
+    """What this process keeps, least recently used first, within a size."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[str, tuple[Any, Any, int]] = OrderedDict()
+        self.size = 0
+
+    def get(self, key: str, check: Any = None) -> Any:
+        item = self.items.get(key)
+        if item is None or item[0] != check:
+            return None
+        self.items.move_to_end(key)
+        return item[1]
+
+    def put(self, key: str, value: Any, size: int, check: Any = None) -> None:
+        old = self.items.pop(key, None)
+        if old is not None:
+            self.size -= old[2]
+        if size > MEMORY_BYTES // 4:
+            return  # one huge module is not worth pushing everything else out
+        self.items[key] = (check, value, size)
+        self.size += size
+        while self.size > MEMORY_BYTES:
+            _, (_, _, dropped) = self.items.popitem(last=False)
+            self.size -= dropped
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.size = 0
+
+
+_READ = _Kept()
+_ANALYSED = _Kept()
+_COMPARED = _Kept()
+
+
+def forget() -> None:
+    """Drop what this process keeps (tests; a long session that wants its memory back)."""
+    for kept in (_READ, _ANALYSED, _COMPARED):
+        kept.clear()
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+def _files(json_path: Path) -> tuple[Any, ...]:
+    """Inode, size and time of the JSON and of each text a slot may have: what says the files are the same."""
+    stem = json_path.name.removesuffix(".json")
+    out: list[Any] = []
+    for path in (json_path, *(json_path.with_name(f"{stem}.{kind}.gz") for kind in snapshots.TEXT_KINDS)):
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def read(json_path: Path) -> snapshots.Stored | None:
+    """:func:`sphinx_jaxhlo.store.snapshots.read`, once per process while the slot's files stay the same.
+
+    :raises SnapshotError: as that function does (a damaged snapshot is read again each time, and refused).
+    """
+    files = _files(json_path)
+    if files[0] is None:
+        return snapshots.read(json_path)
+    key = str(json_path)
+    stored = _READ.get(key, files)
+    if stored is None:
+        stored = snapshots.read(json_path)
+        if stored is not None:
+            _READ.put(key, stored, len(stored.text) + sum(len(t) for t in stored.snapshot.texts.values()), files)
+    return stored
+
+
+# -- analysing -----------------------------------------------------------------------------------
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join((*parts, analysis_fingerprint())).encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def _derived() -> tuple[str, ...]:
+    """The report's fields that the analysis fills."""
+    return tuple(sorted(snapshots.derived_fields() & {f.name for f in dataclasses.fields(Report)}))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def report(stored: snapshots.Stored, source: str, source_name: str,
+           cache: ReportCache | None = None) -> tuple[Report, bool]:
+    """The report of a snapshot with its analysis, analysed once per snapshot and analysis code.
+
+    :param source: the example's source (the report's ``source``; the caller matched its digest).
+    :param source_name: the example's file name.
+    :param cache: where analyses are kept between builds (``None``: this process only).
+    :return: the report (a new object at each call) and whether the snapshot's
+        JSON is what this code would write for it.
+    :raises InvalidReport: when the stored facts are not those of a report.
+    """
+    key = _key("analysis", stored.digest, source_name)
+    name = f"analyses/{key[:2]}/{key}.analysis"
+    kept = _ANALYSED.get(key)
+    entry = _entry(kept) if kept is not None else None
+    if entry is not None:
+        return _report(stored, source, entry), entry[1]
+    data = cache.read_entry(name) if cache is not None else None
+    entry = _entry(data)
+    if entry is not None:
+        try:
+            made = _report(stored, source, entry)
+        except InvalidReport as exc:
+            assert cache is not None
+            cache.problems.append(f"cache entry {name} is not a valid analysis ({exc}): analysed again")
+        else:
+            _ANALYSED.put(key, data, entry[2])
+            return made, entry[1]
+    fresh = stored.snapshot.report(source, source_name)  # the analysis itself
+    fields = {field: _plain(getattr(fresh, field)) for field in _derived()}
+    current = stored.text == stored.snapshot.document(fresh)
+    data = json.dumps({"analysis": FORMAT, "fields": fields, "current": current}, sort_keys=True).encode("utf-8")
+    _ANALYSED.put(key, data, len(data))  # what a later use reads back: the same report (tests/test_analyses.py)
+    if cache is not None:
+        cache.write_entry(name, data)
+    return fresh, current
+
+
+def _entry(data: bytes | None) -> tuple[dict[str, Any], bool, int] | None:
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not (isinstance(doc, dict) and doc.get("analysis") == FORMAT and isinstance(doc.get("current"), bool)
+            and isinstance(doc.get("fields"), dict) and set(doc["fields"]) == set(_derived())):
+        return None
+    return doc["fields"], doc["current"], len(data)
+
+
+def _report(stored: snapshots.Stored, source: str, entry: tuple[dict[str, Any], bool, int]) -> Report:
+    data = stored.snapshot.data(source)
+    data.update(entry[0])
+    return checked_report(data, lenient=True)
+
+
+# -- comparing two snapshots of one slot ---------------------------------------------------------
+
+#: The fields of a :class:`~sphinx_jaxhlo.store.drift.Drift`, with the types an entry must hold.
+_DRIFT_FIELDS = {f.name: f.type for f in dataclasses.fields(Drift)}
+
+
+def compared(old: snapshots.Stored, new: snapshots.Stored, source_name: str, tolerance: float,
+             cache: ReportCache | None = None) -> tuple[Drift | None, str]:
+    """:func:`sphinx_jaxhlo.store.drift.compare` of the two snapshots' reports (made with their
+    toolchains), once per pair of snapshots, tolerance and analysis code.
+
+    :return: the drift (``None``: the same figures and toolchain) and the
+        target of the older report.
+    :raises InvalidReport: when the stored facts of either are not those of a report.
+    """
+    key = _key("drift", old.digest, new.digest, source_name, repr(float(tolerance)))
+    kept = _COMPARED.get(key)
+    if kept is not None:
+        return kept
+    name = f"drift/{key[:2]}/{key}.drift"
+    if cache is not None:
+        found = _drift_entry(cache.read_entry(name))
+        if found is not None:
+            _COMPARED.put(key, found, 256)
+            return found
+    before, _ = report(old, "", source_name, cache)
+    after, _ = report(new, "", source_name, cache)
+    found = (compare(before, after, old.snapshot.toolchain, new.snapshot.toolchain, tolerance), before.target)
+    _COMPARED.put(key, found, 256)
+    if cache is not None:
+        drift = None if found[0] is None else dataclasses.asdict(found[0])
+        cache.write_entry(name, json.dumps({"drift": FORMAT, "value": drift, "target": found[1]},
+                                           sort_keys=True).encode("utf-8"))
+    return found
+
+
+def _drift_entry(data: bytes | None) -> tuple[Drift | None, str] | None:
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not (isinstance(doc, dict) and doc.get("drift") == FORMAT and isinstance(doc.get("target"), str)):
+        return None
+    value = doc.get("value")
+    if value is None:
+        return None, doc["target"]
+    if not (isinstance(value, dict) and set(value) == set(_DRIFT_FIELDS)):
+        return None
+    for field, hint in _DRIFT_FIELDS.items():
+        v = value[field]
+        ok = (isinstance(v, bool) if hint == "bool" else isinstance(v, str) if hint == "str"
+              else v is None or (isinstance(v, int) and not isinstance(v, bool)))
+        if not ok:
+            return None
+    return Drift(**value), doc["target"]

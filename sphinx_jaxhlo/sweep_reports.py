@@ -35,7 +35,8 @@ _FORMAT = "sphinx-jaxhlo sweep"
 
 class SweepReports(Sequence[Reports]):
     """The reports of a sweep's functions (one, or each of ``function="a, b"``) at every
-    point, in point order, and the sweep's map (each function apart): ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
+    point, in point order, and the sweep's map (each function apart):
+    ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
     :attr:`flips` (between which two adjacent sizes a reduction's verdict, the
     producer of its stored buffer, the kernel count or the compile's success changes,
     with the compiler's reasons at both sides) and ``map`` (each point's figures, a

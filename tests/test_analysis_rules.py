@@ -1998,6 +1998,8 @@ CPU_LOOP_FUSION = "xla/service/cpu/cpu_instruction_fusion.cc"
      "LibraryRewriter::AddFusionCandidates", LIBRARY_REWRITER),
     ("scatter", kernel("s", ["scatter"]), YNN_REDUCE, 1, "cpu", "a scatter is not one of them",
      "YnnMatcher::IsOpSupported", "xla/backends/cpu/transforms/ynn_matcher.h"),
+    ("convolution", kernel("v", ["convolution"]), YNN_REDUCE, 1, "cpu", "more than 16 input or output features",
+     "IsConvolutionOpSupportedByYnn", "xla/backends/cpu/ynn_support.cc"),
     ("elementwise", kernel("c", ["exponential"]), YNN_REDUCE, 1, "cpu", "the HLO alone does not say which",
      "CpuInstructionFusion::ShouldFuse", CPU_LOOP_FUSION),
     ("elementwise", kernel("c", ["exponential"]), kernel("r", ["reduce"]), 1, "gpu", "does not say why", "", ""),

@@ -26,6 +26,14 @@ STABLE_LABELS = [
 ]
 
 
+def rounding(shown: str) -> float:
+    """How far, relatively, a size as a bar shows it (``1.1 GB``, ``403 MB``) may be from the
+    exact figure: half a unit of its last digit."""
+    number = shown.split()[0].replace(",", "")
+    decimals = len(number.partition(".")[2])
+    return 0.5 * 10 ** -decimals / float(number) if float(number) else 0.0
+
+
 def chart_mismatches(html: str) -> tuple[int, list[str]]:
     """Every bar of every variants chart against its table's cell: the number of bars
     checked, and what disagrees: a bar whose value is not the cell's, a bar with no
@@ -55,7 +63,7 @@ def chart_mismatches(html: str) -> tuple[int, list[str]]:
             if not title.startswith({"peak": "Peak memory on ", "temp": "Temp memory on "}.get(measure, "?")):
                 wrong.append(f"panel {title!r} of measure {measure!r}")
             target, fn = "", ""
-            bars: dict[str, list[tuple[float, str | None]]] = {}
+            bars: dict[str, list[tuple[float, str | None, float]]] = {}
             for el in panel.select_one(".jaxhlo-bars-grid").find_all("div", recursive=False):
                 classes = el.get("class") or []
                 if "jaxhlo-bar-target" in classes:
@@ -70,15 +78,23 @@ def chart_mismatches(html: str) -> tuple[int, list[str]]:
                     if cell != ("peak " if measure == "peak" else "") + shown:
                         wrong.append(f"{fn} on {target} in the {measure} panel: bar {shown!r}, table {cell!r}")
                     bars.setdefault(target, []).append((parse_size(shown.replace(" ", "")),
-                                                        ratio.removesuffix("×)") or None))
+                                                        ratio.removesuffix("×)") or None, rounding(shown)))
             for target, found in bars.items():
-                positive = [v for v, _ in found if v > 0]
-                for value, ratio in found:
+                positive = [(v, r) for v, _, r in found if v > 0]
+                smallest, smallest_rounding = min(positive, default=(0, 0.0))
+                for value, ratio, value_rounding in found:
                     if len(positive) < 2 or not value:
                         if ratio is not None:
                             wrong.append(f"{target}: a ratio with nothing to compare ({ratio})")
-                    elif ratio is None or abs(float(ratio.replace(",", "")) * min(positive) / value - 1) > 0.06:
-                        wrong.append(f"{target}: {value} is not {ratio} times the smallest, {min(positive)}")
+                        continue
+                    if ratio is None:
+                        wrong.append(f"{target}: {value} has no ratio to the smallest, {smallest}")
+                        continue
+                    # the ratio is of the exact figures; the bar shows it and them rounded (1.0 MB, 1,024×):
+                    # half a unit of the last digit of each, and 1 % for the products of those errors
+                    allowed = 0.01 + value_rounding + smallest_rounding + rounding(ratio)
+                    if abs(float(ratio.replace(",", "")) * smallest / value - 1) > allowed:
+                        wrong.append(f"{target}: {value} is not {ratio} times the smallest, {smallest}")
     return checked, wrong
 
 

@@ -62,7 +62,11 @@ reads, ``attach_reasons`` fills the report's ``Reason``:
      ``IsElementwiseOpSupportedByYnn`` (``xla/backends/cpu/ynn_support.cc``)
      accepts its operation and its element types (in this XLA, measured:
      not ``cos``, ``sin`` or ``tan``; not ``f16``, whose ops are computed
-     by a loop kernel that writes ``f32``); a sort, scatter, gather, FFT or
+     by a loop kernel that writes ``f32``); it takes a convolution only where
+     ``IsConvolutionOpSupportedByYnn`` (the same file) accepts it: a 2-D one of
+     the element types and layout it lists, with more than 16 input or output
+     features (in this XLA, measured: an ``f32`` convolution of 16 channels is a
+     plain ``convolution``, of 32 a YNN one); a sort, scatter, gather, FFT or
      custom call has no YNN kernel at all (``YnnMatcher::IsOpSupported``,
      ``xla/backends/cpu/transforms/ynn_matcher.h``).  Elsewhere the CPU's loop fusion
      (``CpuInstructionFusion::ShouldFuse``,
@@ -156,6 +160,7 @@ _YNN_ELEMENTWISE = ("IsElementwiseOpSupportedByYnn, through the library rewriter
 _SIGNIFICANT_REDUCE = 16
 _YNN_OPS_ONLY = ("YnnMatcher::IsOpSupported, through the library rewriter",
                  "xla/backends/cpu/transforms/ynn_matcher.h")
+_YNN_CONVOLUTION = ("IsConvolutionOpSupportedByYnn, through the library rewriter", "xla/backends/cpu/ynn_support.cc")
 #: A kernel that only reduces (and moves data): its output is another reduction's.
 _REDUCTION_KERNEL = frozenset({"reduce", "reduce-window", "bitcast", "reshape", "copy", "transpose", "slice",
                                "broadcast", "convert"})
@@ -324,7 +329,12 @@ def _why_ynn(kind: str, producer: Fusion, readers: int, written: Written | None)
     if readers > 1:
         return (f"{lead} only through values whose every reader joins the same kernel (no multi-output fusion): "
                 f"this one has {readers} readers, so it is stored and each reads it back."), _YNN_ONE_USER
-    if kind in ("sort", "scatter", "gather", "fft", "custom-call", "collective", "convolution"):
+    if kind == "convolution":
+        text = (f"{lead}; this XLA's YNN support takes a convolution only when it is 2-D, of the element types "
+                f"and layout it lists, with more than 16 input or output features: this one is not, so a "
+                f"convolution kernel of its own writes its result and the YNN reduction reads it back.")
+        return text, _YNN_CONVOLUTION
+    if kind in ("sort", "scatter", "gather", "fft", "custom-call", "collective"):
         return (f"{lead} only with the ops YNN has kernels for (dots, reductions, and the elementwise and "
                 f"data-movement ops of its tables): {KIND_WORDS[kind]} is not one of them, so its result is "
                 f"stored and the YNN reduction reads it back."), _YNN_OPS_ONLY

@@ -233,7 +233,9 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     if report.chunk_suggestion:
         words, call, *code = report.chunk_suggestion.split("\n")
         out.append(para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]))
-        out.append(literal_block("\n".join([call, *([""] if code else []), *code]), "python"))
+        suggested = literal_block("\n".join([call, *([""] if code else []), *code]), "python")
+        suggested["classes"].append("jaxhlo-suggested-code")  # wraps, as the source does: a short call to copy
+        out.append(suggested)
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links, view.source, difference)

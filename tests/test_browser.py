@@ -160,7 +160,8 @@ def test_guide_pages_in_chromium(browser: Any) -> None:
 # -- nothing cut, and the line links ----------------------------------------------------------------
 
 #: For each example: what overflows its box without showing that it scrolls.  A listing of the
-#: example's source, a suggested rewrite's code and the side-by-side and variants tables must fit (they wrap and reflow);
+#: example's source, a suggested rewrite's code and the side-by-side and variants tables must
+#: fit (they wrap and reflow);
 #: other boxes (module texts, detail tables, graphs) may scroll, with a scrollbar drawn or, where
 #: scrollbars are hidden, the shadows jaxhlo.css draws on the edges that have more to see.
 OVERFLOW_JS = """
@@ -176,8 +177,8 @@ OVERFLOW_JS = """
     if (!el.getClientRects().length || el.clientWidth === 0) { continue; }
     if (el.scrollWidth <= el.clientWidth + 1) { continue; }
     const ox = getComputedStyle(el).overflowX;
-    const mustFit = el.matches(".jaxhlo-source pre, .jaxhlo-suggested-code pre") || !!el.querySelector(":scope > table.jaxhlo-compare, "
-        + ":scope > table.jaxhlo-variants");
+    const mustFit = el.matches(".jaxhlo-source pre, .jaxhlo-suggested-code pre")
+        || !!el.querySelector(":scope > table.jaxhlo-compare, :scope > table.jaxhlo-variants");
     if (mustFit) {
       problems.push("does not fit (" + el.scrollWidth + " > " + el.clientWidth + "): " + name(el));
     } else if (ox === "hidden" || ox === "clip") {

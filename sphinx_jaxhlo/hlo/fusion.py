@@ -250,7 +250,7 @@ def _reduce_before(writer: HloInstruction, body: list[HloInstruction]) -> HloIns
         return None
     by_name = {sub.name: sub for sub in body}
     wanted = _result_elements(writer)
-    todo, seen = list(writer.operands), set()
+    todo, seen = list(writer.operands), set[str]()
     while todo and len(seen) < 64:
         name = todo.pop()
         if name in seen or (inst := by_name.get(name)) is None:

@@ -9,8 +9,8 @@ reads, ``attach_reasons`` fills the report's ``Reason``:
    YNN kernel), ``product-reduction`` (a ``dot_general`` the compiler wrote
    as a multiply and a ``reduce``, with no dot or convolution in the kernel:
    the H100's matrix-vector products below its GEMM threshold, the TPU's
-   ``exp(-d2) @ v``), ``convolution``, ``sort``, ``gather``, ``scatter``, ``fft``,
-   ``custom-call`` (a library kernel the compiler cannot look into),
+   ``exp(-d2) @ v``, row-wise dots), ``convolution``, ``sort``, ``gather``,
+   ``scatter``, ``fft``, ``custom-call`` (a library kernel the compiler cannot look into),
    ``loop-output`` (what a ``while`` hands on), ``branch-output`` (a
    ``conditional`` or ``call``), ``collective`` (an all-reduce, all-gather...),
    ``reduction`` (the result of another reduction: the element a ``reduce``
@@ -98,7 +98,7 @@ __all__ = ["ALTERNATIVE_TITLES", "KIND_WORDS", "UNEXPLAINED", "Written", "attach
 #: A producer kind in a JAX user's words (for the page and the text output).
 KIND_WORDS = {
     "gemm": "a GEMM (a matrix product)",
-    "product-reduction": "a matrix product written as a multiply and a reduction",
+    "product-reduction": "a contraction (a dot_general) written as a multiply and a reduction",
     "convolution": "a convolution",
     "sort": "a sort",
     "gather": "a gather",
@@ -272,15 +272,15 @@ def _why(kind: str, producer: Fusion, consumer: Fusion | None, readers: int, bac
     if kind == "gemm":
         return "The matrix product is written to memory in full before the reduction reads it.", none
     if kind == "product-reduction":
-        lead = ("The compiler wrote this matrix product as a multiply and a reduction over its contracted axis, "
-                "not as a GEMM, so it is " + ("computed elementwise from " if written is not None
-                                              and written.after_reduce else "") + "the result of another reduction")
+        made = "computed elementwise from " if written is not None and written.after_reduce else ""
+        lead = ("The compiler wrote this contraction (a dot_general) as a multiply and a reduction over its "
+                f"contracted axis, not as a GEMM, so it is {made}the result of another reduction")
         if backend == "gpu" and written is not None and 0 < written.reduced < _SIGNIFICANT_REDUCE:
             return (f"{lead}, of {written.reduced} elements each: short enough for priority fusion to fuse into "
                     f"a reduction, which it does only where its cost model estimates it faster; "
                     f"{UNEXPLAINED}"), none
         return (f"{lead}; XLA does not fuse a reduction into the reduction that reads its result, so the "
-                "product is stored."), (_GPU_REDUCE_INTO_REDUCE if backend == "gpu" else none)
+                "contraction's result is stored."), (_GPU_REDUCE_INTO_REDUCE if backend == "gpu" else none)
     if kind == "multi-output":
         text = (f"The table is written by the kernel of another reduction, as a second output: it has {readers} "
                 f"reader{'s' if readers != 1 else ''}, fusion did not duplicate its work into every reduction "

@@ -313,14 +313,20 @@ class Reports(Sequence[Report]):
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
                                            reduction=reduction, materialized=materialized, error=error,
                                            collectives=collectives, kernels=kernels)
-        if problems:
-            held = sum(o.passed for o in outcomes)
-            lines = [f"jax-hlo check failed for {self.title or '(function)'}:"]
-            lines += [f"  - {p}" for p in problems]
-            if held:
-                lines.append(f"  ({held} other expectation(s) held)")
-            raise AssertionError("\n".join(lines))
+        raise_failed(f"{self.title or '(function)'}", outcomes, problems)
         return self
+
+
+def raise_failed(what: str, outcomes: Sequence[exp.Check], problems: Sequence[str]) -> None:
+    """Raise the ``AssertionError`` of a failed ``check()`` (nothing when no claim failed):
+    each problem on a line of its own, and how many other claims held."""
+    if not problems:
+        return
+    held = sum(o.passed for o in outcomes)
+    lines = [f"jax-hlo check failed for {what}:", *(f"  - {p}" for p in problems)]
+    if held:
+        lines.append(f"  ({held} other expectation(s) held)")
+    raise AssertionError("\n".join(lines))
 
 
 def _expectation_text(value: Any) -> str:

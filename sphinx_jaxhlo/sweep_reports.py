@@ -26,7 +26,7 @@ from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.core.specs import SpecError, format_tree, parse_args, size_symbols
 from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_sweep
 from sphinx_jaxhlo.pipeline.plan import sweep_points
-from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports, _expectation_text
+from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports, _expectation_text, raise_failed
 
 __all__ = ["SweepReports", "compile_sweep", "sweep_call"]
 
@@ -267,13 +267,7 @@ class SweepReports(Sequence[Reports]):
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
                                            reduction=reduction, materialized=materialized, error=error,
                                            collectives=collectives, kernels=kernels, flip=flip)
-        if problems:
-            held = sum(o.passed for o in outcomes)
-            lines = [f"jax-hlo check failed for {self.title or '(function)'} over {self.sweep.describe()}:"]
-            lines += [f"  - {p}" for p in problems]
-            if held:
-                lines.append(f"  ({held} other expectation(s) held)")
-            raise AssertionError("\n".join(lines))
+        raise_failed(f"{self.title or '(function)'} over {self.sweep.describe()}", outcomes, problems)
         return self
 
 

@@ -218,6 +218,18 @@ def split_range(part: str) -> tuple[str, str]:
     return m.group("body").strip(), where
 
 
+
+def _function_scope(scope: str, part: str) -> tuple[str | None, str]:
+    """``fn@target`` -> ``("fn", "target")``; a scope without ``@`` names no function."""
+    scope = scope.strip()
+    if "@" not in scope:
+        return None, scope
+    function, _, rest = scope.partition("@")
+    function = function.strip()
+    if not function.isidentifier():
+        raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
+    return function, rest.strip()
+
 def _split_conditions(text: str) -> list[tuple[str | None, str | None, str, str]]:
     """The items of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE [for CONDITION]``."""
     pairs: list[tuple[str | None, str | None, str, str]] = []
@@ -238,13 +250,7 @@ def _split_conditions(text: str) -> list[tuple[str | None, str | None, str, str]
         function: str | None = None
         target: str | None = None
         if scope is not None:
-            scope = scope.strip()
-            if "@" in scope:
-                function, _, scope = scope.partition("@")
-                function = function.strip()
-                if not function.isidentifier():
-                    raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
-                scope = scope.strip()
+            function, scope = _function_scope(scope, part)
             target = scope.lower() if scope not in ("*", "") else None
         pairs.append((function, target, value, where))
     return pairs
@@ -287,13 +293,7 @@ def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None
         if "=" in part:
             scope, _, value = part.partition("=")
             scope, value = scope.strip(), value.strip()
-            function: str | None = None
-            if "@" in scope:
-                function, _, scope = scope.partition("@")
-                function = function.strip()
-                if not function.isidentifier():
-                    raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
-                scope = scope.strip()
+            function, scope = _function_scope(scope, part)
             target: str | None = scope.lower() if scope not in ("*", "") or function is None else None
             if (function is None and not target) or not value:
                 raise ExpectationSyntaxError(f"{part!r}: write target=value or function@target=value")

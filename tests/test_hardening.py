@@ -544,6 +544,10 @@ def test_the_worker_of_a_killed_build_removes_its_folder(interrupted: Interrupte
     assert not interrupted.left_in_tmp, interrupted.left_in_tmp
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @needs_proc
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_a_stuck_worker_does_not_outlive_its_interrupted_build(tmp_path: Path, signum: int) -> None:
@@ -555,8 +559,11 @@ def test_a_stuck_worker_does_not_outlive_its_interrupted_build(tmp_path: Path, s
                                    "   while True:\n       pass\n\n   def f(x):\n       return x\n", encoding="utf-8")
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-N", "-D", f"jaxhlo_cache_dir={tmp_path / 'cache'}",
            str(src), str(tmp_path / "out")]
+    # Ctrl-C in a terminal reaches a build whose SIGINT is the default; a shell's background job (CI
+    # started with `&` or nohup) passes SIGINT ignored to its children, so the build gets it back
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "TMPDIR": str(tmpdir)}, start_new_session=True)
+                            env={**os.environ, "TMPDIR": str(tmpdir)}, start_new_session=True,
+                            preexec_fn=_default_sigint)
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 120

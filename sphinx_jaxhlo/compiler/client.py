@@ -134,7 +134,7 @@ class ForkGate:
     def _enter(self) -> None:
         with self._cond:
             while self._forks:  # a fork is waiting: let it go first
-                self._cond.wait()
+                self._cond.wait(0.25)  # in slices, so that a Ctrl-C is handled (Scheduler.take)
             self._working += 1
 
     def _leave(self) -> None:
@@ -178,7 +178,7 @@ class ForkGate:
         self._forks += 1
         own = 1 if self._depth() else 0
         while self._working > own:
-            self._cond.wait()
+            self._cond.wait(0.25)
 
     def after_fork_in_parent(self) -> None:
         self._forks -= 1

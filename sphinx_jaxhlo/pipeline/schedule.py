@@ -233,7 +233,11 @@ class Scheduler:
         if key not in self.planned:
             return None
         if not self.forked:
-            self._done[key].wait()
+            # in slices: a Ctrl-C that the kernel delivers to a lane's thread sets Python's flag
+            # but does not wake this one, which runs the handler (KeyboardInterrupt) only when it
+            # returns to Python; an untimed wait would hold the build until the compile ended
+            while not self._done[key].wait(0.25):
+                pass
             return self.outcomes[key]
         assert self.folder is not None, "a forked reader needs the outcome files"
         path = self.folder / f"{key}.json"

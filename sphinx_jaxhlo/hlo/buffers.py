@@ -99,6 +99,10 @@ def _basename(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
+#: Deeper than any tuple nesting XLA writes (a tuple of tuples of a loop's state is 2 or 3).
+_MAX_TUPLE_DEPTH = 64
+
+
 class BufferAnalyzer:
     """The fusions and the buffers of a module's top-level computations, with
     where each came from in the example's source; the analysis of reductions
@@ -334,7 +338,9 @@ class BufferAnalyzer:
         stack: list[tuple[str, tuple[int, ...]]] = [(name, () if index is None else (index,))]
         while stack:
             current, path = stack.pop()
-            if (current, path) in seen:
+            # a path longer than any real tuple nesting: the text has a cycle (a tuple that reads
+            # its own element), which would grow the path without end; XLA never writes one
+            if (current, path) in seen or len(path) > _MAX_TUPLE_DEPTH:
                 continue
             seen.add((current, path))
             for user_name in comp.users(current):

@@ -205,15 +205,21 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
     return fresh, current
 
 
-def _entry(data: bytes | None) -> tuple[dict[str, Any], bool, int] | None:
+def _decoded(data: bytes | None) -> Any:
+    """A cache entry's JSON; ``None`` for a missing or damaged one (it is made again)."""
     if data is None:
         return None
     try:
-        doc = json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not (isinstance(doc, dict) and doc.get("analysis") == FORMAT and isinstance(doc.get("current"), bool)
-            and isinstance(doc.get("fields"), dict) and set(doc["fields"]) == set(_derived())):
+
+
+def _entry(data: bytes | None) -> tuple[dict[str, Any], bool, int] | None:
+    doc = _decoded(data)
+    if data is None or not (isinstance(doc, dict) and doc.get("analysis") == FORMAT
+                            and isinstance(doc.get("current"), bool) and isinstance(doc.get("fields"), dict)
+                            and set(doc["fields"]) == set(_derived())):
         return None
     return doc["fields"], doc["current"], len(data)
 
@@ -261,12 +267,7 @@ def compared(old: snapshots.Stored, new: snapshots.Stored, source_name: str, tol
 
 
 def _drift_entry(data: bytes | None) -> tuple[Drift | None, str] | None:
-    if data is None:
-        return None
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    doc = _decoded(data)
     if not (isinstance(doc, dict) and doc.get("drift") == FORMAT and isinstance(doc.get("target"), str)):
         return None
     value = doc.get("value")

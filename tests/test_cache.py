@@ -204,12 +204,12 @@ def test_highlighted_module_texts_are_kept_for_a_new_output_folder(tmp_path: Pat
     text = "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
     key = sphinx_html.write_text_files(tmp_path / "out1", text, "hlo", store)
     first = (tmp_path / "out1" / "_jaxhlo" / f"{key}.js").read_text()
-    assert '<span class=' in first  # highlighted
+    assert '"spans": ["k", "HloModule"' in first  # highlighted
     # a cached rebuild into a new output folder copies the script instead of highlighting again
-    def no_highlighting(*args: object) -> str:
+    def no_highlighting(*args: object) -> list[str]:
         raise AssertionError("highlighted again")
 
-    monkeypatch.setattr(sphinx_html, "highlighted_html", no_highlighting)
+    monkeypatch.setattr(sphinx_html, "highlighted_spans", no_highlighting)
     assert sphinx_html.write_text_files(tmp_path / "out2", text, "hlo", store) == key
     assert (tmp_path / "out2" / "_jaxhlo" / f"{key}.js").read_text() == first
     assert (tmp_path / "out2" / "_jaxhlo" / f"{key}.txt").read_text() == text

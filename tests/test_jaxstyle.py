@@ -426,8 +426,13 @@ def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, sit
                 page.wait_for_function("(pre) => pre.getAttribute('data-jaxhlo-state') === 'loaded'",
                                        arg=pre.element_handle(), timeout=10_000)
                 assert start in pre.inner_text(), (url, title)
-            # highlighted, as code blocks are
-            assert panel.locator("details.jaxhlo-lazy", has_text="Optimized HLO").locator("pre span").count() > 10
+                # the text as its file holds it, each span's text set as text (never parsed as HTML)
+                text_file = site.out / Path(pre.get_attribute("data-jaxhlo-text")).with_suffix(".txt")
+                assert pre.inner_text().strip() == text_file.read_text(encoding="utf-8").strip(), (url, title)
+            # highlighted, as code blocks are: the classes of Pygments' HTML formatter
+            hlo = panel.locator("details.jaxhlo-lazy", has_text="Optimized HLO").locator("pre")
+            assert hlo.locator("span").count() > 10
+            assert hlo.locator("span.nb").count() > 0 and hlo.locator("span.kt").count() > 0
             assert not errors, errors
             page.close()
     finally:

@@ -572,3 +572,38 @@ def test_get_lexer_for_filename() -> None:
     if not _entry_point_installed("hlo"):
         pytest.skip("pygments.lexers entry point 'hlo' not installed yet (pip install -e .)")
     assert isinstance(get_lexer_for_filename("module.hlo"), HloLexer)
+
+
+def _classed_characters(html_text: str) -> list[tuple[str, str]]:
+    """Each character of highlighted HTML with the class of the span around it
+    (a line break as unclassed: Pygments closes a span at the end of a line)."""
+    import html
+    import re
+
+    out: list[tuple[str, str]] = []
+    for m in re.finditer(r'<span class="([^"]*)">(.*?)</span>|([^<]+)', html_text, re.S):
+        cls, text = (m.group(1), m.group(2)) if m.group(1) is not None else ("", m.group(3))
+        out.extend(("" if ch == "\n" else cls, ch) for ch in html.unescape(text))
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if p.suffix == ".txt"], ids=lambda p: p.name)
+def test_page_scripts_get_the_spans_of_pygments_html(path: Path) -> None:
+    """A page's module text arrives as [class, text, ...] for its script to build:
+    the same classes over the same characters as Pygments' HTML of it."""
+    from sphinx_jaxhlo.render.nodes import highlighted_html, highlighted_spans
+
+    text = path.read_text(encoding="utf-8") + '\n// <b>&amp;</b> "quoted" \'single\'\n'
+    spans = highlighted_spans(text, "hlo")
+    assert spans is not None and len(spans) % 2 == 0
+    classes = set(spans[0::2])
+    assert {"nb", "kt", "p"} <= classes, classes
+    assert "".join(spans[1::2]) == text
+    rebuilt = [(("" if ch == "\n" else cls), ch) for cls, value in zip(spans[0::2], spans[1::2]) for ch in value]
+    assert rebuilt == _classed_characters(highlighted_html(text, "hlo"))
+
+
+def test_page_scripts_get_plain_text_past_the_limit() -> None:
+    from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, highlighted_spans
+
+    assert highlighted_spans("HloModule m\n" + " " * HIGHLIGHT_LIMIT, "hlo") is None

@@ -364,6 +364,55 @@ def highlighted_html(text: str, language: str) -> str:
         return html.escape(text)
 
 
+def highlighted_spans(text: str, language: str) -> list[str] | None:
+    """``text`` cut into the spans the HTML formatter would make, for a page's
+    script to build (``jaxhlo.js``): ``[class, text, class, text, ...]``, the
+    class as Pygments' HTML formatter names it (``""``: no span).  The same
+    highlighting as :func:`highlighted_html` without its HTML, which costs as
+    much as the lexing and doubles the file; the browser sets each text as
+    text, so nothing needs escaping here.
+
+    :return: ``None`` when the text is too long or the lexer fails.
+    """
+    if len(text) > HIGHLIGHT_LIMIT:
+        return None
+    lexer, formatter = _highlighter(language)
+    classes = _classes(formatter)
+    out: list[str] = []
+    add = out.extend
+    try:
+        # what pygments.highlight() gives the formatter: the tokens of get_tokens()
+        for ttype, value in lexer.get_tokens(text):
+            add((classes[ttype], value))
+    except Exception:  # a lexer bug must not cost the page
+        return None
+    return out
+
+
+class _ClassOf(dict):  # type: ignore[type-arg]
+    """The formatter's class for each token type, asked of the formatter itself
+    (a token formatted alone) the first time a type is seen."""
+
+    def __init__(self, formatter: Any) -> None:
+        super().__init__()
+        self.formatter = formatter
+
+    def __missing__(self, ttype: Any) -> str:
+        import io
+        import re
+
+        out = io.StringIO()
+        self.formatter.format([(ttype, "x")], out)
+        m = re.match(r'<span class="([^"]*)">', out.getvalue())
+        self[ttype] = found = m.group(1) if m else ""
+        return found
+
+
+@functools.cache
+def _classes(formatter: Any) -> _ClassOf:
+    return _ClassOf(formatter)
+
+
 def _text_inline(node: jaxhlo_text) -> str:
     language = node.get("language") or "text"
     return (f'<div class="highlight-{_attr(language)} notranslate"><div class="highlight"><pre>'

@@ -27,7 +27,7 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.request import render_fingerprint
 from sphinx_jaxhlo.render import nodes as plain
-from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, _attr, highlighted_html, jaxhlo_block, jaxhlo_text
+from sphinx_jaxhlo.render.nodes import _attr, highlighted_spans, jaxhlo_block, jaxhlo_text
 from sphinx_jaxhlo.sphinxext.compat import page_output_path
 
 if TYPE_CHECKING:
@@ -166,8 +166,8 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
                 return key
             except OSError:
                 js.unlink(missing_ok=True)
-        body = highlighted_html(text, language)
-        payload = {"html": body} if len(text) <= HIGHLIGHT_LIMIT else {"text": text}
+        spans = highlighted_spans(text, language)
+        payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
         script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
         _store_fragment(js, script, mode=0o644)
         if kept is not None:

@@ -18,7 +18,7 @@
 // Module texts.  The optimized HLO, StableHLO and jaxpr of a page live in files
 // of their own (_jaxhlo/<key>.js beside the pages): a collapsed block holds an
 // empty <pre data-jaxhlo-text="URL" data-jaxhlo-key="KEY">, and opening it adds
-// a <script src=URL> that calls window.jaxhloText(KEY, {html} or {text}).  A
+// a <script src=URL> that calls window.jaxhloText(KEY, {spans} or {text}).  A
 // script element, unlike fetch(), loads from file:// too.  Without JavaScript
 // the block links the text as a file.
 (function () {
@@ -33,10 +33,29 @@
     delete pending[key];
     document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"]').forEach(function (pre) {
       if (pre.getAttribute("data-jaxhlo-state") === "loaded") { return; }
-      if (typeof data.html === "string") { pre.innerHTML = data.html; } else { pre.textContent = String(data.text); }
+      if (Array.isArray(data.spans)) { pre.textContent = ""; pre.appendChild(spans(data.spans)); }
+      else { pre.textContent = String(data.text); }
       pre.setAttribute("data-jaxhlo-state", "loaded");
     });
   };
+
+  // [class, text, class, text, ...] as Pygments' HTML formatter would class
+  // them ("" for none); each text is set as text, never parsed as HTML.
+  function spans(list) {
+    var out = document.createDocumentFragment();
+    for (var i = 0; i + 1 < list.length; i += 2) {
+      var text = String(list[i + 1]);
+      if (list[i]) {
+        var span = document.createElement("span");
+        span.className = String(list[i]);
+        span.textContent = text;
+        out.appendChild(span);
+      } else {
+        out.appendChild(document.createTextNode(text));
+      }
+    }
+    return out;
+  }
 
   function loadText(pre) {
     var key = pre.getAttribute("data-jaxhlo-key");

@@ -197,6 +197,39 @@ def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_
     assert len(list((cache / "html").rglob("*.html"))) == 6
 
 
+def test_module_texts_are_published_from_the_store_as_links_or_copies(tmp_path: Path, monkeypatch) -> None:
+    """A cached rebuild into a new output folder puts each kept text beside the
+    pages as a hard link (no new file to write), as a copy where links fail;
+    either way readable by a web server, and the same bytes."""
+    import os
+    import stat
+
+    from sphinx_jaxhlo.sphinxext import html as sphinx_html
+
+    store = tmp_path / "cache" / "html" / "texts"
+    text = "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
+    key = sphinx_html.write_text_files(tmp_path / "out1", text, "hlo", store)
+    kept = {p.suffix: p for p in (store / key[:2]).iterdir()}
+    for out in ("out1", "out2"):
+        if out == "out2":
+            assert sphinx_html.write_text_files(tmp_path / out, text, "hlo", store) == key
+        for suffix in (".txt", ".js"):
+            published = tmp_path / out / "_jaxhlo" / f"{key}{suffix}"
+            assert os.path.samefile(published, kept[suffix]), (out, suffix)
+            assert stat.S_IMODE(published.stat().st_mode) == 0o644
+    first = (tmp_path / "out1" / "_jaxhlo" / f"{key}.js").read_bytes()
+
+    def no_links(*args: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert sphinx_html.write_text_files(tmp_path / "out3", text, "hlo", store) == key
+    for suffix, expected in ((".txt", text.encode()), (".js", first)):
+        published = tmp_path / "out3" / "_jaxhlo" / f"{key}{suffix}"
+        assert published.read_bytes() == expected and not os.path.samefile(published, kept[suffix])
+        assert stat.S_IMODE(published.stat().st_mode) == 0o644
+
+
 def test_highlighted_module_texts_are_kept_for_a_new_output_folder(tmp_path: Path, monkeypatch) -> None:
     from sphinx_jaxhlo.sphinxext import html as sphinx_html
 

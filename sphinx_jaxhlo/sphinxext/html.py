@@ -148,31 +148,53 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
     key = text_key(text, language)
     folder = outdir / TEXT_FOLDER
     js, txt = folder / f"{key}.js", folder / f"{key}.txt"
-    if not txt.exists():
-        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
-    else:
+    kept_text = store / key[:2] / f"{key}.txt" if store is not None else None
+    if kept_text is not None and not kept_text.exists():
+        _store_fragment(kept_text, text)  # for a build that keeps only the example's HTML
+    if txt.exists():
         _touch(txt)  # in use by this build: never pruned (prune_text_files)
-    if store is not None and not (store / key[:2] / f"{key}.txt").exists():
-        _store_fragment(store / key[:2] / f"{key}.txt", text)  # for a build that keeps only the example's HTML
+    elif kept_text is None or not kept_text.is_file() or not _publish(kept_text, txt):
+        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
     if js.exists():
         _touch(js)
-    else:
-        kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
-        if kept is not None and kept.is_file():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(kept, js)
-                js.chmod(0o644)
-                return key
-            except OSError:
-                js.unlink(missing_ok=True)
-        spans = highlighted_spans(text, language)
-        payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
-        script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+        return key
+    kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
+    if kept is not None and kept.is_file() and _publish(kept, js):
+        return key
+    spans = highlighted_spans(text, language)
+    payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
+    script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+    if kept is not None:
+        _store_fragment(kept, script)
+    if kept is None or not kept.is_file() or not _publish(kept, js):
         _store_fragment(js, script, mode=0o644)
-        if kept is not None:
-            _store_fragment(kept, script)
     return key
+
+
+def _publish(kept: Path, published: Path) -> bool:
+    """Put a file of the cache's text store into the output folder: a hard link
+    where the file system allows one (a new name for the same bytes, a
+    fraction of the cost of a new file: the cached rebuild of a page of
+    examples makes two per report), a copy where it does not.  Either is
+    readable by the site's web server.  Nothing writes these files in place:
+    a changed text has a new name.
+
+    :return: whether the file is there.
+    """
+    try:
+        published.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(kept, published)
+        except FileExistsError:
+            _touch(published)  # another reader put it there meanwhile
+            return True
+        except OSError:  # another file system, or one without links
+            shutil.copyfile(kept, published)
+        published.chmod(0o644)
+        return True
+    except OSError:
+        published.unlink(missing_ok=True)
+        return False
 
 
 def _touch(path: Path) -> None:
@@ -283,12 +305,7 @@ def ensure_text_files(translator: Any, block: nodes.Element) -> None:
                 if published.exists():
                     _touch(published)  # in use by this build: never pruned (prune_text_files)
                     continue
-                try:
-                    folder.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(kept, published)
-                    published.chmod(0o644)
-                except OSError:
-                    published.unlink(missing_ok=True)
+                _publish(kept, published)
         return
     for node in block.findall(jaxhlo_text):
         write_text_files(outdir, node["text"], node.get("language") or "text", store)

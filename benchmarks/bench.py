@@ -650,6 +650,8 @@ def main() -> None:
                         help="only the cost of a sweep against its compiles as ordinary examples (12)")
     parser.add_argument("--snapshots", action="store_true",
                         help="only a docs host's build from snapshots (with and without a cache) and the drift page")
+    parser.add_argument("--repeat", type=int, default=5, metavar="N",
+                        help="with --snapshots: builds of each kind, interleaved (the fastest counts; default 5)")
     parser.add_argument("--before", metavar="REV",
                         help="with --snapshots: also the package of this git revision, in the same run")
     opts = parser.parse_args()
@@ -673,7 +675,7 @@ def main() -> None:
             before = package_at(opts.before, work) if opts.before else None
             figures = {"drift_page": drift_page(work, before),
                        "snapshot_path": snapshot_path(work, (8, 24) if opts.quick else (20, 60),
-                                                      2 if opts.quick else 5, before)}
+                                                      2 if opts.quick else opts.repeat, before)}
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(json.dumps(figures, indent=2))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -76,14 +77,50 @@ def package_at(rev: str, work: Path) -> Path:
     return folder
 
 
+def package_here(work: Path) -> Path:
+    """This checkout's package, copied like :func:`package_at`: with ``--before``, both
+    versions import from the same folder of the same disk (this machine's disk
+    answers some calls at very different speeds from one folder to another)."""
+    folder = work / "package-here"
+    shutil.copytree(Path(__file__).parent.parent / "sphinx_jaxhlo", folder / "sphinx_jaxhlo",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+def disk_probe(work: Path, count: int = 300) -> dict[str, float]:
+    """CPU milliseconds to create a small file, and to hard-link one, in ``work``:
+    what each module text beside a page costs on this disk at this moment (two
+    files a report; the cached path links them from the cache).  On this
+    project's build machine a new file has taken anywhere from 0.03 to 1 ms."""
+    import os
+    import time
+
+    folder = work / "disk-probe"
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.process_time()
+    for i in range(count):
+        (folder / f"{i}.txt").write_bytes(b"x" * 4000)
+    created = time.process_time() - start
+    start = time.process_time()
+    for i in range(count):
+        os.link(folder / f"{i}.txt", folder / f"{i}.js")
+    linked = time.process_time() - start
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"create_ms": 1000 * created / count, "link_ms": 1000 * linked / count}
+
+
 def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5,
                   before: Path | None = None) -> dict[str, Any]:
     """The builds above at each size; with ``before`` (a folder holding another
     version of the package, :func:`package_at`), that version's builds from
-    snapshots too, interleaved with the others."""
+    snapshots too, interleaved with the others, and this version's from a copy
+    beside it (:func:`package_here`)."""
     no_compilers = work / "no-compilers"
     no_compilers.mkdir(parents=True, exist_ok=True)
     env = {"JAXHLO_SNAPSHOT_MODE": "use", "JAXHLO_COMPILERS_DIR": str(no_compilers)}
+    here = package_here(work) if before is not None else None
+    if here is not None:
+        env["PYTHONPATH"] = str(here)
     versions = {"": env}
     if before is not None:
         versions["_before"] = {**env, "PYTHONPATH": str(before)}
@@ -96,6 +133,7 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             build(src, work / f"s{n}-warm", work / f"s{n}-cache{suffix}", env=environ)
     kinds = [f"{kind}{suffix}" for suffix in versions for kind in ("snapshots", "cached")]
     runs: dict[int, dict[str, list[dict[str, Any]]]] = {n: {k: [] for k in [*kinds, "plain"]} for n in sizes}
+    probes = [disk_probe(work)]
     for attempt in range(repeat):
         for n, (src, plain, _) in projects.items():
             for suffix, environ in versions.items():
@@ -105,7 +143,9 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
                 runs[n][f"cached{suffix}"].append(build(src, out, work / f"s{n}-cache{suffix}", env=environ))
                 shutil.rmtree(out, ignore_errors=True)
             runs[n]["plain"].append(build(plain, work / f"p{n}-{attempt}", None))
-    out: dict[str, Any] = {"targets": TARGETS.split(","), "repeat": repeat, "sizes": {}}
+        probes.append(disk_probe(work))
+    out: dict[str, Any] = {"targets": TARGETS.split(","), "repeat": repeat, "sizes": {},
+                           "disk_probe": {k: [round(p[k], 3) for p in probes] for k in probes[0]}}
     for measure in ("seconds", "process_seconds"):
         extra: dict[str, dict[int, float]] = {kind: {} for kind in kinds}
         for n, (_, _, reports) in projects.items():
@@ -113,12 +153,14 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             if any(r["jax"] for kind in kinds for r in runs[n][kind]):
                 raise RuntimeError("a build from snapshots imported jax")
             for kind in kinds:  # each version's builds ran its own package
-                wanted = str(before) if kind.endswith("_before") else str(Path(__file__).parent.parent)
+                wanted = str(before) if kind.endswith("_before") else str(here or Path(__file__).parent.parent)
                 if any(not str(r["package"]).startswith(wanted) for r in runs[n][kind]):
                     found = runs[n][kind][0]["package"]
                     raise RuntimeError(f"the {kind} builds imported another sphinx_jaxhlo: {found}")
             entry = out["sizes"].setdefault(str(n), {"examples": n, "reports": reports})
             entry[measure] = best
+            entry.setdefault("median", {})[measure] = {kind: statistics.median(r[measure] for r in results)
+                                                       for kind, results in runs[n].items()}
             for kind in extra:
                 extra[kind][reports] = best[kind] - best["plain"]
                 entry.setdefault(f"extra_ms_per_report_{measure}", {})[kind] = 1000 * extra[kind][reports] / reports

@@ -599,7 +599,7 @@ def test_page_scripts_get_the_spans_of_pygments_html(path: Path) -> None:
     classes = set(spans[0::2])
     assert {"nb", "kt", "p"} <= classes, classes
     assert "".join(spans[1::2]) == text
-    rebuilt = [(("" if ch == "\n" else cls), ch) for cls, value in zip(spans[0::2], spans[1::2]) for ch in value]
+    rebuilt = [(("" if ch == "\n" else cls), ch) for cls, value in zip(spans[0::2], spans[1::2], strict=True) for ch in value]
     assert rebuilt == _classed_characters(highlighted_html(text, "hlo"))
 
 

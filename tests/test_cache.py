@@ -230,6 +230,35 @@ def test_module_texts_are_published_from_the_store_as_links_or_copies(tmp_path: 
         assert stat.S_IMODE(published.stat().st_mode) == 0o644
 
 
+def test_an_output_folder_keeps_only_scripts_of_this_highlighting(tmp_path: Path) -> None:
+    """A module text's file is named by the text, so an output folder built by an
+    earlier release has a script of the same name with that release's highlighting
+    (or form: it sent HTML); this build writes it again, with or without a cache,
+    and leaves its own scripts alone."""
+    import os
+
+    from sphinx_jaxhlo.sphinxext import html as sphinx_html
+
+    text = "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
+    old = 'window.jaxhloText&&window.jaxhloText("k",{"html": "<span class=\\"k\\">HloModule</span>"});\n'
+    for store in (None, tmp_path / "cache" / "html" / "texts"):
+        out = tmp_path / ("with-store" if store else "without")
+        key = sphinx_html.text_key(text, "hlo")
+        (out / "_jaxhlo").mkdir(parents=True)
+        script = out / "_jaxhlo" / f"{key}.js"
+        script.write_text(old)
+        assert sphinx_html.write_text_files(out, text, "hlo", store) == key
+        written = script.read_text()
+        assert written.startswith("/*jaxhlo ") and '"spans": ["k", "HloModule"' in written, written[:200]
+        inode = script.stat().st_ino
+        assert sphinx_html.write_text_files(out, text, "hlo", store) == key
+        assert script.stat().st_ino == inode and script.read_text() == written  # its own: kept
+        if store is not None:  # and the deferred path, which takes the script from the store
+            script.write_text(old)
+            kept = store / key[:2] / f"{key}-{sphinx_html._highlighting_fingerprint()}.js"
+            assert sphinx_html._publish(kept, script) and os.path.samefile(script, kept)
+
+
 def test_highlighted_module_texts_are_kept_for_a_new_output_folder(tmp_path: Path, monkeypatch) -> None:
     from sphinx_jaxhlo.sphinxext import html as sphinx_html
 

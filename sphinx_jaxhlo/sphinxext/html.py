@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,7 +156,7 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
         _touch(txt)  # in use by this build: never pruned (prune_text_files)
     elif kept_text is None or not kept_text.is_file() or not _publish(kept_text, txt):
         _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
-    if js.exists():
+    if _current_script(js):
         _touch(js)
         return key
     kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
@@ -163,12 +164,30 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
         return key
     spans = highlighted_spans(text, language)
     payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
-    script = f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+    script = (f"{_script_mark()}window.jaxhloText&&window.jaxhloText("
+              f"{json.dumps(key)},{json.dumps(payload)});\n")
     if kept is not None:
         _store_fragment(kept, script)
     if kept is None or not kept.is_file() or not _publish(kept, js):
         _store_fragment(js, script, mode=0o644)
     return key
+
+
+def _script_mark() -> str:
+    """The first bytes of a module text's script: the highlighting that made it."""
+    return f"/*jaxhlo {_highlighting_fingerprint()}*/"
+
+
+def _current_script(path: Path) -> bool:
+    """Whether the script at ``path`` exists and was made by this highlighting.
+    Its name is the text's: an output folder written by another release (other
+    highlighting, another form of script) keeps the name, and is written again."""
+    mark = _script_mark().encode()
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(mark)) == mark
+    except OSError:
+        return False
 
 
 def _publish(kept: Path, published: Path) -> bool:
@@ -177,23 +196,26 @@ def _publish(kept: Path, published: Path) -> bool:
     fraction of the cost of a new file: the cached rebuild of a page of
     examples makes two per report), a copy where it does not.  Either is
     readable by the site's web server.  Nothing writes these files in place:
-    a changed text has a new name.
+    a changed text has a new name, a script of other highlighting is replaced.
 
     :return: whether the file is there.
     """
+    if published.exists() and (published.suffix != ".js" or _current_script(published)):
+        _touch(published)  # in use by this build: never pruned (prune_text_files)
+        return True
+    tmp = published.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{published.name}")
     try:
         published.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
         try:
-            os.link(kept, published)
-        except FileExistsError:
-            _touch(published)  # another reader put it there meanwhile
-            return True
+            os.link(kept, tmp)
         except OSError:  # another file system, or one without links
-            shutil.copyfile(kept, published)
-        published.chmod(0o644)
+            shutil.copyfile(kept, tmp)
+        tmp.chmod(0o644)
+        os.replace(tmp, published)
         return True
     except OSError:
-        published.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         return False
 
 
@@ -302,9 +324,6 @@ def ensure_text_files(translator: Any, block: nodes.Element) -> None:
         for key, _ in _kept_texts(Path(block["fragment"])) or []:
             for kept, published in ((store / key[:2] / f"{key}.txt", folder / f"{key}.txt"),
                                     (store / key[:2] / f"{key}-{fingerprint}.js", folder / f"{key}.js")):
-                if published.exists():
-                    _touch(published)  # in use by this build: never pruned (prune_text_files)
-                    continue
                 _publish(kept, published)
         return
     for node in block.findall(jaxhlo_text):

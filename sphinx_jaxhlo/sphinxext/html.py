@@ -7,7 +7,7 @@ of its own beside the pages (``_jaxhlo/<key>.txt`` and ``.js``), loaded when
 the reader opens it.  Beside a kept fragment, ``<key>.texts`` lists the module
 texts it shows, and the cache's text store keeps each text and its highlighted
 script: with those, a later build reads the example without rendering its
-nodes (:func:`fragment_usable`), and the texts are copied from the store.
+nodes (:func:`fragment_usable`), and the texts are linked from the store (:func:`_publish`).
 :data:`HTML_VISITORS` is what ``setup`` registers.
 """
 
@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,29 +149,37 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
     """
     key = text_key(text, language)
     folder = outdir / TEXT_FOLDER
-    js, txt = folder / f"{key}.js", folder / f"{key}.txt"
-    kept_text = store / key[:2] / f"{key}.txt" if store is not None else None
-    if kept_text is not None and not kept_text.exists():
-        _store_fragment(kept_text, text)  # for a build that keeps only the example's HTML
-    if txt.exists():
-        _touch(txt)  # in use by this build: never pruned (prune_text_files)
-    elif kept_text is None or not kept_text.is_file() or not _publish(kept_text, txt):
-        _store_fragment(txt, text, mode=0o644)  # published with the site: readable by its web server
-    if _current_script(js):
-        _touch(js)
-        return key
-    kept = store / key[:2] / f"{key}-{_highlighting_fingerprint()}.js" if store is not None else None
-    if kept is not None and kept.is_file() and _publish(kept, js):
-        return key
+    kept = store / key[:2] if store is not None else None
+    # the text always into the store: a later build that keeps only the example's HTML takes it from there
+    _place(folder / f"{key}.txt", kept / f"{key}.txt" if kept else None, lambda: text, fill_store=True)
+    _place(folder / f"{key}.js", kept / f"{key}-{_highlighting_fingerprint()}.js" if kept else None,
+           lambda: _script(key, text, language))
+    return key
+
+
+def _script(key: str, text: str, language: str) -> str:
+    """The script of a module text: its highlighting's mark, then the call that hands it to the page."""
     spans = highlighted_spans(text, language)
     payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
-    script = (f"{_script_mark()}window.jaxhloText&&window.jaxhloText("
-              f"{json.dumps(key)},{json.dumps(payload)});\n")
-    if kept is not None:
-        _store_fragment(kept, script)
-    if kept is None or not kept.is_file() or not _publish(kept, js):
-        _store_fragment(js, script, mode=0o644)
-    return key
+    return f"{_script_mark()}window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+
+
+def _place(published: Path, kept: Path | None, content: Callable[[], str], fill_store: bool = False) -> None:
+    """Put a file beside the pages: kept when this build can use it as it is,
+    else from the store (:func:`_publish`), else made (``content``) into the
+    store and from there, or straight into the output folder without a store.
+
+    :param fill_store: put it into the store even when the published one is kept.
+    """
+    if _usable(published) and not (fill_store and kept is not None and not kept.is_file()):
+        _touch(published)  # in use by this build: never pruned (prune_text_files)
+        return
+    made = None
+    if kept is not None and not kept.is_file():
+        made = content()
+        _store_fragment(kept, made)
+    if kept is None or not kept.is_file() or not _publish(kept, published):
+        _store_fragment(published, content() if made is None else made, mode=0o644)  # readable by the web server
 
 
 def _script_mark() -> str:
@@ -190,6 +199,12 @@ def _current_script(path: Path) -> bool:
         return False
 
 
+def _usable(published: Path) -> bool:
+    """Whether a file in the output folder can stay: a text (named by its content),
+    or a script of this highlighting."""
+    return _current_script(published) if published.suffix == ".js" else published.exists()
+
+
 def _publish(kept: Path, published: Path) -> bool:
     """Put a file of the cache's text store into the output folder: a hard link
     where the file system allows one (a new name for the same bytes, a
@@ -200,7 +215,7 @@ def _publish(kept: Path, published: Path) -> bool:
 
     :return: whether the file is there.
     """
-    if published.exists() and (published.suffix != ".js" or _current_script(published)):
+    if _usable(published):
         _touch(published)  # in use by this build: never pruned (prune_text_files)
         return True
     tmp = published.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{published.name}")
@@ -313,7 +328,7 @@ def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
 
 def ensure_text_files(translator: Any, block: nodes.Element) -> None:
     """Write the module texts of a block whose HTML is reused from the cache
-    (the output folder may be new); for a block without its nodes, copied from the cache."""
+    (the output folder may be new); for a block without its nodes, linked from the cache."""
     if _page_folder(translator) is None:
         return
     outdir = Path(translator.builder.outdir)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sphinx_jaxhlo.core.report import Collective, Fusion, Materialized, Reduction, Report
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact
@@ -56,8 +56,7 @@ _CONTROL = frozenset({"while", "conditional", "call", "async-start", "async-done
 
 # -- the model -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     """One table cell: plain text, code (``code``: shapes, HLO names) or source lines
     (``lines``: the text is ``line 4``, HTML links each number to the source)."""
 
@@ -68,8 +67,7 @@ class Cell:
     tone: str = ""
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     cells: tuple[Cell, ...]
     #: Source lines the row is traced from: HTML highlights them when the row is hovered.
     lines: tuple[int, ...] = ()

@@ -93,6 +93,38 @@ def test_a_snapshot_is_analysed_once_and_gives_the_same_report_every_way(
     assert len(counted) == 3
 
 
+@pytest.mark.parametrize("stem", ["gpu_h100__with_dot", "cpu__scan_chunks"])
+def test_without_a_cache_a_process_analyses_once_and_judges_the_json_only_when_asked(
+        tmp_path: Path, counted: list[str], stem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = snapshots.read(write_slot(tmp_path, stem))
+    assert stored is not None
+    source = stored_report(stem).source
+    plain = stored.snapshot.report(source, "example.py")
+    judged: list[bool] = []
+    real_document = snapshots.Snapshot.document
+
+    def document(self: snapshots.Snapshot, report: object) -> str:
+        judged.append(True)
+        return real_document(self, report)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshots.Snapshot, "document", document)
+    # a build that only reads its snapshots (use, check): the JSON is not written again to compare
+    first, current = analyses.report(stored, source, "example.py", judge=False)
+    assert current is None and not judged and len(counted) == 2
+    # the page's report is its own: a caller changing it changes no later one
+    first.fusions.clear()
+    again, current = analyses.report(stored, source, "example.py", judge=False)
+    assert current is None and not judged
+    # a writing build asks: judged once, from what was kept, without analysing again
+    judged_report, current = analyses.report(stored, source, "example.py")
+    assert current is True and len(judged) == 1
+    assert analyses.report(stored, source, "example.py")[1] is True and len(judged) == 1
+    assert len(counted) == 2, "analysed again"
+    for report in (again, judged_report):
+        assert report.to_dict() == plain.to_dict() and report is not first
+    assert plain.fusions and not first.fusions
+
+
 def test_the_analysis_code_and_the_snapshot_are_in_the_key(tmp_path: Path, counted: list[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     slot = write_slot(tmp_path, "cpu__with_dot")

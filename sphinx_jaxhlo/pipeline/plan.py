@@ -54,8 +54,9 @@ class Job:
     origin: str = ""
     drift: Drift | None = None
     prefetched: bool = False
-    #: Whether the snapshot's JSON is what this version would write for it (with a report from it).
-    stored_current: bool = True
+    #: Whether the snapshot's JSON is what this version would write for it (with a
+    #: report from it, in a writing mode; ``None``: not asked).
+    stored_current: bool | None = True
 
     @property
     def key(self) -> str:
@@ -207,7 +208,7 @@ def use_snapshot(build: Build, job: Job) -> bool:
     assert job.stored is not None
     try:
         report, job.stored_current = analyses.report(job.stored, job.request.source, job.request.source_name,
-                                                     build.cache)
+                                                     build.cache, judge=build.mode in WRITING_MODES)
     except InvalidReport as exc:
         job.stored_problem = f"the snapshot {build.shown(job.stored.path)} cannot be used: {exc}"
         return False

@@ -287,7 +287,8 @@ def reconcile_snapshot(build: Build, example: Example, job: Job, report: Any) ->
     tolerance = float(build.settings.drift_tolerance)
     if job.stored is not None and job.stored_matches:
         try:
-            before, _ = analyses.report(job.stored, job.request.source, job.request.source_name, build.cache)
+            before, _ = analyses.report(job.stored, job.request.source, job.request.source_name, build.cache,
+                                        judge=False)
         except InvalidReport:
             before = None
         if before is not None:

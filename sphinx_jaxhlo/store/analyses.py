@@ -43,6 +43,7 @@ import functools
 import hashlib
 import json
 import os
+import pickle
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ ANALYSIS_CODE = ((__name__,), ("gpu_targets",))
 #: Version of the entries' form.
 FORMAT = 1
 #: The most this process keeps of snapshots read and of analyses (bytes, each;
-#: an analysis is kept as its JSON, decoded at each use: no objects for the
+#: an analysis is kept pickled, loaded at each use: no objects for the
 #: garbage collector to walk).
 MEMORY_BYTES = 128 * 2**20
 
@@ -168,12 +169,15 @@ def _plain(value: Any) -> Any:
 
 
 def report(stored: snapshots.Stored, source: str, source_name: str,
-           cache: ReportCache | None = None) -> tuple[Report, bool]:
+           cache: ReportCache | None = None, *, judge: bool = True) -> tuple[Report, bool | None]:
     """The report of a snapshot with its analysis, analysed once per snapshot and analysis code.
 
     :param source: the example's source (the report's ``source``; the caller matched its digest).
     :param source_name: the example's file name.
     :param cache: where analyses are kept between builds (``None``: this process only).
+    :param judge: say whether the snapshot's JSON is current (a writing build's
+        question; the JSON written again to compare, a tenth of an analysis).
+        Without, the answer is ``None`` unless known already.
     :return: the report (a new object at each call) and whether the snapshot's
         JSON is what this code would write for it.
     :raises InvalidReport: when the stored facts are not those of a report.
@@ -181,9 +185,15 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
     key = _key("analysis", stored.digest, source_name)
     name = f"analyses/{key[:2]}/{key}.analysis"
     kept = _ANALYSED.get(key)
-    entry = _entry(kept) if kept is not None else None
-    if entry is not None:
-        return _report(stored, source, entry), entry[1]
+    if kept is not None:
+        fields, current = pickle.loads(kept)
+        made = stored.snapshot.report(source, source_name, analyse=False)
+        for field, value in fields.items():
+            setattr(made, field, value)
+        if current is None and judge:
+            current = _is_current(stored, made)
+            _keep(key, made, current)
+        return made, current
     data = cache.read_entry(name) if cache is not None else None
     entry = _entry(data)
     if entry is not None:
@@ -193,16 +203,29 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
             assert cache is not None
             cache.problems.append(f"cache entry {name} is not a valid analysis ({exc}): analysed again")
         else:
-            _ANALYSED.put(key, data, entry[2])
+            _keep(key, made, entry[1])
             return made, entry[1]
     fresh = stored.snapshot.report(source, source_name)  # the analysis itself
-    fields = {field: _plain(getattr(fresh, field)) for field in _derived()}
-    current = stored.text == stored.snapshot.document(fresh)
-    data = json.dumps({"analysis": FORMAT, "fields": fields, "current": current}, sort_keys=True).encode("utf-8")
-    _ANALYSED.put(key, data, len(data))  # what a later use reads back: the same report (tests/test_analyses.py)
+    current = _is_current(stored, fresh) if judge or cache is not None else None
+    _keep(key, fresh, current)  # what a later use reads back: the same report (tests/test_analyses.py)
     if cache is not None:
-        cache.write_entry(name, data)
+        fields = {field: _plain(getattr(fresh, field)) for field in _derived()}
+        cache.write_entry(name, json.dumps({"analysis": FORMAT, "fields": fields, "current": current},
+                                           sort_keys=True).encode("utf-8"))
     return fresh, current
+
+
+def _is_current(stored: snapshots.Stored, analysed: Report) -> bool:
+    return stored.text == stored.snapshot.document(analysed)
+
+
+def _keep(key: str, analysed: Report, current: bool | None) -> None:
+    """Keep the analysis in this process: its fields pickled (bytes, nothing for
+    the garbage collector to walk; a copy for each later caller), and what is
+    known of ``current``."""
+    data = pickle.dumps(({field: getattr(analysed, field) for field in _derived()}, current),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    _ANALYSED.put(key, data, len(data))
 
 
 def _decoded(data: bytes | None) -> Any:
@@ -255,8 +278,8 @@ def compared(old: snapshots.Stored, new: snapshots.Stored, source_name: str, tol
         if found is not None:
             _COMPARED.put(key, found, 256)
             return found
-    before, _ = report(old, "", source_name, cache)
-    after, _ = report(new, "", source_name, cache)
+    before, _ = report(old, "", source_name, cache, judge=False)
+    after, _ = report(new, "", source_name, cache, judge=False)
     found = (compare(before, after, old.snapshot.toolchain, new.snapshot.toolchain, tolerance), before.target)
     _COMPARED.put(key, found, 256)
     if cache is not None:

@@ -262,6 +262,8 @@ def test_parts_render_in_the_order_of_show() -> None:
                 names.append(node["title"].split(" (")[0])
             elif node["table"].key == "compare":
                 names.append("Summary")
+            elif node.get("summary"):  # a collapsed table: titled by its block
+                names.append(node["summary"].split(" (")[0])
         return names
 
     assert order(["hlo", "memory", "source"]) == ["Optimized HLO", "Memory", "source"]
@@ -389,3 +391,38 @@ def test_each_bar_of_the_chart_is_its_table_cell() -> None:
     # the checker sees a chart that draws temp where the table shows peak, and a wrong ratio
     assert chart_mismatches(html.replace('data-measure="peak"', 'data-measure="temp"'))[1]
     assert chart_mismatches(html.replace("68.0 MB (15×)", "68.0 MB (12×)"))[1]
+
+
+def test_a_detail_table_is_one_node_collapsed_in_html_and_a_titled_section_elsewhere() -> None:
+    from sphinx_jaxhlo.render.blocks import collapsed_table
+    from sphinx_jaxhlo.render.nodes import visit_table_html
+
+    model = rows.Table("fusions", "Fusions <&>", ("Fusion", "Ops"),
+                       (rows.Row((rows.Cell("fusion.1", code=True), rows.Cell("<b>dot</b>"))),), total=3)
+    node = collapsed_table(model, None)
+    assert isinstance(node, jaxhlo_table) and not node.children  # no jaxhlo_details around it
+    translator = type("Translator", (), {"body": []})()
+    with pytest.raises(nodes.SkipNode):
+        visit_table_html(translator, node)  # type: ignore[arg-type]
+    page = "".join(translator.body)
+    assert page == ('<details class="jaxhlo-details"><summary>Fusions &lt;&amp;&gt; (1 of 3)</summary>\n'
+                    + table_html(model, titled=False) + "</details>\n")
+    assert "<b>" not in page and page.count("<details") == page.count("</details>") == 1
+    # a builder without HTML: the title over the plain table, as a collapsed block's was
+    from docutils.utils import new_document
+
+    from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
+
+    class Fallback(PlainFallback):  # what a LaTeX build's transform sees, without the build
+        app = type("App", (), {"builder": type("Builder", (), {"format": "latex"})()})()
+        env = None
+
+    document = new_document("page")
+    document += node
+    fallback = object.__new__(Fallback)
+    fallback.document = document
+    fallback.run()
+    (section,) = document.children
+    assert isinstance(section, nodes.container) and section["classes"] == ["jaxhlo-section", "jaxhlo-fusions-box"]
+    assert section[0].astext() == "Fusions <&> (1 of 3)" and isinstance(section[1], nodes.Element)
+    assert "fusion.1" in section[1].astext() and not list(document.findall(jaxhlo_table))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from docutils import nodes
 
-from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_table
+from sphinx_jaxhlo.render.nodes import jaxhlo_table
 from sphinx_jaxhlo.render.rows import Table
 from sphinx_jaxhlo.render.view import SourceLinks
 
@@ -72,17 +72,19 @@ def plain_table(model: Table, titled: bool = True) -> nodes.Element:
     return box
 
 
-def table_node(model: Table, links: SourceLinks | None, titled: bool = True) -> jaxhlo_table:
-    """A table of the row model; in HTML, rows traced from shown source lines link to them."""
+def table_node(model: Table, links: SourceLinks | None, titled: bool = True, summary: str = "") -> jaxhlo_table:
+    """A table of the row model; in HTML, rows traced from shown source lines link to them.
+
+    :param summary: the title of a collapsed block the table is shown in (none without).
+    """
     return jaxhlo_table(table=model, prefix=links.prefix if links else "", count=links.count if links else 0,
-                        titled=titled)
+                        titled=titled, summary=summary)
 
 
-def collapsed_table(model: Table, links: SourceLinks | None) -> nodes.Node:
-    """A detail table in a collapsed block titled with its count (``Fusions (10 of 72)``)."""
-    details = jaxhlo_details(title=model.summary, open=False, classes=[f"jaxhlo-{model.key}-box"])
-    details += table_node(model, links, titled=False)
-    return details
+def collapsed_table(model: Table, links: SourceLinks | None) -> jaxhlo_table:
+    """A detail table in a collapsed block titled with its count (``Fusions (10 of 72)``):
+    one node, not a :class:`jaxhlo_details` around the table (a page holds many)."""
+    return table_node(model, links, titled=False, summary=model.summary)
 
 
 def literal_block(text: str, language: str, linenos: bool = False) -> nodes.literal_block:

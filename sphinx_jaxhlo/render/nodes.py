@@ -340,8 +340,11 @@ def table_html(model: Any, prefix: str = "", count: int = 0, titled: bool = True
 
 
 def visit_table_html(self: HTMLTranslator, node: jaxhlo_table) -> None:
-    self.body.append(table_html(node["table"], node.get("prefix", ""), node.get("count", 0),
-                                node.get("titled", True)))
+    table = table_html(node["table"], node.get("prefix", ""), node.get("count", 0), node.get("titled", True))
+    summary = node.get("summary")
+    if summary:  # collapsed, as a jaxhlo_details around it would be
+        table = f'<details class="jaxhlo-details"><summary>{html.escape(summary)}</summary>\n{table}</details>\n'
+    self.body.append(table)
     raise nodes.SkipNode
 
 

@@ -104,9 +104,7 @@ def alternative_ref(label: str) -> jaxhlo_alternative:
     a cross-reference (resolved by Sphinx, or by intersphinx from another site); where
     neither knows it, and outside Sphinx, the title stays as text."""
     title = ALTERNATIVE_TITLES.get(label, label)
-    ref = jaxhlo_alternative("", label=label, classes=["jaxhlo-alternative"])
-    ref += nodes.inline(title, title)
-    return ref
+    return jaxhlo_alternative(title, title, label=label, classes=["jaxhlo-alternative"])
 
 
 def reason_nodes(reason: Reason) -> list[nodes.Node]:

@@ -52,7 +52,11 @@ class PlainFallback(SphinxPostTransform):
         for source in list(self.document.findall(jaxhlo_source)):
             source.replace_self(source.children[:] or [nodes.Text("")])
         for table in list(self.document.findall(jaxhlo_table)):
-            table.replace_self(plain_table(table["table"], titled=table.get("titled", True)))
+            plain: nodes.Element = plain_table(table["table"], titled=table.get("titled", True))
+            if table.get("summary"):  # a collapsed table: a section titled as the block was
+                plain = nodes.container("", nodes.rubric(text=table["summary"]), plain,
+                                        classes=["jaxhlo-section", f"jaxhlo-{table['table'].key}-box"])
+            table.replace_self(plain)
         for text in list(self.document.findall(jaxhlo_text)):
             box = nodes.container(classes=["jaxhlo-section"])
             box += nodes.rubric(text=text["title"])

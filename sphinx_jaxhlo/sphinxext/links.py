@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
@@ -36,7 +37,8 @@ def alternative_xref(node: jaxhlo_alternative) -> addnodes.pending_xref:
     (``jaxhlo-alternative``: what the missing-reference handler looks for)."""
     ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=node["label"], refexplicit=True,
                                 refwarn=False, classes=list(node["classes"]))
-    ref.extend(child.deepcopy() for child in node.children)
+    # the title in an inline, as a role's cross-reference holds it (Sphinx copies the first child as the link's content)
+    ref += nodes.inline("", "", *(child.deepcopy() for child in node.children))
     return ref
 
 

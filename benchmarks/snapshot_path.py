@@ -18,6 +18,9 @@ the older releases in ``docs/_drift``, as ``docs/_ext/jaxhlo_drift.py`` does,
 in a fresh process each time: with a new cache, then with the cache it filled
 (an unchanged page), and with ``before``'s package.
 
+Then each phase of the builds from snapshots without a cache is timed in the
+build's own process (:func:`phases`): where the cost per report goes.
+
 The extra milliseconds per report are ``(ours - plain) / reports``; measured at
 two sizes, they split into a cost per report (the slope) and a cost per build
 (the intercept: the site-wide fixed cost).  The machine may be shared: each
@@ -29,6 +32,7 @@ no worker), are both given.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import statistics
@@ -174,7 +178,90 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             }
     if before is not None:
         out["before"] = str(before)
+    out["phases_ms_per_report"] = phases(work, projects, repeat, env)
     out["goals_ms_per_report"] = {"snapshots": 4.0, "cached": 2.0}
+    return out
+
+
+#: Times one build phase by phase, in its process (argv: "ours" or "plain", then sphinx-build's).
+#: Each phase is the CPU seconds spent in a function (with what it calls, garbage collection
+#: included); they overlap where one calls another.
+PHASES = """
+import functools, gc, importlib, json, sys, time
+spent = {}
+def timed(module, qualname, phase):
+    owner = importlib.import_module(module)
+    *path, name = qualname.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    real = getattr(owner, name)
+    @functools.wraps(real)
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + time.process_time() - start
+    setattr(owner, name, wrapper)
+collecting = [0.0]
+def collector(phase, info):
+    if phase == "start":
+        collecting[0] = time.process_time()
+    else:
+        spent["garbage collection"] = spent.get("garbage collection", 0.0) + time.process_time() - collecting[0]
+gc.callbacks.append(collector)
+timed("sphinx.builders", "Builder.read_doc", "reading a page")
+timed("sphinx.builders", "Builder.write_doctree", "pickling its doctree")
+timed("sphinx.environment", "BuildEnvironment.get_and_resolve_doctree", "reading it back, resolved")
+timed("sphinx.builders.html", "StandaloneHTMLBuilder.write_doc", "translating it")
+if sys.argv[1] == "ours":
+    timed("sphinx_jaxhlo.sphinxext.documents", "ExampleCollector.process_doc", "the examples of a page")
+    timed("sphinx_jaxhlo.store.analyses", "report", "analysing a snapshot")
+    timed("sphinx_jaxhlo.sphinxext.documents", "render", "making an example's nodes")
+    timed("sphinx_jaxhlo.sphinxext.html", "write_text_files", "a module text's files")
+    timed("sphinx_jaxhlo.sphinxext.html", "_script", "highlighting a module text")
+    timed("sphinx_jaxhlo.sphinxext.html", "_store_fragment", "writing new files")
+from sphinx.cmd.build import build_main
+start = time.process_time()
+status = build_main(sys.argv[2:])
+spent["the whole build"] = time.process_time() - start
+print("PHASES " + json.dumps(spent))
+sys.exit(status)
+"""
+
+
+def phases(work: Path, projects: dict[int, tuple[Path, Path, int]], repeat: int,
+           environ: dict[str, str]) -> dict[str, Any]:
+    """Where a report's time goes, from snapshots without a cache: each phase's CPU
+    milliseconds per report (the slope between the two sizes, the fastest of
+    ``repeat`` builds of each phase) for our pages and the plain ones, and the
+    difference.  The phases overlap (:data:`PHASES`).
+
+    :param environ: the environment of this version's builds from snapshots.
+    """
+    env = build_env(environ)
+    best: dict[str, dict[int, dict[str, float]]] = {"ours": {}, "plain": {}}
+    for attempt in range(repeat):
+        for n, (src, plain, _) in projects.items():
+            for kind, folder, extra in (("ours", src, ["-D", "jaxhlo_cache=0"]), ("plain", plain, [])):
+                out = work / f"phases-{kind}{n}-{attempt}"
+                proc = subprocess.run([PY, "-c", PHASES, kind, "-q", "-E", "-b", "html", *extra, str(folder),
+                                       str(out)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+                shutil.rmtree(out, ignore_errors=True)
+                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PHASES ")), None)
+                if line is None or proc.returncode != 0:
+                    raise RuntimeError(f"the timed build failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+                for phase, seconds in json.loads(line[7:]).items():
+                    kept = best[kind].setdefault(n, {})
+                    kept[phase] = min(seconds, kept.get(phase, seconds))
+    (small, large) = sorted(projects)
+    reports = {n: projects[n][2] for n in projects}
+    out: dict[str, Any] = {}
+    for phase in best["ours"][large]:
+        slope = {kind: 1000 * (best[kind][large].get(phase, 0.0) - best[kind][small].get(phase, 0.0))
+                 / (reports[large] - reports[small]) for kind in best}
+        out[phase] = {"ours": round(slope["ours"], 3), "plain": round(slope["plain"], 3),
+                      "extra": round(slope["ours"] - slope["plain"], 3)}
     return out
 
 

@@ -100,9 +100,13 @@ def depart_block_html(self: HTMLTranslator, node: jaxhlo_block) -> None:
     self.body.append("</div>\n")
 
 
+def _details_start(title: str, opened: bool = False) -> str:
+    """The start of a collapsible block (``</details>`` ends it)."""
+    return f'<details class="jaxhlo-details"{" open" if opened else ""}><summary>{html.escape(title)}</summary>\n'
+
+
 def visit_details_html(self: HTMLTranslator, node: jaxhlo_details) -> None:
-    opened = " open" if node.get("open") else ""
-    self.body.append(f'<details class="jaxhlo-details"{opened}><summary>{html.escape(node["title"])}</summary>\n')
+    self.body.append(_details_start(node["title"], bool(node.get("open"))))
 
 
 def depart_details_html(self: HTMLTranslator, node: jaxhlo_details) -> None:
@@ -343,7 +347,7 @@ def visit_table_html(self: HTMLTranslator, node: jaxhlo_table) -> None:
     table = table_html(node["table"], node.get("prefix", ""), node.get("count", 0), node.get("titled", True))
     summary = node.get("summary")
     if summary:  # collapsed, as a jaxhlo_details around it would be
-        table = f'<details class="jaxhlo-details"><summary>{html.escape(summary)}</summary>\n{table}</details>\n'
+        table = f"{_details_start(summary)}{table}</details>\n"
     self.body.append(table)
     raise nodes.SkipNode
 

@@ -31,6 +31,12 @@ MARKS = ("✔", "✘")
 LATEX_ASCII = {"→": "->", "←": "<-", "−": "-", "≤": "<=", "≥": ">=", "≈": "~", "…": "..."}
 
 
+def _section(title: str, children: list[nodes.Node], *classes: str) -> nodes.container:
+    """What a titled block of HTML (a collapsible block, a tab, a module text) is
+    elsewhere: a section under a rubric."""
+    return nodes.container("", nodes.rubric(text=title), *children, classes=["jaxhlo-section", *classes])
+
+
 class PlainFallback(SphinxPostTransform):
     """Replace the HTML-only nodes with plain sections for non-HTML builders."""
 
@@ -54,17 +60,13 @@ class PlainFallback(SphinxPostTransform):
         for table in list(self.document.findall(jaxhlo_table)):
             plain: nodes.Element = plain_table(table["table"], titled=table.get("titled", True))
             if table.get("summary"):  # a collapsed table: a section titled as the block was
-                plain = nodes.container("", nodes.rubric(text=table["summary"]), plain,
-                                        classes=["jaxhlo-section", f"jaxhlo-{table['table'].key}-box"])
+                plain = _section(table["summary"], [plain], f"jaxhlo-{table['table'].key}-box")
             table.replace_self(plain)
         for text in list(self.document.findall(jaxhlo_text)):
-            box = nodes.container(classes=["jaxhlo-section"])
-            box += nodes.rubric(text=text["title"])
-            box += nodes.literal_block(text["text"], text["text"], language=text.get("language") or "text")
-            text.replace_self(box)
+            text.replace_self(_section(text["title"], [nodes.literal_block(
+                text["text"], text["text"], language=text.get("language") or "text")]))
         for graph in list(self.document.findall(jaxhlo_graph)):
-            box = nodes.container(classes=["jaxhlo-section", "jaxhlo-graph"])
-            box += nodes.rubric(text=graph["title"])
+            box = _section(graph["title"], [], "jaxhlo-graph")
             if graph.get("text_legend"):
                 box += nodes.paragraph(text=graph["text_legend"])
             for child in graph.children[:]:
@@ -73,10 +75,7 @@ class PlainFallback(SphinxPostTransform):
             graph.replace_self(box)
         for node in list(self.document.findall(lambda n: isinstance(n, (jaxhlo_details, jaxhlo_tab)))):
             assert isinstance(node, nodes.Element)
-            box = nodes.container(classes=["jaxhlo-section"])
-            box += nodes.rubric(text=node["title"])
-            box.extend(node.children)
-            node.replace_self(box)
+            node.replace_self(_section(node["title"], node.children[:]))
         for node in list(self.document.findall(jaxhlo_tabs)):
             node.replace_self(nodes.container("", *node.children, classes=["jaxhlo-tabs"]))
         for node in list(self.document.findall(jaxhlo_block)):

@@ -238,16 +238,16 @@ def _decoded(data: bytes | None) -> Any:
         return None
 
 
-def _entry(data: bytes | None) -> tuple[dict[str, Any], bool, int] | None:
+def _entry(data: bytes | None) -> tuple[dict[str, Any], bool] | None:
     doc = _decoded(data)
     if data is None or not (isinstance(doc, dict) and doc.get("analysis") == FORMAT
                             and isinstance(doc.get("current"), bool) and isinstance(doc.get("fields"), dict)
                             and set(doc["fields"]) == set(_derived())):
         return None
-    return doc["fields"], doc["current"], len(data)
+    return doc["fields"], doc["current"]
 
 
-def _report(stored: snapshots.Stored, source: str, entry: tuple[dict[str, Any], bool, int]) -> Report:
+def _report(stored: snapshots.Stored, source: str, entry: tuple[dict[str, Any], bool]) -> Report:
     data = stored.snapshot.data(source)
     data.update(entry[0])
     return checked_report(data, lenient=True)

@@ -24,7 +24,9 @@ from typing import Any, ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from jaxhlo_docs import table_node
+from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx.errors import NoUri
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -131,9 +133,15 @@ class DriftTables(SphinxDirective):
         rows = []
         for slot in slots:
             d = slot.drift
-            uri = self.env.app.builder.get_relative_uri(self.env.docname, slot.docname)
             anchor = "" if re.fullmatch(r"example-\d+", slot.example) else "#" + nodes.make_id(slot.example)
-            link = nodes.reference("", "", nodes.literal(text=slot.example), internal=True, refuri=uri + anchor)
+            link: nodes.Element
+            try:
+                uri = self.env.app.builder.get_relative_uri(self.env.docname, slot.docname)
+            except NoUri:  # a builder that names pages only when it writes them (LaTeX): to the page
+                link = addnodes.pending_xref("", nodes.literal(text=slot.example), refdomain="std", reftype="doc",
+                                             reftarget="/" + slot.docname, refexplicit=True)
+            else:
+                link = nodes.reference("", "", nodes.literal(text=slot.example), internal=True, refuri=uri + anchor)
             rows.append([_para(link, nodes.Text(f" ({slot.docname})")),
                          _para(nodes.literal(text=d.function)),
                          _para(nodes.Text(d.target)),

@@ -51,10 +51,28 @@ def with_texts(soup: Any, page: Path) -> Any:
     """``soup`` (a parsed page) with the module texts an HTML page loads when a
     block is opened (``_jaxhlo/<key>.txt`` beside the pages) put into their blocks,
     so tests can read the optimized HLO where a reader sees it."""
-    for pre in soup.select("pre[data-jaxhlo-text]"):
-        path = (page.parent / pre["data-jaxhlo-text"]).with_suffix(".txt")
-        pre.string = path.read_text(encoding="utf-8")
+    for pre in soup.select("pre[data-jaxhlo-key]"):
+        link = pre.find_parent("details").select_one("p.jaxhlo-text-file a")
+        pre.string = (page.parent / link["href"]).read_text(encoding="utf-8")
     return soup
+
+
+def module_texts(page: Path) -> list[tuple[str, Path, Path]]:
+    """The module texts a built HTML page loads, in order: (key, the script that
+    hands it to the page, the text file its block links), as the page names them
+    (the script: the block's own, or the page's shared one that lists the key)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    shared = {key: div["data-jaxhlo-script"] for div in soup.select("div[data-jaxhlo-script]")
+              for key in div["data-jaxhlo-keys"].split()}
+    found = []
+    for pre in soup.select("pre[data-jaxhlo-key]"):
+        key = pre["data-jaxhlo-key"]
+        script = pre.get("data-jaxhlo-text") or shared[key]
+        link = pre.find_parent("details").select_one("p.jaxhlo-text-file a")
+        found.append((key, page.parent / script, page.parent / link["href"]))
+    return found
 
 
 def build_html(src: Path, builddir: Path) -> tuple[str, Path, list[Any]]:

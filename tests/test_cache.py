@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import module_texts
 
 from sphinx_jaxhlo.core.report import Memory, Report
 from sphinx_jaxhlo.core.request import CompileRequest
@@ -39,8 +40,6 @@ def sphinx_build(src: Path, out: Path, cache: Path, *extra: str) -> tuple[dict[s
 
 
 def summary(log: str) -> tuple[int, int]:
-    import re
-
     m = re.search(r"jax-hlo: (\d+) compiled, (\d+) from cache", log)
     assert m, log
     return int(m.group(1)), int(m.group(2))
@@ -189,8 +188,8 @@ def test_rendered_html_is_reused_only_for_the_same_rendering(project: Path, tmp_
     assert (tmp_path / "out1" / "index.html").read_text() == (tmp_path / "out2" / "index.html").read_text()
     assert sorted(p.name for p in (cache / "html").rglob("*.html")) == fragments
     # the reused HTML loads module texts from files: the new output folder has them too
-    texts = re.findall(r'data-jaxhlo-text="([^"]+)"', (tmp_path / "out2" / "index.html").read_text())
-    assert texts and all((tmp_path / "out2" / t).is_file() for t in texts)
+    texts = module_texts(tmp_path / "out2" / "index.html")
+    assert texts and all(script.is_file() and text.is_file() for _, script, text in texts)
     # a setting that changes the HTML gives new fragments, never a stale page
     sphinx_build(project, tmp_path / "out3", cache, "-D", "jaxhlo_hlo_collapsed=0")
     assert "<details class=\"jaxhlo-details jaxhlo-lazy\" open>" in (tmp_path / "out3" / "index.html").read_text()

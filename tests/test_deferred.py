@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import module_texts
 from docutils import nodes
 
 from sphinx_jaxhlo.render.nodes import jaxhlo_block, jaxhlo_table
@@ -53,15 +53,13 @@ def test_a_page_takes_the_kept_html_without_the_examples_nodes(built: tuple[Path
     assert all(b.next_node(nodes.literal_block) for b in found)
     for page in ("index.html", "other.html"):
         assert (tmp_path / "again" / page).read_text() == (tmp_path / "first" / page).read_text()
-    index = (tmp_path / "again" / "index.html").read_text()
-    texts = re.findall(r'data-jaxhlo-text="([^"]+)"', index)
-    assert texts and all((tmp_path / "again" / t).is_file() for t in texts)
-    assert all((tmp_path / "again" / t).with_suffix(".txt").is_file() for t in texts)
+    texts = module_texts(tmp_path / "again" / "index.html")
+    assert texts and all(script.is_file() and text.is_file() for _, script, text in texts)
     # taken from the cache's store as links (this file system has them), not as new files
     kept = {p.name: p for p in (cache / "html" / "texts").rglob("*") if p.is_file()}
-    for t in texts:
-        published = tmp_path / "again" / t
-        assert any(os.path.samefile(published, p) for p in kept.values() if p.name.startswith(published.stem)), t
+    for published in {path for _, script, text in texts for path in (script, text)}:
+        same = [p for p in kept.values() if p.name.startswith(published.stem) and os.path.samefile(published, p)]
+        assert same, published
     # the search index has each example's code, as before
     assert (tmp_path / "again" / "searchindex.js").read_text() == (tmp_path / "first" / "searchindex.js").read_text()
 

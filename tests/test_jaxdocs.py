@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import module_texts
 
 from sphinx_jaxhlo.core import targets as targets_mod
 
@@ -99,13 +100,14 @@ def check_pages(src: Path) -> None:
         html = (out / f"{page}.html").read_text(encoding="utf-8")
         assert "HloModule" not in html, f"{page}: module text inlined"
         assert html.count('class="jaxhlo-error') == 0, page
-        refs = re.findall(r'data-jaxhlo-text="([^"]+)"', html)
+        refs = module_texts(out / f"{page}.html")
         targets = ("gpu:h100x8",) if page == "sharding" else TARGETS
         assert len(refs) >= examples * len(targets), (page, refs)
-        for ref in refs:
-            text = (out / ref).with_suffix(".txt").read_text(encoding="utf-8")
-            assert "HloModule" in text or "module @" in text, ref
-            used |= {Path(ref).stem}
+        for key, script, text_file in refs:
+            text = text_file.read_text(encoding="utf-8")
+            assert "HloModule" in text or "module @" in text, text_file
+            assert f'window.jaxhloText("{key}",' in script.read_text(encoding="utf-8"), script
+            used |= {key, script.stem}
         for target in targets:
             assert target in html, (page, target)
     assert {p.stem for p in (out / "_jaxhlo").iterdir()} == used

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup, Tag
+from conftest import module_texts
 
 from sphinx_jaxhlo.core.sizes import parse_size
 
@@ -261,6 +262,7 @@ def test_the_chart_is_linear_for_close_values_and_labels_ratios(site: Site) -> N
 # -- light pages ----------------------------------------------------------------------------------------
 
 def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(site: Site) -> None:
+    shown = 0
     for page in ("gradient-checkpointing", "aot", "attention"):
         html = (site.out / f"{page}.html").read_text(encoding="utf-8")
         soup = BeautifulSoup(html, "html.parser")
@@ -269,15 +271,19 @@ def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(si
             assert size <= PAGE_BUDGET, f"{page}#{block.get('id')}: {size:,} bytes"
         # no module text inline: not the HLO, not StableHLO, not a jaxpr
         assert "HloModule" not in html and "stablehlo.multiply" not in html and "lambda ; " not in html
-        for pre in soup.select("pre[data-jaxhlo-text]"):
-            script = site.out / pre["data-jaxhlo-text"]
+        texts = module_texts(site.out / f"{page}.html")
+        assert len(texts) == len(soup.select("details.jaxhlo-lazy")), page
+        shown += len(texts)
+        for key, script, plain in texts:
             assert script.is_file() and script.stat().st_mode & 0o044 == 0o044, script
-            # the highlighting that made it, then the call that hands the text to the page
-            call = f'window.jaxhloText&&window.jaxhloText("{pre["data-jaxhlo-key"]}",'
-            assert re.match(r"/\*jaxhlo [0-9a-f]{16}\*/" + re.escape(call), script.read_text(encoding="utf-8"))
-            plain = script.with_suffix(".txt")
-            link = pre.find_parent("details").select_one("p.jaxhlo-text-file a")
-            assert link is not None and (site.out / link["href"]) == plain and plain.is_file()
+            # the highlighting that made it, then the calls that hand the texts to the page, this one's among them
+            body = script.read_text(encoding="utf-8")
+            assert re.match(r"/\*jaxhlo [0-9a-f]{16}\*/window\.jaxhloText&&window\.jaxhloText\(", body), script
+            assert f'window.jaxhloText&&window.jaxhloText("{key}",' in body, (script, key)
+            assert plain == site.out / "_jaxhlo" / f"{key}.txt" and plain.is_file()
+        # the short texts of a page share one script: one file for the page, not one for each
+        assert len({script for _, script, _ in texts}) <= 1, page
+    assert shown >= 3  # aot's jaxpr, StableHLO and optimized HLO at least
     texts = [p.read_text(encoding="utf-8") for p in (site.out / "_jaxhlo").glob("*.txt")]
     assert any(t.startswith("HloModule jit_power_sum") for t in texts)
     assert any("stablehlo.multiply" in t for t in texts) and any(t.startswith("{ lambda") for t in texts)
@@ -428,7 +434,7 @@ def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, sit
                                        arg=pre.element_handle(), timeout=10_000)
                 assert start in pre.inner_text(), (url, title)
                 # the text as its file holds it, each span's text set as text (never parsed as HTML)
-                text_file = site.out / Path(pre.get_attribute("data-jaxhlo-text")).with_suffix(".txt")
+                text_file = site.out / "_jaxhlo" / f"{pre.get_attribute('data-jaxhlo-key')}.txt"
                 assert pre.inner_text().strip() == text_file.read_text(encoding="utf-8").strip(), (url, title)
             # highlighted, as code blocks are: the classes of Pygments' HTML formatter
             hlo = panel.locator("details.jaxhlo-lazy", has_text="Optimized HLO").locator("pre")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import sphinx
+from conftest import module_texts
 
 from sphinx_jaxhlo.sphinxext import compat as sphinxcompat
 
@@ -149,9 +150,9 @@ def test_module_texts_are_written_beside_the_page(tmp_path: Path, builder: str) 
     assert rc == 0, log
     page = out / ("other.html" if builder == "html" else "other/index.html")
     html = page.read_text(encoding="utf-8")
-    assert "data-jaxhlo-text=" in html and "HloModule" not in html, html[:2000]
-    refs = re.findall(r'data-jaxhlo-text="([^"]+)"', html)
-    assert refs and all((page.parent / ref).is_file() for ref in refs), refs
+    assert "data-jaxhlo-key=" in html and "HloModule" not in html, html[:2000]
+    refs = module_texts(page)
+    assert refs and all(script.is_file() and text.is_file() for _, script, text in refs), refs
 
 
 def test_page_output_path_on_the_installed_sphinx(tmp_path: Path) -> None:

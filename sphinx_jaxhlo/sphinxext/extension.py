@@ -24,7 +24,7 @@ from sphinx_jaxhlo.sphinxext import builds, config, report
 from sphinx_jaxhlo.sphinxext.directive import JaxHloDirective, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.documents import ExampleCollector, ExpandDeferred, toolchain_stamp
 from sphinx_jaxhlo.sphinxext.fallback import PlainFallback
-from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS, prune_text_files
+from sphinx_jaxhlo.sphinxext.html import HTML_VISITORS, add_page_scripts, prune_text_files
 from sphinx_jaxhlo.sphinxext.links import setup_links
 from sphinx_jaxhlo.sphinxext.state import PACKAGE_LOGGER, build_state, document_data
 from sphinx_jaxhlo.store import snapshots
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 6
+ENV_VERSION = 7
 STATIC = Path(__file__).parent.parent / "static"
 
 
@@ -187,6 +187,7 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("doctree-resolved", report.fill_reports)
     # after intersphinx (priority 500): a guide section neither this site nor an inventory knows stays text
     app.connect("missing-reference", _unresolved_alternative, priority=900)
+    app.connect("html-page-context", add_page_scripts)
     app.connect("build-finished", build_finished)
     app.add_css_file("jaxhlo.css")
     app.add_js_file("jaxhlo.js", defer="defer")

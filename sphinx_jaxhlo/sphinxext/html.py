@@ -3,12 +3,17 @@
 The visitors of :data:`sphinx_jaxhlo.render.nodes.PLAIN_HTML_VISITORS`, with
 two that need the builder: an example's block reuses the HTML written for it
 before (the ``fragment`` the pipeline names), and a module text goes to files
-of its own beside the pages (``_jaxhlo/<key>.txt`` and ``.js``), loaded when
-the reader opens it.  Beside a kept fragment, ``<key>.texts`` lists the module
-texts it shows, and the cache's text store keeps each text and its highlighted
-script: with those, a later build reads the example without rendering its
-nodes (:func:`fragment_usable`), and the texts are linked from the store (:func:`_publish`).
-:data:`HTML_VISITORS` is what ``setup`` registers.
+of its own beside the pages (``_jaxhlo/<key>.txt``), loaded when the reader
+opens it.  Its highlighted form is a script: the small texts of a page share
+one (``_jaxhlo/<name>.js``, named by the texts it holds, listed at the end of
+the page by :func:`add_page_scripts`), a long text has its own
+(``_jaxhlo/<key>.js``), so a page of examples writes one new file per text
+and one per page, not two per text.  Beside a kept fragment, ``<key>.texts``
+lists the module texts it shows, and the cache's text store keeps each text
+and the highlighted scripts: with those, a later build reads the example
+without rendering its nodes (:func:`fragment_usable`), and the files are
+linked from the store (:func:`_publish`).  :data:`HTML_VISITORS` is what
+``setup`` registers.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from docutils import nodes
 
@@ -37,6 +42,25 @@ if TYPE_CHECKING:
 
 #: The folder of the build output that holds the module texts.
 TEXT_FOLDER = "_jaxhlo"
+#: A module text of up to this many characters goes into its page's shared
+#: script; a longer one keeps a script of its own, loaded only when opened.
+SHARED_TEXT_LIMIT = 32_000
+#: The most characters of text one shared script holds (a page with more has
+#: several): opening one text loads the others of its script with it.
+SHARED_SCRIPT_LIMIT = 256_000
+
+
+class PageText(NamedTuple):
+    """A module text a page shows: its key, language and length in characters."""
+
+    key: str
+    language: str
+    size: int
+
+    @property
+    def shared(self) -> bool:
+        """Whether its highlighted form goes into the page's shared script."""
+        return self.size <= SHARED_TEXT_LIMIT
 
 
 def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
@@ -64,8 +88,7 @@ def depart_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
     if node.get("fragment") and start is not None:
         fragment = Path(node["fragment"])
         # the module texts it shows, for a later build that keeps only this HTML (fragment_usable)
-        texts = [[text_key(t["text"], t.get("language") or "text"), t.get("language") or "text"]
-                 for t in node.findall(jaxhlo_text)]
+        texts = [list(_node_text(t)) for t in node.findall(jaxhlo_text)]
         _store_fragment(_texts_list(fragment), json.dumps(texts))
         _store_fragment(fragment, "".join(self.body[start:]))
     plain.depart_block_html(self, node)
@@ -91,22 +114,29 @@ def fragment_usable(node: jaxhlo_block) -> bool:
     if keys is None or not Path(fragment).is_file():
         return False
     fingerprint = _highlighting_fingerprint()
-    return all((store / key[:2] / f"{key}.txt").is_file() and (store / key[:2] / f"{key}-{fingerprint}.js").is_file()
-               for key, _ in keys)
+    # a shared text's script is made again from its text when the page's shared script is not kept
+    return all((store / t.key[:2] / f"{t.key}.txt").is_file()
+               and (t.shared or (store / t.key[:2] / f"{t.key}-{fingerprint}.js").is_file()) for t in keys)
 
 
-def _kept_texts(fragment: Path) -> list[tuple[str, str]] | None:
-    """The module texts (key, language) a kept fragment shows, ``None`` when not known."""
+def _kept_texts(fragment: Path) -> list[PageText] | None:
+    """The module texts a kept fragment shows, ``None`` when not known."""
     try:
         data = json.loads(_texts_list(fragment).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    if not (isinstance(data, list) and all(isinstance(item, list) and len(item) == 2
-                                           and all(isinstance(v, str) for v in item) for item in data)):
+    if not (isinstance(data, list) and all(
+            isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str)
+            and type(item[2]) is int and item[2] >= 0 for item in data)):
         return None
-    if any(len(key) != 24 or not all(c in "0123456789abcdef" for c in key) for key, _ in data):
+    if any(len(item[0]) != 24 or not all(c in "0123456789abcdef" for c in item[0]) for item in data):
         return None
-    return [(key, language) for key, language in data]
+    return [PageText(*item) for item in data]
+
+
+def _node_text(node: jaxhlo_text) -> PageText:
+    language = node.get("language") or "text"
+    return PageText(text_key(node["text"], language), language, len(node["text"]))
 
 
 def _store_fragment(path: Path, text: str, mode: int | None = None) -> None:
@@ -147,21 +177,37 @@ def write_text_files(outdir: Path, text: str, language: str, store: Path | None 
         also depends on the highlighting code and Pygments' version.
     :return: the key.
     """
+    key = write_text_file(outdir, text, language, store)
+    kept = store / key[:2] if store is not None else None
+    _place(outdir / TEXT_FOLDER / f"{key}.js", kept / f"{key}-{_highlighting_fingerprint()}.js" if kept else None,
+           lambda: _script(key, text, language))
+    return key
+
+
+def write_text_file(outdir: Path, text: str, language: str, store: Path | None = None) -> str:
+    """Write a module text beside the pages, ``_jaxhlo/<key>.txt``, without a
+    script: that of a text short enough to share its page's script
+    (:func:`add_page_scripts`).  The store keeps the text, as for :func:`write_text_files`.
+
+    :return: the key.
+    """
     key = text_key(text, language)
-    folder = outdir / TEXT_FOLDER
     kept = store / key[:2] if store is not None else None
     # the text always into the store: a later build that keeps only the example's HTML takes it from there
-    _place(folder / f"{key}.txt", kept / f"{key}.txt" if kept else None, lambda: text, fill_store=True)
-    _place(folder / f"{key}.js", kept / f"{key}-{_highlighting_fingerprint()}.js" if kept else None,
-           lambda: _script(key, text, language))
+    _place(outdir / TEXT_FOLDER / f"{key}.txt", kept / f"{key}.txt" if kept else None, lambda: text, fill_store=True)
     return key
 
 
 def _script(key: str, text: str, language: str) -> str:
     """The script of a module text: its highlighting's mark, then the call that hands it to the page."""
+    return _script_mark() + _handing(key, text, language)
+
+
+def _handing(key: str, text: str, language: str) -> str:
+    """The call that hands a module text, highlighted, to the page."""
     spans = highlighted_spans(text, language)
     payload: dict[str, Any] = {"spans": spans} if spans is not None else {"text": text}
-    return f"{_script_mark()}window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
+    return f"window.jaxhloText&&window.jaxhloText({json.dumps(key)},{json.dumps(payload)});\n"
 
 
 def _place(published: Path, kept: Path | None, content: Callable[[], str], fill_store: bool = False) -> None:
@@ -267,14 +313,90 @@ def prune_text_files(outdir: Path, keep: set[str], since: float) -> list[Path]:
 
 
 def text_keys(doctree: nodes.Node) -> set[str]:
-    """The keys of the module texts a page's examples write beside it: of their
-    text nodes, and for an example left without its nodes (``deferred``), of the
-    list kept beside its fragment."""
-    keys = {text_key(node["text"], node.get("language") or "text") for node in doctree.findall(jaxhlo_text)}
-    for block in doctree.findall(jaxhlo_block):
-        if block.get("deferred") and block.get("fragment"):
-            keys.update(key for key, _ in _kept_texts(Path(block["fragment"])) or [])
-    return keys
+    """The names of the files a page's examples write beside it (:func:`prune_text_files`
+    keeps them): the keys of its module texts (of their text nodes, and for an
+    example left without its nodes, ``deferred``, of the list kept beside its
+    fragment) and of its shared scripts."""
+    texts = [text for text, _ in page_texts(doctree)]
+    return {t.key for t in texts} | {name for name, _ in shared_scripts(texts)}
+
+
+def page_texts(doctree: nodes.Node) -> Iterator[tuple[PageText, Callable[[], str]]]:
+    """A page's module texts in the order it shows them, each with a function
+    that gives the text: from its node, or for an example left without its
+    nodes, from the cache's text store (which :func:`fragment_usable` found it in)."""
+    for node in doctree.findall(lambda n: isinstance(n, (jaxhlo_text, jaxhlo_block))):
+        if isinstance(node, jaxhlo_text):
+            yield _node_text(node), functools.partial(node.__getitem__, "text")
+        elif node.get("deferred") and node.get("fragment"):
+            store = _text_store(node)
+            for text in _kept_texts(Path(node["fragment"])) or []:
+                yield text, functools.partial(_stored_text, store, text.key)
+
+
+def _stored_text(store: Path | None, key: str) -> str:
+    if store is None:
+        raise OSError(f"no text store for {key}")
+    return (store / key[:2] / f"{key}.txt").read_text(encoding="utf-8")
+
+
+def shared_scripts(texts: Iterable[PageText]) -> list[tuple[str, list[PageText]]]:
+    """The shared scripts of a page that shows ``texts`` (in order): its short
+    texts, each once, in groups of at most :data:`SHARED_SCRIPT_LIMIT` characters,
+    each group named by its keys."""
+    groups: list[list[PageText]] = []
+    seen: set[str] = set()
+    total = 0
+    for text in texts:
+        if not text.shared or text.key in seen:
+            continue
+        seen.add(text.key)
+        if not groups or total + text.size > SHARED_SCRIPT_LIMIT:
+            groups.append([])
+            total = 0
+        groups[-1].append(text)
+        total += text.size
+    return [(hashlib.sha256(("shared\0" + "\0".join(t.key for t in group)).encode()).hexdigest()[:24], group)
+            for group in groups]
+
+
+def add_page_scripts(app: Any, pagename: str, templatename: str, context: dict[str, Any],
+                     doctree: nodes.document | None) -> None:
+    """Write the shared scripts of a page (``html-page-context``), and list them
+    at the end of its body: a hidden ``<div data-jaxhlo-script="URL"
+    data-jaxhlo-keys="KEY KEY...">`` each, where ``jaxhlo.js`` looks for the
+    script of a text whose block names none."""
+    builder = app.builder
+    if doctree is None or not writes_pages(builder) or not isinstance(context.get("body"), str):
+        return
+    path = page_output_path(builder, pagename)
+    texts = dict(page_texts(doctree))
+    scripts = shared_scripts(texts)
+    if path is None or not scripts:
+        return
+    outdir = Path(builder.outdir)
+    store = next((Path(b["text_store"]) for b in doctree.findall(jaxhlo_block) if b.get("text_store")), None)
+    base = Path(os.path.relpath(outdir / TEXT_FOLDER, path.parent)).as_posix()
+    markup = []
+    for name, group in scripts:
+        _place(outdir / TEXT_FOLDER / f"{name}.js",
+               store / name[:2] / f"{name}-{_highlighting_fingerprint()}.js" if store is not None else None,
+               functools.partial(_shared_script, [(t, texts[t]) for t in group]))
+        markup.append(f'<div class="jaxhlo-scripts" hidden data-jaxhlo-script="{_attr(base)}/{name}.js" '
+                      f'data-jaxhlo-keys="{" ".join(t.key for t in group)}"></div>')
+    context["body"] += "\n" + "\n".join(markup) + "\n"
+
+
+def _shared_script(texts: list[tuple[PageText, Callable[[], str]]]) -> str:
+    """A page's shared script: the highlighting's mark, then a call for each
+    text (one the store has lost is left out: its block says it could not be loaded)."""
+    calls = [_script_mark()]
+    for text, content in texts:
+        try:
+            calls.append(_handing(text.key, content(), text.language))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return "".join(calls)
 
 
 @functools.cache
@@ -315,20 +437,34 @@ def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
     opened = " open" if node.get("open") else ""
     title = html.escape(node["title"])
     outdir = Path(self.builder.outdir)
-    key = write_text_files(outdir, node["text"], node.get("language") or "text", _text_store(node))
+    key, script = _write_text(outdir, node, _text_store(node))
     base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
     language = _attr(node.get("language") or "text")
+    # a short text's script is its page's shared one, which the end of the page names (add_page_scripts)
+    own = f' data-jaxhlo-text="{_attr(base)}/{key}.js"' if script else ""
     self.body.append(
         f'<details class="jaxhlo-details jaxhlo-lazy"{opened}><summary>{title}</summary>'
         f'<p class="jaxhlo-text-file"><a href="{_attr(base)}/{key}.txt">Open as a text file</a></p>'
         f'<div class="highlight-{language} notranslate"><div class="highlight">'
-        f'<pre data-jaxhlo-text="{_attr(base)}/{key}.js" data-jaxhlo-key="{key}"></pre></div></div></details>\n')
+        f'<pre{own} data-jaxhlo-key="{key}"></pre></div></div></details>\n')
     raise nodes.SkipNode
+
+
+def _write_text(outdir: Path, node: jaxhlo_text, store: Path | None) -> tuple[str, bool]:
+    """Write a text node's files: the text, and a script of its own for a long one.
+
+    :return: the key, and whether the text has a script of its own.
+    """
+    text, language = node["text"], node.get("language") or "text"
+    if len(text) <= SHARED_TEXT_LIMIT:
+        return write_text_file(outdir, text, language, store), False
+    return write_text_files(outdir, text, language, store), True
 
 
 def ensure_text_files(translator: Any, block: nodes.Element) -> None:
     """Write the module texts of a block whose HTML is reused from the cache
-    (the output folder may be new); for a block without its nodes, linked from the cache."""
+    (the output folder may be new); for a block without its nodes, linked from
+    the cache.  Shared scripts are the page's (:func:`add_page_scripts`)."""
     if _page_folder(translator) is None:
         return
     outdir = Path(translator.builder.outdir)
@@ -336,13 +472,14 @@ def ensure_text_files(translator: Any, block: nodes.Element) -> None:
     if block.get("deferred") and store is not None:
         folder = outdir / TEXT_FOLDER
         fingerprint = _highlighting_fingerprint()
-        for key, _ in _kept_texts(Path(block["fragment"])) or []:
-            for kept, published in ((store / key[:2] / f"{key}.txt", folder / f"{key}.txt"),
-                                    (store / key[:2] / f"{key}-{fingerprint}.js", folder / f"{key}.js")):
-                _publish(kept, published)
+        for text in _kept_texts(Path(block["fragment"])) or []:
+            key = text.key
+            _publish(store / key[:2] / f"{key}.txt", folder / f"{key}.txt")
+            if not text.shared:
+                _publish(store / key[:2] / f"{key}-{fingerprint}.js", folder / f"{key}.js")
         return
     for node in block.findall(jaxhlo_text):
-        write_text_files(outdir, node["text"], node.get("language") or "text", store)
+        _write_text(outdir, node, store)
 
 
 #: The visitors of the extension's nodes in Sphinx's HTML builders, by node class.

@@ -16,28 +16,36 @@
 // the links in the rows still jump to the lines (:target).
 //
 // Module texts.  The optimized HLO, StableHLO and jaxpr of a page live in files
-// of their own (_jaxhlo/<key>.js beside the pages): a collapsed block holds an
-// empty <pre data-jaxhlo-text="URL" data-jaxhlo-key="KEY">, and opening it adds
-// a <script src=URL> that calls window.jaxhloText(KEY, {spans} or {text}).  A
-// script element, unlike fetch(), loads from file:// too.  Without JavaScript
-// the block links the text as a file.
+// of their own beside the pages: a collapsed block holds an empty
+// <pre data-jaxhlo-key="KEY"> and links the text as a file (what a reader
+// without JavaScript gets).  The highlighted text comes from a script that
+// calls window.jaxhloText(KEY, {spans} or {text}): a long text's own, which
+// its <pre data-jaxhlo-text="URL"> names, or the script its page shares
+// among its short texts, which a hidden <div data-jaxhlo-script="URL"
+// data-jaxhlo-keys="KEY KEY..."> at the end of the page names.  Opening the
+// block adds a <script src=URL> (a script element, unlike fetch(), loads from
+// file:// too), once per script; the texts it hands over are kept until
+// their blocks open.
 (function () {
   "use strict";
   var STORE = "jaxhlo-tab-";
   var TABS_DONE = "jaxhlo-js";
   var HL = "jaxhlo-hl";
   var WATCHED = "jaxhlo-watched";
-  var pending = {};
+  var loading = {};  // script URL -> true while it loads
+  var texts = {};  // key -> what its script handed over
 
   window.jaxhloText = function (key, data) {
-    delete pending[key];
-    document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"]').forEach(function (pre) {
-      if (pre.getAttribute("data-jaxhlo-state") === "loaded") { return; }
-      if (Array.isArray(data.spans)) { pre.textContent = ""; pre.appendChild(spans(data.spans)); }
-      else { pre.textContent = String(data.text); }
-      pre.setAttribute("data-jaxhlo-state", "loaded");
-    });
+    texts[key] = data;
+    document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"][data-jaxhlo-state="loading"]').forEach(fill);
   };
+
+  function fill(pre) {
+    var data = texts[pre.getAttribute("data-jaxhlo-key")];
+    if (Array.isArray(data.spans)) { pre.textContent = ""; pre.appendChild(spans(data.spans)); }
+    else { pre.textContent = String(data.text); }
+    pre.setAttribute("data-jaxhlo-state", "loaded");
+  }
 
   // [class, text, class, text, ...] as Pygments' HTML formatter would class
   // them ("" for none); each text is set as text, never parsed as HTML.
@@ -57,22 +65,40 @@
     return out;
   }
 
+  function scriptOf(pre, key) {
+    var own = pre.getAttribute("data-jaxhlo-text");
+    if (own) { return own; }
+    var shared = /^[0-9a-f]+$/.test(key) && document.querySelector('[data-jaxhlo-script][data-jaxhlo-keys~="' + key + '"]');
+    return shared ? shared.getAttribute("data-jaxhlo-script") : null;
+  }
+
+  // The script at url has run (or failed): a block still waiting on it gets a message.
+  function settle(url, message) {
+    delete loading[url];
+    document.querySelectorAll('pre[data-jaxhlo-key][data-jaxhlo-state="loading"]').forEach(function (p) {
+      if (scriptOf(p, p.getAttribute("data-jaxhlo-key")) !== url) { return; }
+      p.setAttribute("data-jaxhlo-state", "failed");
+      p.textContent = message;
+    });
+  }
+
   function loadText(pre) {
     var key = pre.getAttribute("data-jaxhlo-key");
-    var url = pre.getAttribute("data-jaxhlo-text");
-    if (!key || !url || pre.getAttribute("data-jaxhlo-state")) { return; }
+    if (!key || pre.getAttribute("data-jaxhlo-state")) { return; }
+    var url = scriptOf(pre, key);
+    if (!url && !texts[key]) { return; }
     pre.setAttribute("data-jaxhlo-state", "loading");
-    if (pending[key]) { return; }
-    pending[key] = true;
+    if (texts[key]) { fill(pre); return; }
+    if (loading[url]) { return; }
+    loading[url] = true;
     var script = document.createElement("script");
     script.src = url;
     script.async = true;
+    script.onload = function () {
+      settle(url, "This text is missing from its script (the site was built again meanwhile?): reload the page, or open it as a file (the link above).");
+    };
     script.onerror = function () {
-      delete pending[key];
-      document.querySelectorAll('pre[data-jaxhlo-key="' + key + '"]').forEach(function (p) {
-        p.setAttribute("data-jaxhlo-state", "failed");
-        p.textContent = "The text could not be loaded; open it as a file (the link above).";
-      });
+      settle(url, "The text could not be loaded; open it as a file (the link above).");
     };
     (document.head || document.documentElement).appendChild(script);
   }

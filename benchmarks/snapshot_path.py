@@ -91,15 +91,20 @@ def package_here(work: Path) -> Path:
     return folder
 
 
-def disk_probe(work: Path, count: int = 300) -> dict[str, float]:
+def disk_probe(work: Path, name: str = "0", count: int = 300) -> dict[str, float]:
     """CPU milliseconds to create a small file, and to hard-link one, in ``work``:
-    what each module text beside a page costs on this disk at this moment (two
-    files a report; the cached path links them from the cache).  On this
-    project's build machine a new file has taken anywhere from 0.03 to 1 ms."""
+    what each module text beside a page costs on this disk at this moment (a file
+    a text, and one a page for its scripts; the cached path links them from the
+    cache).  On this project's build machine a new file has taken anywhere from
+    0.03 to 1 ms: its ext4 has no journal, and without one the kernel does not
+    reuse an inode deleted in the last 60 s (300 s while the inode's table block
+    is not yet written back, ``recently_deleted()`` in ``fs/ext4/ialloc.c``), so
+    a new file walks past every one of those in its group, each a look-up.  The
+    files stay until the run ends (see :func:`snapshot_path`)."""
     import os
     import time
 
-    folder = work / "disk-probe"
+    folder = work / f"disk-probe-{name}"
     folder.mkdir(parents=True, exist_ok=True)
     start = time.process_time()
     for i in range(count):
@@ -109,7 +114,6 @@ def disk_probe(work: Path, count: int = 300) -> dict[str, float]:
     for i in range(count):
         os.link(folder / f"{i}.txt", folder / f"{i}.js")
     linked = time.process_time() - start
-    shutil.rmtree(folder, ignore_errors=True)
     return {"create_ms": 1000 * created / count, "link_ms": 1000 * linked / count}
 
 
@@ -137,17 +141,19 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             build(src, work / f"s{n}-warm", work / f"s{n}-cache{suffix}", env=environ)
     kinds = [f"{kind}{suffix}" for suffix in versions for kind in ("snapshots", "cached")]
     runs: dict[int, dict[str, list[dict[str, Any]]]] = {n: {k: [] for k in [*kinds, "plain"]} for n in sizes}
-    probes = [disk_probe(work)]
+    probes = [disk_probe(work, "start")]
+    # No build's output is deleted before the run ends: on a file system without a journal (this
+    # machine's ext4) a new file skips every inode deleted in its group in the last 60 to 300 s,
+    # so a deletion would slow the builds after it (see disk_probe).
     for attempt in range(repeat):
         for n, (src, plain, _) in projects.items():
             for suffix, environ in versions.items():
-                out = work / f"s{n}-{attempt}"
+                out = work / f"s{n}-{attempt}{suffix}"
                 runs[n][f"snapshots{suffix}"].append(build(src, out, None, "-D", "jaxhlo_cache=0", env=environ))
-                shutil.rmtree(out, ignore_errors=True)
+                out = work / f"c{n}-{attempt}{suffix}"
                 runs[n][f"cached{suffix}"].append(build(src, out, work / f"s{n}-cache{suffix}", env=environ))
-                shutil.rmtree(out, ignore_errors=True)
             runs[n]["plain"].append(build(plain, work / f"p{n}-{attempt}", None))
-        probes.append(disk_probe(work))
+        probes.append(disk_probe(work, f"{attempt}"))
     out: dict[str, Any] = {"targets": TARGETS.split(","), "repeat": repeat, "sizes": {},
                            "disk_probe": {k: [round(p[k], 3) for p in probes] for k in probes[0]}}
     for measure in ("seconds", "process_seconds"):
@@ -218,8 +224,9 @@ if sys.argv[1] == "ours":
     timed("sphinx_jaxhlo.sphinxext.documents", "ExampleCollector.process_doc", "the examples of a page")
     timed("sphinx_jaxhlo.store.analyses", "report", "analysing a snapshot")
     timed("sphinx_jaxhlo.sphinxext.documents", "render", "making an example's nodes")
-    timed("sphinx_jaxhlo.sphinxext.html", "write_text_files", "a module text's files")
-    timed("sphinx_jaxhlo.sphinxext.html", "_script", "highlighting a module text")
+    timed("sphinx_jaxhlo.sphinxext.html", "_write_text", "a module text's files")
+    timed("sphinx_jaxhlo.sphinxext.extension", "add_page_scripts", "a page's shared scripts")  # as setup connects it
+    timed("sphinx_jaxhlo.sphinxext.html", "_handing", "highlighting a module text")
     timed("sphinx_jaxhlo.sphinxext.html", "_store_fragment", "writing new files")
 from sphinx.cmd.build import build_main
 start = time.process_time()
@@ -244,10 +251,9 @@ def phases(work: Path, projects: dict[int, tuple[Path, Path, int]], repeat: int,
     for attempt in range(repeat):
         for n, (src, plain, _) in projects.items():
             for kind, folder, extra in (("ours", src, ["-D", "jaxhlo_cache=0"]), ("plain", plain, [])):
-                out = work / f"phases-{kind}{n}-{attempt}"
+                out = work / f"phases-{kind}{n}-{attempt}"  # kept until the run ends, as above
                 proc = subprocess.run([PY, "-c", PHASES, kind, "-q", "-E", "-b", "html", *extra, str(folder),
                                        str(out)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
-                shutil.rmtree(out, ignore_errors=True)
                 line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PHASES ")), None)
                 if line is None or proc.returncode != 0:
                     raise RuntimeError(f"the timed build failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")

@@ -60,7 +60,11 @@ class PageText(NamedTuple):
     @property
     def shared(self) -> bool:
         """Whether its highlighted form goes into the page's shared script."""
-        return self.size <= SHARED_TEXT_LIMIT
+        return _shared(self.size)
+
+
+def _shared(size: int) -> bool:
+    return size <= SHARED_TEXT_LIMIT
 
 
 def visit_block_html(self: HTML5Translator, node: jaxhlo_block) -> None:
@@ -164,9 +168,10 @@ def text_key(text: str, language: str) -> str:
 
 
 def write_text_files(outdir: Path, text: str, language: str, store: Path | None = None) -> str:
-    """Write a module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
-    ``_jaxhlo/<key>.js`` (a script that hands the highlighted text to the page,
-    which works from ``file://`` as over HTTP, where a fetch would not).
+    """Write a long module text beside the pages: ``_jaxhlo/<key>.txt`` (the text) and
+    ``_jaxhlo/<key>.js`` (a script of its own that hands the highlighted text to the page,
+    which works from ``file://`` as over HTTP, where a fetch would not; a short
+    text's is its page's shared script, :func:`add_page_scripts`).
     Files that exist are kept: the name is a hash of the content.  The store
     keeps the text too, for a later build that writes the example's HTML from the
     cache without its nodes (:func:`fragment_usable`).
@@ -366,17 +371,16 @@ def add_page_scripts(app: Any, pagename: str, templatename: str, context: dict[s
     at the end of its body: a hidden ``<div data-jaxhlo-script="URL"
     data-jaxhlo-keys="KEY KEY...">`` each, where ``jaxhlo.js`` looks for the
     script of a text whose block names none."""
-    builder = app.builder
-    if doctree is None or not writes_pages(builder) or not isinstance(context.get("body"), str):
+    folder = _output_folder(app.builder, pagename)
+    if doctree is None or folder is None or not isinstance(context.get("body"), str):
         return
-    path = page_output_path(builder, pagename)
     texts = dict(page_texts(doctree))
     scripts = shared_scripts(texts)
-    if path is None or not scripts:
+    if not scripts:
         return
-    outdir = Path(builder.outdir)
-    store = next((Path(b["text_store"]) for b in doctree.findall(jaxhlo_block) if b.get("text_store")), None)
-    base = Path(os.path.relpath(outdir / TEXT_FOLDER, path.parent)).as_posix()
+    outdir = Path(app.builder.outdir)
+    store = next((_text_store(b) for b in doctree.findall(jaxhlo_block) if b.get("text_store")), None)
+    base = _texts_url(outdir, folder)
     markup = []
     for name, group in scripts:
         _place(outdir / TEXT_FOLDER / f"{name}.js",
@@ -420,25 +424,34 @@ def _page_folder(translator: Any) -> Path | None:
     """The folder of the page being written, when this is a Sphinx HTML builder
     that writes pages into its output folder (not an EPUB: no scripts there)."""
     builder = getattr(translator, "builder", None)
-    if builder is None or getattr(builder, "format", "") != "html" or builder.name.startswith("epub"):
-        return None
     docname = getattr(builder, "current_docname", None)
-    if not docname:
+    return _output_folder(builder, docname) if builder is not None and docname else None
+
+
+def _output_folder(builder: Any, pagename: str) -> Path | None:
+    """The folder ``builder`` writes page ``pagename`` into, when it writes pages (:func:`writes_pages`)."""
+    if not writes_pages(builder):
         return None
-    path = page_output_path(builder, docname)
+    path = page_output_path(builder, pagename)
     return path.parent if path is not None else None
+
+
+def _texts_url(outdir: Path, folder: Path) -> str:
+    """The folder of module texts, relative to a page in ``folder``."""
+    return Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
 
 
 def visit_text_html(self: HTML5Translator, node: jaxhlo_text) -> None:
     folder = _page_folder(self)
     if folder is None:
         # a notebook output or an EPUB: everything inline, collapsed
-        plain.visit_text_html(self, node)
+        plain.visit_text_html(self, node)  # raises SkipNode
+        return
     opened = " open" if node.get("open") else ""
     title = html.escape(node["title"])
     outdir = Path(self.builder.outdir)
     key, script = _write_text(outdir, node, _text_store(node))
-    base = Path(os.path.relpath(outdir / TEXT_FOLDER, folder)).as_posix()
+    base = _texts_url(outdir, folder)
     language = _attr(node.get("language") or "text")
     # a short text's script is its page's shared one, which the end of the page names (add_page_scripts)
     own = f' data-jaxhlo-text="{_attr(base)}/{key}.js"' if script else ""
@@ -456,7 +469,7 @@ def _write_text(outdir: Path, node: jaxhlo_text, store: Path | None) -> tuple[st
     :return: the key, and whether the text has a script of its own.
     """
     text, language = node["text"], node.get("language") or "text"
-    if len(text) <= SHARED_TEXT_LIMIT:
+    if _shared(len(text)):
         return write_text_file(outdir, text, language, store), False
     return write_text_files(outdir, text, language, store), True
 

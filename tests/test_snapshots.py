@@ -90,7 +90,7 @@ def stored_report(stem: str) -> Report:
     hlo = (HLO / f"{stem}.txt").read_text()
     analysis = analyze_module(hlo, "example.py")
     memory = Memory(**facts["memory"])
-    memory.settle_peak(facts["target"])  # as the worker does (core.report's peak rule)
+    memory.settle(facts["target"])  # as the worker does (core.report's peak rule)
     return Report(function=facts["function"], target=facts["target"], versions={"jax": "0.10.2", "jaxlib": "0.10.2"},
                   memory=memory, hlo=hlo, source=facts["source"],
                   fusions=analysis.fusions, materialized=analysis.materialized, reductions=analysis.reductions)
@@ -104,7 +104,7 @@ def request(source: str = "def f(x):\n    return x\n", target: str = "gpu:h100")
 @pytest.mark.parametrize("stem", ["gpu_h100__with_dot", "tpu_v5e__explicit", "cpu__scan_chunks"])
 def test_a_snapshot_stores_facts_and_gives_back_the_same_report(tmp_path: Path, stem: str) -> None:
     report = stored_report(stem)
-    report.memory.settle_peak(report.target)  # the stored figures predate the CPU's peak rule; a report made now has it
+    report.memory.settle(report.target)  # the stored figures predate the CPU's peak rule; a report made now has it
     req = request(report.source, report.target)
     tools = snapshots.toolchain({"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.42",
                                  "jax-cuda12-plugin": "0.10.2"}, report.target)

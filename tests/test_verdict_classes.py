@@ -68,7 +68,7 @@ def report(target: str, program: str) -> Report:
              "alias_size_in_bytes": "alias_bytes", "temp_size_in_bytes": "temp_bytes",
              "generated_code_size_in_bytes": "generated_code_bytes", "peak_memory_in_bytes": "peak_bytes"}
     found.memory = Memory(**{names[k]: v for k, v in FIGURES[target][program]["memory"].items()})
-    found.memory.settle_peak(target)
+    found.memory.settle(target)
     return found
 
 

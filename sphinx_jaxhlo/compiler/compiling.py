@@ -220,7 +220,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
         with contextlib.suppress(Exception):
             report.jaxpr = str(jitted.trace(*args, **kwargs).jaxpr)
     report.memory = _memory(compiled)
-    report.memory.settle_peak(target.platform)
+    report.memory.settle(target.platform)
     report.cost = _cost(compiled)
     try:
         analysis = analyze_module(module, source_name, target=report.target)
@@ -298,7 +298,7 @@ def _memory(compiled: Any) -> Memory:
     mem = Memory(argument_bytes=get("argument_size_in_bytes"), output_bytes=get("output_size_in_bytes"),
                  alias_bytes=get("alias_size_in_bytes"), temp_bytes=get("temp_size_in_bytes"),
                  generated_code_bytes=get("generated_code_size_in_bytes"))
-    # XLA's peak as it says it; Memory.settle_peak decides whether it holds the temporaries
+    # XLA's peak as it says it; Memory.settle decides whether it holds the temporaries
     mem.peak_bytes = get("peak_memory_in_bytes") or None
     return mem
 

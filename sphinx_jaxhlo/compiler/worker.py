@@ -39,7 +39,7 @@ from sphinx_jaxhlo.core.request import default_function
 
 
 @contextlib.contextmanager
-def _isolated_config() -> Iterator[None]:
+def isolated_config() -> Iterator[None]:
     import jax
 
     holders = jax.config._value_holders
@@ -362,7 +362,7 @@ def main() -> None:
         os.chdir(rundir)
         try:
             data = json.loads(line)
-            with _isolated_config():
+            with isolated_config():
                 report = compile_request(data)
             answer: dict[str, Any] = {"report": report.to_dict()}
         except ExampleFailure as exc:

@@ -13,8 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, TPU_SCALAR_MEMORY_SPACE, Memory
+
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: :attr:`Reduction.origin` values: who wrote the reduction.
 #: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
@@ -105,51 +107,6 @@ class FusionDecision:
 
 
 @dataclass
-class Memory:
-    """Figures from ``compiled.memory_analysis()``, in bytes.
-
-    ``None`` means the backend did not report the figure.
-    """
-
-    argument_bytes: int | None = None
-    output_bytes: int | None = None
-    alias_bytes: int | None = None
-    temp_bytes: int | None = None
-    generated_code_bytes: int | None = None
-    #: ``peak_memory_in_bytes`` when the installed jaxlib reports it and it
-    #: covers the temporaries, else ``argument + output + temp - alias`` (then
-    #: :attr:`peak_is_estimate`); the rule is :meth:`settle_peak`'s.
-    peak_bytes: int | None = None
-    peak_is_estimate: bool = False
-
-    def settle_peak(self, platform: str) -> None:
-        """Make :attr:`peak_bytes` a figure that holds the temporaries.
-
-        XLA's own peak is kept where it covers them.  The host CPU's never
-        does: its ``peak_memory_in_bytes`` comes from the buffer assignment's
-        heap traces (``PjRtCpuExecutable::GetCompiledMemoryStats``,
-        ``xla/pjrt/cpu/cpu_client.cc``), which hold the arguments and the
-        output but not the temporaries (measured: arguments + output, or a few
-        bytes more, with 1 MB to 20 GB of temp), so on the CPU a nonzero temp
-        makes the peak ``argument + output + temp - alias``: an upper bound
-        (every buffer live at once), marked as an estimate.  Elsewhere the
-        same bound stands in where XLA's figure is missing or smaller than
-        the temporaries.  Applied when a report is made and when a stored one
-        is read again, so a snapshot written before this rule gets it too.
-
-        :param platform: ``cpu``, ``cuda`` or ``tpu`` (a target's name works: ``gpu:h100``).
-        """
-        parts = (self.argument_bytes, self.output_bytes, self.temp_bytes)
-        if None in parts:
-            return
-        bound = sum(p or 0 for p in parts) - (self.alias_bytes or 0)
-        temp = self.temp_bytes or 0
-        leaves_temp_out = platform.split(":", 1)[0] == "cpu" and temp > 0
-        if self.peak_bytes is None or self.peak_bytes < temp or (leaves_temp_out and not self.peak_is_estimate):
-            self.peak_bytes, self.peak_is_estimate = bound, True
-
-
-@dataclass
 class Cost:
     """Figures from ``compiled.cost_analysis()``."""
 
@@ -206,6 +163,14 @@ class Materialized:
     #: and why it was not fused into that reduction; ``None`` otherwise.
     #: Why it was not fused into its readers, when the analysis says.
     reason: Reason | None = None
+    #: The memory space its layout names (:data:`MEMORY_SPACE_NAMES`): 0, the device's memory
+    #: (a TPU's HBM); 1, a TPU chip's own memory.
+    memory_space: int = DEVICE_MEMORY_SPACE
+
+    @property
+    def in_device_memory(self) -> bool:
+        """Whether it takes the device's memory (a TPU's HBM), not on-chip or host memory."""
+        return self.memory_space == DEVICE_MEMORY_SPACE
 
 
 @dataclass
@@ -369,9 +334,6 @@ NOT_KERNELS = frozenset({
     "copy-start", "copy-done", "slice-start", "slice-done", "send", "send-done", "recv", "recv-done",
     "partition-id", "replica-id", "after-all", "add-dependency", "opt-barrier", "optimization-barrier",
 })  # fmt: skip
-#: The memory space (layout ``S(6)``) where the TPU compiler keeps scalars for the core's
-#: scalar unit: loop counters, sort comparisons, copies of scalar arguments (measured, libtpu 0.0.42).
-TPU_SCALAR_MEMORY_SPACE = 6
 #: Custom calls that only join or reserve buffers (TPU): no kernel.
 NOT_KERNEL_CUSTOM_CALLS = frozenset({"ConcatBitcast", "AllocateBuffer"})
 #: The kinds of collective, as HLO names them (without ``-start``/``-done``).
@@ -513,7 +475,20 @@ class Report:
 
     @property
     def largest_materialized(self) -> Materialized | None:
-        return max(self.materialized, key=lambda m: m.bytes, default=None)
+        """The largest intermediate in the device's memory (a TPU's HBM); those the TPU keeps
+        in the chip's own memory are :attr:`on_chip_materialized`."""
+        return max(self.stored_in_device_memory, key=lambda m: m.bytes, default=None)
+
+    @property
+    def stored_in_device_memory(self) -> list[Materialized]:
+        """The intermediates in the device's memory (all of them, but on a TPU)."""
+        return [m for m in self.materialized if m.in_device_memory]
+
+    @property
+    def on_chip_materialized(self) -> list[Materialized]:
+        """The intermediates a TPU keeps in the chip's own memory (written by one kernel,
+        read by another, never in HBM)."""
+        return [m for m in self.materialized if not m.in_device_memory]
 
     @property
     def kernels(self) -> int:

@@ -51,11 +51,10 @@ the verdicts on reductions (``sphinx_jaxhlo.hlo.fusion``) build on it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from sphinx_jaxhlo.core.report import Fusion, Materialized
-from sphinx_jaxhlo.hlo.model import HOST_MEMORY_SPACE, HloComputation, HloInstruction, HloModule
+from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule
 from sphinx_jaxhlo.hlo.programs import execution_thread, producer_op, programs
 
 __all__ = ["TRIVIAL", "BufferAnalyzer"]
@@ -78,7 +77,6 @@ COLLECTIVE_OPS = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-t
 _STOPS = frozenset({"parameter", "constant", "reduce", "reduce-window", "sort", "scatter", "gather", "custom-call",
                     "fft", "rng", "rng-bit-generator", "iota", "while", "conditional", "call", "fusion"})
 #: The name of an element of a tuple no get-tuple-element reads: ``fusion.3[1]``.
-_ELEMENT_RE = re.compile(r"\[(\d+)\]$")
 
 
 def _keeps_values(comp: HloComputation, inst: HloInstruction) -> bool:
@@ -299,18 +297,6 @@ class BufferAnalyzer:
             name = caller[0] if caller is not None else None
         return False
 
-    def in_host_memory(self, comp: HloComputation, buffer: Materialized) -> bool:
-        """Whether a buffer's layout puts it in host memory (``S(5)``)."""
-        view = comp.get(buffer.name)  # the producer, or the get-tuple-element naming an element
-        if view is not None and view.shape.tuple_shapes is None:
-            return view.shape.memory_space == HOST_MEMORY_SPACE
-        producer = comp.get(buffer.producer)
-        shapes = producer.shape.tuple_shapes if producer is not None else None
-        m = _ELEMENT_RE.search(buffer.name)  # an element no get-tuple-element reads
-        if shapes is None or m is None:
-            return False
-        return shapes[int(m.group(1))].memory_space == HOST_MEMORY_SPACE
-
     def fusion(self, comp: HloComputation, inst: HloInstruction) -> Fusion:
         kind = inst.opcode
         if inst.opcode == "fusion" and inst.fusion_kind:
@@ -475,6 +461,8 @@ class BufferAnalyzer:
     ) -> Materialized:
         inner = self.defining(producer, index)
         op = self.naming_op(producer, inner, index)
+        shapes = producer.shape.tuple_shapes
+        element = shapes[index] if shapes is not None and index is not None and index < len(shapes) else producer.shape
         return Materialized(
             name=name,
             shape=shape,
@@ -485,5 +473,6 @@ class BufferAnalyzer:
             computation=comp.name,
             producer_op=op,
             kind="argument-copy" if self.holds_argument_data(comp, producer, index) else "intermediate",
+            memory_space=element.memory_space if element.tuple_shapes is None else 0,
         )
 

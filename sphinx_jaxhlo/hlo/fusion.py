@@ -125,6 +125,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sphinx_jaxhlo.core.memory import HOST_MEMORY_SPACE
 from sphinx_jaxhlo.core.report import Fusion, Materialized, Reduction
 from sphinx_jaxhlo.hlo.buffers import TRIVIAL, BufferAnalyzer
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, HloParseError
@@ -322,7 +323,7 @@ class _Analyzer(BufferAnalyzer):
                 (analysis.host_fusions if on_host else analysis.fusions).append(self.fusion(comp, inst))
                 analysis.reductions.extend(self.reductions(comp, inst))
             for buffer in self.materialized(comp):
-                if on_host or self.in_host_memory(comp, buffer):
+                if on_host or buffer.memory_space == HOST_MEMORY_SPACE:
                     buffer.kind = "host"
                     analysis.host_buffers.append(buffer)
                     continue

@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+# XLA's memory space of host memory (``Layout::kHostMemorySpace``); the spaces are named in core.report
+from sphinx_jaxhlo.core.memory import HOST_MEMORY_SPACE
+
 __all__ = [
     "HOST_MEMORY_SPACE",
     "HloComputation",
@@ -140,8 +143,6 @@ class Shape:
 
 
 _MEMORY_SPACE_RE = re.compile(r"S\((\d+)\)")
-#: XLA's memory space of host memory (``Layout::kHostMemorySpace``).
-HOST_MEMORY_SPACE = 5
 
 
 # -- module objects ----------------------------------------------------------

@@ -165,7 +165,7 @@ def reanalyze(report: Report, source_name: str) -> None:
 
     if report.error is not None or not report.hlo:
         return
-    report.memory.settle_peak(report.target)  # the peak rule of core.report, on figures stored before it
+    report.memory.settle(report.target)  # the memory rules of core.report, on figures stored before them
     try:
         module = parse_module(report.hlo)
         analysis = analyze_module(module, source_name, target=report.target)

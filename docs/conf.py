@@ -39,6 +39,9 @@ jaxhlo_targets = ["cpu", "gpu:h100", "tpu:v5e"]
 # JAXHLO_SNAPSHOT_MODE=use renders from them alone, =check verifies them
 # (`nox -s snapshots` rewrites them all).
 jaxhlo_snapshot_dir = "_snapshots"
+# What a real TPU v5e chip held and how long each example ran, measured by tools/hardware_check.py
+# (see reference/targets.md): shown beside the deviceless figures of every example it measured.
+jaxhlo_hardware_dir = "_hardware"
 
 # sphinx-book-theme: JAX's own documentation uses it, so readers who arrive from
 # the jax.jit docs find the same navigation, search box and light/dark switch.

@@ -109,7 +109,10 @@ cache:
 EXPECTATION_HELP = {
     "expect-max-temp": ("SIZE", "temp memory at most SIZE (64MiB, 10GB)"),
     "expect-min-temp": ("SIZE", "temp memory at least SIZE"),
-    "expect-max-peak": ("SIZE", "peak memory (arguments, output and temporaries at once) at most SIZE"),
+    "expect-max-peak": ("SIZE", "XLA's peak memory at most SIZE (on a TPU it counts on-chip buffers: see "
+                                "--expect-max-device)"),
+    "expect-max-device": ("SIZE", "the memory the device holds at most SIZE (arguments, outputs, temp and code; "
+                                  "a TPU's HBM)"),
     "expect-reduction": ("fused|unfused", "every reduction is fused / unfused"),
     "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
     "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "

@@ -222,9 +222,9 @@ class Reports(Sequence[Report]):
 
     # -- expectations -----------------------------------------------------------------------
 
-    def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-                 materialized: Any = None, error: Any = None, collectives: Any = None, kernels: Any = None,
-                 ) -> tuple[list[exp.Check], list[str]]:
+    def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
+                 reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
+                 kernels: Any = None) -> tuple[list[exp.Check], list[str]]:
         """Check expectations without raising.
 
         :return: ``(outcomes, problems)``: one outcome per (expectation,
@@ -235,8 +235,8 @@ class Reports(Sequence[Report]):
         """
         options: dict[str, str] = {}
         for kind, value in (("max-temp", max_temp), ("min-temp", min_temp), ("max-peak", max_peak),
-                            ("reduction", reduction), ("materialized", materialized), ("error", error),
-                            ("collectives", collectives), ("kernels", kernels)):
+                            ("max-device", max_device), ("reduction", reduction), ("materialized", materialized),
+                            ("error", error), ("collectives", collectives), ("kernels", kernels)):
             if value is not None:
                 options[f"expect-{kind}"] = _expectation_text(value)
         return self.evaluate_options(options)
@@ -279,8 +279,8 @@ class Reports(Sequence[Report]):
             problems += [o.message for o in failed if o.target == target]
         return outcomes, problems
 
-    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-              materialized: Any = None, error: Any = None, collectives: Any = None,
+    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
+              reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
               kernels: Any = None) -> Reports:
         """Assert what the compiler did, for test suites.
 
@@ -291,11 +291,15 @@ class Reports(Sequence[Report]):
 
         :param max_temp: temp memory at most this (``"64MiB"``, ``"10GB"``, ``0``).
         :param min_temp: temp memory at least this.
-        :param max_peak: peak memory (arguments, output and temporaries live at
-            once) at most this.
+        :param max_peak: XLA's peak memory at most this (on a TPU it counts the
+            chip's own memory and leaves out code: use ``max_device`` for HBM).
+        :param max_device: the memory the device holds while the program runs
+            (arguments, outputs, temp and generated code, less what is aliased; a
+            TPU's HBM) at most this.
         :param reduction: ``"fused"`` or ``"unfused"``: every reduction is so.
         :param materialized: a shape such as ``"f32[50000,100000]"`` that is
-            materialized, or ``"none"``: nothing is.
+            materialized in the device's memory (a TPU's HBM; buffers a TPU keeps in
+            the chip's own memory are named apart), or ``"none"``: nothing is.
         :param error: the compile must fail with this status (``"RESOURCE_EXHAUSTED"``)
             or message fragment; ``"none"``: it must not fail.
         :param collectives: conditions on the collectives of a program on
@@ -311,8 +315,8 @@ class Reports(Sequence[Report]):
         :raises ValueError: a malformed expectation or unknown target name.
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
-                                           reduction=reduction, materialized=materialized, error=error,
-                                           collectives=collectives, kernels=kernels)
+                                           max_device=max_device, reduction=reduction, materialized=materialized,
+                                           error=error, collectives=collectives, kernels=kernels)
         raise_failed(f"{self.title or '(function)'}", outcomes, problems)
         return self
 

@@ -249,9 +249,9 @@ class SweepReports(Sequence[Reports]):
                 options[option] = _expectation_text(value)
         return self.evaluate_options(options)
 
-    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, reduction: Any = None,
-              materialized: Any = None, error: Any = None, collectives: Any = None, kernels: Any = None,
-              flip: Any = None) -> SweepReports:
+    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
+              reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
+              kernels: Any = None, flip: Any = None) -> SweepReports:
         """Assert what the compiler did over the sweep, for test suites.
 
         Each value is what the directive's ``:expect-*:`` option takes; an item may end with
@@ -265,8 +265,8 @@ class SweepReports(Sequence[Reports]):
         :raises ValueError: a malformed claim, an unknown target or symbol.
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
-                                           reduction=reduction, materialized=materialized, error=error,
-                                           collectives=collectives, kernels=kernels, flip=flip)
+                                           max_device=max_device, reduction=reduction, materialized=materialized,
+                                           error=error, collectives=collectives, kernels=kernels, flip=flip)
         raise_failed(f"{self.title or '(function)'} over {self.sweep.describe()}", outcomes, problems)
         return self
 

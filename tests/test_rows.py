@@ -106,7 +106,7 @@ def test_fused_reductions_are_good_news_and_no_reduction_is_no_row() -> None:
     found = findings(report, Display())
     assert found[0].level == "good" and found[0].text.startswith("the reduction on line 6 (reduce_sum) computes")
     compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=report)], Display())
-    assert [r.cells[0].text for r in compare.rows] == ["peak memory", "temp memory", "largest intermediate",
+    assert [r.cells[0].text for r in compare.rows] == ["device memory", "temp memory", "largest intermediate",
                                                        "reductions", "kernels"]
     without = dataclasses.replace(report, reductions=[])
     compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=without)], Display())
@@ -170,11 +170,14 @@ def test_copies_of_arguments_stay_out_of_the_default_view() -> None:
         assert table.more_text == "1 more, 2 in total (smaller ones, scalars, copies of arguments)."
         assert rows.largest_intermediate(report) is computed
         every = rows.buffer_table(report, Display(rows=None))
-        assert [r.cells[2].text for r in every.rows] == ["a copy of argument data (cos)", "cos"]
+        made = every.header.index("made by")
+        assert [r.cells[made].text for r in every.rows] == ["a copy of argument data (cos)", "cos"]
+        # a TPU's buffers say where they live
+        assert [r.cells[every.header.index("in")].text for r in every.rows] == ["HBM", "HBM"]
     # with nothing computed stored, the copies are what the table shows (never a table of no rows)
     only = Report("f", "tpu:v5e", materialized=[copy])
     table = rows.buffer_table(only, Display())
-    assert [r.cells[2].text for r in table.rows] == ["a copy of argument data (cos)"] and not table.more
+    assert [r.cells[3].text for r in table.rows] == ["a copy of argument data (cos)"] and not table.more
     assert rows.largest_intermediate(only) is None
 
 
@@ -313,28 +316,36 @@ ENTRY %e (x: f32[4096,1024]) -> f32[] {
     assert "Unfused" not in text
 
 
+def _memory(target: str, temp: int, peak: int, io: int = 1_000_000, code: int = 0) -> Memory:
+    memory = Memory(argument_bytes=io, output_bytes=0, alias_bytes=0, temp_bytes=temp, generated_code_bytes=code,
+                    peak_bytes=peak)
+    memory.settle(target)
+    return memory
+
+
 def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
-    """Peak first, against the device's memory; a TPU's temp of 0 says where its memory is counted."""
+    """What the device holds first, against the device's memory; a TPU's XLA peak (which
+    counts on-chip buffers) is not it."""
     tpu = dataclasses.replace(stored("tpu_v5e__with_dot.txt"), target="tpu:v5e",
-                              memory=Memory(temp_bytes=0, peak_bytes=8_000_000))
+                              memory=_memory("tpu:v5e", 0, 8_000_000, io=3_000_000, code=1_000_000))
     gpu = dataclasses.replace(stored("gpu_h100__with_dot.txt"), target="gpu:h100",
-                              memory=Memory(temp_bytes=20_050_000_000, peak_bytes=20_052_000_000))
+                              memory=_memory("gpu:h100", 20_050_000_000, 20_052_000_000, io=2_000_000))
     compare = comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
                                      Result("f", "tpu:v5e", "TPU v5e", report=tpu)], Display())
-    peak, temp = compare.rows[0], compare.rows[1]
-    assert [c.text for c in peak.cells] == ["peak memory", "20.1 GB of 80 GiB", "8.0 MB of 16 GiB"]
-    assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B (TPU: counted in peak)"]
+    held, temp = compare.rows[0], compare.rows[1]
+    assert [c.text for c in held.cells] == ["device memory", "20.1 GB of 80 GiB", "4.0 MB of 16 GiB"]
+    assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B"]
     variants = variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
                                    {("f", "gpu:h100"): Result("f", "gpu:h100", "H100", report=gpu),
                                     ("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu)}, Display())
     assert variants.rows[0].cells[1].text.startswith("20.1 GB")
-    assert variants.rows[0].cells[2].text.startswith("peak 8.0 MB")
-    # a TPU variant whose temp is not 0 shows its peak too: a column of peaks compares row by row
-    tpu_temp = dataclasses.replace(tpu, memory=Memory(temp_bytes=5_000_000, peak_bytes=9_000_000))
+    assert variants.rows[0].cells[2].text.startswith("HBM 4.0 MB")
+    # a TPU variant whose temp is not 0 shows what it holds too: a column of one measure compares row by row
+    tpu_temp = dataclasses.replace(tpu, memory=_memory("tpu:v5e", 5_000_000, 3_000_000, io=3_000_000))
     mixed = variants_table(["f", "g"], [("tpu:v5e", "TPU v5e")],
                                 {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
                                  ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
-    assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["peak 8.0 MB", "peak 9.0 MB"]
+    assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["HBM 4.0 MB", "HBM 8.0 MB"]
 
 
 @pytest.mark.parametrize(("target", "kind"), [("gpu:h100", "gemm"), ("cpu", "elementwise")])
@@ -370,15 +381,15 @@ def test_each_bar_of_the_chart_is_its_table_cell() -> None:
                ("a", "tpu:v5e"): (0, 68_000_000), ("b", "tpu:v5e"): (0, 4_400_000)}
     targets = [("cpu", "CPU"), ("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")]
     results = [Result(function=fn, target=t, target_title=dict(targets)[t],
-                      report=Report(fn, t, memory=Memory(temp_bytes=temp, peak_bytes=peak)))
+                      report=Report(fn, t, memory=Memory(temp_bytes=temp, peak_bytes=peak, device_bytes=peak)))
                for (fn, t), (temp, peak) in figures.items()]
     view = ExampleView(source="def a(x):\n    return x\n\n\ndef b(x):\n    return x\n", show=["summary"])
     html = nodes_to_html(render_example(view, ["a", "b"], targets, results))
     checked, wrong = chart_mismatches(html)
     assert checked == 6 and not wrong, wrong
     assert "Memory by variant, one panel per measure" in html
-    assert "Temp memory on CPU and H100" in html and "Peak memory on TPU v5e" in html
-    # the TPU's ratio is to the TPU's smallest peak, not to the smallest bar of the chart
+    assert "Temp memory on CPU and H100" in html and "HBM held on TPU v5e" in html
+    # the TPU's ratio is to the TPU's smallest HBM figure, not to the smallest bar of the chart
     assert "68.0 MB (15×)" in html and "20.0 GB (100×)" in html and "20.1 GB (398×)" in html
     # one measure: one panel, titled with it
     cpu = [r for r in results if r.target == "cpu"]
@@ -387,9 +398,9 @@ def test_each_bar_of_the_chart_is_its_table_cell() -> None:
     assert chart_mismatches(html) == (2, [])
     tpu = [r for r in results if r.target == "tpu:v5e"]
     html = nodes_to_html(render_example(view, ["a", "b"], targets[2:], tpu))
-    assert "Peak memory by variant<" in html and chart_mismatches(html) == (2, [])
-    # the checker sees a chart that draws temp where the table shows peak, and a wrong ratio
-    assert chart_mismatches(html.replace('data-measure="peak"', 'data-measure="temp"'))[1]
+    assert "HBM held by variant<" in html and chart_mismatches(html) == (2, [])
+    # the checker sees a chart that draws temp where the table shows HBM, and a wrong ratio
+    assert chart_mismatches(html.replace('data-measure="device"', 'data-measure="temp"'))[1]
     assert chart_mismatches(html.replace("68.0 MB (15×)", "68.0 MB (12×)"))[1]
 
 

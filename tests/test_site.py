@@ -60,7 +60,7 @@ def chart_mismatches(html: str) -> tuple[int, list[str]]:
         for panel in figure.select(".jaxhlo-bars-panel"):
             measure = panel.get("data-measure", "")
             title = panel.select_one(".jaxhlo-bars-title").get_text(strip=True)
-            if not title.startswith({"peak": "Peak memory on ", "temp": "Temp memory on "}.get(measure, "?")):
+            if not title.startswith({"device": "HBM held on ", "temp": "Temp memory on "}.get(measure, "?")):
                 wrong.append(f"panel {title!r} of measure {measure!r}")
             target, fn = "", ""
             bars: dict[str, list[tuple[float, str | None, float]]] = {}
@@ -75,7 +75,7 @@ def chart_mismatches(html: str) -> tuple[int, list[str]]:
                     value = el.get_text(strip=True)
                     shown, _, ratio = value.partition(" (")
                     cell = cells.get((fn, target))
-                    if cell != ("peak " if measure == "peak" else "") + shown:
+                    if cell != ("HBM " if measure == "device" else "") + shown:
                         wrong.append(f"{fn} on {target} in the {measure} panel: bar {shown!r}, table {cell!r}")
                     bars.setdefault(target, []).append((parse_size(shown.replace(" ", "")),
                                                         ratio.removesuffix("×)") or None, rounding(shown)))

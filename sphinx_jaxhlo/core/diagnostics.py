@@ -37,6 +37,9 @@ SUBTYPES: dict[str, str] = {
     "snapshot": "A snapshot (``jaxhlo_snapshot_dir``) cannot serve this example: none was made, it was made "
                 "for another version of the example (source, ``:args:``, options or target changed), or its "
                 "files are damaged; in ``check`` mode also one that differs from what this build compiled.",
+    "hardware": "A hardware record in ``jaxhlo_hardware_dir`` cannot be read (not JSON, not of the record's "
+                "form, a second record of one target); reported once, at the first example that would show it. "
+                "The pages show no measurement from it.",
     "drift": "A report differs from the one stored before it (a snapshot, or the cache's last report of the "
              "example) by more than ``jaxhlo_drift_tolerance`` in temp memory, or in its verdict: a toolchain "
              "upgrade moved a claim. The message gives both figures and both versions.",

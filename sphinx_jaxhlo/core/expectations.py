@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, memory_space_name
 from sphinx_jaxhlo.core.report import COLLECTIVE_KINDS, Report, is_kernel
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact, parse_size
 from sphinx_jaxhlo.core.specs import SpecError, parse_shape
@@ -46,8 +47,8 @@ from sphinx_jaxhlo.core.sweeps import parse_condition as parse_point_condition
 from sphinx_jaxhlo.core.view_options import split_top_level
 
 #: Option name -> attribute of :class:`Expectations`.
-OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-reduction", "expect-materialized",
-           "expect-error", "expect-collectives", "expect-kernels", "expect-flip")
+OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-max-device", "expect-reduction",
+           "expect-materialized", "expect-error", "expect-collectives", "expect-kernels", "expect-flip")
 
 #: Kinds checked against the whole of a sweep, not against one report.
 SWEEP_KINDS = ("flip",)
@@ -304,7 +305,7 @@ def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None
 
 
 def _validate(kind: str, value: str) -> None:
-    if kind in ("max-temp", "min-temp", "max-peak"):
+    if kind in ("max-temp", "min-temp", "max-peak", "max-device"):
         parse_size(value)  # raises ValueError
     elif kind == "reduction":
         if value.lower() not in ("fused", "unfused", "none"):
@@ -384,6 +385,13 @@ def check(expectation: Expectation, report: Report) -> Check:
         estimate = " (estimate)" if report.memory.peak_is_estimate else ""
         return outcome(peak <= parse_size(value),
                        f"peak {format_bytes(peak)} ({format_exact(peak)}){per_device}{estimate}")
+    if kind == "max-device":
+        held = report.memory.device_bytes
+        if held is None:
+            return outcome(False, "device memory not reported")
+        what = memory_space_name(DEVICE_MEMORY_SPACE, report.target)
+        return outcome(held <= parse_size(value),
+                       f"{what} held {format_bytes(held)} ({format_exact(held)}){per_device}")
     if kind in ("max-temp", "min-temp"):
         temp = report.memory.temp_bytes
         if temp is None:
@@ -420,15 +428,19 @@ def check(expectation: Expectation, report: Report) -> Check:
             parts.append(f"{len(reductions) - len(deciding)} too small to matter left out")
         return outcome(passed, "; ".join(parts))
     if kind == "materialized":
-        shapes = [m.shape for m in report.materialized]
+        # the device's memory (a TPU's HBM); what a TPU keeps in the chip's own memory is said apart
+        shapes = [m.shape for m in report.stored_in_device_memory]
+        on_chip = report.on_chip_materialized
+        apart = (f"; {len(on_chip)} on-chip, not in HBM ({', '.join(m.shape for m in on_chip[:3])}"
+                 f"{' ...' if len(on_chip) > 3 else ''})") if on_chip else ""
         if value.lower() == "none":
             biggest = report.largest_materialized
-            return outcome(not shapes, "none" if biggest is None else
-                           f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})")
+            return outcome(not shapes, ("none" if biggest is None else
+                           f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})") + apart)
         want = str(parse_shape(value))
         canonical = {_canonical_shape(s) for s in shapes}
         listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
-        return outcome(_canonical_shape(want) in canonical, f"materialized: {listing}")
+        return outcome(_canonical_shape(want) in canonical, f"materialized: {listing}{apart}")
     raise AssertionError(f"unknown expectation kind {kind}")  # pragma: no cover
 
 

@@ -8,9 +8,10 @@ went to memory), ``unfused`` when one is not, ``no reduction`` when the program 
 of its own, ``compile error`` when the compiler refused the program (a
 ``RESOURCE_EXHAUSTED``, say), ``no report`` when there is no report at all (a timeout,
 a crash, sizes the arguments cannot take), ``missing`` when the target's compiler is not
-installed.  Its *measure* is the target's: the peak on a TPU whose compiles all report
-one (a TPU's temp is 0 for most programs, its memory is in the peak), else the temp
-memory; one measure per target, for every point.  Its *largest stored buffer* is the
+installed.  Its *measure* is the target's: on a TPU whose compiles all report it, the HBM
+the program holds (arguments, outputs, temp and code: a TPU's temp is 0 for most programs,
+and its XLA peak counts on-chip buffers), else the temp memory; one measure per target,
+for every point.  Its *largest stored buffer* is the
 largest intermediate the report lists (loop counters and flags left out).
 
 *What is compared between two neighbours.*  For each reduction of the program's own,
@@ -79,7 +80,7 @@ class PointFigure:
     function: str
     target: str
     status: str
-    #: ``temp`` or ``peak`` (see the module's rules) and its value in bytes (``None``: no figure).
+    #: ``temp`` or ``device`` (see the module's rules) and its value in bytes (``None``: no figure).
     measure: str = "temp"
     value: int | None = None
     #: The largest stored intermediate: ``f32[4096,4096]``, its bytes, what made it.
@@ -189,9 +190,9 @@ class SweepMap:
 # -- one point --------------------------------------------------------------------------------------
 
 def _measure(target: str, reports: Sequence[Report]) -> str:
-    """A TPU's peak when every report has one, else temp (see the module's rules)."""
-    if target.startswith("tpu") and reports and all(r.memory.peak_bytes is not None for r in reports):
-        return "peak"
+    """A TPU's device memory when every report has it, else temp (see the module's rules)."""
+    if target.startswith("tpu") and reports and all(r.memory.device_bytes is not None for r in reports):
+        return "device"
     return "temp"
 
 
@@ -297,7 +298,7 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
             first = first[len(report.error.status) + 2:]
         figure.error = f"{report.error.status}: {first}"[:300]
         return figure
-    figure.value = report.memory.peak_bytes if measure == "peak" else report.memory.temp_bytes
+    figure.value = report.memory.device_bytes if measure == "device" else report.memory.temp_bytes
     biggest = max((m for m in report.materialized if m.kind == "intermediate" and not _is_counter(m.shape)),
                   key=lambda m: m.bytes, default=None)
     if biggest is not None:

@@ -10,6 +10,7 @@ HBM), a TPU chip's own memory, the host's.  Plain data; part of every report
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Memory spaces a layout names (``S(1)`` in ``{1,0:T(8,128)S(1)}``), as the TPU compiler uses
 #: them (libtpu 0.0.42, checked on a TPU v5e chip): none (0) is the device's memory, the TPU's
@@ -110,3 +111,18 @@ class Memory:
                        or (leaves_temp_out and not self.peak_is_estimate))
         if replace:
             self.peak_bytes, self.peak_is_estimate = bound, True
+
+
+class Measured(NamedTuple):
+    """What a real device held and how long it ran, for one example, from a committed
+    hardware record (:mod:`sphinx_jaxhlo.store.hardware`): shown beside the deviceless figures."""
+
+    #: The device as jax names it (``TPU v5 lite``) and the day it was measured.
+    device: str
+    date: str
+    #: What the program held on it (``None`` when the compile failed there), and the median
+    #: of its warm runs in milliseconds.
+    held_bytes: int | None
+    warm_ms: float | None
+    #: The compile's status when it failed on the device (``RESOURCE_EXHAUSTED``), else ``""``.
+    error: str = ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.expectations import Check
+from sphinx_jaxhlo.core.memory import Measured
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 
 
@@ -25,6 +26,9 @@ class Result:
     missing: str | None = None
     #: The cache key of the report (:meth:`CompileRequest.cache_key`), when there is one.
     report_key: str = ""
+    #: What a real device held and how long it ran, when a hardware record measured this
+    #: very program (``jaxhlo_hardware_dir``).
+    measured: Measured | None = None
 
 
 def result_of_failure(failure: TargetFailure, title: str = "") -> Result:

@@ -140,6 +140,11 @@ SETTINGS: tuple[Setting, ...] = (
             "``jaxhlo.snapshot`` where a snapshot is missing, stale or differs (CI). The environment variable "
             "``JAXHLO_SNAPSHOT_MODE`` overrides it.",
             check=_one_of("jaxhlo_snapshot_mode", SNAPSHOT_MODES)),
+    Setting("jaxhlo_hardware_dir", None, (str, type(None)),
+            "Folder of hardware records (``tools/hardware_check.py`` writes one per device, on a machine that has "
+            "it): an example it measured, unchanged since, shows what the device held while it ran and how long "
+            "it took, beside the deviceless figures. A relative path is relative to the folder of ``conf.py``. "
+            "``None``: no measurements shown."),
     Setting("jaxhlo_drift_tolerance", 0.05, (int, float),
             "When a fresh report differs from the one stored before it (a snapshot, or the cache's last report "
             "of the example, made by another toolchain), how far temp memory may move, as a fraction of the "

@@ -11,7 +11,7 @@ warnings at the example's line, the API's into exceptions or progress lines.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,6 +20,7 @@ from sphinx_jaxhlo.core.request import CompileRequest
 from sphinx_jaxhlo.core.settings import Settings
 from sphinx_jaxhlo.store.cache import ReportCache, is_deterministic
 from sphinx_jaxhlo.store.drift import Drift
+from sphinx_jaxhlo.store.hardware import Record as HardwareRecord
 
 
 class Reporter(Protocol):
@@ -79,6 +80,10 @@ class Build:
     confdir: Path | None = None
     #: The build's scheduler, when one compiles ahead of the documents.
     scheduler: Ahead | None = None
+    #: The hardware records of ``jaxhlo_hardware_dir``, by target, and why any could not be
+    #: read (said once, then cleared).
+    hardware: dict[str, HardwareRecord] = field(default_factory=dict)
+    hardware_problems: list[str] = field(default_factory=list)
 
     @property
     def mode(self) -> str:

@@ -36,6 +36,7 @@ from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.flips import SweepMap, check_flip_claims, sweep_map
+from sphinx_jaxhlo.core.memory import Measured
 from sphinx_jaxhlo.core.report import TargetFailure
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import MODE_VARIABLE, WRITING_MODES
@@ -53,6 +54,7 @@ from sphinx_jaxhlo.pipeline.plan import (
 from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport, is_deterministic
 from sphinx_jaxhlo.store.drift import compare
+from sphinx_jaxhlo.store.hardware import program_digest
 
 
 @dataclass
@@ -107,6 +109,7 @@ def process_for(build: Build, example: Example, out: Processed) -> Processed:
     reconcile(build, example, jobs)
     # a snapshot, or one that could not be read (read again once it is repaired)
     out.dependencies = [job.slot for job in jobs if job.slot is not None and (job.slot.is_file() or job.stored_problem)]
+    out.dependencies += measure(build, example, jobs)
     if build.cache is not None:
         for problem in build.cache.problems:
             build.reporter.warn(problem, "cache", example.location, repeat=False)
@@ -258,6 +261,37 @@ def compile_misses(build: Build, example: Example, by_function: list[list[Job]],
             rest += mine[1:]
     if rest:
         run(rest)
+
+
+def measure(build: Build, example: Example, jobs: list[Job]) -> list[Path]:
+    """What a real device held for each job's program, where a hardware record of its target
+    measured that very program (its snapshot's identity and optimized HLO,
+    :func:`~sphinx_jaxhlo.store.hardware.program_digest`).
+
+    :return: the records read: the document depends on them.
+    """
+    if build.hardware_problems:
+        for problem in build.hardware_problems:
+            build.reporter.warn(f"a hardware record cannot be read: {problem}", "hardware", example.location,
+                                repeat=False)
+        build.hardware_problems.clear()
+    read: list[Path] = []
+    for job in jobs:
+        record = build.hardware.get(job.target.name)
+        report = job.result.report
+        if record is None or report is None or job.slot is None or build.snapshot_root is None:
+            continue
+        if record.path is not None and record.path not in read:
+            read.append(record.path)
+        try:
+            slot = job.slot.relative_to(build.snapshot_root).as_posix()
+        except ValueError:
+            continue
+        found = record.measurement(slot, program_digest(job.identity, "" if report.error else report.hlo))
+        if found is not None:
+            job.result.measured = Measured(record.device, record.date, found.program_bytes, found.warm_ms,
+                                           found.error)
+    return read
 
 
 def reconcile(build: Build, example: Example, jobs: list[Job]) -> None:

@@ -2,18 +2,19 @@
 
 An example with several functions draws, under its variants table, what that
 table shows of each (function, target) (``overview.variant_measure``): temp
-memory, or a TPU's peak.  The rules it follows:
+memory, or the HBM a TPU holds.  The rules it follows:
 
-- **One measure per axis.**  Temp memory and peak memory are different measures
-  (a peak also holds the arguments and outputs), so each gets a panel of its
-  own, with its own axis and scale; a temp bar and a peak bar never share an axis.
+- **One measure per axis.**  Temp memory and the memory a device holds are
+  different measures (what it holds also counts the arguments, outputs and code),
+  so each gets a panel of its own, with its own axis and scale; a temp bar and a
+  device bar never share an axis.
 - **Bars grouped by target**, each labelled with its function only.  The ratio
   in brackets is to the smallest value on the same target, so ``8.9×`` reads
   "this variant needs 8.9 times what the leanest variant needs here"; a target
   with one bar gets no ratio.
-- **The arguments and outputs drawn lighter** in a peak bar: the part of the
-  peak that the program is given and returns (arguments plus outputs, less what
-  they share), which a variant of the same call rarely changes.
+- **The arguments and outputs drawn lighter** in a device bar: the part of
+  what it holds that the program is given and returns (arguments plus outputs,
+  less what they share), which a variant of the same call rarely changes.
 - **The scale** of a panel is linear when its positive values are within 100×
   of each other, else logarithmic (``chart_scale``; ``:chart-scale:`` decides
   instead).
@@ -35,7 +36,7 @@ from sphinx_jaxhlo.render.overview import variant_measure
 __all__ = ["Bar", "BarGroup", "Chart", "Panel", "bar_text", "chart_scale", "variants_chart"]
 
 #: What each measure is called in a panel's title.
-MEASURE_TITLES = {"temp": "Temp memory", "peak": "Peak memory"}
+MEASURE_TITLES = {"temp": "Temp memory", "device": "HBM held"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Bar:
     label: str
     value: float
     text: str
-    #: Bytes of the bar drawn lighter: the arguments and outputs within a peak.
+    #: Bytes of the bar drawn lighter: the arguments and outputs within what a device holds.
     base: float = 0.0
 
 
@@ -99,12 +100,12 @@ def bar_text(value: float, smallest: float) -> str:
     return f"{format_bytes(value)} ({shown}×)"
 
 
-def io_part(report: Report, peak: float) -> float:
-    """The arguments and outputs within a peak: arguments plus outputs less what they
-    share (donated buffers), never more than the peak."""
+def io_part(report: Report, held: float) -> float:
+    """The arguments and outputs within what a device holds: arguments plus outputs less
+    what they share (donated buffers), never more than ``held``."""
     mem = report.memory
     io = (mem.argument_bytes or 0) + (mem.output_bytes or 0) - (mem.alias_bytes or 0)
-    return float(max(0, min(io, peak)))
+    return float(max(0, min(io, held)))
 
 
 def _titles(titles: Sequence[str]) -> str:
@@ -117,9 +118,9 @@ def _note(scale: str, measure: str, ratios: bool, based: bool) -> str:
              "under 1 kB, no bar."]
     if ratios:
         words.append("In brackets: how many times the smallest on its target each value is.")
-    if measure == "peak":
-        words.append("A TPU's temp is 0 B for most programs: its memory is counted in the peak, with the "
-                     "arguments and outputs" + (" (lighter)." if based else "."))
+    if measure == "device":
+        words.append("A TPU's temp is 0 B for most programs: what it holds in HBM is drawn, the arguments, "
+                     "outputs, temp and code" + (" (the arguments and outputs lighter)." if based else "."))
     return " ".join(words)
 
 
@@ -142,7 +143,7 @@ def variants_chart(functions: Sequence[str], targets: Sequence[tuple[str, str]],
         positive = [v for _, v, _ in measured if v > 0]
         smallest = min(positive) if len(positive) > 1 else 0.0
         bars = tuple(Bar(fn, float(value), bar_text(value, smallest),
-                         io_part(report, value) if measure == "peak" else 0.0)
+                         io_part(report, value) if measure == "device" else 0.0)
                      for fn, value, report in measured)
         by_measure.setdefault(measure, []).append(BarGroup(title, bars))
     if not any(b.value > 0 for groups in by_measure.values() for g in groups for b in g.bars):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sphinx_jaxhlo.core.memory import memory_space_name
 from sphinx_jaxhlo.core.report import Materialized, Reason, Reduction, Report
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.rows import OpLookup, largest_intermediate, lines_text, reduction_label
+from sphinx_jaxhlo.render.rows import OpLookup, largest_intermediate, largest_on_chip, lines_text, reduction_label
 
 __all__ = ["Finding", "findings", "mesh_findings"]
 
@@ -74,8 +75,15 @@ def findings(report: Report, display: Display, difference: Finding | None = None
             readers = f"the reduction{where} ({names[0]}) reads it"
         else:
             readers = f"{len(reds)} reductions{where} ({', '.join(names)}) read it"
-        text = f"{what} is stored in memory before {readers}."
         reason = next((x for x in [*(r.reason for r in reds), buf.reason if buf is not None else None] if x), None)
+        if buf is not None and not buf.in_device_memory:
+            # a TPU keeps it in the chip's own memory: a second kernel reads it, but it takes no HBM
+            space = memory_space_name(buf.memory_space, report.target)
+            small.append((size, Finding("info", "Unfused reduction, on-chip", (
+                f"{what} is stored in the chip's own memory ({space}, not HBM) before {readers}: "
+                "the reduction is not fused, but the buffer takes no HBM."), reason)))
+            continue
+        text = f"{what} is stored in memory before {readers}."
         if size >= threshold:
             if io and size >= 2 * io:
                 text += f" That is {size / io:,.0f}× the {format_bytes(io)} the arguments and outputs take."
@@ -111,12 +119,19 @@ def findings(report: Report, display: Display, difference: Finding | None = None
     biggest = largest_intermediate(report)
     if "memory" not in display.findings:
         return out
+    on_chip = largest_on_chip(report)
     if difference is not None:
         out.append(difference)
     elif biggest is not None and biggest.name not in groups:
         w = _buffer_words(biggest, ops)
-        out.append(Finding("info", "", f"Largest intermediate: {w}."))
-    elif biggest is None and not report.materialized and not report.analysis_error:
+        where = " in HBM" if report.target.startswith("tpu") else ""
+        out.append(Finding("info", "", f"Largest intermediate{where}: {w}."))
+    if on_chip is not None and on_chip.name not in groups:
+        n = sum(1 for m in report.materialized if not m.in_device_memory)
+        which = "1 intermediate stays" if n == 1 else f"{n} intermediates stay"
+        out.append(Finding("info", "", f"{which} in the chip's own memory, never in HBM; the largest: "
+                                       f"{_buffer_words(on_chip, ops)}."))
+    if biggest is None and difference is None and not report.materialized and not report.analysis_error:
         copies = len(report.argument_copies)
         also = (f" ({copies} cop{'y' if copies == 1 else 'ies'} of argument data, listed in the table)"
                 if copies else "")

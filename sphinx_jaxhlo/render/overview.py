@@ -16,7 +16,7 @@ from sphinx_jaxhlo.core.report import Collective, CompileError, Report
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate
+from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate, measured_text
 
 __all__ = [
     "comparison_table",
@@ -30,10 +30,15 @@ __all__ = [
 # -- verdicts ------------------------------------------------------------------------------------------
 
 def unfused_sizes(report: Report) -> list[int]:
-    """Bytes of the stored data each unfused verdict reduction reads."""
-    buffers = {m.name: m.bytes for m in report.materialized}
-    return [buffers.get(r.input_materialized or "", r.input_bytes)
-            for r in report.verdict_reductions if not r.fused]
+    """Bytes of the device's memory (a TPU's HBM) that the stored data each unfused verdict
+    reduction reads takes: 0 for data a TPU keeps in the chip's own memory."""
+    buffers = {m.name: m for m in report.materialized}
+    sizes = []
+    for r in report.verdict_reductions:
+        if not r.fused:
+            buf = buffers.get(r.input_materialized or "")
+            sizes.append(r.input_bytes if buf is None else buf.bytes if buf.in_device_memory else 0)
+    return sizes
 
 
 def reduction_verdict(report: Report) -> str:
@@ -131,22 +136,26 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
         b = largest_intermediate(rep)
         return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
 
-    def peak(rep: Report) -> str:
-        text = format_bytes(rep.memory.peak_bytes) + (" (est.)" if rep.memory.peak_is_estimate else "")
+    def held(rep: Report) -> str:
+        text = format_bytes(rep.memory.device_bytes)
         size = device_memory(rep.target)
-        if size and rep.memory.peak_bytes is not None:
+        if size and rep.memory.device_bytes is not None:
             # devices are sold by binary sizes ("80 GB" of HBM is 80 GiB): say it as the vendor does
             text += f" of {size / 2**30:g} GiB"
+        elif rep.target.split(":", 1)[0] == "cpu":
+            text += " (host)"
         return text
 
     def temp(rep: Report) -> str:
-        text = format_bytes(rep.memory.temp_bytes)
-        if rep.target.startswith("tpu") and not rep.memory.temp_bytes:
-            text += " (TPU: counted in peak)"
-        return text
+        return format_bytes(rep.memory.temp_bytes)
 
-    # peak first: it answers "does it fit" on every target (a TPU's temp is 0 for most programs)
-    rows = [row("peak memory", peak), row("temp memory", temp), row("largest intermediate", largest)]
+    # what the device holds first: it answers "does it fit" on every target
+    rows = [row("device memory", held)]
+    if any(r.measured is not None for r in results):
+        # what a real device held, from a hardware record, right under what the compile says
+        rows.append(Row((Cell("measured on the device"),
+                         *(Cell(measured_text(r.measured) if r.measured is not None else "—") for r in results))))
+    rows += [row("temp memory", temp), row("largest intermediate", largest)]
     if display.verdicts and any(rep.verdict_reductions for rep in ok):
         rows.append(row("reductions", lambda rep: reduction_verdict(rep) or "none",
                         lambda rep: "bad" if has_problem(rep, display) else ""))
@@ -160,33 +169,33 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
 
 def variant_measure(target: str, report: Report) -> tuple[str, int]:
     """What the variants table (and its chart) shows of one variant on one target:
-    ``("peak", bytes)`` on a TPU whose peak is known, since a TPU's temp is 0 for most
-    programs (its memory is counted in the peak) and the whole column shows peaks so
-    that its rows compare; else ``("temp", bytes)``."""
+    ``("device", bytes)`` on a TPU, the HBM the program holds (arguments, outputs, temp and
+    code), since a TPU's temp is 0 for most programs and its XLA peak counts on-chip
+    buffers; else ``("temp", bytes)``, the intermediates' memory."""
     mem = report.memory
-    if target.startswith("tpu") and mem.peak_bytes is not None:
-        return "peak", mem.peak_bytes
+    if target.startswith("tpu") and mem.device_bytes is not None:
+        return "device", mem.device_bytes
     return "temp", mem.temp_bytes or 0
 
 
 def measure_text(measure: str, value: float) -> str:
-    """``peak 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
-    return f"peak {format_bytes(value)}" if measure == "peak" else format_bytes(value)
+    """``HBM 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
+    return f"HBM {format_bytes(value)}" if measure == "device" else format_bytes(value)
 
 
 def variants_title(measures: Sequence[str]) -> str:
-    """What a variants chart draws: ``Temp memory``, ``Peak memory``, or both kinds."""
+    """What a variants chart draws: ``Temp memory``, ``HBM held``, or both kinds."""
     kinds = set(measures)
-    if kinds == {"peak"}:
-        return "Peak memory"
+    if kinds == {"device"}:
+        return "HBM held"
     if kinds == {"temp"} or not kinds:
         return "Temp memory"
-    return "Temp memory (peak on TPUs)"
+    return "Temp memory (HBM held on TPUs)"
 
 
 def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                    results: dict[tuple[str, str], Result], display: Display) -> Table:
-    """Temp memory (a TPU's peak) of each function on each target, and its reductions'
+    """Temp memory (the HBM a TPU holds) of each function on each target, and its reductions'
     verdict when the example gives verdicts (:attr:`Display.verdicts`)."""
     rows = []
     measures = []

@@ -242,7 +242,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
             uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
             out += graph_nodes(report, uid, links)
         elif part == "memory":
-            out.append(collapsed_table(rowmodel.memory_table(report), None))
+            out.append(collapsed_table(rowmodel.memory_table(report, result.measured), None))
         elif part == "cost":
             out.append(collapsed_table(rowmodel.cost_table(report), None))
         elif part == "hlo":

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from sphinx_jaxhlo.core.memory import Measured, memory_space_name
 from sphinx_jaxhlo.core.report import Collective, Fusion, Materialized, Reduction, Report
 from sphinx_jaxhlo.core.sizes import format_bytes, format_exact
 from sphinx_jaxhlo.hlo.programs import producer_op
@@ -45,9 +46,13 @@ __all__ = [
     "fusion_table",
     "is_intermediate",
     "largest_intermediate",
+    "largest_on_chip",
+    "measured_text",
+    "memory_rows",
     "memory_table",
     "reduction_table",
     "sharding_table",
+    "where_stored",
 ]
 
 #: Instructions that run other computations: their bodies' kernels are the rows that matter.
@@ -143,8 +148,21 @@ def _is_main_fusion(f: Fusion) -> bool:
 
 
 def largest_intermediate(report: Report) -> Materialized | None:
-    return max((m for m in report.materialized if is_intermediate(m) and not is_scalar(m.shape)),
-               key=lambda m: m.bytes, default=None)
+    """The largest intermediate that takes the device's memory (a TPU's HBM): one a TPU keeps
+    in the chip's own memory is not it (:func:`largest_on_chip`)."""
+    return max((m for m in report.materialized if is_intermediate(m) and not is_scalar(m.shape)
+                and m.in_device_memory), key=lambda m: m.bytes, default=None)
+
+
+def largest_on_chip(report: Report) -> Materialized | None:
+    """The largest intermediate a TPU keeps in the chip's own memory, never in HBM."""
+    return max((m for m in report.materialized if is_intermediate(m) and not is_scalar(m.shape)
+                and not m.in_device_memory), key=lambda m: m.bytes, default=None)
+
+
+def where_stored(buffer: Materialized, target: str) -> str:
+    """Where a buffer lives, in a reader's words: ``HBM``, ``on-chip``, ``host``..."""
+    return memory_space_name(buffer.memory_space, target)
 
 
 class OpLookup:
@@ -217,23 +235,26 @@ def buffer_table(report: Report, display: Display) -> Table:
     threshold = display.threshold(report)
     # red: stored data an unfused reduction reads (a verdict: not in an example without them)
     stored = {r.input_materialized for r in report.verdict_reductions if not r.fused} if display.verdicts else set()
+    # where each buffer lives, on a target whose layouts say (a TPU: HBM or the chip's own memory)
+    spaces = report.target.startswith("tpu") or any(not m.in_device_memory for m in ordered)
     rows = []
     for m in chosen:
         made = m.producer_op or ops.kernel(m.producer, m.computation)
         readers = "; ".join(ops.kernel(c, m.computation) for c in m.consumers[:3])
         if len(m.consumers) > 3:
             readers += f"; {len(m.consumers) - 3} more"
-        tone = "bad" if m.name in stored and m.bytes >= threshold else ""
+        tone = "bad" if m.name in stored and m.bytes >= threshold and m.in_device_memory else ""
         hlo = m.producer if m.name == m.producer else f"{m.name} ({m.producer})"
         if getattr(m, "kind", None) == "host":
             made = f"in host memory ({made})"
         elif not is_intermediate(m):
             made = f"a copy of argument data ({made})"
-        rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), Cell(made),
+        where = (Cell(where_stored(m, report.target)),) if spaces else ()
+        rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), *where, Cell(made),
                          source_cell(m.source_lines), Cell(readers or "—"), code(hlo)),
                         lines=tuple(m.source_lines), tone=tone))
-    return Table("materialized", "Materialized buffers", ("shape", "size", "made by", "source", "read by", "HLO"),
-                 tuple(rows), total=len(ordered),
+    header: tuple[str, ...] = ("shape", "size", *(("in",) if spaces else ()), "made by", "source", "read by", "HLO")
+    return Table("materialized", "Materialized buffers", header, tuple(rows), total=len(ordered),
                  left_out="smaller ones, scalars, copies of arguments"
                  + (", host memory" if report.host_buffers else ""))
 
@@ -244,7 +265,8 @@ def _reduction_reads(r: Reduction, buffers: dict[str, Materialized], ops: OpLook
         if buf is None:
             return f"stored data ({format_bytes(r.input_bytes)})"
         made = buf.producer_op or ops.kernel(buf.producer, buf.computation)
-        return f"stored {buf.shape} ({format_bytes(buf.bytes)}), made by {made}"
+        where = "" if buf.in_device_memory else f" {memory_space_name(buf.memory_space)}, not in HBM,"
+        return f"stored {buf.shape} ({format_bytes(buf.bytes)}){where or ','} made by {made}"
     if r.partial_of:
         return "partial results of a first stage"
     return "data computed in its kernel"
@@ -293,8 +315,10 @@ def reduction_table(report: Report, display: Display) -> Table:
         if id(r) in verdict and r.fused:
             tone = "good"
         elif id(r) in verdict:
-            size = buffers[r.input_materialized].bytes if r.input_materialized in buffers else r.input_bytes
-            tone = "bad" if size >= threshold else ""
+            buf = buffers.get(r.input_materialized or "")
+            size = buf.bytes if buf is not None else r.input_bytes
+            # stored in the chip's own memory: unfused, but it takes no HBM
+            tone = "bad" if size >= threshold and (buf is None or buf.in_device_memory) else ""
         rows.append(Row((Cell(reduction_label(r, ops)), code(r.input_shape or "—"),
                          Cell(_reduction_reads(r, buffers, ops)),
                          Cell(word, tone=tone), source_cell(r.source_lines), code(f"{r.name} in {r.fusion}")),
@@ -311,15 +335,44 @@ def detail_tables(display: Display) -> tuple[Callable[[Report, Display], Table],
     return fusion_table, buffer_table
 
 
-def memory_table(report: Report) -> Table:
+def memory_rows(report: Report) -> tuple[tuple[str, int | None], ...]:
+    """The memory figures of a report, labelled by what each counts on its target: what the
+    device holds first (the figure to act on), then its parts, then XLA's peak."""
+    m = report.memory
+    platform = report.target.split(":", 1)[0]
+    held = {"tpu": "HBM held", "cpu": "host memory held"}.get(platform, "device memory held")
+    if m.peak_is_estimate:
+        peak_label = "peak (estimate: arguments + output + temp - alias)"
+    elif platform == "tpu":
+        peak_label = "XLA's peak (counts on-chip buffers, leaves out code: not HBM)"
+    else:
+        peak_label = "peak"
+    return ((f"{held} (arguments + output + temp + code - alias)", m.device_bytes), ("temp", m.temp_bytes),
+            ("arguments", m.argument_bytes), ("output", m.output_bytes), ("alias", m.alias_bytes),
+            ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))
+
+
+def measured_text(measured: Measured) -> str:
+    """``held 3.3 MB, 134.8 ms a run (TPU v5 lite, 2026-12-05)``: what a real device held and
+    how long the program ran on it, from a hardware record."""
+    when = f"{measured.device}, {measured.date}"
+    if measured.error:
+        return f"refused at compile ({measured.error}), as predicted ({when})"
+    run = f", {measured.warm_ms:,.4g} ms a run" if measured.warm_ms is not None else ""
+    return f"held {format_bytes(measured.held_bytes)}{run} ({when})"
+
+
+def memory_table(report: Report, measured: Measured | None = None) -> Table:
+    """The memory figures (:func:`memory_rows`) and, where a hardware record measured this
+    program on the device, what the device held."""
     if report.devices > 1:
         return mesh_memory_table(report)
-    m = report.memory
-    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
-    rows = tuple(Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value)))) for label, value in (
-        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
-        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes)))
-    return Table("memory", "Memory", ("memory", "size", "exact"), rows, total=len(rows))
+    rows = [Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value))))
+            for label, value in memory_rows(report)]
+    if measured is not None and measured.held_bytes is not None:
+        rows.insert(1, Row((Cell(f"held on a {measured.device} chip (measured {measured.date})"),
+                            Cell(format_bytes(measured.held_bytes)), Cell(format_exact(measured.held_bytes)))))
+    return Table("memory", "Memory", ("memory", "size", "exact"), tuple(rows), total=len(rows))
 
 
 def cost_table(report: Report) -> Table:
@@ -337,17 +390,13 @@ def cost_table(report: Report) -> Table:
 
 def mesh_memory_table(report: Report) -> Table:
     """The memory of a program on several devices: per device, and for all of them."""
-    m = report.memory
     n = report.devices
-    peak_label = "peak (estimate: arguments + output + temp - alias)" if m.peak_is_estimate else "peak"
 
     def whole(value: int | None) -> str:
         return "not reported" if value is None else format_bytes(value * n)
 
     rows = tuple(Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value)), Cell(whole(value))))
-                 for label, value in (
-        ("temp", m.temp_bytes), ("arguments", m.argument_bytes), ("output", m.output_bytes),
-        ("alias", m.alias_bytes), ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes)))
+                 for label, value in memory_rows(report))
     return Table("memory", "Memory", ("memory", "per device", "exact", f"all {n} devices"), rows, total=len(rows))
 
 

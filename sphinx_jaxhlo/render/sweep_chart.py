@@ -1,6 +1,6 @@
 """A sweep's map as SVG, drawn here (no plotting library, no script): one picture per target.
 
-*One symbol swept*: the target's measure (temp memory, a TPU's peak: one measure per
+*One symbol swept*: the target's measure (temp memory, the HBM a TPU holds: one measure per
 picture) against the size, both on log scales; each point is a marker, filled when the
 program's reductions are all fused, hollow when one is not, a square when the program
 has no reduction of its own, a cross at the top edge when the compile failed (the
@@ -150,7 +150,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
                 break
     out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 40:.1f}" text-anchor="middle" '
                f'font-size="{_FONT}" fill="currentColor">{_esc(axis.title)} (log scale)</text>')
-    heading = f"{'peak memory' if measure == 'peak' else 'temp memory'} (log scale)"
+    heading = f"{'HBM held' if measure == 'device' else 'temp memory'} (log scale)"
     out.append(f'<text x="{left:.1f}" y="{top - 8:.1f}" font-size="{_FONT}" fill="currentColor">'
                f'{_esc(heading)}</text>')
     # flips: a dashed line halfway (on the log scale) between the two sizes, numbered above the plot

@@ -62,7 +62,7 @@ def points_table(sweep: SweepMap, target: str, title: str) -> Table:
     measure = sweep.measure(target)
     several = len(sweep.functions) > 1
     header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()), "reductions",
-              "peak" if measure == "peak" else "temp", "largest stored buffer", "kernels")
+              "HBM held" if measure == "device" else "temp", "largest stored buffer", "kernels")
     rows = []
     for figure in sorted((f for f in sweep.figures if f.target == target),
                          key=lambda f: (f.point.index, sweep.functions.index(f.function))):
@@ -97,7 +97,8 @@ def _flip_nodes(flips: Sequence[Flip], numbered: bool) -> list[nodes.Node]:
 
 
 def _legend(sweep: SweepMap, target_title: str, measure: str) -> tuple[str, str]:
-    what = "peak memory (a TPU's temp is 0 for most programs)" if measure == "peak" else "temp memory"
+    what = ("HBM held (arguments, outputs, temp and code: a TPU's temp is 0 for most programs)"
+            if measure == "device" else "temp memory")
     if sweep.sweep.is_grid:
         across, up = sweep.sweep.axes
         picture = (f"One cell per point, {across.title} across and {up.title} up; its colour says what the point "
@@ -116,11 +117,11 @@ def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -
     base = example_id(view)
     functions = sweep.functions if sweep.sweep.is_grid else [sweep.functions[0]]
     for function in functions:
-        what = "peak" if measure == "peak" else "temp"
+        what = "HBM held" if measure == "device" else "temp memory"
         heading = (f"{function} on {title}: " if len(sweep.functions) > 1 and sweep.sweep.is_grid else
                    f"{title}: ")
         heading += (f"what each point shows, over {' × '.join(a.title for a in sweep.sweep.axes)}"
-                    if sweep.sweep.is_grid else f"{what} memory against {sweep.sweep.axes[0].title}")
+                    if sweep.sweep.is_grid else f"{what} against {sweep.sweep.axes[0].title}")
         uid = f"{base}-{re.sub(r'[^A-Za-z0-9]+', '-', target)}-{sweep.functions.index(function)}"
         legend, text_legend = _legend(sweep, title, measure)
         graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading), title=heading, legend=legend,

@@ -30,6 +30,7 @@ from sphinx_jaxhlo.pipeline.schedule import Scheduler, machine_workers
 from sphinx_jaxhlo.sphinxext.directive import read_example_file
 from sphinx_jaxhlo.sphinxext.state import SphinxReporter, build_state
 from sphinx_jaxhlo.store.cache import ReportCache, is_url
+from sphinx_jaxhlo.store.hardware import read_records
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -120,6 +121,10 @@ def build_for(app: Sphinx) -> Build:
 
         build = Build(state.settings, SphinxReporter(state.recorder), compile_batch, cache=cache_for(app),
                       snapshot_root=snapshot_root(app), confdir=Path(app.confdir) if app.confdir else None)
+        hardware = state.settings.hardware_dir
+        if hardware:
+            folder = Path(hardware) if Path(hardware).is_absolute() else Path(app.confdir) / hardware
+            build.hardware, build.hardware_problems = read_records(folder)
         state.builds[pid] = build
     build.scheduler = state.scheduler
     return build

@@ -26,7 +26,8 @@ Options:
 ``:xla-flags:``    compiler options, ``xla_cpu_experimental_ynn_fusion_type=`` (comma separated)
 ``:timeout:``      seconds before a stuck compile is stopped
 ``:expect-max-temp:`` / ``:expect-min-temp:``  bounds on temp memory (``64MiB``, ``10GB``)
-``:expect-max-peak:``  a bound on peak memory (arguments, output and temporaries)
+``:expect-max-peak:``  a bound on XLA's peak memory (on a TPU it counts on-chip buffers, not HBM)
+``:expect-max-device:``  a bound on what the device holds: arguments, outputs, temp and code (a TPU's HBM)
 ``:expect-reduction:``  ``fused`` or ``unfused``
 ``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so

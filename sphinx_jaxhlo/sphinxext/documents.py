@@ -203,7 +203,8 @@ def fragment_key(app: Sphinx, view: ExampleView, caption: str, functions: list[s
         "caption": caption, "functions": functions, "targets": targets,
         "results": [[r.function, r.target, r.report_key if r.report is not None else "",
                      None if r.failure is None else [r.failure.kind, r.failure.message, r.failure.line],
-                     r.missing, [[o.expectation.kind, o.expectation.value, o.passed, o.actual] for o in r.outcomes]]
+                     r.missing, [[o.expectation.kind, o.expectation.value, o.passed, o.actual] for o in r.outcomes],
+                     r.measured]
                     for r in results],
         "code": render_fingerprint(),
         "tools": [sphinx.__version__, docutils.__version__, pygments.__version__, app.builder.name,

@@ -27,7 +27,7 @@ what it was asked, never what this package derived from it:
 ``texts``
     the SHA-256 and size of each compressed text beside the JSON.
 ``summary``
-    temp, peak, the reductions' verdict and the largest materialized buffer,
+    temp, peak, the device memory, the reductions' verdict and the largest materialized buffer,
     for a reviewer reading a pull request.  Never read back.
 
 Fusions, materialized buffers and reductions are derived again from the
@@ -203,6 +203,7 @@ def summary(report: Report) -> dict[str, str]:
     return {
         "temp": format_bytes(report.memory.temp_bytes),
         "peak": format_bytes(report.memory.peak_bytes),
+        "device": format_bytes(report.memory.device_bytes),
         "reductions": verdict(report),
         "largest_materialized": "none" if biggest is None else f"{biggest.shape}, {format_bytes(biggest.bytes)}",
     }

@@ -1,0 +1,171 @@
+"""What a device holds and where each buffer lives: the device figure in every output, the TPU's
+on-chip buffers said apart from HBM, the device claim, and measurements of a hardware record
+shown beside the deviceless figures (and only for the program they measured)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from test_snapshots import ROOTS, build, mode, warnings
+
+from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core.memory import Measured, Memory
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.render import rows
+from sphinx_jaxhlo.render.display import Display
+from sphinx_jaxhlo.render.findings import findings
+from sphinx_jaxhlo.render.overview import comparison_table, has_problem
+from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store.hardware import FORMAT, program_digest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def docs_report(slot: str) -> Report:
+    """A report of the docs, as a build makes it from its committed snapshot."""
+    stored = snapshots.read(DOCS / "_snapshots" / slot)
+    assert stored is not None
+    return stored.snapshot.report("", "example.py")
+
+
+#: A bounded lax.map over chunks of the seed on the TPU: each chunk's f32[100,50000] block is
+#: stored between kernels in the chip's own memory, and the chip held 3.3 MB of HBM for it.
+BOUNDED_MAP = "guide/bounded/jaxhlo-example-bounded-map.default.tpu-v5e.json"
+
+
+def test_a_tpu_buffer_kept_on_chip_is_said_apart_from_hbm() -> None:
+    report = docs_report(BOUNDED_MAP)
+    on_chip = [m for m in report.materialized if not m.in_device_memory]
+    assert on_chip and {m.memory_space for m in on_chip} <= {1, 6} and any(m.memory_space == 1 for m in on_chip)
+    # the largest intermediate counts HBM; the chip's own memory is named apart
+    assert rows.largest_intermediate(report) is None
+    assert rows.largest_on_chip(report) is not None and rows.largest_on_chip(report).shape == "f32[100,50000]"
+    table = rows.buffer_table(report, Display())
+    where = table.header.index("in")
+    assert {r.cells[where].text for r in table.rows} == {"on-chip"}
+    assert not any(c.tone == "bad" for r in table.rows for c in r.cells)
+    # the reduction that reads it is unfused, says where the buffer is, and is no problem in HBM terms
+    reads = [r.cells[2].text for r in rows.reduction_table(report, Display()).rows if r.cells[3].text == "unfused"]
+    assert reads == ["stored f32[100,50000] (20.0 MB) on-chip, not in HBM, made by while"]
+    found = findings(report, Display())
+    unfused = [f for f in found if f.title.startswith("Unfused")]
+    assert [f.level for f in unfused] == ["info"] and "takes no HBM" in unfused[0].text
+    assert not has_problem(report, Display())
+    assert any("stay in the chip's own memory, never in HBM" in f.text for f in found)
+
+
+def test_a_materialized_claim_counts_hbm_and_names_on_chip_buffers() -> None:
+    report = docs_report(BOUNDED_MAP)
+    # in HBM there is only the loop's counter; the f32[100,50000] blocks are named apart
+    none = exp.check(exp.Expectation("materialized", "tpu:v5e", "none"), report)
+    assert not none.passed
+    assert none.actual.startswith("1 buffers, largest s32[] (4 B); 8 on-chip, not in HBM (f32[100,50000]")
+    named = exp.check(exp.Expectation("materialized", "tpu:v5e", "f32[100,50000]"), report)
+    assert not named.passed and named.actual.startswith("materialized: s32[]; 8 on-chip, not in HBM (")
+
+
+def test_the_device_claim_bounds_what_the_device_holds_not_xlas_tpu_peak() -> None:
+    report = docs_report("guide/remat/jaxhlo-example-remat-scan.grad_scan.tpu-v5e.json")
+    assert report.memory.peak_bytes > 200_000_000  # XLA's: on-chip buffers counted
+    held = exp.check(exp.Expectation("max-device", "tpu:v5e", "40MB"), report)
+    assert held.passed and held.actual.startswith("HBM held 35.1 MB (35,05")
+    assert not exp.check(exp.Expectation("max-device", "tpu:v5e", "30MB"), report).passed
+    assert not exp.check(exp.Expectation("max-peak", "tpu:v5e", "40MB"), report).passed
+    # the option parses like the other sizes, and a bad size is refused
+    assert exp.parse_expectations({"expect-max-device": "tpu:v5e=40MB"}).items[0].kind == "max-device"
+    with pytest.raises(exp.ExpectationSyntaxError):
+        exp.parse_expectations({"expect-max-device": "lots"})
+    unknown = Report("f", "tpu:v5e")
+    assert exp.check(exp.Expectation("max-device", None, "1MB"), unknown).actual == "device memory not reported"
+
+
+@pytest.mark.parametrize(("target", "held", "peak"), [
+    ("cpu", "host memory held", "peak (estimate: arguments + output + temp - alias)"),
+    ("gpu:h100", "device memory held", "peak"),
+    ("tpu:v5e", "HBM held", "XLA's peak (counts on-chip buffers, leaves out code: not HBM)"),
+])  # fmt: skip
+def test_the_memory_table_names_each_figure_by_what_it_counts_on_its_target(target: str, held: str,
+                                                                             peak: str) -> None:
+    memory = Memory(argument_bytes=100, output_bytes=10, alias_bytes=0, temp_bytes=50, generated_code_bytes=5,
+                    peak_bytes=300 if target != "cpu" else 110)
+    memory.settle(target)
+    table = rows.memory_table(Report("f", target, memory=memory))
+    labels = [r.cells[0].text for r in table.rows]
+    assert labels[0] == f"{held} (arguments + output + temp + code - alias)"
+    assert table.rows[0].cells[2].text == "165 bytes"
+    assert labels[-1] == peak
+    measured = rows.memory_table(Report("f", target, memory=memory), Measured("TPU v5 lite", "2026-12-05", 170, 1.5))
+    assert [r.cells[0].text for r in measured.rows][1] == "held on a TPU v5 lite chip (measured 2026-12-05)"
+
+
+def test_the_side_by_side_table_shows_what_a_device_held_beside_the_compile() -> None:
+    from sphinx_jaxhlo.core.results import Result
+
+    report = docs_report("guide/remat/jaxhlo-example-remat-scan.grad_scan.tpu-v5e.json")
+    results = [Result("f", "tpu:v5e", "TPU v5e", report=report,
+                      measured=Measured("TPU v5 lite", "2026-12-05", 35_051_008, 0.948)),
+               Result("f", "cpu", "CPU", report=docs_report("guide/remat/jaxhlo-example-remat-scan.grad_scan.cpu.json"))]
+    table = comparison_table(results, Display())
+    assert [c.text for c in table.rows[0].cells][:2] == ["device memory", "35.1 MB of 16 GiB"]
+    assert [c.text for c in table.rows[1].cells] == ["measured on the device",
+                                                     "held 35.1 MB, 0.948 ms a run (TPU v5 lite, 2026-12-05)", "—"]
+    refused = rows.measured_text(Measured("TPU v5 lite", "2026-12-05", None, None, "RESOURCE_EXHAUSTED"))
+    assert refused == "refused at compile (RESOURCE_EXHAUSTED), as predicted (TPU v5 lite, 2026-12-05)"
+
+
+def _record(project: Path, held: int) -> dict:
+    """A hardware record of the project's CPU snapshots, as tools/hardware_check.py writes one."""
+    examples = []
+    for path in sorted((project / "_snapshots").rglob("*.cpu.json")):
+        stored = snapshots.read(path)
+        assert stored is not None
+        facts = stored.snapshot.facts["memory"]
+        examples.append({
+            "slot": path.relative_to(project / "_snapshots").as_posix(),
+            "program_sha256": program_digest(stored.snapshot.identity, stored.snapshot.texts.get("hlo", "")),
+            "memory_analysis": {"argument_size_in_bytes": facts["argument_bytes"],
+                                "output_size_in_bytes": facts["output_bytes"], "alias_size_in_bytes": 0,
+                                "temp_size_in_bytes": facts["temp_bytes"], "generated_code_size_in_bytes": 0,
+                                "peak_memory_in_bytes": facts["peak_bytes"]},
+            "held_bytes": held, "warm_ms": 1.25, "warm_runs": 5,
+            "same_figures": True, "same_hlo": True, "same_error": True})
+    return {"hardware_record": FORMAT, "target": "cpu", "device": {"kind": "Test CPU", "platform": "cpu"},
+            "date": "2026-12-05", "versions": {"jax": "0.10.2"}, "examples": examples}
+
+
+def test_a_page_shows_what_the_device_held_for_the_program_measured_and_no_other(tmp_path: Path) -> None:
+    project = tmp_path / "src"
+    shutil.copytree(ROOTS / "test-cache", project)
+    with (project / "conf.py").open("a") as f:
+        f.write('jaxhlo_snapshot_dir = "_snapshots"\njaxhlo_hardware_dir = "_hardware"\n')
+    result, log = build(project, tmp_path / "out")  # writes the snapshots
+    assert result["rc"] == 0, log
+    (project / "_hardware").mkdir()
+    (project / "_hardware" / "cpu.json").write_text(json.dumps(_record(project, 123_456_789)))
+    result, log = build(project, tmp_path / "out", "-E", "-W", env=mode("use"))
+    assert result["rc"] == 0, log
+    soup = BeautifulSoup((tmp_path / "out" / "index.html").read_text(), "html.parser")
+    shown = [e.get_text(" ", strip=True) for e in soup.select("div.jaxhlo")]
+    assert len(shown) == 2 and all("held 123 MB, 1.25 ms a run (Test CPU, 2026-12-05)" in t for t in shown)
+    assert all("held on a Test CPU chip (measured 2026-12-05)" in t for t in shown)
+    # the first example edited: its program is not the one measured, so no measurement is shown for it;
+    # the record is a dependency of the page, read again when it changes
+    index = project / "index.rst"
+    index.write_text(index.read_text().replace("jnp.cos(a @ b)", "jnp.sin(a @ b)"))
+    result, log = build(project, tmp_path / "out", "-W")
+    assert result["rc"] == 0, log
+    soup = BeautifulSoup((tmp_path / "out" / "index.html").read_text(), "html.parser")
+    first, second = (e.get_text(" ", strip=True) for e in soup.select("div.jaxhlo"))
+    assert "measured on the device" not in first and "held 123 MB" in second
+    # a damaged record: one warning, at the first example that would show it; no measurement
+    (project / "_hardware" / "cpu.json").write_text("{")
+    result, log = build(project, tmp_path / "out")
+    found = [w for w in warnings(log) if "[jaxhlo.hardware]" in w]
+    assert len(found) == 1 and re.search(r"index\.rst:\d+: WARNING: jax-hlo: a hardware record cannot be read: "
+                                         r"cpu\.json: cpu\.json is not JSON", found[0]), log
+    assert "measured on the device" not in (tmp_path / "out" / "index.html").read_text()

@@ -106,10 +106,10 @@ def test_the_memory_table_names_each_figure_by_what_it_counts_on_its_target(targ
 def test_the_side_by_side_table_shows_what_a_device_held_beside_the_compile() -> None:
     from sphinx_jaxhlo.core.results import Result
 
-    report = docs_report("guide/remat/jaxhlo-example-remat-scan.grad_scan.tpu-v5e.json")
-    results = [Result("f", "tpu:v5e", "TPU v5e", report=report,
+    slot = "guide/remat/jaxhlo-example-remat-scan.grad_scan.{}.json"
+    results = [Result("f", "tpu:v5e", "TPU v5e", report=docs_report(slot.format("tpu-v5e")),
                       measured=Measured("TPU v5 lite", "2026-12-05", 35_051_008, 0.948)),
-               Result("f", "cpu", "CPU", report=docs_report("guide/remat/jaxhlo-example-remat-scan.grad_scan.cpu.json"))]
+               Result("f", "cpu", "CPU", report=docs_report(slot.format("cpu")))]
     table = comparison_table(results, Display())
     assert [c.text for c in table.rows[0].cells][:2] == ["device memory", "35.1 MB of 16 GiB"]
     assert [c.text for c in table.rows[1].cells] == ["measured on the device",

@@ -124,3 +124,56 @@ def test_a_folder_of_records_says_which_could_not_be_read(tmp_path: Path, record
     records, problems = read_records(tmp_path)
     assert list(records) == ["tpu:v5e"]
     assert len(problems) == 1 and problems[0].startswith("broken.json: broken.json is not JSON")
+
+
+# -- the tool that writes it (tools/hardware_check.py), on this machine's CPU --------------------
+
+def _tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hardware_check", DOCS.parent / "tools" / "hardware_check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_canonical_module_sets_aside_names_metadata_and_annotations_not_the_program() -> None:
+    tool = _tool()
+    stored = _snapshot("guide/remat/jaxhlo-example-remat-scan.grad_scan.tpu-v5e.json")
+    assert stored is not None
+    text = stored.snapshot.texts["hlo"]
+    # another compile of the same program: other names, a sharding annotation, backend_config keys in another order
+    renamed = text.replace("%fusion", "%fusion_b").replace("HloModule jit_grad_scan", "HloModule jit_other")
+    annotated = renamed.replace(" parameter(0)", " parameter(0), sharding={replicated}, frontend_attributes="
+                                "{xla.sdy.sharding=\"#sdy.sharding<@empty_mesh, [{}, {}]>\"}", 1)
+    reordered = annotated.replace('{"flag_configs":[],"scoped_memory_configs":[]',
+                                  '{"scoped_memory_configs":[],"flag_configs":[]', 1)
+    assert reordered != text and tool.canonical_hlo(reordered) == tool.canonical_hlo(text)
+    # another program: an op or a layout changed
+    assert tool.canonical_hlo(text.replace(" multiply(", " add(", 1)) != tool.canonical_hlo(text)
+    assert tool.canonical_hlo(text.replace("S(1)", "", 1)) != tool.canonical_hlo(text)
+
+
+def test_the_tool_measures_a_plan_and_joins_it_into_a_record(tmp_path: Path) -> None:
+    """run and record, on the CPU of this machine (memory_stats() is empty there: no held bytes)."""
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.core.specs import parse_args
+
+    tool = _tool()
+    source = "import jax.numpy as jnp\n\ndef f(x, n):\n    return jnp.sum(jnp.cos(x) * n)\n"
+    request = CompileRequest(source=source, function="f", specs=parse_args("f32[64,32]"), target="cpu",
+                             static=(("n", "3"),))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"target": "cpu", "examples": [
+        {"slot": "x/f.json", "request": request.to_json(), "identity_sha256": "a" * 64,
+         "facts": {"memory": {}, "error": None}}]}))
+    part = tmp_path / "part.json"
+    assert tool.run(plan, part, deadline=60, resume=[], only=None) == 0
+    measured = json.loads(part.read_text())["measured"]
+    assert len(measured) == 1 and measured[0]["memory_analysis"]["argument_size_in_bytes"] == 64 * 32 * 4
+    assert measured[0]["warm_runs"] >= 3 and measured[0]["warm_ms"] > 0
+    # resumed: nothing measured twice, and the part carries what was measured before
+    again = tmp_path / "again.json"
+    assert tool.run(plan, again, deadline=60, resume=[part], only=None) == 0
+    assert json.loads(again.read_text())["measured"] == measured

@@ -396,15 +396,21 @@ def run(plan_path: Path, out: Path, deadline: float, resume: list[Path], only: s
             result = {"slot": entry["slot"], "identity_sha256": key, "failure": f"{type(exc).__name__}: {exc}"[:2000]}
         result["seconds"] = round(time.perf_counter() - t0, 2)
         done[key] = result
-        part["measured"] = sorted(done.values(), key=lambda m: m["slot"])
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(part, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(out)
+        _write_part(part, done, out)
         held = result.get("held_bytes")
         print(f"{len(done):4d} {result['seconds']:7.2f}s {entry['slot']}: "
               + (result.get("error", {}).get("status", "") or result.get("failure", "") or result.get("run_error", "")
                  or f"held {held:,} B, {result.get('warm_ms') or 0:.3f} ms"), flush=True)
+    _write_part(part, done, out)
     return 0
+
+
+def _write_part(part: dict[str, Any], done: dict[str, dict[str, Any]], out: Path) -> None:
+    """The part so far (the measurements resumed from included), written whole or not at all."""
+    part["measured"] = sorted(done.values(), key=lambda m: m["slot"])
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(part, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out)
 
 
 def _versions() -> dict[str, str]:

@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import nox
+import nox.virtualenv
 
 # uv where it is installed (``pip install nox uv``: environments in seconds, from one shared
 # cache), else the standard library's venv.  A uv environment has no pip: ``compilers install``
@@ -239,8 +240,9 @@ def wheel(session: nox.Session) -> None:
     python = str(clean / "bin" / "python")
     requirement = f"{wheels[0]}[myst]"  # the README's `pip install "sphinx-jaxhlo[myst]"`, from this wheel
     if session.venv_backend == "uv":
-        session.run("uv", "venv", "--quiet", "--python", sys.executable, str(clean), external=True)
-        session.run("uv", "pip", "install", "--quiet", "--python", python, requirement, external=True)
+        uv = getattr(nox.virtualenv, "UV", "uv")  # the uv nox itself uses (on PATH, or its Python's module)
+        session.run(uv, "venv", "--quiet", "--python", sys.executable, str(clean), external=True)
+        session.run(uv, "pip", "install", "--quiet", "--python", python, requirement, external=True)
     else:
         session.run(sys.executable, "-m", "venv", str(clean), external=True)
         session.run(python, "-m", "pip", "install", "--quiet", requirement, external=True)

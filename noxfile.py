@@ -9,14 +9,17 @@ stays quiet.  ``nox -R -s docs`` reuses an environment without reinstalling it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shlex
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 
 import nox
+import nox.virtualenv
 
 # uv where it is installed (``pip install nox uv``: environments in seconds, from one shared
 # cache), else the standard library's venv.  A uv environment has no pip: ``compilers install``
@@ -194,13 +197,30 @@ def readme_block(marker: str) -> str:
 
 @nox.session
 def wheel(session: nox.Session) -> None:
-    """Build the wheel and the sdist (``python -m build``), check them with ``twine check``,
-    then install the wheel alone into this session's fresh environment and run, outside
-    the clone, the README's quick start (``analyze()``) and its command line on the seed
-    example that ships in the package (``python -m sphinx_jaxhlo example seed.py``)."""
-    session.install("build>=1.0", "twine>=5")
-    dist = Path(session.create_tmp()).resolve() / "dist"
-    shutil.rmtree(dist, ignore_errors=True)
+    """The release's files, built and tried as a user gets them.
+
+    Builds the sdist and, from it, the wheel (``python -m build``), checks them (``twine check
+    --strict``; the package data in the wheel; tools/release.py: one place for the version, the
+    changelog's section, the metadata and its classifiers), then installs the wheel with the
+    README's extra (``[myst]``) into a clean environment of its own, which holds nothing but the
+    wheel and its dependencies (not even build and twine), and runs there, outside the clone:
+    tools/wheel_smoke.py (import, ``analyze()`` on cpu, a two-page Sphinx site with a ``jax-hlo``
+    example on each page), then, with the GPU and TPU compilers, the README's quick start
+    (``analyze()``) and its command line on the seed example that ships in the package.
+
+    ``nox -s wheel -- --dist DIR`` leaves the sdist and the wheel in DIR (the release workflow
+    publishes them from there); ``--release TAG`` also checks that TAG is ``v`` and the version.
+    """
+    parser = argparse.ArgumentParser(prog="nox -s wheel --")
+    parser.add_argument("--dist", type=Path, help="where to leave the sdist and the wheel")
+    parser.add_argument("--release", metavar="TAG", help="the tag being released: it must be v<version>")
+    options = parser.parse_args(session.posargs)
+    session.install("build>=1.0", "twine>=6.1", "trove-classifiers", "packaging>=23")
+    tmp = Path(session.create_tmp()).resolve()
+    dist = options.dist.resolve() if options.dist else tmp / "dist"
+    dist.mkdir(parents=True, exist_ok=True)
+    for earlier in dist.glob("sphinx_jaxhlo-*"):  # an earlier build's files; anything else fails the check below
+        earlier.unlink()
     session.run("python", "-m", "build", "--outdir", str(dist), ".")
     wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
@@ -210,27 +230,59 @@ def wheel(session: nox.Session) -> None:
     missing = [name for name in WHEEL_DATA if name not in names]
     if missing:
         session.error(f"the wheel lacks {missing}")
-    session.install(str(wheels[0]))
-    session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")
-    work = dist.parent / "try"
+    session.run("python", "tools/release.py", "--dist", str(dist),
+                *(["--tag", options.release] if options.release else []))
+    version = wheels[0].name.split("-")[1]
+
+    # A clean environment: the wheel and its dependencies, nothing else.
+    clean = tmp / "clean"
+    shutil.rmtree(clean, ignore_errors=True)
+    python = str(clean / "bin" / "python")
+    requirement = f"{wheels[0]}[myst]"  # the README's `pip install "sphinx-jaxhlo[myst]"`, from this wheel
+    if session.venv_backend == "uv":
+        uv = getattr(nox.virtualenv, "UV", "uv")  # the uv nox itself uses (on PATH, or its Python's module)
+        session.run(uv, "venv", "--quiet", "--python", sys.executable, str(clean), external=True)
+        session.run(uv, "pip", "install", "--quiet", "--python", python, requirement, external=True)
+    else:
+        session.run(sys.executable, "-m", "venv", str(clean), external=True)
+        session.run(python, "-m", "pip", "install", "--quiet", requirement, external=True)
+    work = tmp / "try"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
+    outside = {"PYTHONPATH": "", "VIRTUAL_ENV": str(clean),
+               "PATH": os.pathsep.join([str(clean / "bin"), os.environ.get("PATH", "")])}
+    smoke = str(Path("tools/wheel_smoke.py").resolve())
     (work / "quickstart.py").write_text(readme_block("sphinx_jaxhlo.analyze("), encoding="utf-8")
     command = readme_block("python -m sphinx_jaxhlo docs/examples/seed.py").strip()
     with session.chdir(work):  # nothing of the clone on the path
-        session.run("python", "-c", "import sphinx_jaxhlo, pathlib, sys; p = pathlib.Path(sphinx_jaxhlo.__file__); "
-                    "sys.exit(f'imported from {p}' if 'site-packages' not in p.parts else 0)")
-        session.run("python", "quickstart.py", env={"PYTHONPATH": ""})
-        session.run("python", "-m", "sphinx_jaxhlo", "example", "seed.py")
-        session.run(*shlex.split(command.replace("docs/examples/seed.py", "seed.py")), env={"PYTHONPATH": ""})
-        session.run("jaxhlo", "--version", env={"PYTHONPATH": ""})
+        session.run(python, smoke, version, str(work / "smoke"), env=outside, external=True)
+        session.run(python, "-m", "sphinx_jaxhlo", "compilers", "install", env=outside, external=True)
+        session.run(python, "quickstart.py", env=outside, external=True)
+        session.run(python, "-m", "sphinx_jaxhlo", "example", "seed.py", env=outside, external=True)
+        args = shlex.split(command.replace("docs/examples/seed.py", "seed.py"))
+        session.run(python, *args[1:], env=outside, external=True)
+        session.run(str(clean / "bin" / "jaxhlo"), "--version", env=outside, external=True)
+
+
+#: The GitHub Actions workflows that ``nox -s lint`` checks.
+WORKFLOWS = ".github/workflows"
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff and mypy."""
+    """ruff, mypy, and the GitHub Actions workflows against the workflow schema that
+    check-jsonschema ships (a misspelt key, a wrong value type or an unknown permission
+    fails it; no network: the schema is in the package).
+
+    ``nox -s lint -- FILE.yml`` checks that workflow file alone."""
     session.install("-e", ".[lint,test]")
-    session.run("ruff", "check", "sphinx_jaxhlo", "tests")
+    workflows = session.posargs or sorted(str(path) for path in Path(WORKFLOWS).glob("*.y*ml"))
+    if not workflows:
+        session.error(f"no workflow in {WORKFLOWS}")
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    if session.posargs:
+        return
+    session.run("ruff", "check", "sphinx_jaxhlo", "tests", "tools", "noxfile.py")
     session.run("mypy")
 
 

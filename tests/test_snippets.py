@@ -16,7 +16,10 @@ Every such block is one of:
   and each ``compilers install`` command runs with ``--dry-run`` (its flags
   parse; the pinned pip commands are printed, nothing is installed).  With
   ``JAXHLO_TEST_INSTALL=1`` it really runs, in the fresh copy (network, a few
-  minutes), and the blocks after it use the environment it made.
+  minutes), and the blocks after it use the environment it made; the package
+  named as PyPI's (``pip install "sphinx-jaxhlo[myst]"``) is installed from the
+  copy instead, as the version under test is the clone's (``nox -s wheel``
+  installs the built wheel in its place).
 - **long**: a block that runs nox sessions (a docs build: minutes).  Checked
   cheaply: every session it names exists in noxfile.py (CI runs the sessions
   themselves).
@@ -47,6 +50,8 @@ DOCUMENTS = ("README.md", "docs/quickstart.md")
 SHELL = ("sh", "bash", "shell", "console")
 FILE_MARK = re.compile(r"^(?:#|<!--)\s*([\w./-]+\.(?:py|md|rst|txt))\s*(?:-->)?\s*$")
 FULL_INSTALL = os.environ.get("JAXHLO_TEST_INSTALL") == "1"
+#: The package as PyPI's, in an install command: ``"sphinx-jaxhlo[myst]"``.
+FROM_INDEX = re.compile(r"""(?P<quote>["']?)sphinx-jaxhlo(?P<extras>\[[\w,-]+\])?(?P=quote)(?=\s|$)""")
 
 
 @dataclass(frozen=True)
@@ -103,15 +108,28 @@ def test_every_shell_and_python_block_is_run_or_marked() -> None:
         assert any(k == "run" for w, k in kinds.items() if w.startswith(document + ":")), kinds
 
 
+def from_clone(text: str) -> str:
+    """An install block with the package named as PyPI's replaced by the clone it runs in."""
+    return "\n".join(FROM_INDEX.sub(lambda m: f'".{m["extras"] or ""}"', line) if "pip install" in line else line
+                     for line in text.splitlines())
+
+
 def test_install_names_real_extras_and_a_working_compilers_command(tmp_path: Path) -> None:
     extras = set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     installs = [block for block in ALL if block.kind == "install"]
     assert installs
+    for document in DOCUMENTS:
+        mine = [block for block in installs if block.document == document]
+        # each document installs the package from PyPI, and the compilers
+        assert any(FROM_INDEX.search(block.text) for block in mine), f"{document} does not install from PyPI"
+        assert any("sphinx_jaxhlo compilers install" in block.text for block in mine), \
+            f"{document} does not install the compilers"
     for block in installs:
-        for named in re.findall(r'pip install[^\n]*?\.\[([\w,-]+)\]', block.text):
+        for named in re.findall(r'pip install[^\n]*?(?:\.|sphinx-jaxhlo)\[([\w,-]+)\]', block.text):
             assert set(named.split(",")) <= extras, (block.where, named, extras)
+        if FROM_INDEX.search(block.text):
+            assert not FROM_INDEX.search(from_clone(block.text)) and '".[' in from_clone(block.text), block.where
         commands = [line for line in block.text.splitlines() if "sphinx_jaxhlo compilers install" in line]
-        assert commands, f"{block.where} does not install the compilers"
         for line in commands:
             args = shlex.split(line.split("#")[0])
             start = args.index("sphinx_jaxhlo")
@@ -166,7 +184,7 @@ def run_document(document: str, cwd: Path, tmp_path: Path) -> list[tuple[Block, 
             (cwd / name).write_text(block.text, encoding="utf-8")
             continue
         if block.kind == "install" and FULL_INSTALL:
-            command = ["bash", "-e", "-c", block.text]
+            command = ["bash", "-e", "-c", from_clone(block.text)]
         elif block.kind != "run":
             continue
         elif block.language in SHELL:

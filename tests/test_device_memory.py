@@ -169,3 +169,21 @@ def test_a_page_shows_what_the_device_held_for_the_program_measured_and_no_other
     assert len(found) == 1 and re.search(r"index\.rst:\d+: WARNING: jax-hlo: a hardware record cannot be read: "
                                          r"cpu\.json: cpu\.json is not JSON", found[0]), log
     assert "measured on the device" not in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_snapshots_report_has_the_memory_rules_however_its_analysis_is_found(tmp_path: Path) -> None:
+    """Analysed now, kept in the process, or read from the cache's analyses: the device figure
+    and the target's peak rule are applied each time (they are not part of the analysis)."""
+    from sphinx_jaxhlo.store import analyses
+    from sphinx_jaxhlo.store.cache import ReportCache
+
+    stored = analyses.read(DOCS / "_snapshots" / "guide/remat/jaxhlo-example-remat-scan.grad_scan.tpu-v5e.json")
+    assert stored is not None
+    cache = ReportCache(tmp_path / "cache")
+    analyses.forget()
+    first, _ = analyses.report(stored, "", "example.py", cache)
+    kept, _ = analyses.report(stored, "", "example.py", cache)
+    analyses.forget()
+    from_cache, _ = analyses.report(stored, "", "example.py", cache)
+    # 35.05 MB: what the chip held (docs/_hardware/tpu-v5e.json: 35,051,008 B)
+    assert first.memory.device_bytes == kept.memory.device_bytes == from_cache.memory.device_bytes == 35_051_520

@@ -250,7 +250,9 @@ def _entry(data: bytes | None) -> tuple[dict[str, Any], bool] | None:
 def _report(stored: snapshots.Stored, source: str, entry: tuple[dict[str, Any], bool]) -> Report:
     data = stored.snapshot.data(source)
     data.update(entry[0])
-    return checked_report(data, lenient=True)
+    made = checked_report(data, lenient=True)
+    made.memory.settle(made.target)  # as Snapshot.report does: the memory rules are not the analysis
+    return made
 
 
 # -- comparing two snapshots of one slot ---------------------------------------------------------

@@ -165,7 +165,6 @@ def reanalyze(report: Report, source_name: str) -> None:
 
     if report.error is not None or not report.hlo:
         return
-    report.memory.settle(report.target)  # the memory rules of core.report, on figures stored before them
     try:
         module = parse_module(report.hlo)
         analysis = analyze_module(module, source_name, target=report.target)
@@ -235,6 +234,9 @@ class Snapshot:
         :raises InvalidReport: when the stored facts are not those of a report.
         """
         report = checked_report(self.data(source), lenient=True)
+        # the memory rules of core.memory, on figures stored before them (not part of the analysis:
+        # a report whose analysis comes from the cache gets them too)
+        report.memory.settle(report.target)
         if analyse:
             reanalyze(report, source_name)
         return report

@@ -67,6 +67,13 @@ def test_a_materialized_claim_counts_hbm_and_names_on_chip_buffers() -> None:
     assert none.actual.startswith("1 buffers, largest s32[] (4 B); 8 on-chip, not in HBM (f32[100,50000]")
     named = exp.check(exp.Expectation("materialized", "tpu:v5e", "f32[100,50000]"), report)
     assert not named.passed and named.actual.startswith("materialized: s32[]; 8 on-chip, not in HBM (")
+    # a claim about the chip's own memory names it
+    on_chip = exp.check(exp.Expectation("materialized", "tpu:v5e", "on-chip f32[100,50000]"), report)
+    assert on_chip.passed and on_chip.actual.startswith("on-chip: f32[100,50000], f32[100,50000]")
+    assert not exp.check(exp.Expectation("materialized", "tpu:v5e", "on-chip f32[7]"), report).passed
+    assert exp.parse_expectations({"expect-materialized": "tpu:v5e=on-chip f32[100,50000]"}).items
+    with pytest.raises(exp.ExpectationSyntaxError, match="on-chip f32"):
+        exp.parse_expectations({"expect-materialized": "on-chip"})
 
 
 def test_the_device_claim_bounds_what_the_device_holds_not_xlas_tpu_peak() -> None:

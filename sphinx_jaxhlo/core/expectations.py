@@ -313,10 +313,11 @@ def _validate(kind: str, value: str) -> None:
     elif kind == "materialized":
         if value.lower() != "none":
             try:
-                parse_shape(value)
+                parse_shape(_on_chip(value)[1])
             except SpecError as exc:
                 raise ExpectationSyntaxError(
-                    f"{value!r} is neither a shape such as f32[50000,100000] nor 'none': {exc}") from exc
+                    f"{value!r} is neither a shape such as f32[50000,100000] (or 'on-chip f32[...]') nor 'none': "
+                    f"{exc}") from exc
     elif kind == "error" and not value.strip():
         raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
     elif kind == "collectives":
@@ -437,10 +438,14 @@ def check(expectation: Expectation, report: Report) -> Check:
             biggest = report.largest_materialized
             return outcome(not shapes, ("none" if biggest is None else
                            f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})") + apart)
-        want = str(parse_shape(value))
+        on_chip_wanted, written = _on_chip(value)
+        want = str(parse_shape(written))
+        if on_chip_wanted:  # a buffer a TPU keeps in the chip's own memory
+            shapes, apart = [m.shape for m in on_chip], ""
         canonical = {_canonical_shape(s) for s in shapes}
         listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
-        return outcome(_canonical_shape(want) in canonical, f"materialized: {listing}{apart}")
+        where = "on-chip" if on_chip_wanted else "materialized"
+        return outcome(_canonical_shape(want) in canonical, f"{where}: {listing}{apart}")
     raise AssertionError(f"unknown expectation kind {kind}")  # pragma: no cover
 
 
@@ -475,6 +480,13 @@ def check_kernels(value: str, report: Report) -> tuple[bool, str]:
         listing = ", ".join(f"{f.name} ({f.kind})" for f in kernels[:3])
         actual += f" ({listing}{', ...' if n > 3 else ''})"
     return passed, actual
+
+
+def _on_chip(value: str) -> tuple[bool, str]:
+    """``on-chip f32[8,512]`` -> ``(True, "f32[8,512]")``: a materialized claim about a buffer a TPU
+    keeps in the chip's own memory (``S(1)``), not in HBM; a plain shape -> ``(False, shape)``."""
+    head, _, rest = value.strip().partition(" ")
+    return (True, rest.strip()) if head.lower() == "on-chip" and rest.strip() else (False, value.strip())
 
 
 def _canonical_shape(shape: str) -> str:

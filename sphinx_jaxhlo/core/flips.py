@@ -11,8 +11,8 @@ a crash, sizes the arguments cannot take), ``missing`` when the target's compile
 installed.  Its *measure* is the target's: on a TPU whose compiles all report it, the HBM
 the program holds (arguments, outputs, temp and code: a TPU's temp is 0 for most programs,
 and its XLA peak counts on-chip buffers), else the temp memory; one measure per target,
-for every point.  Its *largest stored buffer* is the
-largest intermediate the report lists (loop counters and flags left out).
+for every point.  Its *largest stored buffer* is the largest intermediate the report lists
+in the device's memory (a TPU's HBM; loop counters and flags left out).
 
 *What is compared between two neighbours.*  For each reduction of the program's own,
 matched across points by the JAX operation and source lines it was traced from (its
@@ -299,8 +299,9 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
         figure.error = f"{report.error.status}: {first}"[:300]
         return figure
     figure.value = report.memory.device_bytes if measure == "device" else report.memory.temp_bytes
-    biggest = max((m for m in report.materialized if m.kind == "intermediate" and not _is_counter(m.shape)),
-                  key=lambda m: m.bytes, default=None)
+    # the device's memory (a TPU's HBM): a buffer kept in the chip's own memory is not stored there
+    biggest = max((m for m in report.materialized if m.kind == "intermediate" and not _is_counter(m.shape)
+                   and m.in_device_memory), key=lambda m: m.bytes, default=None)
     if biggest is not None:
         figure.largest, figure.largest_bytes = biggest.shape, biggest.bytes
         figure.largest_producer = _producer(report, biggest)[0]

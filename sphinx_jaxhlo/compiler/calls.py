@@ -80,6 +80,8 @@ class Call:
     #: keyword arguments it is taken with respect to (:func:`gradient_of`); both empty: ``fn`` itself.
     grad_argnums: tuple[int, ...] = ()
     grad_argnames: tuple[str, ...] = ()
+    #: Whether the gradient variant returns the value too (``jax.value_and_grad``) or not (``jax.grad``).
+    grad_value: bool = True
 
 
 def _is_array_like(value: Any) -> bool:
@@ -251,13 +253,14 @@ def make_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, 
     return call
 
 
-def gradient_of(fn: Callable[..., Any], argnums: Sequence[int], argnames: Sequence[str] = ()) -> Callable[..., Any]:
-    """The gradient variant of ``fn`` (in the compile worker): its value and the
-    gradient with respect to ``args[argnums]`` and ``kwargs[argnames]``, a
+def gradient_of(fn: Callable[..., Any], argnums: Sequence[int], argnames: Sequence[str] = (),
+                value: bool = True) -> Callable[..., Any]:
+    """The gradient variant of ``fn`` (in the compile worker): its value (with ``value``) and
+    the gradient with respect to ``args[argnums]`` and ``kwargs[argnames]``, a
     vector-Jacobian product with a cotangent of ones, as the ``:grad:`` option's
     code computes it (:mod:`sphinx_jaxhlo.core.grads`): ``jax.value_and_grad`` for a
-    scalar output.  It keeps ``fn``'s signature, so static arguments and donations
-    are named as for ``fn``.
+    scalar output, or ``jax.grad`` without ``value``.  It keeps ``fn``'s signature, so
+    static arguments and donations are named as for ``fn``.
     """
     import functools
 
@@ -276,9 +279,10 @@ def gradient_of(fn: Callable[..., Any], argnums: Sequence[int], argnames: Sequen
                 keywords[name] = value
             return fn(*values, **keywords)
 
-        value, pullback = jax.vjp(of, *[args[i] for i in nums], *[kwargs[n] for n in names])
-        grads = pullback(jax.tree.map(jnp.ones_like, value))
-        return value, grads[0] if len(grads) == 1 else grads
+        out, pullback = jax.vjp(of, *[args[i] for i in nums], *[kwargs[n] for n in names])
+        grads = pullback(jax.tree.map(jnp.ones_like, out))
+        grad = grads[0] if len(grads) == 1 else grads
+        return (out, grad) if value else grad
 
     return grad
 

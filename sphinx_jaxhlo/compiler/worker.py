@@ -246,7 +246,7 @@ def compile_call(data: dict[str, Any]) -> Report:
     if call.grad_argnums or call.grad_argnames:
         from sphinx_jaxhlo.compiler.calls import gradient_of
 
-        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames)
+        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames, getattr(call, "grad_value", True))
     jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):

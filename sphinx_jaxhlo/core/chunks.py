@@ -302,7 +302,7 @@ def add_variant(source: str, function: str, option: ChunkOption) -> tuple[str, d
     every = [*params, *(a.arg for a in node.kwonlyargs), *(a.arg for a in (node.vararg, node.kwarg) if a)]
     code = chunked_source(function, argnums, option.size, option.axis, option.combine,
                           name=variant_name(function), arg_names=params,
-                          scope={**scope_of_source(source), **dict.fromkeys(every)},
+                          scope={**scope_of_source(source, function), **dict.fromkeys(every)},
                           keywords=bool(node.kwonlyargs or node.kwarg))
     given = ", ".join(f"{a}={option.size}" for a in option.args)
     variant = f"\n\n# The chunked variant of {function} (:chunk: {given}), as sphinx_jaxhlo.chunked_source writes it:\n"

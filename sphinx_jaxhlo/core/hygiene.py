@@ -51,33 +51,44 @@ def _unwrapped(fn: Any) -> Any:
 
 def scope_of_function(fn: Any) -> dict[str, str | None]:
     """The scope a live function's code sees: its globals (a module by its name), its free
-    variables and every name its code refers to."""
+    variables and every global name its code refers to."""
     inner = _unwrapped(fn)
     code = getattr(inner, "__code__", None)
     out: dict[str, str | None] = {}
     if isinstance(code, types.CodeType):
-        for name in (*code.co_names, *code.co_freevars, *code.co_varnames, *code.co_cellvars):
+        for name in (*code.co_names, *code.co_freevars):
             out[name] = None
     for name, value in (getattr(inner, "__globals__", None) or {}).items():
         out[name] = value.__name__ if isinstance(value, types.ModuleType) else None
     return out
 
 
-def scope_of_source(source: str) -> dict[str, str | None]:
-    """The names an example's source binds or refers to, anywhere in it: a name bound only
-    by imports of one module maps to that module (``"jax.numpy"``), any other to ``None``."""
+def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
+    """The nodes of a module outside its functions, classes and lambdas (their names and
+    decorators included, their bodies not)."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo += [*node.decorator_list, *getattr(node, "bases", ())]
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        todo += list(ast.iter_child_nodes(node))
+
+
+def scope_of_source(source: str, function: str | None = None) -> dict[str, str | None]:
+    """The scope of an example's source: the names its module level binds (a name bound only
+    by imports of one module maps to that module, ``"jax.numpy"``; any other to ``None``), and,
+    with ``function``, every name that top-level function refers to (its globals, ``None``)."""
     tree = ast.parse(source)
     modules: dict[str, set[str | None]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            modules.setdefault(node.id, set()).add(None if isinstance(node.ctx, ast.Store) else "")
+    for node in _module_level(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            modules.setdefault(node.id, set()).add(None)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             modules.setdefault(node.name, set()).add(None)
-        elif isinstance(node, ast.arg):
-            modules.setdefault(node.arg, set()).add(None)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                modules.setdefault(name, set()).add(None)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 top = alias.name.split(".")[0]
@@ -86,10 +97,22 @@ def scope_of_source(source: str) -> dict[str, str | None]:
             for alias in node.names:
                 module = f"{node.module}.{alias.name}" if node.module and not node.level else None
                 modules.setdefault(alias.asname or alias.name, set()).add(module)
-    out: dict[str, str | None] = {}
-    for name, kinds in modules.items():
-        bound = kinds - {""}  # "": only read here
-        out[name] = bound.pop() if len(bound) == 1 and None not in bound else None
+    out: dict[str, str | None] = {n: kinds.pop() if len(kinds) == 1 else None for n, kinds in modules.items()}
+    wrapped = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function]
+    for node in wrapped[-1:]:  # its free names: read and not bound inside it
+        bound: set[str] = set()
+        read: set[str] = set()
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name):
+                (read if isinstance(inner.ctx, ast.Load) else bound).add(inner.id)
+            elif isinstance(inner, ast.arg):
+                bound.add(inner.arg)
+            elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
+                bound.add(inner.name)
+            elif isinstance(inner, (ast.Global, ast.Nonlocal)):
+                read.update(inner.names)
+        for name in read - bound:
+            out.setdefault(name, None)
     return out
 
 

@@ -15,7 +15,8 @@ proves on the function's jaxpr that the rewrite keeps the result (the rules are
 in :mod:`sphinx_jaxhlo.compiler.chunk_proof`);
 :func:`~sphinx_jaxhlo.core.chunks.chunked_source` writes the same rewrite as
 plain JAX code; :func:`verify_chunked` is the second guard, a numerical
-comparison on small random inputs on the CPU.
+comparison on small random inputs on the CPU, and :func:`verify_chunked_source`
+runs the code text itself, as a reader would paste it.
 
 Importing this module does not import jax; its functions do.
 """
@@ -164,7 +165,7 @@ def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
 
 @dataclasses.dataclass(frozen=True)
 class ChunkCheck:
-    """What :func:`verify_chunked`, :func:`verify_chunked_source` or :func:`run_as_shown` compared.
+    """What :func:`~sphinx_jaxhlo.verify_chunked` or :func:`~sphinx_jaxhlo.verify_chunked_source` compared.
 
     :ivar shapes: the argument shapes it ran, as spec strings (``f32[37,3]``).
     :ivar size: the chunk length it used; ``chunks``: how many chunks, the remainder included.
@@ -369,7 +370,7 @@ def run_as_shown(fn: Callable[..., Any], variant: Callable[..., Any], args: Sequ
 
     :param name: the variant's name, for the words.
     :returns: a :class:`ChunkCheck` (``as_shown``); when even dimensions of 2 are too large,
-        the check of :func:`verify_chunked` (chunks of 16), which says so by not being ``as_shown``.
+        the check of :func:`~sphinx_jaxhlo.verify_chunked` (chunks of 16), not ``as_shown``.
     """
     import jax
 
@@ -400,7 +401,7 @@ def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums
 
     The code runs as written, its chunk size included, in a copy of ``fn``'s globals with
     ``fn`` under its name; its last top-level function is the one compared (see
-    :func:`run_as_shown` for the shapes).  ``argnums``, ``size``, ``axis`` and ``combine`` are
+    ``run_as_shown`` for the shapes).  ``argnums``, ``size``, ``axis`` and ``combine`` are
     those the code was written with: they size the inputs; ``fn_name``: the name the code calls
     ``fn`` by (default: its ``__name__``).
 

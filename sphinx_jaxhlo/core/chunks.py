@@ -91,7 +91,7 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     with the same operations (``fn`` may be given as its name alone, with
     ``arg_names``).  Negative axes are not known without shapes: give them as
     non-negative numbers.  Every name the code introduces is fresh against ``fn``'s
-    parameters, its name and ``scope`` (the rule of :mod:`sphinx_jaxhlo.core.hygiene`):
+    parameters, its name and ``scope`` (the rule of ``sphinx_jaxhlo.core.hygiene``):
     an argument named ``k``, ``size`` or ``total`` keeps its meaning.
 
     :param name: the name of the function written (default: ``fn``'s name + ``_chunked``,

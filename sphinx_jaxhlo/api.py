@@ -47,7 +47,7 @@ from sphinx_jaxhlo.core.example import (
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
 from sphinx_jaxhlo.core.settings import Settings
-from sphinx_jaxhlo.core.specs import ArgSpecs, ArraySpec, MeshSpec, SpecError, parse_mesh
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
@@ -519,76 +519,18 @@ def _check_spec_list(fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) ->
 
 
 def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> list[tuple[str, Any]]:
-    """The calls of ``fn``'s gradient variants (``analyze(..., grad=...)``), each with its name
-    (:mod:`sphinx_jaxhlo.core.grads`: one per form the option asks for); none without ``grad``.
-
-    :raises OptionProblem: (a ``ValueError``) a malformed ``grad``, an argument ``fn`` lacks, or
-        one ``jax.grad`` refuses (an integer...).
-    """
+    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.compiler.calls.gradient_calls`)."""
     if grad is None:
         return []
-    from sphinx_jaxhlo.core.grads import grad_forms, grad_variant_name, grad_wrt, parse_grad_option, resolve_wrt
+    from sphinx_jaxhlo.compiler.calls import gradient_calls
 
-    items = parse_grad_option(grad, PYTHON("grad"))
-    wrt = grad_wrt(items)
     try:
         params = list(inspect.signature(_underlying(fn)).parameters.values())
     except (TypeError, ValueError):
         params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if not params:  # no signature: positions only
-        positional = [f"argument {i}" for i in range(len(call.args))]
-    keywords = sorted(set(call.kwargs) - set(positional))
-    fname = _function_name(fn)
-    try:
-        names = resolve_wrt(fname, positional, keywords, wrt, PYTHON("grad"))
-    except ValueError as exc:
-        raise OptionProblem("grad", str(exc)) from None
-    nums: list[int] = []
-    by_name: list[str] = []
-    for name in names:
-        if name in positional and positional.index(name) < len(call.args):
-            nums.append(positional.index(name))
-            value = call.args[positional.index(name)]
-        elif name in call.kwargs:
-            by_name.append(name)
-            value = call.kwargs[name]
-        else:
-            raise OptionProblem("grad", f"{PYTHON('grad')} {name!r} is not an argument of this call: "
-                                f"{len(call.args)} positional and {', '.join(call.kwargs) or 'no'} keyword "
-                                "argument(s) given")
-        problem = _undifferentiable(fname, name, value)
-        if problem:
-            raise OptionProblem("grad", problem)
-    return [(grad_variant_name(_function_name(fn), form),
-             dataclasses.replace(call, grad_argnums=tuple(nums), grad_argnames=tuple(by_name),
-                                 grad_value=form == "jax.value_and_grad"))
-            for form in grad_forms(items)]
-
-
-def _undifferentiable(function: str, name: str, value: Any) -> str:
-    """The message for an argument value (a spec, an array's shape and dtype, a Python value, or a
-    pytree of those) that ``jax.grad`` refuses, or ``""``."""
-    from sphinx_jaxhlo.core.grads import undifferentiable
-
-    dtypes: list[str] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, ArraySpec):
-            dtypes.append(x.dtype)
-        elif hasattr(x, "dtype") and hasattr(x, "shape"):
-            dtypes.append(str(getattr(x.dtype, "name", x.dtype)))
-        elif isinstance(x, (tuple, list)):
-            for v in x:
-                walk(v)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, int):  # a bool too
-            dtypes.append(type(x).__name__)
-
-    walk(value)
-    return undifferentiable(PYTHON("grad"), function, name, dtypes)
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)] if params \
+        else None
+    return gradient_calls(_function_name(fn), call, grad, positional)
 
 
 def mesh_spec_of(mesh: Any) -> MeshSpec | None:

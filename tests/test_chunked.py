@@ -636,3 +636,18 @@ def test_a_chunked_variant_of_the_directive_runs_as_shown(tmp_path):
                                                                             "chunk": "x=5"})
     with pytest.raises(ValueError, match="already names temp_exp_colsum_chunked"):
         clash.with_chunk_variants()
+
+
+def big_sine_sum(x):
+    return jnp.sum(jnp.sin(x))
+
+
+def test_a_size_too_large_to_run_here_says_what_ran_instead():
+    # chunks of 10**7 need 23 million elements to run as shown (two chunks and a remainder): over the check's
+    # limit, chunked() at 16 runs instead, and the words say so rather than claim the code ran
+    spec = jax.ShapeDtypeStruct((100_000_000,), jnp.float32)
+    code = chunked_source(big_sine_sum, size=10**7)
+    result = sphinx_jaxhlo.verify_chunked_source(big_sine_sum, code, spec, size=10**7)
+    assert result.passed and not result.as_shown and result.size == 16
+    assert result.describe().startswith("chunked(big_sine_sum), in place of the code shown (its chunks of 10000000 "
+                                        "are too large to run here), checked on random f32[37] in 3 chunks")

@@ -36,7 +36,8 @@ _API = ("AnalysisError", "Reports", "SweepReports", "TargetFailure", "analyze", 
 #: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`, its proof
 #: :mod:`sphinx_jaxhlo.compiler.chunk_proof`, its code :mod:`sphinx_jaxhlo.core.chunks`),
 #: imported on first use.
-_CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked")
+_CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked",
+            "verify_chunked_source")
 
 
 def __getattr__(name: str) -> Any:

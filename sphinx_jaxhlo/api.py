@@ -280,6 +280,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
+    if isinstance(args, (list, tuple)):
+        raise TypeError(f"analyze_source(): args is the specs as one text, {', '.join(map(str, args))!r}, not a "
+                        f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
         "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep}, spell=PYTHON,
@@ -418,6 +421,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     if timeout <= 0:
         raise ValueError("timeout must be positive")
     _check_collisions(fn, locals())
+    _check_spec_list(fn, args, kwargs)
     target_list = resolve_targets(targets)
     static_values = _static_values(static)
     flags = tuple(sorted(dict(parse_xla_flags(xla_flags, PYTHON)).items()))
@@ -428,11 +432,12 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     if sweep is not None:  # each point an ordinary call of this function
         return sweep_call(analyze, fn, args, all_kwargs, sweep, static_values, name, [t.name for t in target_list],
                           targets=targets, donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                          xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh)
+                          xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh,
+                          grad=grad)
     from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
-    gradient = _gradient_call(fn, call, grad)
+    gradients = _gradient_calls(fn, call, grad)
     try:
         import cloudpickle
     except ImportError:  # pragma: no cover - a dependency
@@ -444,7 +449,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             cloudpickle.register_pickle_by_value(module)
         try:
             payload = base64.b64encode(dumps(call)).decode()
-            grad_payload = base64.b64encode(dumps(gradient)).decode() if gradient is not None else ""
+            grad_payloads = [(grad_name, base64.b64encode(dumps(gradient)).decode())
+                             for grad_name, gradient in gradients]
         except Exception as exc:
             raise TypeError(f"cannot send {name} to the compile worker: {type(exc).__name__}: {exc}. Define it "
                             "in a module or a notebook cell, and pass arrays as arguments rather than closing "
@@ -458,10 +464,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     jobs = [_CallJob(t, CallRequest(payload=payload, function=name, target=t.name, xla_flags=flags, extras=extras,
                                 source_name=source_name, source=source, cache_dir=cache),
                  _mesh_failure(t, call.mesh, name)) for t in target_list]
-    if grad_payload:
-        from sphinx_jaxhlo.core.grads import grad_variant_name
-
-        grad_name = grad_variant_name(name)
+    for grad_name, grad_payload in grad_payloads:
         jobs += [_CallJob(t, CallRequest(payload=grad_payload, function=grad_name, target=t.name, xla_flags=flags,
                                          extras=extras, source_name=source_name, source=source, cache_dir=cache),
                           _mesh_failure(t, call.mesh, grad_name), grad_name) for t in target_list]
@@ -490,40 +493,44 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
                         f"through fn_kwargs={{{clash[0]!r}: ...}}.")
 
 
-def _gradient_call(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> Any:
-    """The call of ``fn``'s gradient variant (``analyze(..., grad=...)``), or ``None``.
+def _check_spec_list(fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    """Specs given as one list (``analyze(f, ["f32[100,3]", "f32[100,3]"])``, or ``args=[...]``) where
+    ``fn`` takes them as separate arguments: say how to pass them.
 
-    :raises OptionProblem: (a ``ValueError``) a malformed ``grad``, or an argument ``fn`` lacks.
+    :raises TypeError: naming the fix.
     """
-    if grad is None:
-        return None
-    from sphinx_jaxhlo.core.grads import parse_grad_option, resolve_wrt
+    try:
+        params = list(inspect.signature(_underlying(fn)).parameters.values())
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p.name for p in positional if p.default is p.empty]
+    name = _function_name(fn)
+    listed = kwargs.get("args") if "args" in kwargs and all(p.name != "args" for p in params) else None
+    if listed is None and len(args) == 1 and len(required) > 1 and isinstance(args[0], (list, tuple)) \
+            and len(required) <= len(args[0]) <= len(positional):
+        listed = args[0]
+    if isinstance(listed, (list, tuple)):
+        raise TypeError(f"analyze(): the argument specs were given as one list, {listed!r}, but {name}() takes "
+                        f"{len(required)} positional arguments ({', '.join(required)}): pass one spec per argument, "
+                        f"analyze({name}, *specs)")
 
-    wrt = parse_grad_option(grad, PYTHON("grad"))
+
+def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> list[tuple[str, Any]]:
+    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.compiler.calls.gradient_calls`)."""
+    if grad is None:
+        return []
+    from sphinx_jaxhlo.compiler.calls import gradient_calls
+
     try:
         params = list(inspect.signature(_underlying(fn)).parameters.values())
     except (TypeError, ValueError):
         params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if not params:  # no signature: positions only
-        positional = [f"argument {i}" for i in range(len(call.args))]
-    keywords = sorted(set(call.kwargs) - set(positional))
-    try:
-        names = resolve_wrt(_function_name(fn), positional, keywords, wrt, PYTHON("grad"))
-    except ValueError as exc:
-        raise OptionProblem("grad", str(exc)) from None
-    nums: list[int] = []
-    by_name: list[str] = []
-    for name in names:
-        if name in positional and positional.index(name) < len(call.args):
-            nums.append(positional.index(name))
-        elif name in call.kwargs:
-            by_name.append(name)
-        else:
-            raise OptionProblem("grad", f"{PYTHON('grad')} {name!r} is not an argument of this call: "
-                                f"{len(call.args)} positional and {', '.join(call.kwargs) or 'no'} keyword "
-                                "argument(s) given")
-    return dataclasses.replace(call, grad_argnums=tuple(nums), grad_argnames=tuple(by_name))
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)] if params \
+        else None
+    return gradient_calls(_function_name(fn), call, grad, positional)
 
 
 def mesh_spec_of(mesh: Any) -> MeshSpec | None:

@@ -170,8 +170,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                            "repeat it or give a comma list")
     what.add_argument("--grad", metavar="ARGS",
                       help="also compile the function's gradient with respect to these arguments (names or "
-                           "positions, comma separated: hkl, or 1), as FUNCTION_grad: value_and_grad for a "
-                           "scalar output, a vjp with a cotangent of ones otherwise")
+                           "positions, comma separated: hkl, or 1), as FUNCTION_grad (jax.value_and_grad); with "
+                           "jax.grad among them ('hkl, jax.grad'), as FUNCTION_grad_only (the gradient alone); "
+                           "a vjp with a cotangent of ones for a non-scalar output")
     what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                       help="seconds one compile may take before the worker is stopped (default 120)")
     what.add_argument("--sweep", metavar="SYMBOLS",

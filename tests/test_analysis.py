@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sphinx_jaxhlo.core.report import Reduction, Report
+from sphinx_jaxhlo.core.targets import TARGETS
 from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module
 from sphinx_jaxhlo.hlo.model import HloParseError
 from sphinx_jaxhlo.hlo.parse import parse_module
@@ -52,7 +53,8 @@ def test_gpu_with_dot_reduces_the_materialized_gemm_output() -> None:
     head = analysis.materialized[0]
     assert (head.shape, head.bytes, head.producer, head.name) == ("f32[50000,100000]", 20 * GB, gemm.name, gemm.name)
     assert reduction.fusion in head.consumers
-    assert head.producer_op == "dot_general"
+    # the GEMM kernel writes cos of the product (its epilogue): named by its last op and the product
+    assert head.producer_op == "cos of dot_general"
     assert all_fused(analysis) is False
 
 
@@ -833,3 +835,50 @@ def test_the_same_reductions_elsewhere(target: str, expected: dict[str, dict[str
         # XLA's temporaries: the 125 MB logits where a reduction reads them (the TPU's count
         # holds them too), nothing where every reduction is fused
         assert (temp >= 1024 * 30522 * 4) is any(v is not None for v in verdicts.values())
+
+
+# -- words on real compiles (issue 45) -----------------------------------------------------------------------
+
+
+def _compiled(fn, *specs: str, target: str) -> Report:
+    import sphinx_jaxhlo
+
+    return sphinx_jaxhlo.analyze(fn, *specs, targets=target)[target]
+
+
+def test_a_row_dot_the_cpu_computes_as_multiply_and_reduce_is_named_so_not_a_gemm() -> None:
+    """The CPU's YNN kernel of einsum('ij,ij->i') holds a multiply and a reduce, no dot: the max and the min
+    that read it read a contraction written as a multiply and a reduction (it was called a GEMM)."""
+    import jax.numpy as jnp
+
+    from sphinx_jaxhlo.hlo.reasons import reason_sentence
+
+    def row_dot_range(x, y):
+        e = jnp.einsum("ij,ij->i", x, y)
+        return jnp.max(e) - jnp.min(e)
+
+    report = _compiled(row_dot_range, "f32[100000,8]", "f32[100000,8]", target="cpu")
+    unfused = [r for r in report.verdict_reductions if not r.fused]
+    assert unfused and all(r.reason is not None and r.reason.producer_kind == "product-reduction" for r in unfused)
+    assert all("GEMM (a matrix product)" not in reason_sentence(r.reason) for r in unfused if r.reason)
+
+
+@pytest.mark.skipif(not TARGETS["gpu:h100"].available(), reason="the CUDA compiler plugin is not installed")
+def test_the_h100_words_of_a_scan_read_in_the_reducing_kernel_and_of_a_gemm_epilogue() -> None:
+    import jax.numpy as jnp
+
+    def cumsum_max(x):  # the scan's last stage and the max share a kernel that reads the stored exp(x)
+        return jnp.max(jnp.cumsum(jnp.exp(x), axis=-1), axis=-1)
+
+    report = _compiled(cumsum_max, "f32[64,65536]", target="gpu:h100")
+    (reduction,) = report.verdict_reductions
+    stored = next(m for m in report.materialized if m.name == reduction.input_materialized)
+    assert not reduction.fused and (stored.shape, stored.bytes, stored.producer_op) == ("f32[64,65536]",
+                                                                                        16_777_216, "exp")
+
+    def tanh_dot_sum(x, w):  # the Triton GEMM writes tanh of the product
+        return jnp.sum(jnp.tanh(x @ w), axis=0)
+
+    report = _compiled(tanh_dot_sum, "f32[4096,512]", "f32[512,512]", target="gpu:h100")
+    (stored,) = report.materialized
+    assert stored.producer_op == "tanh of dot_general"

@@ -1937,7 +1937,10 @@ def kernel(name: str, ops: list[str], kind: str = "Loop", custom: str | None = N
     (kernel("t", ["broadcast", "multiply", "reduce"], kind="Input"), 1, "dot_general", "tpu", "product-reduction"),
     (kernel("t", ["multiply", "reduce"], kind="Input"), 1, "dot_general", "gpu", "product-reduction"),
     (kernel("t", ["dot", "reduce"]), 1, "dot_general", "gpu", "gemm"),
-    (kernel("t", ["multiply", "reduce"], kind="Custom", custom="__ynn_fusion"), 1, "dot_general", "cpu", "gemm"),
+    # in the CPU's YNN kernel too: a strength-reduced dot is a multiply and a reduce, not a GEMM
+    (kernel("t", ["multiply", "reduce"], kind="Custom", custom="__ynn_fusion"), 1, "dot_general", "cpu",
+     "product-reduction"),
+    (kernel("t", ["dot"], kind="Custom", custom="__ynn_fusion"), 1, "dot_general", "cpu", "gemm"),
     (kernel("t", ["convolution", "add"], kind="Output"), 1, "jit(fft)", "tpu", "fft"),
     (kernel("t", ["fft"], kind="fft"), 1, "fft", "gpu", "fft"),
     (kernel("v", ["convolution"], kind="convolution"), 1, None, "gpu", "convolution"),
@@ -2707,8 +2710,9 @@ ENTRY %e (a: f32[8,4], b: f32[4,8]) -> f32[8] {{
 
 
 @pytest.mark.parametrize(("first", "own", "named"), [
-    # a YNN kernel whose metadata names the max inside it: named by the GEMM its result comes from
-    ("%d", "reduce_max", "dot_general"),
+    # a YNN kernel whose metadata names the max inside it: named by the GEMM its result comes from, and the
+    # last op of the work fused after it (an epilogue: its result is not the product)
+    ("%d", "reduce_max", "exp of dot_general"),
     # no dot on the way to its result: by the op that writes it
     ("%bm", "reduce_max", "exp"),
     # its metadata names an op that computes its result: kept
@@ -2777,3 +2781,83 @@ def test_the_device_figure_is_what_the_runtime_allocates(platform: str, code: in
         setattr(memory, missing, None)
     memory.settle(platform)
     assert memory.device_bytes == (None if missing else 100 + 10 + 50 + (code or 0) - 4)
+
+
+# -- a prefix-scan stage passes the data it reads on (issue 45) -------------------------------------------
+#
+# The H100's max(cumsum(exp(x))) reads the stored exp(x) in the kernel that reduces, through the scan's last
+# stage (a reduce-window padded on the low side): the reduced data is computed in the kernel from a stored
+# buffer of its full size, so the reduction is unfused (it was called fused).
+
+SCAN_THEN_REDUCE = """
+%k (p: f32[4,64]) -> f32[4] {{
+  %p = f32[4,64]{{1,0}} parameter(0)
+  %z = f32[] constant(0)
+  %w = f32[4,64]{{1,0}} reduce-window(%p, %z), window={{{window}}}, to_apply=%add
+  ROOT %r = f32[4]{{0}} reduce(%w, %z), dimensions={{1}}, to_apply=%add, metadata={{op_name="jit(f)/reduce_max"}}
+}}
+
+ENTRY %e (x: f32[4,64]) -> f32[4] {{
+  %x = f32[4,64]{{1,0}} parameter(0)
+  %big = f32[4,64]{{1,0}} exponential(%x), metadata={{op_name="jit(f)/exp"}}
+  ROOT %f = f32[4]{{0}} fusion(%big), kind=kInput, calls=%k
+}}
+"""
+
+
+@pytest.mark.parametrize(("window", "stored"), [
+    ("size=1x16 pad=0_0x15_0", "big"),       # a prefix scan's stage: running totals of every element read
+    ("size=1x16 pad=0_0x0_15", "big"),       # a reversed scan
+    ("size=1x16 stride=1x16", None),         # a first stage of a split reduction (fewer results): new data
+    ("size=1x127 pad=0_0x63_63", None),      # a row reduction broadcast back: new data
+])  # fmt: skip
+def test_data_that_reaches_a_reduce_through_a_prefix_scan_is_the_reduced_data(window: str,
+                                                                                stored: str | None) -> None:
+    if "stride" in window:  # the split stage writes fewer elements
+        text = SCAN_THEN_REDUCE.replace("%w = f32[4,64]{{1,0}}", "%w = f32[4,4]{{1,0}}")
+    else:
+        text = SCAN_THEN_REDUCE
+    reductions = {r.name: r for r in analyze(text.format(window=window)).reductions}
+    assert reductions["r"].input_materialized == stored
+
+
+# -- a GEMM with work fused after it is named by its last op (issue 45) ------------------------------------
+
+GEMM_EPILOGUE = """
+%g (a: f32[64,32], b: f32[32,64]) -> f32[64,64] {{
+  %a = f32[64,32]{{1,0}} parameter(0)
+  %b = f32[32,64]{{1,0}} parameter(1)
+  %d = f32[64,64]{{1,0}} dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, metadata={{op_name="jit(f)/dot_general"}}
+  {root}
+}}
+
+%k (p: f32[64,64]) -> f32[64] {{
+  %p = f32[64,64]{{1,0}} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[64]{{0}} reduce(%p, %z), dimensions={{0}}, to_apply=%add, metadata={{op_name="jit(f)/reduce_sum"}}
+}}
+
+ENTRY %e (x: f32[64,32], w: f32[32,64]) -> f32[64] {{
+  %x = f32[64,32]{{1,0}} parameter(0)
+  %w = f32[32,64]{{1,0}} parameter(1)
+  %gemm = f32[64,64]{{1,0}} fusion(%x, %w), kind=kCustom, calls=%g, metadata={{op_name="jit(f)/dot_general"}}, backend_config={{"fusion_backend_config":{{"kind":"__triton_nested_gemm_fusion"}}}}
+  ROOT %f = f32[64]{{0}} fusion(%gemm), kind=kInput, calls=%k
+}}
+"""
+
+
+@pytest.mark.parametrize(("root", "named"), [
+    ('ROOT %t = f32[64,64]{{1,0}} tanh(%d), metadata={{op_name="jit(f)/tanh"}}', "tanh of dot_general"),
+    ('ROOT %t = f32[64,64]{{1,0}} copy(%d)', "dot_general"),  # no op of its own: the product is the result
+    ('%t = f32[64,64]{{1,0}} tanh(%d), metadata={{op_name="jit(f)/tanh"}}\n  ROOT %c = f32[64,64]{{1,0}} cosine(%t), metadata={{op_name="jit(f)/cos"}}',
+     "cos of dot_general"),
+])  # fmt: skip
+def test_a_gemm_with_an_epilogue_is_named_by_its_last_op(root: str, named: str) -> None:
+    from sphinx_jaxhlo.hlo.reasons import KIND_WORDS
+
+    analysis = analyze(GEMM_EPILOGUE.format(root=root.replace("{{", "{").replace("}}", "}")))
+    (stored,) = analysis.materialized
+    assert stored.producer_op == named
+    # still a GEMM's output for the reason
+    (reduction,) = analysis.reductions
+    assert reduction.reason is not None and KIND_WORDS[reduction.reason.producer_kind] == "a GEMM (a matrix product)"

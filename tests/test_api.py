@@ -8,6 +8,7 @@ whose 20 GB intermediate is the point.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import subprocess
@@ -23,7 +24,7 @@ from conftest import API_EXAMPLE, HLO_DIR
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo import api
-from sphinx_jaxhlo.api import AnalysisError, Reports, TargetFailure, analyze, analyze_hlo
+from sphinx_jaxhlo.api import AnalysisError, Reports, TargetFailure, analyze, analyze_hlo, analyze_source
 from sphinx_jaxhlo.core.report import CompileError, Memory, Report
 from sphinx_jaxhlo.core.targets import TARGETS
 
@@ -250,6 +251,24 @@ def test_bad_arguments() -> None:
         analyze(jnp.sin, "f32[3]", targets="gpu:h10")
     with pytest.raises(ValueError, match="one spec per argument"):
         analyze(jnp.sin, "f32[3], f32[4]", targets="cpu")
+
+
+def test_specs_given_as_one_list_name_the_fix(example: ModuleType) -> None:
+    """A list where the function takes separate arguments: one line that says how to pass them, before
+    anything compiles (it was a TypeError from the trace: "missing 1 required positional argument")."""
+    words = (r"^analyze\(\): the argument specs were given as one list, \['f32\[10,3\]', 'f32\[4,3\]'\], but "
+             r"with_dot\(\) takes 2 positional arguments \(pos, hkl\): pass one spec per argument, "
+             r"analyze\(with_dot, \*specs\)$")
+    with pytest.raises(TypeError, match=words):
+        analyze(example.with_dot, ["f32[10,3]", "f32[4,3]"], targets="cpu")
+    with pytest.raises(TypeError, match=words):
+        analyze(example.with_dot, args=["f32[10,3]", "f32[4,3]"], targets="cpu")
+    with pytest.raises(TypeError, match=r"^analyze_source\(\): args is the specs as one text, 'f32\[10,3\], "
+                                        r"f32\[4,3\]', not a list: join them"):
+        analyze_source(inspect.getsource(example), "with_dot", ["f32[10,3]", "f32[4,3]"], targets="cpu")
+    # a function of one argument that is a list takes it as it is
+    reports = analyze(lambda xs: xs[0] @ xs[1], ["f32[10,3]", "f32[3,4]"], targets="cpu")
+    assert reports["cpu"].memory is not None
 
 
 def test_a_function_that_fails_to_trace_raises(example: ModuleType) -> None:

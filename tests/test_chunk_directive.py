@@ -24,20 +24,24 @@ def test_the_chunked_variant_is_compiled_proved_and_checked(app: Any) -> None:
     assert "def with_dot_chunked(pos, hkl):" in text and "lax.scan(step, total, [pos_chunks])" in text
     assert "part = jax.checkpoint(part, prevent_cse=False)" in text
     (check,) = first.select("p.jaxhlo-chunk-check")
-    assert re.search(r"checked on random f32\[37,3\], f32\[64,3\] in 3 chunks of 16: relative error \S+, "
-                     r"equal within the tolerance 1e-04", check.get_text())
+    # what was checked is the code shown, as written: chunks of 1000, two and a remainder
+    assert re.search(r"the code shown \(with_dot_chunked\) ran as written on random f32\[2333,3\], f32\[64,3\], in 3 "
+                     r"chunks \(2 of 1000 and one of 333\), against with_dot: relative error \S+, equal within the "
+                     r"tolerance 1e-04", check.get_text()), check.get_text()
     # the expectations named for each function hold: 20 GB of temp for the original, under 1 GB chunked
     assert len(first.select("li.jaxhlo-pass")) == 2 and not first.select("li.jaxhlo-fail")
-    # the original's report suggests the chunking (64 MiB budget: chunks of 200), proved, checked and
+    # the original's report suggests the chunking (64 MiB budget: chunks of 250, a divisor), proved, checked and
     # compiled, with the call and the code
     (suggestion,) = first.select("p.jaxhlo-chunk-suggestion")
     assert suggestion.get_text().startswith("Chunking would bound it: the result reduces over axis 0 of pos "
                                             "(100000 long)")
-    assert "needs 40.0 MB of temp memory instead of 20.0 GB" in suggestion.get_text()
+    assert "needs 50.0 MB of temp memory instead of 20.0 GB" in suggestion.get_text()
     code = suggestion.find_next_sibling("div").get_text()
-    assert "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=200, axis=0, combine='sum')" in code
-    assert "def with_dot_chunked(pos, hkl):" in code
+    assert "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=250, axis=0, combine='sum')" in code
+    # the example already defines with_dot_chunked (the :chunk: variant): the suggested code takes a fresh name
+    assert "def with_dot_chunked_(pos, hkl):" in code
     assert not softmax.select("p.jaxhlo-chunk-suggestion")
+    assert not softmax.select("p.jaxhlo-chunk-refusal")  # 8.4 MB, under the budget: nothing searched
     # a softmax over the chunked axis: refused, located at the line of the softmax (document line 27)
     refused = [ln for ln in warnings.splitlines() if "jaxhlo.chunk" in ln]
     assert any("index.rst:27" in ln and "`sub`" in ln and "softmax" in ln for ln in refused), refused

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import sphinx_jaxhlo
-from sphinx_jaxhlo.compiler.chunk_search import candidates, round_sizes, suggest_chunking
+from sphinx_jaxhlo.compiler.chunk_search import candidates, divisors, round_sizes, suggest_chunking
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.targets import TARGETS
 
@@ -131,10 +131,12 @@ def test_a_mean_is_combined_as_a_mean_and_run_as_written_equals_the_original():
     text = suggest_chunking(lse_mean, specs, {}, 82 * 10**6, budget=8 * 10**6, original_temp=82 * 10**6)
     name, keywords = suggested_call(text)
     assert (name, keywords["argnums"], keywords["combine"]) == ("lse_mean", 0, "mean")
-    assert "combine='mean'" in text.split("\n")[0] and "equal to the original on small random inputs" in text
+    assert "combine='mean'" in text.split("\n")[0]
+    assert "Checked: the code shown (lse_mean_chunked) ran as written on random" in text
     suggested = check_as_written(text, {"lse_mean": lse_mean}, specs)
-    # the size is the largest round size whose compiled temp meets the budget: twice it does not
-    sizes = round_sizes(40000)
+    # the size is the largest divisor of the axis whose compiled temp meets the budget: the next does not
+    sizes = divisors(40000)
+    assert 40000 % keywords["size"] == 0
     over = sphinx_jaxhlo.chunked(lse_mean, 0, sizes[sizes.index(keywords["size"]) + 1], combine="mean")
     assert sphinx_jaxhlo.analyze(over, *specs, targets="cpu")["cpu"].memory.temp_bytes > 8 * 10**6
     assert sphinx_jaxhlo.analyze(suggested, *specs, targets="cpu")["cpu"].memory.temp_bytes <= 8 * 10**6
@@ -150,10 +152,15 @@ def test_two_arguments_chunked_together_points_and_weights():
     check_as_written(text, {"rbf_matvec": rbf_matvec}, specs)
 
 
-def test_nothing_is_suggested_where_no_chunking_is_provable():
-    assert suggest_chunking(softmax_weights, (S(20000, 300),), {}, 240 * 10**6, budget=8 * 10**6) == ""
-    # a variance over the axis meets its own mean: refused too
-    assert suggest_chunking(lambda x: jnp.var(x, axis=0), (S(20000, 300),), {}, 240 * 10**6, budget=10**6) == ""
+def test_where_no_chunking_is_provable_one_line_says_where_the_proof_refuses():
+    text = suggest_chunking(softmax_weights, (S(20000, 300),), {}, 240 * 10**6, budget=8 * 10**6)
+    assert "\n" not in text and text.startswith("No chunking to suggest: over axis 0 of x (20000 long), the proof "
+                                                 "on the jaxpr refuses: `sub` at "), text
+    assert "(as a softmax's normalisation does)" in text and "over axis 1 of x (300 long)" in text
+    # a variance over the axis meets its own mean: refused too, at the subtraction
+    text = suggest_chunking(lambda x: jnp.var(x, axis=0), (S(20000, 300),), {}, 240 * 10**6, budget=10**6)
+    assert text.startswith("No chunking to suggest: over axis 0 of x (20000 long), the proof on the jaxpr refuses: "
+                           "`sub`"), text
 
 
 def test_no_size_meets_the_budget_is_said_with_the_smallest_size_figure():
@@ -163,20 +170,28 @@ def test_no_size_meets_the_budget_is_said_with_the_smallest_size_figure():
     assert "no chunk size brings the compiled temp memory within the budget of 100 B" in words
     assert suggested_call(text)[1]["size"] == 1
     check_as_written(text, {"rbf_matvec": rbf_matvec}, specs)
-    # when even that is no better than the original, nothing is shown
-    assert suggest_chunking(rbf_matvec, specs, {}, 64 * 10**6, budget=100, original_temp=1) == ""
+    # when even that is no better than the original, no call is shown: one line says what was found
+    text = suggest_chunking(rbf_matvec, specs, {}, 64 * 10**6, budget=100, original_temp=1)
+    assert "\n" not in text and text.startswith(
+        "No chunking to suggest: over axis 0 of y and w (4000 long), chunked() is proved on the jaxpr "
+        "(combine='sum'), but compiled for cpu over chunks of 1 it needs "), text
+    assert "no less than the unchunked 1 B; over axis 0 of x (4000 long), the proof on the jaxpr refuses" in text
 
 
 def test_analyze_suggests_the_seed_chunking_compiled_and_run_as_written(tmp_path):
     reports = sphinx_jaxhlo.analyze(seed.with_dot, "f32[100000,3]", "f32[50000,3]", targets="cpu",
                                     cache_dir=str(tmp_path))
     text = reports["cpu"].chunk_suggestion
-    assert text.split("\n")[1] == "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=200, axis=0, combine='sum')"
-    assert "needs 40.0 MB of temp memory instead of 20.0 GB (budget 67.1 MB)" in text
+    # the largest size that divides 100000 and fits the budget (200 before divisors were candidates)
+    assert text.split("\n")[1] == "sphinx_jaxhlo.chunked(with_dot, argnums=0, size=250, axis=0, combine='sum')"
+    assert "over 400 chunks of 250" in text
+    assert "needs 50.0 MB of temp memory instead of 20.0 GB (budget 67.1 MB)" in text
+    assert ("Checked: the code shown (with_dot_chunked) ran as written on random f32[583,3], f32[64,3], in 3 chunks "
+            "(2 of 250 and one of 83), against with_dot") in text
     assert "Chunking would bound it: the result reduces over axis 0 of pos (100000 long)" in str(reports)
     check_as_written(text, {"with_dot": seed.with_dot}, (S(100000, 3), S(50000, 3)))
     # the chunked function stores one 40 MB block: under the budget, nothing more to suggest
-    chunked_reports = sphinx_jaxhlo.analyze(sphinx_jaxhlo.chunked(seed.with_dot, size=200), "f32[100000,3]",
+    chunked_reports = sphinx_jaxhlo.analyze(sphinx_jaxhlo.chunked(seed.with_dot, size=250), "f32[100000,3]",
                                             "f32[50000,3]", targets="cpu", cache_dir=str(tmp_path))
     assert chunked_reports["cpu"].chunk_suggestion == ""
 
@@ -238,7 +253,7 @@ def _site_suggestions() -> list[tuple[str, str, Any, str]]:
                     if not slot.is_file():
                         continue
                     facts = json.loads(slot.read_text(encoding="utf-8"))["facts"]
-                    if facts.get("chunk_suggestion"):
+                    if "\n" in facts.get("chunk_suggestion", ""):  # a suggestion, not the one line of none
                         out.append((f"{docname}: {slot.name}", facts["chunk_suggestion"], example, facts["target"]))
     return out
 
@@ -260,7 +275,7 @@ def test_every_suggestion_of_the_site_runs_as_written_and_compiles_to_its_figure
     for where, text, example, target in found:
         if not TARGETS[target].available():
             continue
-        assert "equal to the original on small random inputs" in text, where
+        assert "Checked: the code shown (" in text and "ran as written on random" in text, where
         _check_example_suggestion(text, example, target)
 
 
@@ -280,7 +295,7 @@ def test_every_suggestion_of_the_corpus_runs_as_written_and_compiles_to_its_figu
                                                static=dict((k, ast.literal_eval(v)) for k, v in program.static)
                                                or None)
         text = reports[target].chunk_suggestion if len(reports) else ""
-        if text:
+        if "\n" in text:  # a suggestion, not the one line that says why there is none
             example = parse_example(program.source, {"function": "f", "args": program.args,
                                                      "static": ", ".join(f"{k}={v}" for k, v in program.static)})
             _check_example_suggestion(text, example, target)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -484,3 +486,168 @@ def test_log_of_a_maximum_is_refused_and_of_a_minimum_proved():
         check_chunkable(lambda v: jnp.log(jnp.max(v, axis=0)), x, combine="max")
     _close(chunked(lambda v: jnp.log(jnp.min(v, axis=0) + 2.0), size=16, combine="min")(x),
            jnp.log(jnp.min(x, axis=0) + 2.0))
+
+
+# -- generated code is hygienic, and the text shown is the text checked -----------------------------------
+#
+# Arguments named after the names the code writes (k, r, size, part, step, start, total...) kept the code's
+# meaning before: `lse_as_max(q, k)` crashed, `temp_exp_colsum(x, y, r)` gave inf, `scaled_tanh_total(x, y,
+# size)` was off by the chunk size, and the page still said "checked" (it ran chunked(), not the code).
+
+
+def lse_as_max(q, k):
+    """Attention's scores, the usual names: the max over the queries of q @ k.T."""
+    return jnp.max(q @ k.T, axis=0)
+
+
+def attention_max(q, k):
+    """The largest score, chunked over the keys."""
+    return jnp.max(q @ k.T)
+
+
+def temp_exp_colsum(x, y, r):
+    return jnp.sum(jnp.exp((x @ y.T) / r), axis=0)
+
+
+def scaled_tanh_total(x, y, size):
+    return jnp.sum(jnp.tanh(x @ y.T) * size, axis=0)
+
+
+def every_name(x, k, r, size, part, step, start, total, chunk, s, m, t, x_c, x_chunks, x_main, kwargs, jnp, lax,
+               min, divmod, scan_step, n_chunks, rest):
+    """Every name the generator prefers, and its first alternatives, as arguments: each scales the result."""
+    scale = k * r * size * part * step * start * total * chunk * s * m * t * x_c * x_chunks * x_main * kwargs
+    scale = scale * jnp * lax * min * divmod * scan_step * n_chunks * rest
+    return jax.numpy.mean(jax.numpy.tanh(x) * scale, axis=1)
+
+
+_SCALARS = 23  # every_name's scalar arguments
+
+
+@pytest.mark.parametrize(("fn", "shapes", "kw"), [
+    (lse_as_max, [(70, 8), (9, 8)], {"argnums": 0, "size": 16, "combine": "max"}),
+    (attention_max, [(9, 8), (70, 8)], {"argnums": 1, "size": 16, "combine": "max", "axis": 0}),
+    (temp_exp_colsum, [(70, 8), (9, 8), ()], {"argnums": 0, "size": 20}),
+    (scaled_tanh_total, [(70, 8), (9, 8), ()], {"argnums": 0, "size": 20}),
+    (every_name, [(5, 70)] + [()] * (_SCALARS - 1), {"argnums": 0, "size": 16, "axis": 1, "combine": "mean"}),
+])
+def test_code_for_arguments_named_like_its_own_names_equals_the_original(fn, shapes, kw):
+    values = [_normal(i, shape) if shape else jnp.float32(1.5 + 0.1 * i) for i, shape in enumerate(shapes)]
+    source = chunked_source(fn, **kw)
+    params = list(inspect.signature(fn).parameters)
+    # nothing of the signature is redefined inside the code: no `name = ...` for an argument's name
+    assigned = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assert not assigned & set(params), (assigned & set(params), source)
+    written = _define(source, **{fn.__name__: fn})[f"{fn.__name__}_chunked"]
+    _close(written(*values), fn(*values), 1e-5)
+    # and the check runs that very text, at the size it shows
+    result = sphinx_jaxhlo.verify_chunked_source(fn, source, *[jax.ShapeDtypeStruct(v.shape, v.dtype) for v in values],
+                                                 **kw)
+    assert result.passed and result.as_shown and result.size == kw["size"] and result.ran == f"{fn.__name__}_chunked"
+    assert result.describe().startswith(f"the code shown ({fn.__name__}_chunked) ran as written on random ")
+
+
+def test_the_check_runs_the_text_shown_and_catches_the_old_shadowing_code():
+    # the code chunked_source wrote before names were made fresh, for temp_exp_colsum(x, y, r)
+    old = '''
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def temp_exp_colsum_chunked(x, y, r):
+    size = min(20, x.shape[0])
+    k, r = divmod(x.shape[0], size)
+    x_chunks = x[:k * size].reshape(k, size, *x.shape[1:])
+
+    def part(x_c):
+        return temp_exp_colsum(x_c, y, r)
+
+    def step(total, chunk):
+        x_c, = chunk
+        return jax.tree.map(jnp.add, total, part(x_c)), None
+
+    total = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(part, x_chunks[0]))
+    total, _ = lax.scan(step, total, [x_chunks])
+    if r:
+        total = jax.tree.map(jnp.add, total, part(x[k * size:]))
+    return total
+'''
+    specs = (jax.ShapeDtypeStruct((4000, 8), jnp.float32), jax.ShapeDtypeStruct((300, 8), jnp.float32),
+             jax.ShapeDtypeStruct((), jnp.float32))
+    bad = sphinx_jaxhlo.verify_chunked_source(temp_exp_colsum, old, *specs, size=20)
+    assert not bad.passed and "DIFFERENT" in bad.describe()
+    # chunked() itself is right: a check of chunked() would have passed this code
+    assert verify_chunked(temp_exp_colsum, *specs, size=20).passed
+    good = sphinx_jaxhlo.verify_chunked_source(temp_exp_colsum, chunked_source(temp_exp_colsum, size=20), *specs,
+                                               size=20)
+    assert good.passed and good.shapes == ("f32[46,8]", "f32[64,8]", "f32[]") and good.chunks == 3
+
+
+def test_names_are_fresh_against_globals_and_the_function_name():
+    # a module where jnp is NumPy and lax something else: the code spells jax's modules out, binds neither
+    scope = {"jnp": "numpy", "lax": None, "jax": "jax", "total": None}
+    source = chunked_source("total", 0, 10, arg_names=["x"], scope=scope)
+    assert "import jax.numpy as jnp" not in source and "from jax import lax" not in source
+    assert "jax.numpy.add" in source and "jax.lax.scan(" in source
+    assert "    total = " not in source  # the callee's name is not a local
+    namespace = {"jnp": np, "lax": object(), "total": lambda x: jnp.sum(jnp.sin(x), axis=0)}
+    exec(compile(source, "<chunked>", "exec"), namespace)
+    x = _normal(3, (35, 4))
+    _close(namespace["total_chunked"](x), jnp.sum(jnp.sin(x), axis=0))
+    assert namespace["jnp"] is np  # the pasted code left the module's names alone
+    # a live function's globals: a global named like the default output takes another name
+    namespace = {"jnp": jnp}
+    exec("def f(x):\n    return jnp.sum(x, axis=0)\n\nf_chunked = None\n", namespace)
+    assert "def f_chunked_(x):" in chunked_source(namespace["f"], size=4)
+    with pytest.raises(ValueError, match="has a parameter named total"):
+        chunked_source(_named_with_itself(), size=4)
+
+
+def _named_with_itself():
+    def total(total):
+        return jnp.sum(total, axis=0)
+
+    return total
+
+
+def test_a_chunked_variant_of_the_directive_runs_as_shown(tmp_path):
+    """`:chunk: x=20` on temp_exp_colsum(x, y, r), through the pipeline the directive uses: the example's
+    source (with the code shown) runs equal to the original, and the check's words say it ran that code."""
+    from sphinx_jaxhlo.api import compile_example, resolve_targets
+    from sphinx_jaxhlo.core.example import parse_example
+
+    source = ("import jax.numpy as jnp\n\n\ndef temp_exp_colsum(x, y, r):\n"
+              "    return jnp.sum(jnp.exp((x @ y.T) / r), axis=0)\n")
+    example = parse_example(source, {"args": "f32[2000,16], f32[300,16], f32[]", "chunk": "x=500"},
+                            source_name="example.py").with_chunk_variants()
+    namespace: dict = {}
+    exec(compile(example.source, "example.py", "exec"), namespace)
+    x, y = _normal(0, (2000, 16)) / 4, _normal(1, (300, 16)) / 4
+    _close(namespace["temp_exp_colsum_chunked"](x, y, jnp.float32(3.0)),
+           namespace["temp_exp_colsum"](x, y, jnp.float32(3.0)), 1e-5)
+    reports = compile_example(example, resolve_targets("cpu"), ["summary"], cache_dir=tmp_path)
+    report = next(r for r in reports if r.function == "temp_exp_colsum_chunked")
+    assert report.chunk_check.startswith("the code shown (temp_exp_colsum_chunked) ran as written on random "
+                                         "f32[1166,16], f32[64,16], f32[], in 3 chunks (2 of 500 and one of 166), "
+                                         "against temp_exp_colsum: relative error "), report.chunk_check
+    # a name the example already uses for the variant is refused, with the fix
+    clash = parse_example(source + "\n\ntemp_exp_colsum_chunked = None\n", {"args": "f32[20,4], f32[3,4], f32[]",
+                                                                            "chunk": "x=5"})
+    with pytest.raises(ValueError, match="already names temp_exp_colsum_chunked"):
+        clash.with_chunk_variants()
+
+
+def big_sine_sum(x):
+    return jnp.sum(jnp.sin(x))
+
+
+def test_a_size_too_large_to_run_here_says_what_ran_instead():
+    # chunks of 10**7 need 23 million elements to run as shown (two chunks and a remainder): over the check's
+    # limit, chunked() at 16 runs instead, and the words say so rather than claim the code ran
+    spec = jax.ShapeDtypeStruct((100_000_000,), jnp.float32)
+    code = chunked_source(big_sine_sum, size=10**7)
+    result = sphinx_jaxhlo.verify_chunked_source(big_sine_sum, code, spec, size=10**7)
+    assert result.passed and not result.as_shown and result.size == 16
+    assert result.describe().startswith("chunked(big_sine_sum), in place of the code shown (its chunks of 10000000 "
+                                        "are too large to run here), checked on random f32[37] in 3 chunks")

@@ -94,6 +94,11 @@ def test_a_function_that_fails_to_trace_exits_1(example: Path, cache: Path) -> N
     (["{example}:fused", "--args", "f32[3]", "--static", "chunk=range"], "chunk=range is not a Python literal"),
     (["{example}:fused", "--args", "f32[3]", "--show", "everything"], "unknown part 'everything'"),
     (["{example}:fused", "--args", "f32[3]", "--timeout", "0"], "not a positive number"),
+    # specs written as one list, or quoted: the fix is named, nothing compiles
+    (["{example}:with_dot", "--args", "[f32[10,3], f32[4,3]]"],
+     "--args: [f32[10,3], f32[4,3]] is one argument (a list), but with_dot() takes 2 (pos, hkl): write one spec "
+     "per argument, without the brackets: f32[10,3], f32[4,3]"),
+    (["{example}:with_dot", "--args", '["f32[10,3]", "f32[4,3]"]'], "(specs are written without quotes: "),
     (["{syntax}:f", "--args", "f32[3]"], "line 1: SyntaxError"),
     (["--args", "f32[3]"], "give FILE.py[:FUNCTION]"),
     (["--hlo-file", "{example}"], "not an HLO module"),

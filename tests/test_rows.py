@@ -52,7 +52,7 @@ def test_the_seeds_20_gb_intermediate_is_a_problem_in_words_that_name_the_op_and
     report = stored("gpu_h100__with_dot.txt")
     (problem, *rest) = findings(report, Display())
     assert problem.level == "problem" and problem.title == "Unfused reduction"
-    assert problem.text.startswith("the f32[50000,100000] result of dot_general on line 6 "
+    assert problem.text.startswith("the f32[50000,100000] result of cos of dot_general on line 6 "
                                    "(20.0 GB; HLO gemm_fusion_dot_general.1) is stored in memory before the "
                                    "reduction on line 6 (reduce_sum) reads it.")
     assert "That is 10,000× the 2.0 MB the arguments and outputs take." in problem.text
@@ -66,7 +66,7 @@ def test_an_example_about_memory_reports_no_reduction_callouts() -> None:
     assert {f.title for f in every} >= {"Unfused reduction"}
     memory = findings(report, Display(findings=("memory",)))
     # the stored product is still named, as the largest intermediate, with its line
-    assert [f.text for f in memory] == ["Largest intermediate: the f32[50000,100000] result of dot_general on "
+    assert [f.text for f in memory] == ["Largest intermediate: the f32[50000,100000] result of cos of dot_general on "
                                         "line 6 (20.0 GB; HLO gemm_fusion_dot_general.1)."]
     assert not any("reduction" in f.text.lower() for f in memory)
     reductions = findings(report, Display(findings=("reductions",)))

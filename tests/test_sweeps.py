@@ -34,6 +34,7 @@ from sphinx_jaxhlo.core.report import (
 from sphinx_jaxhlo.core.settings import Settings
 from sphinx_jaxhlo.core.specs import SpecError, parse_args, size_symbols
 from sphinx_jaxhlo.core.sweeps import (
+    Point,
     SweepError,
     parse_condition,
     parse_flip_claim,
@@ -528,3 +529,23 @@ def test_check_takes_range_claims_and_names_the_point_that_fails() -> None:
 
     with pytest.raises(ValueError, match="needs a sweep"):
         Reports([]).check(reduction="fused for n>3")
+
+
+def test_a_contraction_stays_a_reduction_across_a_flip() -> None:
+    """A dot_general the program's own where it is unfused over stored data (a multiply and a reduce reading a
+    table), and the compiler's fused multiply + reduce, or a GEMM, elsewhere: never "absent" (issue 45)."""
+    from sphinx_jaxhlo.core.flips import PointFigure, ReductionState, compare
+
+    key = "dot_general (line 5)"
+    a, b = Point((("n", 1024),), ("n",), (0,)), Point((("n", 4096),), ("n",), (1,))
+    unfused = ReductionState(key, "reduce.1", False, "f32[4096,4096]", 67_108_864, "elementwise kernel", "elementwise")
+    before = PointFigure(a, "f", "tpu:v5e", "unfused", reductions=[unfused])
+    fused = PointFigure(b, "f", "tpu:v5e", "no reduction",
+                        contractions=[ReductionState(key, "reduce.2", True)])
+    flip = compare(before, fused, "n")
+    assert flip is not None and flip.kinds == ["reduction"]
+    assert flip.changes == [f"{key}: unfused, reading f32[4096,4096] (67.1 MB) from elementwise kernel at n=1024 -> "
+                            "fused at n=4096"]
+    gemm = compare(before, PointFigure(b, "f", "tpu:v5e", "no reduction"), "n")
+    assert gemm is not None and "-> a GEMM (a dot kernel: the contraction has no reduce of its own) at n=4096" in \
+        gemm.changes[0] and "absent" not in gemm.changes[0]

@@ -22,7 +22,10 @@ for anything it cannot prove.  The rules it applies:
   (``exp``, ``tanh``...: the table ``_INCREASING``), a partial min also through
   those increasing where defined and NaN below (``log``, ``sqrt``, ``log1p``: a
   chunk's negative maximum would give NaN), be shifted by values that do not
-  depend on the chunk or flipped by a negation;
+  depend on the chunk or flipped by a negation; a ``select_n`` whose predicate
+  does not depend on the chunk may choose between partial results and zeros
+  (``jnp.where(mask, partial, 0)``, ``jnp.trace``) or, for a partial max or
+  min, any value that does not depend on the chunk;
 - the length of the axis is followed too: the jaxpr is made a second time with
   the chunked axis one element longer (else twice as long), and a literal or
   constant that differs between the two is a value *of the length*.  A partial
@@ -62,6 +65,7 @@ from sphinx_jaxhlo.compiler.chunk_values import (
     Sized,
     State,
     abstract,
+    is_zero,
     length_state,
     twin_jaxprs,
 )
@@ -153,7 +157,7 @@ class _Prover:
         if isinstance(var, Literal):
             if twins and all(isinstance(t, Literal) for t in twins):
                 return length_state(var.val, [t.val for t in twins], self.ratios)
-            return Free(frozenset(range(len(_shape(var)))))
+            return Free(frozenset(range(len(_shape(var)))), zero=is_zero(var.val))
         return env.get(var, Free())
 
     def run(self, closed: Any, inputs: Sequence[State], twins: Sequence[Any] = ()) -> list[State]:
@@ -234,7 +238,9 @@ class _Prover:
                     continue
                 assert isinstance(state, Free)
                 uniform &= {d for d in range(len(shape)) if shape[d] == 1 or d in state.uniform}
-            return [Free(frozenset(uniform))] * len(eqn.outvars)
+            first = states[0]
+            zero = name in _PASS_THROUGH and isinstance(first, Free) and first.zero
+            return [Free(frozenset(uniform), zero=zero)] * len(eqn.outvars)
         if name == "broadcast_in_dim":
             dims = [int(d) for d in eqn.params["broadcast_dimensions"]]
             state = states[0]
@@ -242,7 +248,9 @@ class _Prover:
             in_shape = _shape(eqn.invars[0])
             uniform = {d for d in range(len(out_shape)) if d not in dims}
             uniform |= {dims[i] for i in range(len(dims)) if i in state.uniform or in_shape[i] == 1}
-            return [Free(frozenset(uniform))]
+            return [Free(frozenset(uniform), zero=state.zero)]
+        if name in ("reshape", "squeeze", "expand_dims") and isinstance(states[0], Free) and states[0].zero:
+            return [Free(zero=True)]
         return [Free()] * len(eqn.outvars)
 
     def sized(self, eqn: Any, states: list[State]) -> State:
@@ -292,6 +300,8 @@ class _Prover:
         increasing = name in _INCREASING or (op == "min" and name in _MIN_ONLY)
         if name in _PASS_THROUGH or (op not in ("sum", "mean") and increasing and len(states) == 1):
             return first
+        if name == "select_n":
+            return self.select(eqn, states, first, op, nonlinear)
         if name == "neg":
             return Partial(_NEGATED[op], first.origin)
         both = len(partials) == len(states)
@@ -325,6 +335,25 @@ class _Prover:
         if name == "sub" and index == 1 and len(partials) == 1:
             return Partial(_NEGATED[op], first.origin)
         raise self.refuse(eqn, nonlinear)
+
+    def select(self, eqn: Any, states: list[State], first: Partial, op: str, nonlinear: str) -> State:
+        """``select_n(which, *cases)`` with partial results among the cases: each element is taken
+        from one case by a predicate that does not depend on the chunk, so the choice commutes with
+        the combine when every other case is a value each chunk gives alike and the combine leaves
+        alone: zero for a sum or a mean (``jnp.where(mask, partial, 0)``, ``jnp.trace``), any free
+        value for a maximum or a minimum (the maximum of equal values is that value)."""
+        which, cases = states[0], states[1:]
+        if not isinstance(which, Free):
+            raise self.refuse(eqn, f"chooses elements of the {op} over the chunked axis made at {first.origin} "
+                                   "by a value that depends on the chunk")
+        for case in cases:
+            if isinstance(case, Partial):
+                continue
+            if not isinstance(case, Free) or (op in ("sum", "mean") and not case.zero):
+                raise self.refuse(eqn, nonlinear if op not in ("sum", "mean") else
+                                  f"puts a value that is not zero beside the {op} over the chunked axis made at "
+                                  f"{first.origin}: it would be counted once per chunk")
+        return first
 
     def _raise(self, eqn: Any, why: str) -> State:
         raise self.refuse(eqn, why)

@@ -15,22 +15,34 @@ all of these hold, in this order:
   accepts the candidate on the jaxpr, and gives the combine that rebuilds the
   result (a mean is combined as a mean, a sum as a sum);
 - **the numbers**: :func:`~sphinx_jaxhlo.compiler.chunking.verify_chunked`
-  finds the chunked call equal to the original on small random inputs;
+  finds the chunked call equal to the original on small random inputs (chunks
+  of 16), before any compile;
 - **the compile**: the chunked call is compiled for the report's target at the
-  example's shapes; the size suggested is the largest of 1, 2, 5, 10, 20,
-  50... below the axis length whose compiled temp memory is within the budget
-  (starting from the estimate that the intermediate scales with the chunk),
-  and the figure shown is that compile's.  When no size meets the budget, the
-  suggestion says so, with the smallest size's figure, if that is below the
-  unchunked function's temp memory (else chunking does not help: nothing is shown).
+  example's shapes; the size suggested is the largest divisor of the axis
+  length whose compiled temp memory is within the budget, unless a size that
+  does not divide it (a power of two, or 1, 2, 5 times a power of ten) fits and
+  is more than four times as large (starting from the estimate that the
+  intermediate scales with the chunk), and the figure shown is that compile's.
+  A divisor is preferred: the shorter last chunk that another size leaves is
+  computed from a slice of the argument, which XLA may copy whole.  When no
+  size meets the budget, the suggestion says so, with the smallest size's
+  figure, if that is below the unchunked function's temp memory (else chunking
+  does not help: nothing is shown);
+- **the code as shown**: :func:`~sphinx_jaxhlo.core.chunks.chunked_source` writes the
+  plain-JAX code for that size, and
+  :func:`~sphinx_jaxhlo.compiler.chunking.verify_chunked_source` runs that text,
+  as a reader would paste it, against the original on random inputs with two
+  chunks of that size and a remainder; the words say what ran.
 
 A candidate that fails a step is dropped and the next one tried; when none
 passes the proof and the numbers, nothing is shown.  The search is bounded:
-at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles.
-The compile worker does not search on a TPU: a TPU compile takes 4 to 40 s,
-and the TPU's temp figure, 0 B for most programs, is not the memory that
-matters there (the peak is).  Importing this module
-does not import jax.
+at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles for
+each.  On a TPU the compile worker searches only where XLA's temp memory itself
+is over the budget (the TPU's temp figure, 0 B for most programs, says nothing
+of a chunking there otherwise), with at most :data:`MAX_TPU_COMPILES` compiles:
+a TPU compile takes 4 to 40 s.  When the proof refuses every set of arguments,
+the suggestion is one line that says where it refuses the first.  Importing this
+module does not import jax.
 """
 
 from __future__ import annotations
@@ -41,15 +53,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, proved_combine
-from sphinx_jaxhlo.compiler.chunking import ChunkCheck, chunked, verify_chunked
+from sphinx_jaxhlo.compiler.chunking import ChunkCheck, chunked, verify_chunked, verify_chunked_source
 from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET, chunked_source, function_name, positional_parameters
 from sphinx_jaxhlo.core.sizes import format_bytes
 
-__all__ = ["Candidate", "candidates", "round_sizes", "suggest_chunking"]
+__all__ = ["Candidate", "candidates", "chunk_sizes", "divisors", "powers_of_two", "round_sizes",
+           "suggest_chunking"]
 
 #: The most argument sets the proof is tried on, and the most compiles one suggestion may take.
 MAX_PROOFS = 24
-MAX_COMPILES = 6
+MAX_COMPILES = 12
+MAX_TPU_COMPILES = 3
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,23 @@ def candidates(args: Sequence[Any], min_length: int = 2) -> list[Candidate]:
     return out
 
 
+def divisors(n: int) -> list[int]:
+    """The sizes that divide ``n``, below it, ascending (1 always)."""
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)} - {n}) or [1]
+
+
+def powers_of_two(n: int) -> list[int]:
+    """1, 2, 4, 8... below ``n``."""
+    return [2 ** i for i in range(max(1, n - 1).bit_length()) if 2 ** i < n]
+
+
+def chunk_sizes(n: int) -> list[int]:
+    """Every size a suggestion may take for an axis ``n`` long, ascending: its divisors, the powers of
+    two and the round sizes below it."""
+    return sorted({*divisors(n), *powers_of_two(n), *round_sizes(n)})
+
+
 def round_sizes(n: int) -> list[int]:
     """1, 2, 5, 10, 20, 50... below ``n``."""
     out: list[int] = []
@@ -111,43 +142,75 @@ class _Found:
     size: int
     temp: int
     fits: bool
+    #: the plain-JAX code shown ("" for a function that has no name to call), and its run as shown
+    code: str = ""
+    shown: ChunkCheck | None = None
 
 
-def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, budget: int) -> tuple[int, int, bool]:
-    """(size, its compiled temp, whether it is within the budget): the largest round size whose
-    compiled temp is within the budget, searched from ``estimate`` with at most :data:`MAX_COMPILES`
-    compiles (a compile that fails counts as over the budget); else the smallest size tried."""
-    sizes = round_sizes(n)
+def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, budget: int,
+                     max_compiles: int = MAX_COMPILES) -> tuple[int, int, bool]:
+    """(size, its compiled temp, whether it is within the budget): the largest size that divides ``n``
+    whose compiled temp is within the budget, or a size of :func:`chunk_sizes` that does not divide
+    ``n`` when it is more than four times as large (a prime length: its divisors are 1 and itself);
+    searched from ``estimate`` with at most ``max_compiles`` compiles (a compile that fails counts
+    as over the budget); else the smallest size tried.
+
+    A size that divides the axis is preferred because one that does not leaves a shorter chunk that
+    the code computes after the loop, from a slice of the argument: XLA may copy the argument for it
+    (``batched_gram_sum`` on f32[65536,32,16], H100: 134 MB at chunks of 5 to 1000, 25 MB at 4096).
+    """
     known: dict[int, int | None] = {}
 
-    def fits(i: int) -> bool:
-        if sizes[i] not in known:
-            known[sizes[i]] = temp(sizes[i])
-        value = known[sizes[i]]
+    def fits(size: int) -> bool:
+        if size not in known:
+            known[size] = temp(size)
+        value = known[size]
         return value is not None and value <= budget
 
-    start = max((i for i, s in enumerate(sizes) if s <= estimate), default=0)
-    best: int | None = None
-    if fits(start):
-        best = start
-        while best + 1 < len(sizes) and len(known) < MAX_COMPILES and fits(best + 1):
-            best += 1
-    else:
-        low, high = 0, start - 1
-        while low <= high and len(known) < MAX_COMPILES:
+    def largest(sizes: list[int]) -> int | None:
+        """The largest fitting size of ``sizes`` (ascending; fitting assumed to hold below a size that fits)."""
+        if not sizes:
+            return None
+        start = max((i for i, size in enumerate(sizes) if size <= estimate), default=0)
+        low, high = 0, len(sizes) - 1  # the answer's index lies in [low - 1, high]
+        if fits(sizes[start]):
+            low, jump = start + 1, 1
+            while low <= high and len(known) < max_compiles:  # gallop up, then bisect
+                probe = min(high, start + jump)
+                if fits(sizes[probe]):
+                    low, start, jump = probe + 1, probe, jump * 2
+                else:
+                    high = probe - 1
+                    break
+        else:
+            high = start - 1
+        while low <= high and len(known) < max_compiles:
             middle = (low + high) // 2
-            if fits(middle):
-                best, low = middle, middle + 1
+            if fits(sizes[middle]):
+                low = middle + 1
             else:
                 high = middle - 1
+        found = [size for size in sizes if known.get(size) is not None and fits(size)]
+        return max(found) if found else None
+
+    dividing = divisors(n)
+    best = largest(dividing)
+    others = [size for size in chunk_sizes(n) if n % size and size > 4 * (best or 0)]
+    better = largest(others)
+    if better is not None:
+        best = better
     if best is not None:
-        return sizes[best], int(known[sizes[best]] or 0), True
+        return best, int(known[best] or 0), True
     tried = min(known)
     return tried, int(known[tried] or 0), False
 
 
 def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], stored_bytes: int, budget: int,
-            temp_of: Callable[[Callable[..., Any]], int | None], original_temp: int | None) -> _Found | None:
+            temp_of: Callable[[Callable[..., Any]], int | None], original_temp: int | None,
+            accept: Callable[[_Found], bool], declined: list[tuple[Candidate, ChunkError | _Found]],
+            max_compiles: int = MAX_COMPILES) -> _Found | None:
+    """The first candidate that fits the budget, else the first that at least lowers the temp memory;
+    ``declined`` gets each candidate the proof refused, and each proved one that lowers nothing."""
     proofs = 0
     fallback: _Found | None = None
     # an axis shorter than the intermediate over the budget cannot bring it within the budget, but
@@ -161,7 +224,10 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
             combine = proved_combine(fn, *args, argnums=candidate.argnums, axis=candidate.axes, **kwargs).op
             check = verify_chunked(fn, *args, argnums=candidate.argnums, axis=candidate.axes, combine=combine,
                                    size=16, **kwargs)
-        except (ChunkError, ValueError, TypeError):
+        except ChunkError as exc:
+            declined.append((candidate, exc))
+            continue
+        except (ValueError, TypeError):
             continue
         if not check.passed:
             continue
@@ -170,27 +236,33 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
             return temp_of(chunked(fn, candidate.argnums, size, candidate.axes, combine, check=False))
 
         estimate = max(1, int(budget * candidate.length / stored_bytes)) if stored_bytes > 0 else 1
-        size, figure, fits = _largest_fitting(temp, candidate.length, estimate, budget)
+        size, figure, fits = _largest_fitting(temp, candidate.length, estimate, budget, max_compiles)
         found = _Found(candidate, combine, check, size, figure, fits)
         if fits:
-            return found
-        if original_temp is None or figure < original_temp:
-            fallback = fallback or found
+            if accept(found):
+                return found
+        elif original_temp is not None and figure >= original_temp:
+            declined.append((candidate, found))
+        elif fallback is None and accept(found):
+            fallback = found
     return fallback
 
 
 def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], stored_bytes: int,
                      budget: int = DEFAULT_CHUNK_BUDGET, name: str | None = None, *,
                      temp_of: Callable[[Callable[..., Any]], int | None] | None = None,
-                     original_temp: int | None = None, target: str = "cpu") -> str:
+                     original_temp: int | None = None, target: str = "cpu",
+                     max_compiles: int = MAX_COMPILES) -> str:
     """A chunking that bounds a stored intermediate of ``stored_bytes`` to ``budget``:
-    words, the ``chunked(...)`` call and its plain-JAX code, one per line group; or
-    ``""`` when no candidate passes the proof and the numerical check.
+    words, the ``chunked(...)`` call and its plain-JAX code, one per line group; when
+    the proof refuses every candidate, one line that says where it refuses the first
+    (the longest axis); else ``""`` (no candidate, or none passes the numerical check).
 
     :param temp_of: the compiled temp memory of a function at ``args`` and ``kwargs`` on the
         report's target (``None`` when the compile fails); default: a CPU compile.
     :param original_temp: the unchunked function's temp memory, for the words.
     :param target: the target's name, for the words.
+    :param max_compiles: the most compiles the search of a size may take for one set of arguments.
     """
     fname = name or function_name(fn)
 
@@ -200,36 +272,69 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
         except Exception:
             return None
 
-    found = _search(fn, args, kwargs, stored_bytes, budget, temp_of or default, original_temp)
-    if found is None:
-        return ""
-    nums, axes = found.candidate.argnums, found.candidate.axes
+    def accept(found: _Found) -> bool:
+        """Write the code for the size found and run it as shown against ``fn`` (the code a reader
+        pastes is what is checked); a function without a name to call shows the call alone."""
+        nums, axes = found.candidate.argnums, found.candidate.axes
+        if not fname.isidentifier():
+            return True
+        try:
+            found.code = chunked_source(fn, nums, found.size, axes, found.combine, fn_name=fname)
+            found.shown = verify_chunked_source(fn, found.code, *args, argnums=nums, size=found.size, axis=axes,
+                                                combine=found.combine, fn_name=fname, **kwargs)
+        except Exception:  # the code does not run as shown: no suggestion from this candidate
+            return False
+        return found.shown.passed
+
+    declined: list[tuple[Candidate, ChunkError | _Found]] = []
+    found = _search(fn, args, kwargs, stored_bytes, budget, temp_of or default, original_temp, accept, declined,
+                    max_compiles)
     params, _ = positional_parameters(fn)
-    names = [params[i] if i < len(params) else f"argument {i}" for i in nums]
-    what = " and ".join(f"axis {a} of {n}" for n, a in zip(names, axes, strict=True)) if len(set(axes)) > 1 \
-        else f"axis {axes[0]} of {' and '.join(names)}"
+
+    def what_of(nums: Sequence[int], axes: Sequence[int]) -> str:
+        names = [params[i] if i < len(params) else f"argument {i}" for i in nums]
+        return " and ".join(f"axis {a} of {n}" for n, a in zip(names, axes, strict=True)) if len(set(axes)) > 1 \
+            else f"axis {axes[0]} of {' and '.join(names)}"
+
+    if found is None:
+        if not declined:
+            return ""
+        said = []
+        # a proved chunking that lowers nothing first: it is the nearest to a suggestion
+        declined.sort(key=lambda item: isinstance(item[1], ChunkError))
+        for candidate, why in declined[:2]:
+            over = f"over {what_of(candidate.argnums, candidate.axes)} ({candidate.length} long)"
+            if isinstance(why, ChunkError):
+                text = str(why).removeprefix(f"chunked({function_name(fn)}): ")
+                said.append(f"{over}, the proof on the jaxpr refuses: {text}")
+            else:
+                said.append(f"{over}, chunked() is proved on the jaxpr (combine={why.combine!r}), but compiled for "
+                            f"{target} over chunks of {why.size} it needs {format_bytes(why.temp)} of temp memory, "
+                            f"no less than the unchunked {format_bytes(original_temp or 0)}")
+        more = len(declined) - len(said)
+        others = f" ({more} other set{'s' if more > 1 else ''} of arguments declined too)" if more else ""
+        return f"No chunking to suggest: {'; '.join(said)}{others}."
+    nums, axes = found.candidate.argnums, found.candidate.axes
+    what = what_of(nums, axes)
     argnums = str(nums[0]) if len(nums) == 1 else str(nums)
     axis = str(axes[0]) if len(set(axes)) == 1 else str(axes)
     call = (f"sphinx_jaxhlo.chunked({fname}, argnums={argnums}, size={found.size}, axis={axis}, "
             f"combine={found.combine!r})")
-    try:
-        code = chunked_source(fn, nums, found.size, axes, found.combine, name=f"{fname}_chunked") \
-            if fname.isidentifier() else ""
-    except ValueError:
-        code = ""
     instead = f" instead of {format_bytes(original_temp)}" if original_temp else ""
-    check = found.check
-    checked = (f"equal to the original on small random inputs (relative error {check.error:.1e} on "
-               f"{', '.join(check.shapes)} in {check.chunks} chunks of {check.size})")
     length = found.candidate.length
+    divides = "" if length % found.size == 0 else f", the last one {length % found.size} long"
+    chunks = f"{-(-length // found.size)} chunks of {found.size}{divides}"
     if found.fits:
         words = (f"Chunking would bound it: the result reduces over {what} ({length} long), and chunked() over "
-                 f"chunks of {found.size} is proved on the jaxpr (combine={found.combine!r}), {checked} and, "
-                 f"compiled for {target}, needs {format_bytes(found.temp)} of temp memory{instead} "
-                 f"(budget {format_bytes(budget)}).")
+                 f"{chunks} is proved on the jaxpr (combine={found.combine!r}) and, compiled for {target}, needs "
+                 f"{format_bytes(found.temp)} of temp memory{instead} (budget {format_bytes(budget)}).")
     else:
-        words = (f"Chunking over {what} ({length} long) is proved on the jaxpr (combine={found.combine!r}) and "
-                 f"{checked}, but no chunk size brings the compiled temp memory within the budget of "
-                 f"{format_bytes(budget)}: over chunks of {found.size}, compiled for {target}, it still needs "
-                 f"{format_bytes(found.temp)}{instead}.")
-    return "\n".join([words, call, code]).rstrip("\n")
+        words = (f"Chunking over {what} ({length} long) is proved on the jaxpr (combine={found.combine!r}), but no "
+                 f"chunk size brings the compiled temp memory within the budget of {format_bytes(budget)}: over "
+                 f"{chunks}, compiled for {target}, it still needs {format_bytes(found.temp)}{instead}.")
+    if found.shown is not None:
+        words += f" Checked: {found.shown.describe()}."
+    else:
+        check = found.check
+        words += (f" Checked: {check.describe()} (a function without a name has no code to show).")
+    return "\n".join([words, call, found.code]).rstrip("\n")

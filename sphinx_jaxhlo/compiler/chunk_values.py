@@ -14,7 +14,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["ChunkError", "Free", "Mapped", "Partial", "Sized", "State", "abstract", "length_state", "twin_jaxprs"]
+__all__ = ["ChunkError", "Free", "Mapped", "Partial", "Sized", "State", "abstract", "is_zero", "length_state",
+           "twin_jaxprs"]
 
 
 class ChunkError(ValueError):
@@ -32,9 +33,11 @@ class ChunkError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Free:
-    """Does not depend on the chunked arguments; ``uniform``: dimensions along which it is constant."""
+    """Does not depend on the chunked arguments; ``uniform``: dimensions along which it is constant;
+    ``zero``: every element is known to be zero (a literal ``0``, broadcast)."""
 
     uniform: frozenset[int] = frozenset()
+    zero: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,13 +75,24 @@ def _same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
+def is_zero(value: Any) -> bool:
+    """Whether every element of a literal or constant is zero (an empty one is not)."""
+    import numpy as np
+
+    try:
+        a = np.asarray(value)
+        return bool(a.size) and a.dtype.kind in "biufc" and not np.any(a)
+    except (TypeError, ValueError):
+        return False
+
+
 def length_state(value: Any, twins: Sequence[Any], ratios: Sequence[float]) -> State:
     """A literal or constant that is ``value`` at the real length and ``twins[i]`` at the
     length times ``ratios[i]``: free when they are all the same, else a value of the length."""
     import numpy as np
 
     if all(_same(value, twin) for twin in twins):
-        return Free(frozenset(range(np.ndim(value))))
+        return Free(frozenset(range(np.ndim(value))), zero=is_zero(value))
     a = np.asarray(value, dtype=np.float64)
     for power in (1, -1):
         if a.size == 1 and a.item() != 0 and all(

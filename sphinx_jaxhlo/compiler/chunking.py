@@ -15,7 +15,8 @@ proves on the function's jaxpr that the rewrite keeps the result (the rules are
 in :mod:`sphinx_jaxhlo.compiler.chunk_proof`);
 :func:`~sphinx_jaxhlo.core.chunks.chunked_source` writes the same rewrite as
 plain JAX code; :func:`verify_chunked` is the second guard, a numerical
-comparison on small random inputs on the CPU.
+comparison on small random inputs on the CPU, and :func:`verify_chunked_source`
+runs the code text itself, as a reader would paste it.
 
 Importing this module does not import jax; its functions do.
 """
@@ -30,7 +31,8 @@ from typing import Any
 from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, check_chunkable, chunk_axes
 from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
 
-__all__ = ["ChunkCheck", "chunked", "combine_identity", "prove_and_check", "verify_chunked"]
+__all__ = ["ChunkCheck", "chunked", "combine_identity", "prove_and_check", "run_as_shown", "verify_chunked",
+           "verify_chunked_source"]
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
@@ -136,19 +138,25 @@ def combine_identity(combine: str, dtype: Any) -> Any:
 
 
 def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
-                    check: dict[str, Any]) -> ChunkCheck:
+                    check: dict[str, Any], variant: Callable[..., Any] | None = None) -> ChunkCheck:
     """What the compile worker runs for a ``:chunk:`` variant: the proof on the
-    jaxpr (:func:`check_chunkable`), then the numerical check (:func:`verify_chunked`).
+    jaxpr (:func:`check_chunkable`), then the numerical check of ``variant``, the
+    function the example's source defines from the code shown (:func:`run_as_shown`;
+    without it, of :func:`chunked`: :func:`verify_chunked`).
 
     :raises ChunkError: the proof refuses, or the numbers differ.
     """
     nums = tuple(check["argnums"])
     axis = int(check["axis"])
     check_chunkable(fn, *args, argnums=nums, axis=axis, combine=check["combine"], **kwargs)
-    result = verify_chunked(fn, *args, argnums=nums, size=int(check["size"]), axis=axis,
-                            combine=check["combine"], **kwargs)
+    if variant is None:
+        result = verify_chunked(fn, *args, argnums=nums, size=int(check["size"]), axis=axis,
+                                combine=check["combine"], **kwargs)
+    else:
+        result = run_as_shown(fn, variant, args, kwargs, argnums=nums, size=int(check["size"]), axis=axis,
+                              combine=check["combine"], name=str(check.get("variant") or function_name(variant)))
     if not result.passed:
-        raise ChunkError(f"chunked({check['of']}): the numerical check failed: {result.describe()}")
+        raise ChunkError(f"{result.ran}: the numerical check failed: {result.describe()}")
     return result
 
 
@@ -157,12 +165,17 @@ def prove_and_check(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
 
 @dataclasses.dataclass(frozen=True)
 class ChunkCheck:
-    """What :func:`verify_chunked` compared.
+    """What :func:`~sphinx_jaxhlo.verify_chunked` or :func:`~sphinx_jaxhlo.verify_chunked_source` compared.
 
     :ivar shapes: the argument shapes it ran, as spec strings (``f32[37,3]``).
     :ivar size: the chunk length it used; ``chunks``: how many chunks, the remainder included.
     :ivar error: the largest absolute difference, over the largest magnitude of the original's result.
     :ivar tolerance: the bound ``error`` had to stay under (from the result's dtype).
+    :ivar ran: what ran against the original: ``"chunked(f)"``, or the name of the code shown
+        (``"f_chunked"``) when ``as_shown``.
+    :ivar original: the original's name.
+    :ivar as_shown: the code a reader sees (or pastes) ran, with the chunk size it shows.
+    :ivar remainder: the length of the last, shorter chunk (0: none).
     """
 
     shapes: tuple[str, ...]
@@ -170,6 +183,10 @@ class ChunkCheck:
     chunks: int
     error: float
     tolerance: float
+    ran: str = ""
+    original: str = ""
+    as_shown: bool = False
+    remainder: int = 0
 
     @property
     def passed(self) -> bool:
@@ -177,8 +194,14 @@ class ChunkCheck:
 
     def describe(self) -> str:
         verdict = "equal within" if self.passed else "DIFFERENT: over"
-        return (f"checked on random {', '.join(self.shapes)} in {self.chunks} chunks of {self.size}: relative error "
-                f"{self.error:.1e}, {verdict} the tolerance {self.tolerance:.0e}")
+        full = self.chunks - (1 if self.remainder else 0)
+        split = (f"{self.chunks} chunk{'s' if self.chunks != 1 else ''} of {self.size}" if not self.remainder else
+                 f"{self.chunks} chunks ({full} of {self.size} and one of {self.remainder})")
+        error = (f"relative error {self.error:.1e}, {verdict} the tolerance {self.tolerance:.0e}")
+        if self.as_shown:
+            return (f"the code shown ({self.ran}) ran as written on random {', '.join(self.shapes)}, in "
+                    f"{split}, against {self.original or 'the original'}: {error}")
+        return f"{self.ran or 'chunked()'} checked on random {', '.join(self.shapes)} in {split}: {error}"
 
 
 def _spec_text(dtype: str, shape: Sequence[int]) -> str:
@@ -190,6 +213,10 @@ def _spec_text(dtype: str, shape: Sequence[int]) -> str:
 
 _TOLERANCE = {"float64": 1e-10, "float32": 1e-4, "bfloat16": 3e-2, "float16": 3e-3}
 
+#: The most elements an array of the check may have (the arguments and every value of the
+#: original's jaxpr): a check at the size shown clips the other dimensions until it fits.
+CHECK_ELEMENTS = 2**24
+
 
 def small_shapes(shapes: Sequence[tuple[int, ...]], nums: Sequence[int], axes: Sequence[int], size: int,
                  max_dim: int = 64) -> tuple[list[tuple[int, ...]], int]:
@@ -198,9 +225,17 @@ def small_shapes(shapes: Sequence[tuple[int, ...]], nums: Sequence[int], axes: S
     Every dimension is clipped to ``max_dim`` (equal dimensions stay equal); the
     chunked axis gets room for two chunks and a remainder of a chunk size of at most 16.
     """
+    return _check_shapes(shapes, nums, axes, min(size, 16), max_dim)
+
+
+def _check_shapes(shapes: Sequence[tuple[int, ...]], nums: Sequence[int], axes: Sequence[int], size: int,
+                  max_dim: int) -> tuple[list[tuple[int, ...]], int]:
+    """Every dimension clipped to ``max_dim`` but the chunked axis, which holds two chunks of
+    ``size`` and a remainder (within its length), and the chunk size that gives."""
     n = shapes[nums[0]][axes[0]]
-    step = min(size, 16, n)
-    n_small = min(n, 2 * step + max(1, step // 3)) if step < n else step
+    step = min(size, n)
+    n_small = min(n, 2 * step + max(1, step // 3)) if step < n else min(n, max_dim)
+    step = min(step, n_small)
     out: list[tuple[int, ...]] = []
     for i, shape in enumerate(shapes):
         dims = [min(d, max_dim) for d in shape]
@@ -208,6 +243,96 @@ def small_shapes(shapes: Sequence[tuple[int, ...]], nums: Sequence[int], axes: S
             dims[axes[nums.index(i)] % len(shape)] = n_small
         out.append(tuple(dims))
     return out, step
+
+
+def _largest_value(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> int:
+    """The most elements of any argument or value of ``fn``'s jaxpr at these arguments."""
+    import jax
+    import numpy as np
+
+    def walk(jaxpr: Any) -> int:
+        most = 0
+        for var in [*jaxpr.invars, *jaxpr.outvars]:
+            most = max(most, int(np.prod(getattr(getattr(var, "aval", None), "shape", ()) or (1,))))
+        for eqn in jaxpr.eqns:
+            for var in eqn.outvars:
+                most = max(most, int(np.prod(getattr(var.aval, "shape", ()) or (1,))))
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        most = max(most, walk(inner))
+        return most
+
+    return walk(jax.make_jaxpr(lambda *a: fn(*a, **kwargs))(*args).jaxpr)
+
+
+def _random_values(args: Sequence[Any], shapes: Sequence[tuple[int, ...]], seed: int) -> list[Any]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cpu = jax.devices("cpu")[0]
+    values: list[Any] = []
+    for arg, shape in zip(args, shapes, strict=True):
+        if not (hasattr(arg, "shape") and hasattr(arg, "dtype")):
+            values.append(arg)
+            continue
+        dtype = np.dtype(arg.dtype)
+        data: Any
+        if np.issubdtype(dtype, np.floating):
+            data = rng.standard_normal(shape).astype(np.float32)
+        elif np.issubdtype(dtype, np.integer):
+            data = rng.integers(0, 8, shape)
+        elif dtype == np.bool_:
+            data = rng.random(shape) < 0.5
+        else:
+            raise ValueError(f"the numerical check cannot make random values of dtype {dtype}")
+        values.append(jax.device_put(jnp.asarray(data, dtype=arg.dtype), cpu))
+    return values
+
+
+def _compare(want: Any, got: Any, tolerance: float | None) -> tuple[float, float]:
+    """(the relative error, the tolerance): values equal on both sides (an infinity, a NaN)
+    count as no difference."""
+    import jax
+    import numpy as np
+
+    error = 0.0
+    bound = 0.0
+    for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got), strict=True):
+        w64 = np.asarray(w, dtype=np.float64)
+        g64 = np.asarray(g, dtype=np.float64)
+        if w64.shape != g64.shape:
+            return float("inf"), tolerance if tolerance is not None else 0.0
+        same = (w64 == g64) | (np.isnan(w64) & np.isnan(g64))
+        finite = np.abs(w64[np.isfinite(w64)])
+        scale = float(np.max(finite)) if finite.size else 0.0
+        diff = np.abs(w64 - g64)
+        diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+        worst = float(np.max(diff)) if diff.size else 0.0
+        error = max(error, worst / scale if scale > 0 else worst)
+        bound = max(bound, _TOLERANCE.get(np.dtype(w.dtype).name, 0.0))
+    return error, tolerance if tolerance is not None else bound
+
+
+def _run_check(fn: Callable[..., Any], rewritten: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+               small: Sequence[tuple[int, ...]], step: int, n_small: int, seed: int,
+               tolerance: float | None, **describe: Any) -> ChunkCheck:
+    import jax
+    import numpy as np
+
+    values = _random_values(args, small, seed)
+    cpu = jax.devices("cpu")[0]
+    with jax.default_device(cpu):
+        want = jax.jit(lambda *a: fn(*a, **kwargs))(*values)
+        got = jax.jit(lambda *a: rewritten(*a, **kwargs))(*values)
+    error, bound = _compare(want, got, tolerance)
+    spec_text = tuple(_spec_text(np.dtype(arg.dtype).name, shape) if hasattr(arg, "dtype") else repr(arg)
+                      for arg, shape in zip(args, small, strict=True))
+    return ChunkCheck(shapes=spec_text, size=step, chunks=-(-n_small // step), error=error, tolerance=bound,
+                      remainder=n_small % step, original=function_name(fn), **describe)
 
 
 def verify_chunked(fn: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0, size: int = 1000,
@@ -224,46 +349,76 @@ def verify_chunked(fn: Callable[..., Any], *args: Any, argnums: int | Sequence[i
     :returns: a :class:`ChunkCheck`; its ``passed`` says whether the results agree.
     :raises ChunkError: when the static proof (:func:`check_chunkable`) refuses.
     """
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
     nums, axes = normalize_chunking(argnums, axis, size, combine)
     shapes = [tuple(getattr(a, "shape", ())) for a in args]
     chunk_axes(args, nums, axes, function_name(fn))
     small, step = small_shapes(shapes, nums, axes, size, max_dim)
-    rng = np.random.default_rng(seed)
-    cpu = jax.devices("cpu")[0]
-    values: list[Any] = []
-    for arg, shape in zip(args, small, strict=True):
-        if not (hasattr(arg, "shape") and hasattr(arg, "dtype")):
-            values.append(arg)
-            continue
-        dtype = np.dtype(arg.dtype)
-        data: Any
-        if np.issubdtype(dtype, np.floating):
-            data = rng.standard_normal(shape).astype(np.float32)
-        elif np.issubdtype(dtype, np.integer):
-            data = rng.integers(0, 8, shape)
-        elif dtype == np.bool_:
-            data = rng.random(shape) < 0.5
-        else:
-            raise ValueError(f"verify_chunked: cannot make random values of dtype {dtype}")
-        values.append(jax.device_put(jnp.asarray(data, dtype=arg.dtype), cpu))
-    with jax.default_device(cpu):
-        want = jax.jit(lambda *a: fn(*a, **kwargs))(*values)
-        got = jax.jit(lambda *a: chunked(fn, nums, step, axes, combine)(*a, **kwargs))(*values)
-    error = 0.0
-    bound = 0.0
-    for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got), strict=True):
-        w64 = np.asarray(w, dtype=np.float64)
-        g64 = np.asarray(g, dtype=np.float64)
-        scale = float(np.max(np.abs(w64))) if w64.size else 0.0
-        diff = float(np.max(np.abs(w64 - g64))) if w64.size else 0.0
-        error = max(error, diff / scale if scale > 0 else diff)
-        bound = max(bound, _TOLERANCE.get(np.dtype(w.dtype).name, 0.0))
-    n_small = small[nums[0]][axes[0]]
-    spec_text = tuple(_spec_text(np.dtype(arg.dtype).name, shape) if hasattr(arg, "dtype") else repr(arg)
-                      for arg, shape in zip(args, small, strict=True))
-    return ChunkCheck(shapes=spec_text, size=step, chunks=-(-n_small // step),
-                      error=error, tolerance=tolerance if tolerance is not None else bound)
+    return _run_check(fn, chunked(fn, nums, step, axes, combine), args, kwargs, small, step,
+                      small[nums[0]][axes[0]], seed, tolerance, ran=f"chunked({function_name(fn)})")
+
+
+def run_as_shown(fn: Callable[..., Any], variant: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                 *, argnums: int | Sequence[int] = 0, size: int = 1000, axis: int | Sequence[int] = 0,
+                 combine: str = "sum", name: str = "", seed: int = 0, max_dim: int = 64,
+                 tolerance: float | None = None) -> ChunkCheck:
+    """Run ``variant``, a function defined by the code a reader sees, as it is (its chunk size
+    ``size`` written in it) against ``fn`` on the CPU, on random inputs, and compare.
+
+    The chunked axis holds two chunks of ``size`` and a remainder (within its length); the
+    other dimensions are clipped to ``max_dim``, and halved while an argument or a value of
+    ``fn``'s jaxpr would hold more than :data:`CHECK_ELEMENTS` elements.
+
+    :param name: the variant's name, for the words.
+    :returns: a :class:`ChunkCheck` (``as_shown``); when even dimensions of 2 are too large,
+        the check of :func:`~sphinx_jaxhlo.verify_chunked` (chunks of 16), not ``as_shown``.
+    """
+    import jax
+
+    nums, axes = normalize_chunking(argnums, axis, size, combine)
+    shapes = [tuple(getattr(a, "shape", ())) for a in args]
+    _, axes_list = chunk_axes(args, nums, axes, function_name(fn))
+    dim = max_dim
+    while dim >= 2:
+        small, step = _check_shapes(shapes, nums, tuple(axes_list), size, dim)
+        specs = [jax.ShapeDtypeStruct(shape, arg.dtype) if hasattr(arg, "dtype") else arg
+                 for arg, shape in zip(args, small, strict=True)]
+        if _largest_value(fn, specs, kwargs) <= CHECK_ELEMENTS:
+            return _run_check(fn, variant, args, kwargs, small, step, small[nums[0]][axes_list[0]], seed,
+                              tolerance, ran=name or function_name(variant), as_shown=True)
+        dim //= 2
+    result = verify_chunked(fn, *args, argnums=nums, size=size, axis=axes, combine=combine, seed=seed,
+                            max_dim=max_dim, tolerance=tolerance, **kwargs)
+    return dataclasses.replace(result, ran=f"{result.ran}, in place of the code shown (its chunks of {size} are "
+                                           "too large to run here),")
+
+
+def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums: int | Sequence[int] = 0,
+                          size: int = 1000, axis: int | Sequence[int] = 0, combine: str = "sum",
+                          seed: int = 0, max_dim: int = 64, tolerance: float | None = None,
+                          fn_name: str | None = None, **kwargs: Any) -> ChunkCheck:
+    """Run ``code`` (what :func:`~sphinx_jaxhlo.chunked_source` wrote, as a reader pastes it
+    beside ``fn``) against ``fn``, on random inputs on the CPU, and compare.
+
+    The code runs as written, its chunk size included, in a copy of ``fn``'s globals with
+    ``fn`` under its name; its last top-level function is the one compared (see
+    ``run_as_shown`` for the shapes).  ``argnums``, ``size``, ``axis`` and ``combine`` are
+    those the code was written with: they size the inputs; ``fn_name``: the name the code calls
+    ``fn`` by (default: its ``__name__``).
+
+    :returns: a :class:`ChunkCheck`; its ``passed`` says whether the results agree.
+    :raises ValueError: code that defines no function.
+    """
+    import ast
+    import functools as _functools
+
+    defs = [n.name for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        raise ValueError("verify_chunked_source: the code defines no function")
+    inner = fn
+    while isinstance(inner, _functools.partial) or hasattr(inner, "__wrapped__"):
+        inner = inner.func if isinstance(inner, _functools.partial) else inner.__wrapped__
+    namespace: dict[str, Any] = dict(getattr(inner, "__globals__", None) or {})
+    namespace[fn_name or function_name(fn)] = fn
+    exec(compile(code, f"<{defs[-1]}>", "exec"), namespace)
+    return run_as_shown(fn, namespace[defs[-1]], args, kwargs, argnums=argnums, size=size, axis=axis,
+                        combine=combine, name=defs[-1], seed=seed, max_dim=max_dim, tolerance=tolerance)

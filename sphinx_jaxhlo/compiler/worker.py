@@ -137,7 +137,7 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
     """The report's chunking suggestion: when a user reduction reads a stored intermediate
     over the budget, or the temp memory is over it, a chunking proved, checked and compiled
     for the target (:mod:`sphinx_jaxhlo.compiler.chunk_search`)."""
-    from sphinx_jaxhlo.compiler.chunk_search import suggest_chunking
+    from sphinx_jaxhlo.compiler.chunk_search import MAX_COMPILES, MAX_TPU_COMPILES, suggest_chunking
     from sphinx_jaxhlo.compiler.compiling import compiler_options
     from sphinx_jaxhlo.compiler.lowering import compile_for
     from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
@@ -148,9 +148,10 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
               if r.is_users and not r.fused and r.partial_of is None and r.input_materialized is not None]
     temp = report.memory.temp_bytes if report.memory else None
     largest = max([*stored, temp or 0])
-    # not for a TPU: its compiles take 4 to 40 s each, and its temp figure, 0 B for most programs,
-    # is not the memory that matters there (the peak is): a compiled temp within the budget says nothing
-    if not report.reductions or largest <= budget or target.platform == "tpu":
+    # on a TPU only where XLA's temp itself is over the budget: its temp figure, 0 B for most programs,
+    # says nothing of a chunking otherwise; and few compiles there, each takes 4 to 40 s
+    tpu = target.platform == "tpu"
+    if not report.reductions or largest <= budget or (tpu and (temp or 0) <= budget):
         return ""
 
     def temp_of(candidate: Any) -> int | None:
@@ -163,14 +164,16 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
 
     try:
         return suggest_chunking(fn, args, kwargs, largest, budget, function, temp_of=temp_of,
-                                original_temp=temp, target=target.name)
+                                original_temp=temp, target=target.name,
+                                max_compiles=MAX_TPU_COMPILES if tpu else MAX_COMPILES)
     except Exception:  # a suggestion is a courtesy: never a failure of the report
         return ""
 
 
 def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:
     """For a ``:chunk:`` variant: prove the rewrite on the original function's
-    jaxpr and check it numerically on small CPU inputs.
+    jaxpr and run the variant's code, as the page shows it, against the original on
+    random CPU inputs.
 
     :return: the numerical check, in words, for the page.
     :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
@@ -178,10 +181,14 @@ def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dic
     """
     from sphinx_jaxhlo.compiler.chunk_proof import ChunkError
     from sphinx_jaxhlo.compiler.chunking import prove_and_check
+    from sphinx_jaxhlo.core.chunks import variant_name
 
     check = json.loads(chunk)
+    # the variant the example's source defines from the code shown: that text is what is checked
+    variant = namespace.get(variant_name(check["of"]))
     try:
-        return prove_and_check(namespace[check["of"]], args, kwargs, check).describe()
+        return prove_and_check(namespace[check["of"]], args, kwargs, check,
+                               variant if callable(variant) else None).describe()
     except ChunkError as exc:
         found = re.search(re.escape(name) + r":(\d+)", exc.where)
         raise ExampleFailure("chunk", str(exc), int(found.group(1)) if found else None) from None
@@ -239,7 +246,7 @@ def compile_call(data: dict[str, Any]) -> Report:
     if call.grad_argnums or call.grad_argnames:
         from sphinx_jaxhlo.compiler.calls import gradient_of
 
-        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames)
+        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames, getattr(call, "grad_value", True))
     jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):

@@ -20,13 +20,22 @@ from typing import Any
 
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
-from sphinx_jaxhlo.core.grads import add_grad_variant, grad_variant_name, parse_grad_option
-from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
+from sphinx_jaxhlo.core.grads import (
+    add_grad_variant,
+    grad_variant_names,
+    grad_wrt,
+    parse_grad_option,
+    resolve_wrt,
+    undifferentiable,
+)
+from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS, default_function
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import (
     ArgSpecs,
     MeshSpec,
     SpecError,
+    format_tree,
+    iter_array_specs,
     parse_args,
     parse_mesh,
     sharding_problems,
@@ -185,14 +194,39 @@ class Example:
                 functions = [defs[-1]]
             added = []
             for function in functions:
+                self._check_differentiable(source, function, spell)
                 source = add_grad_variant(source, function, self.grad, spell("grad"))
-                added.append(grad_variant_name(function))
+                added += grad_variant_names(function, self.grad)
         except (ValueError, SyntaxError) as exc:
             raise OptionProblem("grad", str(exc)) from None
         checks = dict(self.chunk_checks)
-        more = tuple((grad_variant_name(f), checks[f]) for f in functions if f in checks)
+        more = tuple((name, checks[f]) for f in functions if f in checks for name in grad_variant_names(f, self.grad))
         return dataclasses.replace(self, source=source, functions=(*functions, *added),
                                    chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added))
+
+
+    def _check_differentiable(self, source: str, function: str, spell: Spelling) -> None:
+        """``:grad:`` naming an argument whose spec ``jax.grad`` refuses (an integer...).
+
+        :raises ValueError: with the argument, its dtype and the fix.
+        """
+        nodes = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function]
+        if not nodes:
+            return  # add_grad_variant says so
+        a = nodes[-1].args
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        names = resolve_wrt(function, positional, [p.arg for p in a.kwonlyargs], grad_wrt(self.grad), spell("grad"))
+        keywords = dict(self.specs.kwargs)
+        for name in names:
+            index = positional.index(name) if name in positional else None
+            tree = (self.specs.args[index] if index is not None and index < len(self.specs.args)
+                    else keywords.get(name))
+            if tree is None:
+                continue
+            dtypes = [spec.dtype for _, spec in iter_array_specs(ArgSpecs((tree,)))]
+            problem = undifferentiable(spell("grad"), function, name, dtypes)
+            if problem:
+                raise ValueError(problem)
 
 
 # -- options -> values: each accepts the text of a directive or of the command line,
@@ -315,6 +349,28 @@ def parse_chunk(value: str | None) -> ChunkOption | None:
         raise OptionProblem("chunk", str(exc)) from None
 
 
+def one_list_of_specs(specs: ArgSpecs, source: str, function: str, spell: Spelling = DIRECTIVE) -> str:
+    """The message for specs written as one list (``[f32[100,3], f32[100,3]]``: one argument, a
+    list) where the function takes that many positional arguments and needs more than one; else ``""``."""
+    if len(specs.args) != 1 or not isinstance(specs.args[0], (list, tuple)) or specs.kwargs:
+        return ""
+    try:
+        nodes = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function]
+    except SyntaxError:
+        return ""
+    if not nodes or nodes[-1].args.vararg is not None:
+        return ""
+    a = nodes[-1].args
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+    required = len(positional) - len(a.defaults)
+    given = specs.args[0]
+    if required < 2 or not required <= len(given) <= len(positional):
+        return ""
+    inner = ", ".join(format_tree(t) for t in given)
+    return (f"{spell('args')} {format_tree(given)} is one argument (a list), but {function}() takes {required} "
+            f"({', '.join(positional[:required])}): write one spec per argument, without the brackets: {inner}")
+
+
 def parse_grad(value: str | int | Sequence[str | int] | None, spell: Spelling = DIRECTIVE) -> tuple[str, ...]:
     """``:grad:`` as argument names and positions (as text)."""
     if value is None:
@@ -360,6 +416,10 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
     values = {name: read(options.get(name), spell) for name, read in _READERS.items()}
     targets = options.get("targets")
     functions = tuple(as_list(options.get("function"))) or ("",)
+    for function in functions:
+        problem = one_list_of_specs(specs, source, function or default_function(source) or "", spell)
+        if problem:
+            raise OptionProblem("args", problem)
     sweep = check_sweep(sweep, expectations, values["static"], functions, source, spell)
     return Example(
         source=source,

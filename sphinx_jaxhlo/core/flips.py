@@ -18,7 +18,10 @@ in the device's memory (a TPU's HBM; loop counters and flags left out).
 matched across points by the JAX operation and source lines it was traced from (its
 name changes from one compile to the next): whether it is fused, and, when it is not,
 what made the buffer it reads (the analysis' kind of producer, the producing kernel's
-fusion kind and custom kind; never its name).  Besides, the program's kernel count, and
+fusion kind and custom kind; never its name).  A contraction (``dot_general``) stays a
+reduction across points: where it is no reduction of the program's, the multiply and
+reduce the compiler fused for it stands for it, and where it has no reduce at all it is
+a GEMM, said so (never "absent").  Besides, the program's kernel count, and
 whether it compiles at all.
 
 *A flip* is a change of one of those between two adjacent points of one axis (on a
@@ -90,6 +93,10 @@ class PointFigure:
     kernels: int | None = None
     kernel_names: list[str] = field(default_factory=list)
     reductions: list[ReductionState] = field(default_factory=list)
+    #: The program's contractions (``dot_general``...) that the compiler computed as a multiply and a
+    #: reduce fused in one kernel: reductions it made, no verdict here; a flip compares one with the
+    #: same contraction where it is a reduction of the program's (unfused over stored data).
+    contractions: list[ReductionState] = field(default_factory=list)
     #: The compile error or the failure, in words.
     error: str = ""
 
@@ -315,6 +322,9 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
         if seen[key] > 1:
             key = f"{key} #{seen[key]}"
         figure.reductions.append(_reduction_state(report, reduction, key))
+    for reduction in report.reductions:
+        if reduction.origin == "dot" and reduction.fused and reduction.op in _CONTRACTIONS:
+            figure.contractions.append(_reduction_state(report, reduction, _reduction_key(reduction)))
     if not figure.reductions:
         figure.status = "no reduction"
     else:
@@ -324,9 +334,15 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
 
 # -- between two points -----------------------------------------------------------------------------
 
-def _state_words(state: ReductionState | None) -> str:
+#: The JAX operations of a contraction: one is a reduction however the compiler writes it.
+_CONTRACTIONS = ("dot_general", "conv_general_dilated", "ragged_dot_general", "ragged_dot")
+
+
+def _state_words(state: ReductionState | None, key: str = "") -> str:
     if state is None:
-        return "absent"
+        # a contraction that is no reduce here was written as a GEMM: it still contracts, in a dot kernel
+        return ("a GEMM (a dot kernel: the contraction has no reduce of its own)" if key.startswith(_CONTRACTIONS)
+                else "absent")
     if state.fused:
         return "fused"
     return f"unfused, reading {state.buffer} ({format_bytes(state.buffer_bytes)}) from {state.producer}"
@@ -351,13 +367,16 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
     old = {r.key: r for r in before.reductions}
     new = {r.key: r for r in after.reductions}
     for key in dict.fromkeys([*old, *new]):
-        x, y = old.get(key), new.get(key)
+        # a contraction stays a reduction across a flip: where it is no reduction of the program's, its
+        # multiply + reduce (fused, the compiler's) stands for it
+        x = old.get(key) or next((c for c in before.contractions if c.key == key), None)
+        y = new.get(key) or next((c for c in after.contractions if c.key == key), None)
         if x is not None and y is not None and x.fused == y.fused and x.producer_key == y.producer_key:
             continue
         kind = "producer" if x is not None and y is not None and x.fused == y.fused else "reduction"
         if kind not in flip.kinds:
             flip.kinds.append(kind)
-        flip.changes.append(f"{key}: {_state_words(x)} at {a} -> {_state_words(y)} at {b}")
+        flip.changes.append(f"{key}: {_state_words(x, key)} at {a} -> {_state_words(y, key)} at {b}")
         flip.reasons_before += [f"{key} at {a}: {r}" for r in (x.reasons if x is not None else [])]
         flip.reasons_after += [f"{key} at {b}: {r}" for r in (y.reasons if y is not None else [])]
     if before.kernels != after.kernels:

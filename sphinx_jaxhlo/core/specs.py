@@ -261,7 +261,9 @@ class _Parser:
             self.expect("}")
             return ditems
         if kind != "name":
-            raise SpecError(f"expected a dtype at column {col + 1}, found {value!r}", col)
+            quoted = " (specs are written without quotes: f32[100,3], not \"f32[100,3]\")" \
+                if value[:1] in ("'", '"') else ""
+            raise SpecError(f"expected a dtype at column {col + 1}, found {value!r}{quoted}", col)
         return self.array(value, col)
 
     def array(self, dtype: str, col: int) -> ArraySpec:

@@ -46,7 +46,10 @@ the verdicts on reductions (``sphinx_jaxhlo.hlo.fusion``) build on it.
   result (a YNN kernel's metadata names one of its ops) is named by the dot
   (or convolution) whose product reaches its result through elementwise ops,
   if one does: a GEMM with work after it, else by the op that writes the
-  result.
+  result.  A GEMM or convolution with elementwise work fused after it (an
+  epilogue) is named by the last op and the product: ``tanh of dot_general``
+  (the H100's Triton GEMM of ``tanh(x @ w)``), not ``dot_general``, whose
+  result it is not.
 """
 
 from __future__ import annotations
@@ -99,6 +102,15 @@ def _basename(path: str) -> str:
 
 #: Deeper than any tuple nesting XLA writes (a tuple of tuples of a loop's state is 2 or 3).
 _MAX_TUPLE_DEPTH = 64
+
+
+def _with_epilogue(last: str | None, product: str, computing: list[HloInstruction]) -> str:
+    """A GEMM's (or convolution's) product with elementwise work fused after it, named by its last op:
+    ``tanh of dot_general``; the product alone, or anything else, by ``product``."""
+    made = any(i.opcode in ("dot", "convolution") and producer_op(i.op_name) == product for i in computing)
+    if made and last and last != product and computing and computing[0].opcode not in ("dot", "convolution"):
+        return f"{last} of {product}"
+    return product
 
 
 class BufferAnalyzer:
@@ -416,12 +428,13 @@ class BufferAnalyzer:
         if collective is not None:
             return collective.removesuffix("-done").removesuffix("-start")
         own = producer_op(producer.op_name) if producer is not inner else None
-        if index is None and own is not None and not self._names_a_reduce_inside(producer, own, inner):
-            return own
         computing = self._computing(inner)
+        last = producer_op(inner.op_name)
+        if index is None and own is not None and not self._names_a_reduce_inside(producer, own, inner):
+            return _with_epilogue(last, own, computing)
         found = next((producer_op(i.op_name) for i in computing if i.opcode in ("dot", "convolution")
                       and producer_op(i.op_name)), None)
-        return found or producer_op(inner.op_name) or own
+        return _with_epilogue(last, found, computing) if found else last or own
 
     def _names_a_reduce_inside(self, producer: HloInstruction, op: str, result: HloInstruction) -> bool:
         """Whether a fusion's own ``op_name`` is that of a reduction inside it

@@ -29,7 +29,12 @@ The rules for reductions, applied here:
   pieces, a ``reverse``, a ``transpose`` or a ``copy`` pass the whole buffer
   on; a ``slice``, a ``dynamic-slice`` or a ``gather`` only the part they
   take; a ``broadcast`` or an elementwise op with a broadcast scalar repeats
-  data the kernel read once, and the repeats are computed, not stored; the
+  data the kernel read once, and the repeats are computed, not stored; a
+  prefix-scan stage (a ``reduce-window`` that writes as many elements as it
+  reads, not a row reduction broadcast back: ``cumsum``, ``cummax``) passes
+  the whole buffer on, since its running totals are computed in the kernel
+  from every element it read (the H100's ``max(cumsum(exp(x)))`` reads the
+  stored ``exp(x)`` in the kernel that reduces: unfused); the
   predicate of a ``select`` (``jnp.where(mask, s, -inf)``) chooses between
   values: it counts for rule 2 below (a dropout mask as large as the data
   decides every value), not for rule 1 (a causal mask broadcast over the
@@ -132,7 +137,7 @@ from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule, H
 from sphinx_jaxhlo.hlo.parse import parse_module
 from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 from sphinx_jaxhlo.hlo.reasons import Written, attach_reasons
-from sphinx_jaxhlo.hlo.reducers import REDUCER_OPS, reducer, row_dimensions
+from sphinx_jaxhlo.hlo.reducers import REDUCER_OPS, prefix_window, reducer, row_dimensions
 
 __all__ = ["MINOR_FRACTION", "SHORT_BROADCAST", "Analysis", "analyze_module", "mark_minor", "reduction_origin",
            "row_dimensions"]
@@ -290,6 +295,15 @@ def reduction_origin(reduce: HloInstruction, in_elements: int, partial_of: str |
     return "user" if row_broadcast else "compiler"
 
 
+def is_scan_window(inst: HloInstruction, operand: HloInstruction | None) -> bool:
+    """A ``reduce-window`` that is a prefix-scan stage: it writes as many elements as it reads and is
+    not a row reduction broadcast back (each result is a running total of the values before it)."""
+    if inst.opcode != "reduce-window" or operand is None:
+        return False
+    return (_result_elements(inst) >= operand.shape.elements and prefix_window(inst)
+            and not row_dimensions(inst, operand))
+
+
 def mark_minor(reductions: list[Reduction]) -> None:
     """Set ``minor`` on the program's reductions too small to matter (the
     module docstring's line: under 1/64 of the largest one's reduced data)."""
@@ -309,6 +323,11 @@ class _Analyzer(BufferAnalyzer):
     """The analysis of one module: the fusions and buffers, and the reductions with their verdicts."""
 
     # -- the lists
+
+    def _is_scan_window(self, comp: HloComputation | None, inst: HloInstruction) -> bool:
+        """A prefix-scan stage passes the data it reads on, as an elementwise op does: its results
+        are running totals of that data, computed in the kernel, as many as it read."""
+        return comp is not None and is_scan_window(inst, comp.get(inst.operands[0]) if inst.operands else None)
 
     def run(self) -> Analysis:
         analysis = Analysis()
@@ -584,7 +603,7 @@ class _Analyzer(BufferAnalyzer):
                 if body is not None and len(ch) < 64:
                     stack.append((body.name, body.root, (*ch, (c_name, name)), data, as_is, reach, values))
                 continue
-            still_data = data and op not in _NEW_DATA
+            still_data = data and (op not in _NEW_DATA or self._is_scan_window(c, inst))
             still_as_is = as_is and op in _AS_IS
             for position, operand in enumerate(inst.operands):
                 # a select's predicate chooses between values and carries none of them (a mask)

@@ -5,11 +5,11 @@ reads, ``attach_reasons`` fills the report's ``Reason``:
 
 1. **What made the buffer** (``producer_kind``), from the kernel that wrote
    it: ``gemm`` (a ``dot``, a cuBLAS custom call, a Triton GEMM fusion
-   ``__triton_gemm``/``__triton_nested_gemm_fusion``, a GEMM in the CPU's
+   ``__triton_gemm``/``__triton_nested_gemm_fusion``, a ``dot`` in the CPU's
    YNN kernel), ``product-reduction`` (a ``dot_general`` the compiler wrote
    as a multiply and a ``reduce``, with no dot or convolution in the kernel:
    the H100's matrix-vector products below its GEMM threshold, the TPU's
-   ``exp(-d2) @ v``, row-wise dots), ``convolution``, ``sort``, ``gather``,
+   ``exp(-d2) @ v``, row-wise dots, in a YNN kernel of the CPU too), ``convolution``, ``sort``, ``gather``,
    ``scatter``, ``fft``, ``custom-call`` (a library kernel the compiler cannot look into),
    ``loop-output`` (what a ``while`` hands on), ``branch-output`` (a
    ``conditional`` or ``call``), ``collective`` (an all-reduce, all-gather...),
@@ -203,12 +203,16 @@ def producer_kind(producer: Fusion, readers: int, op: str | None = None, backend
                   written: Written | None = None) -> str:
     """What made a stored buffer (the kinds of the module docstring, first that
     applies); ``op`` is the JAX operation of its metadata: a TPU writes a
-    ``dot_general`` as a ``convolution``; ``written``, how the element was written."""
+    ``dot_general`` as a ``convolution``; ``written``, how the element was written.
+    A buffer named by an epilogue (``tanh of dot_general``) is its product's."""
+    op = op.rsplit(" of ", 1)[-1] if op else op
     if op in ("dot_general", "ragged_dot_general"):
         ops = set(producer.ops)
         custom = (producer.custom_kind or "").lower()
+        # a dot the compiler strength-reduced to a multiply and a reduce is that, in a YNN kernel too
+        # (the CPU's row dots): only a kernel with a dot, a convolution or a library GEMM is a GEMM
         as_reduce = ops & {"reduce", "reduce-window"} and not ops & {"dot", "convolution"} \
-            and "gemm" not in custom and "matmul" not in custom and custom != "__ynn_fusion"
+            and "gemm" not in custom and "matmul" not in custom
         return "product-reduction" if as_reduce else "gemm"
     if op == "conv_general_dilated":
         return "convolution"
@@ -264,8 +268,8 @@ def _why(kind: str, producer: Fusion, consumer: Fusion | None, readers: int, bac
         return _why_ynn(kind, producer, readers, written)
     if kind == "gemm" and backend == "gpu":
         return ("On the GPU a GEMM is a kernel of its own (cuBLAS or a Triton GEMM fusion); priority fusion does "
-                "not take it in as a producer, so the product is written to memory in full before the "
-                "reduction reads it."), _GPU_FUSIBLE
+                "not take it in as a producer, so its output (the product, or the elementwise work fused after "
+                "it) is written to memory in full before the reduction reads it."), _GPU_FUSIBLE
     if kind == "gemm" and backend == "cpu":
         return ("On the CPU a dot runs as a library GEMM (YNN or Eigen) that writes the whole product; the loop "
                 "fusion does not fuse a dot, and the reduction reads the product back."), _CPU_LOOP

@@ -11,7 +11,7 @@ import re
 
 from sphinx_jaxhlo.hlo.model import HloInstruction, HloModule
 
-__all__ = ["REDUCER_OPS", "reducer", "row_dimensions"]
+__all__ = ["REDUCER_OPS", "prefix_window", "reducer", "row_dimensions"]
 
 
 _WINDOW_FIELD_RE = re.compile(r"\b(size|stride|pad|lhs_dilate|rhs_dilate)=([-\dx_]*)")
@@ -37,6 +37,18 @@ def _window(reduce: HloInstruction) -> list[tuple[int, int, int, int]] | None:
     if dilated or len(strides) != len(sizes) or len(pads) != len(sizes) or any(len(p) != 2 for p in pads):
         return None
     return [(size, stride, pad[0], pad[1]) for size, stride, pad in zip(sizes, strides, pads, strict=True)]
+
+
+def prefix_window(reduce: HloInstruction) -> bool:
+    """Whether a ``reduce-window`` is a prefix scan's stage: a window longer than one element along
+    some dimension, padded there on the low side by all but one of its elements and not on the high
+    side, with a stride of one (``size=1x1x16 pad=0_0x0_0x15_0``): element ``i`` folds the elements
+    up to ``i`` (a reversed scan pads the high side instead)."""
+    window = _window(reduce) if reduce.opcode == "reduce-window" else None
+    if not window:
+        return False
+    scanned = [(size, stride, low, high) for size, stride, low, high in window if size > 1]
+    return bool(scanned) and all(stride == 1 and {low, high} == {0, size - 1} for size, stride, low, high in scanned)
 
 
 def row_dimensions(reduce: HloInstruction, operand: HloInstruction) -> list[int]:

@@ -228,7 +228,9 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     if report.chunk_check:
         out.append(para(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.",
                         classes=["jaxhlo-chunk-check"]))
-    if report.chunk_suggestion:
+    if report.chunk_suggestion and "\n" not in report.chunk_suggestion:  # no suggestion, and why
+        out.append(para(report.chunk_suggestion, classes=["jaxhlo-callout", "jaxhlo-chunk-refusal"]))
+    elif report.chunk_suggestion:
         words, call, *code = report.chunk_suggestion.split("\n")
         out.append(para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]))
         suggested = literal_block("\n".join([call, *([""] if code else []), *code]), "python")

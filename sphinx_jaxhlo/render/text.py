@@ -150,7 +150,8 @@ def chunk_text(report: Report) -> list[str]:
     if report.chunk_suggestion:
         words, *code = report.chunk_suggestion.split("\n")
         out.append(textwrap.fill(words, 100, initial_indent="  ", subsequent_indent="    "))
-        out.append(textwrap.indent("\n".join(code).rstrip(), "    "))
+        if code:  # else no suggestion: the words say why
+            out.append(textwrap.indent("\n".join(code).rstrip(), "    "))
     return out
 
 

@@ -40,8 +40,9 @@ Options:
                    (``sphinx_jaxhlo.chunked``), proved and checked numerically at build time;
                    ``axis=`` and ``combine=`` (``sum``, ``mean``, ``max``, ``min``) as for ``chunked``
 ``:grad:``         ``hkl`` or ``1`` (names or positions, comma separated): add each function's gradient
-                   with respect to them (``<function>_grad``, a chunked variant's too): ``value_and_grad``
-                   for a scalar output, a ``vjp`` with a cotangent of ones otherwise
+                   with respect to them (a chunked variant's too): ``<function>_grad``, ``jax.value_and_grad``
+                   (the default); with ``jax.grad`` among them, ``<function>_grad_only``, the gradient
+                   alone; a ``vjp`` with a cotangent of ones for a non-scalar output
 ``:sweep:``        the values of the sizes ``:args:`` names by symbols (``f32[n,3]``): ``n=1000..100000``
                    (8 sizes on a log scale), ``n=1000..100000/12``, ``n=1024..16384*2``, ``n=1000,4096,5000``;
                    ``d=n`` ties a symbol, two symbols make a grid; each point is an ordinary compile, and

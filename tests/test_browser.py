@@ -345,7 +345,7 @@ CHART_JS = """
 
 @pytest.mark.parametrize("width", [420, 700, 1280])
 def test_the_variants_chart_never_overprints(browser: Any, width: int) -> None:
-    """The chart of a comparison of variants with long names, temp and peak panels: at any
+    """The chart of a comparison of variants with long names, temp and device panels: at any
     width its tick labels never overprint, no name breaks inside a word or runs into its
     bar or value, and nothing leaves the example (the render alone, in the extension's CSS)."""
     from test_variants import remat_results

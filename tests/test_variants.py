@@ -43,8 +43,8 @@ ACCUMULATOR = buf("acc", "f32[16,1024,1024]", 67_108_864, "broadcast_in_dim", (1
 
 
 def remat_results() -> tuple[list[str], list[tuple[str, str]], dict[tuple[str, str], Result]]:
-    """The checkpointing comparison of issue 30: two stacks become one; the TPU shows peaks
-    (306 MB, 136 MB of them arguments and outputs), the CPU and the H100 temp."""
+    """The checkpointing comparison of issue 30: two stacks become one; the TPU shows the HBM
+    it holds (306 MB, 136 MB of them arguments and outputs), the CPU and the H100 temp."""
     functions = ["grad_scan", "grad_scan_checkpointed"]
     targets = [("cpu", "CPU"), ("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")]
     figures = {("grad_scan", "cpu"): (88 * MB, 0), ("grad_scan_checkpointed", "cpu"): (44 * MB, 0),
@@ -53,7 +53,8 @@ def remat_results() -> tuple[list[str], list[tuple[str, str]], dict[tuple[str, s
     results = {}
     for (fn, target), (temp, peak) in figures.items():
         held = [ACCUMULATOR, *stacks(2 if fn == "grad_scan" else 1, "stack")]
-        memory = Memory(temp_bytes=temp, peak_bytes=peak or None, argument_bytes=68 * MB, output_bytes=68 * MB)
+        memory = Memory(temp_bytes=temp, peak_bytes=peak or None, argument_bytes=68 * MB, output_bytes=68 * MB,
+                        device_bytes=peak or None)
         results[(fn, target)] = Result(fn, target, dict(targets)[target],
                                        report=Report(fn, target, memory=memory, materialized=held))
     return functions, targets, results
@@ -68,7 +69,7 @@ def test_temp_and_peak_are_drawn_on_axes_of_their_own() -> None:
     temp, peak = chart.panels
     assert (temp.measure, temp.title, [g.title for g in temp.groups]) == ("temp", "Temp memory on CPU and H100",
                                                                           ["CPU", "H100"])
-    assert (peak.measure, peak.title, [g.title for g in peak.groups]) == ("peak", "Peak memory on TPU v5e",
+    assert (peak.measure, peak.title, [g.title for g in peak.groups]) == ("device", "HBM held on TPU v5e",
                                                                           ["TPU v5e"])
     # each ratio is to the smallest bar of its own target, and the caption says so
     assert [b.text for g in temp.groups for b in g.bars] == ["88.0 MB (2.0×)", "44.0 MB (1.0×)",
@@ -78,7 +79,7 @@ def test_temp_and_peak_are_drawn_on_axes_of_their_own() -> None:
     # a peak's arguments and outputs (136 MB) are drawn apart; temp holds none
     assert [b.base for b in peak.groups[0].bars] == [136 * MB, 136 * MB]
     assert all(b.base == 0 for g in temp.groups for b in g.bars)
-    assert "(lighter)" in peak.note and "lighter" not in temp.note
+    assert "(the arguments and outputs lighter)" in peak.note and "lighter" not in temp.note
 
 
 def test_each_panel_draws_on_its_own_axis_in_html() -> None:
@@ -87,7 +88,7 @@ def test_each_panel_draws_on_its_own_axis_in_html() -> None:
     soup = BeautifulSoup(nodes_to_html(render_example(view, functions, targets, list(results.values()))),
                          "html.parser")
     panels = soup.select("figure.jaxhlo-bars .jaxhlo-bars-panel")
-    assert [p["data-measure"] for p in panels] == ["temp", "peak"]
+    assert [p["data-measure"] for p in panels] == ["temp", "device"]
     ends = []
     for panel in panels:
         ticks = [t.get_text() for t in panel.select(".jaxhlo-bar-axis span")]

@@ -10,7 +10,9 @@ with the differences, found by these rules:
   hold computed data: no copies of arguments, no host buffers, no integer or
   boolean scalars) are counted by **shape and producer**: the JAX operation that made the buffer, or
   its kernel's ops, without source lines (HLO names and line numbers change
-  between variants; what was computed, and in which shape, does not).
+  between variants; what was computed, and in which shape, does not), and on a
+  TPU where it lives: a buffer kept in the chip's own memory (``on-chip``)
+  takes no HBM, and is counted apart from one of the same shape in HBM.
 - A (shape, producer) is a **difference** when its count is not the same in
   every variant that compiled on that target.  The differences are ordered by
   the bytes they differ by (the count's spread times one buffer's size), the
@@ -75,7 +77,9 @@ def _counted(report: Report) -> dict[tuple[str, str], tuple[int, int, set[int]]]
     for m in report.materialized:
         if not is_intermediate(m) or is_scalar(m.shape):
             continue
-        key = (m.shape, m.producer_op or ops.kernel(m.producer, m.computation, lines=False))
+        made = m.producer_op or ops.kernel(m.producer, m.computation, lines=False)
+        # a TPU's buffer kept in the chip's own memory takes no HBM: said with what made it
+        key = (m.shape, made if m.in_device_memory else f"{made}, on-chip")
         count, size, lines = out.get(key, (0, m.bytes, set()))
         out[key] = (count + 1, max(size, m.bytes), lines | set(m.source_lines))
     return out

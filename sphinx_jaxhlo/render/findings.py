@@ -126,7 +126,7 @@ def findings(report: Report, display: Display, difference: Finding | None = None
         w = _buffer_words(biggest, ops)
         where = " in HBM" if report.target.startswith("tpu") else ""
         out.append(Finding("info", "", f"Largest intermediate{where}: {w}."))
-    if on_chip is not None and on_chip.name not in groups:
+    if on_chip is not None and on_chip.name not in groups and difference is None:
         n = sum(1 for m in report.materialized if not m.in_device_memory)
         which = "1 intermediate stays" if n == 1 else f"{n} intermediates stay"
         out.append(Finding("info", "", f"{which} in the chip's own memory, never in HBM; the largest: "

@@ -1,68 +1,96 @@
 """The guide's predictor as code: will XLA write the table a reduction reads to memory?
 
-``predict(fn, *arg_specs, target=...)`` answers from the function's jaxpr alone (``jax.make_jaxpr``,
-nothing is lowered or compiled), for ``cpu``, ``gpu:h100`` and ``tpu:v5e``, and says which rule of
-the guide's predictor page decided (``rule``: the page anchor, ``jaxhlo-predict-<target>-<rule>``).
+``predict(fn, *arg_specs, target=...)`` answers from the function's jaxpr alone (``jax.make_jaxpr``;
+nothing is lowered or compiled) for ``cpu``, ``gpu:h100`` and ``tpu:v5e``, and names the rule of the
+guide's predictor page that decided (``rule``: the page's anchor, ``jaxhlo-predict-<target>-<rule>``).
 
 *The table* is the largest intermediate that feeds a reduction: the largest operand of a reduction
-primitive in the jaxpr (a loop body's counted times its trip count, the whole table the loop walks
+primitive in the jaxpr (a loop body's counted times its trip count: the whole table a loop walks
 over).  ``stored`` says whether the compiled program writes an intermediate of the table's size to
-memory (the benchmark, ``guide_predictor_family.py``, states the ground truth it is checked against).
+memory; ``guide_predictor_family.py`` states the ground truth it is checked against, and
+``guide_predictor_rules.md`` gives each rule's figures and the XLA source that applies it.
 
-The rules, in XLA's decision order (each stated once, here; ``guide_predictor_rules.md`` gives the
-figures and XLA's source for each):
+The rules, each stated once, here, in XLA's decision order:
 
 Every target
-  ``jaxhlo-predict-all-loop``: a loop's output is a buffer; only a ``lax.scan`` / ``fori_loop`` /
-  ``lax.map`` that reduces *inside* its body bounds memory to one step's table; ``unroll=True``
-  (or an unroll as long as the loop) and a Python loop give every step's table back at once, and a
-  ``lax.map`` whose stacked result is reduced afterwards stores the whole table.
+  ``jaxhlo-predict-all-loop``: a loop's output is a buffer: a ``lax.map`` whose stacked result is
+  reduced afterwards stores the whole table.  A ``lax.scan`` / ``fori_loop`` / ``lax.map`` that
+  reduces *inside* its body holds one step's table at a time (or ``unroll`` steps').  A Python loop
+  over chunks, or ``unroll=True``, is straight-line code that XLA sees whole: the H100 merges the
+  steps' GEMMs into one (the whole table) and fuses other steps as it would each alone; the CPU
+  stores every step of a Python loop, and what each step of an unrolled scan would store alone;
+  the TPU fuses each step as alone.
+  ``jaxhlo-predict-all-none``: a reduction of an argument itself stores nothing.
 
-H100 (``xla/service/gpu/transforms/priority_fusion.cc``, ``gpu_fusible.cc``, the cost model in
-``xla/service/gpu/model/gpu_performance_model*.cc``)
+H100 (``xla/service/gpu/transforms/priority_fusion.cc``; the cost model of
+``xla/service/gpu/model/gpu_performance_model.cc``)
   1. ``jaxhlo-predict-h100-gemm``: a real contraction (both free sides longer than one) is a GEMM
-     kernel whose output is stored; nothing fuses into its reader.
-  2. ``jaxhlo-predict-h100-matvec``: a matrix-vector product is a reduction; its result is stored
-     before another reduction reads it (reduce into reduce is refused); with K not a multiple of
-     the GEMM tile, the matrix is copied (``operand_copy``).
-  3. ``jaxhlo-predict-h100-cost``: otherwise priority fusion's cost model: the elementwise
-     producer is stored when recomputing it inside the reduction kernel, once per reader, costs
-     more than writing and reading it.  The producer's cost is XLA's per-op clock cycles on sm_90
-     (``hlo_op_profiles_data.h``: cos/sin ~1000, tanh/pow/atan2 ~500, log/log1p/expm1/cbrt ~200,
-     exp/sqrt/rsqrt ~80, arithmetic/compare/select 3-20); the kernel's parallelism comes from the
-     *physical* layout (a transpose before the reduction turns a row reduction into a column one)
-     and its shape: a one-pass reduction (row length <= 16384, or a column reduced over <= 4096
-     rows) with few rows (row) or few kept columns (column) leaves SMs idle, a two-stage one
-     (longer) does not.
-  4. ``jaxhlo-predict-h100-softmax``: a two-pass statistic (``x - max(x)`` then a sum: softmax,
-     logsumexp) over a costly producer writes it as a side output of the first pass.
+     kernel (Triton or cuBLAS) whose output is stored: the GEMM fusion is "not fusible" as a producer.
+  2. ``jaxhlo-predict-h100-matvec``: a matrix-vector product is itself a reduction; its result is
+     stored before another reduction reads it ("both the producer and the consumer contain a
+     reduce").  Separately (``operand_copy``): a narrow contraction (a side <= 64) with a long K
+     (>= 4096) not a multiple of 32 over a large matrix becomes a split-K GEMM that pads, i.e. copies,
+     the matrix.
+  3. ``jaxhlo-predict-h100-topk``: ``top_k`` and ``approx_max_k`` read a stored operand.
+  4. ``jaxhlo-predict-h100-softmax``: a softmax followed by a reduction over another axis stores the
+     softmax's output (the Triton softmax kernel writes it whole); a softmax or logsumexp of a costly
+     producer (>= 400 cycles: tanh, cos) stores the producer.
+  5. ``jaxhlo-predict-h100-cost``: otherwise priority fusion's cost model decides: the elementwise
+     producer is stored when computing it inside the reduction kernel, once per reader, is slower
+     than writing and reading it back.  The producer's cost is XLA's clock cycles per element on
+     sm_90 (``hlo_op_profiles_data.h``: cos/sin ~970, pow ~510, tanh ~470, atan2/arctan ~430,
+     log1p/expm1/cbrt/log ~170-230, exp/sqrt/rsqrt ~80, arithmetic 3-20; ops the table does not list,
+     erf, tan, sinh, cosh, asin..., cost 3).  The kernel's parallelism comes from the reduction's
+     shape on the *physical* layout (a transpose before it turns a row reduction into a column
+     one): a one-pass reduction (a row <= 16384 long; a column reduced over <= 4096 rows) with few
+     rows (row) or few kept columns (column) leaves SMs idle and stores even ``exp``; a longer one
+     is split in two stages and fuses.  A variance's second pass reads the table through a
+     full-width elementwise kernel and does not count as a second reader; siblings (``sum`` and
+     ``max`` of one table) do.
 
-CPU (``xla/backends/cpu/transforms/library_rewriter.cc`` with the YNN tables of
-``xla/backends/cpu/ynn_support.cc``, and ``xla/service/cpu/cpu_instruction_fusion.cc``)
-  1. ``jaxhlo-predict-cpu-ynn``: a sum/mean/max/min (f32, bf16 accumulated in f32) is a YNN
-     fusion; it takes in producers that YNN's op table has (exp, log, tanh, sqrt, rsqrt, abs,
-     log1p, expm1, logistic, erf, neg, floor/ceil/round, add, sub, mul, div, max, min, pow, a
-     YNN-able GEMM) through values with one reader; anything else (compare/select: ``where``,
-     masks, ``clip``; ``cos``/``sin``/``tan``/``cbrt``; ``reduce_precision``; ``atan``, ``sinh``;
-     f16 or integer math) and everything above it is stored.
-  2. ``jaxhlo-predict-cpu-arg``: ``argmax``/``argmin`` are XLA's own loop fusions and take any
-     elementwise producer in.
-  3. ``jaxhlo-predict-cpu-other``: other reductions (prod, any/all, integer sums) are split into a
-     ``reduce-window`` (TreeReductionRewriter) that fuses nothing: a computed operand is stored.
+CPU (``xla/backends/cpu/transforms/library_rewriter.cc`` and ``xla/backends/cpu/ynn_support.cc``;
+``xla/service/cpu/cpu_instruction_fusion.cc``; ``xla/service/tree_reduction_rewriter.cc``)
+  1. ``jaxhlo-predict-cpu-dot``: a contraction YNN does not take (a vector operand, f16, integer,
+     complex) is XLA's own dot, which writes its result; a table one contraction computes and
+     another reads, with no reduction before, between or after them, is XLA's loop fusion between
+     two YNN dots, written.
+  2. ``jaxhlo-predict-cpu-arg``: ``argmax``/``argmin`` are XLA's loop fusions and take any elementwise
+     producer in.
+  3. ``jaxhlo-predict-cpu-other``: other reductions YNN lacks (prod, any/all, integer sums, f16 sums)
+     over more than 32 elements a result are split into a ``reduce-window`` that fuses nothing: a
+     computed operand is stored (over 32 or fewer, XLA's loop fusion takes the producer in).
+  4. ``jaxhlo-predict-cpu-ynn``: a sum/mean/max/min (f32; bf16 upcast to f32) is a YNN fusion, grown
+     from the reduction (and from a YNN GEMM) through producers that YNN's table has (exp, exp2, log,
+     log1p, expm1, tanh, logistic, sqrt, rsqrt, erf, abs, sign, neg, floor/ceil/round, cosh, add,
+     sub, mul, div, max, min, pow, bf16/f32 converts) and whose values have one reader.  Anything
+     else stores what is above it: compare/select (``where``, masks, ``isfinite``), ``clip``
+     (clamp), ``cos``/``sin``/``tan``/``cbrt``/``sinh``/``arctan``, ``reduce_precision``, f16 or
+     integer math, a transpose of an argument.  Two reductions of one table share one YNN
+     fusion only where their results meet (a sum of the two; a statistic fed back into the table,
+     as a variance or a softmax does) through YNN ops on results of >= 4096 elements
+     (logsumexp's ``isfinite``/``select`` on the max stops it); results that never meet store the
+     table.  A reader outside the reductions (the backward pass, an output) stores it too, unless
+     it is a YNN op chain into a row-major YNN dot (softmax before ``@ v``), or, with results of
+     >= 4096 elements, YNN ops to the program's output.
 
 TPU
-  1. ``jaxhlo-predict-tpu-complex``: complex arithmetic and a complex contraction store.
-  2. ``jaxhlo-predict-tpu-topk``: an exact ``top_k`` stores its operand (``approx_max_k`` does not).
-  3. ``jaxhlo-predict-tpu-readers``: a table read in two passes (a second reduction that needs
-     the first one's result: variance, softmax, logsumexp), or by the backward pass of
-     ``jax.grad`` besides the forward reduction (a loss nonlinear in the sums), or returned, is
-     stored; ``jax.checkpoint`` around the reduction recomputes it instead.
-  4. ``jaxhlo-predict-tpu-matvec``: a matrix-vector product's result is stored before a reduction.
-  5. ``jaxhlo-predict-tpu-fused``: otherwise a real dot, its elementwise producers and consumers
-     and the reduction are one output fusion: nothing of the table's size is stored.
+  1. ``jaxhlo-predict-tpu-complex``: complex data is split into real and imaginary f32 buffers.
+  2. ``jaxhlo-predict-tpu-topk``: an exact ``top_k`` of a contraction sorts the stored product
+     (``approx_max_k`` does not; a ``top_k`` of elementwise data is recomputed).
+  3. ``jaxhlo-predict-tpu-readers``: a contraction's output read twice in separate passes (a
+     statistic and the pass that needs it: variance, softmax, logsumexp; or the forward reduction
+     and the backward pass of ``jax.grad`` of a loss nonlinear in the sums), a costly producer
+     (cos/sin/tan) of an argument read in two passes, a returned table, or an argmax/argmin over
+     every axis (relaid out first) is stored.  ``jax.checkpoint`` around the reduction recomputes
+     the contraction instead; an elementwise table is recomputed for each reader.
+  4. ``jaxhlo-predict-tpu-matvec``: a matrix-vector product's result is stored before another
+     reduction (a plain sum of it folds in).
+  5. ``jaxhlo-predict-tpu-fused``: otherwise a real dot, its elementwise producers and consumers and
+     the reductions are one output fusion (siblings share it): nothing of the table's size is stored.
 
 What the rules do not see (compile and look): autotuned GEMM tiles, XLA's algebraic rewrites of
-special forms, layouts XLA picks for intermediates, memory-space choices on the TPU.
+special forms, the layouts XLA picks for intermediates, memory-space choices on the TPU, and costs
+near the H100 cost model's break-even point.
 """
 
 from __future__ import annotations
@@ -86,8 +114,8 @@ TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
 #: The guide's anchors the rules encode, by target, in XLA's decision order.
 ANCHORS: dict[str, tuple[str, ...]] = {
     "all": ("jaxhlo-predict-all-loop", "jaxhlo-predict-all-none"),
-    "gpu:h100": ("jaxhlo-predict-h100-gemm", "jaxhlo-predict-h100-matvec", "jaxhlo-predict-h100-softmax",
-                 "jaxhlo-predict-h100-cost"),
+    "gpu:h100": ("jaxhlo-predict-h100-gemm", "jaxhlo-predict-h100-matvec", "jaxhlo-predict-h100-topk",
+                 "jaxhlo-predict-h100-softmax", "jaxhlo-predict-h100-cost"),
     "cpu": ("jaxhlo-predict-cpu-dot", "jaxhlo-predict-cpu-ynn", "jaxhlo-predict-cpu-arg",
             "jaxhlo-predict-cpu-other"),
     "tpu:v5e": ("jaxhlo-predict-tpu-complex", "jaxhlo-predict-tpu-topk", "jaxhlo-predict-tpu-readers",
@@ -171,6 +199,7 @@ class Graph:
 
     def __init__(self, closed: Any) -> None:
         self.ops: list[Op] = []
+        self._cse: dict[tuple[Any, ...], list[Value]] = {}
         jaxpr = closed.jaxpr
         env = [self._new(v, is_arg=True) for v in jaxpr.invars]
         consts = [self._new(v) for v in jaxpr.constvars]
@@ -186,7 +215,8 @@ class Graph:
         shape = tuple(int(d) for d in getattr(aval, "shape", ()))
         return Value(shape, str(getattr(aval, "dtype", "")), is_arg=is_arg, literal=hasattr(var, "val"))
 
-    def _inline(self, jaxpr: Any, args: list[Value], consts: list[Value], loop: Loop | None, remat: bool) -> list[Value]:
+    def _inline(self, jaxpr: Any, args: list[Value], consts: list[Value], loop: Loop | None,
+                remat: bool) -> list[Value]:
         env: dict[Any, Value] = {}
         for var, val in zip(jaxpr.invars, args, strict=False):
             env[var] = val
@@ -216,6 +246,8 @@ class Graph:
                 sub, sub_consts = inner
                 consts_v = [self._new(c) for c in sub.constvars] if sub_consts is None else sub_consts
                 outs = self._inline(sub, ins, consts_v, loop, remat or name in ("remat2", "checkpoint", "remat"))
+            elif (key := _cse_key(name, eqn.params, ins, loop, remat)) is not None and key in self._cse:
+                outs = self._cse[key]  # XLA's CSE: the same op of the same operands is computed once
             else:
                 outs = [self._new(v) for v in eqn.outvars]
                 op = Op(name, dict(eqn.params), ins, outs, loop, remat)
@@ -224,6 +256,8 @@ class Graph:
                 for v in outs:
                     v.producer = op
                 self.ops.append(op)
+                if key is not None:
+                    self._cse[key] = outs
             for var, val in zip(eqn.outvars, outs, strict=False):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
@@ -247,10 +281,8 @@ class Graph:
         if kind == "scan":
             # the per-step slices of the scanned arguments: the body reads them as its own inputs
             nconst = eqn.params["num_consts"]
-            for i, v in enumerate(body_args):
-                src = ins[i] if i < len(ins) else None
-                if i < nconst and src is not None:
-                    body_args[i] = src
+            for i in range(min(nconst, len(ins), len(body_args))):
+                body_args[i] = ins[i]
         else:
             nbody = eqn.params["body_nconsts"]
             cnum = eqn.params["cond_nconsts"]
@@ -288,6 +320,26 @@ class Graph:
 
     def live_ops(self) -> list[Op]:
         return [op for op in self.ops if op.live]
+
+
+#: Primitives XLA's CSE may merge when they read the same operands (pure elementwise and layout ops).
+_CSE_SAFE = ELEMENTWISE | LAYOUT_OPS | {"dot_general", "iota"} | set(REDUCTION_KIND)
+
+
+def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | None,
+             remat: bool) -> tuple[Any, ...] | None:
+    """What identifies an op for XLA's CSE; ``jax.checkpoint``'s recomputation is kept apart (its
+    optimization barrier is there to stop exactly this merge)."""
+    if name not in _CSE_SAFE:
+        return None
+    operands = tuple((("lit", v.shape, v.dtype) if v.literal else id(v)) for v in ins)
+    if any(v.literal for v in ins):
+        return None  # a literal's value is not kept: do not merge ops of different constants
+    try:
+        frozen = tuple(sorted((k, repr(v)) for k, v in params.items()))
+    except Exception:
+        return None
+    return (name, frozen, operands, id(loop), remat)
 
 
 def _loop_live(loop: Loop, ops: list[Op], live: set[int]) -> bool:
@@ -519,6 +571,10 @@ def h100_cost(op: Op) -> float:
 # H100 device figures (``sphinx_jaxhlo/gpu_targets/h100.txtpb``) and the cost model's constants
 _SM, _FPU, _CLOCK, _BW = 132, 128, 1.98, 3350.0  # cores, fpus a core, GHz, bytes a ns
 _LAUNCH_US = 1.0
+#: XLA's speed-up for data read again from cache, a small broadcast input fitting L1
+#: (``kL2CacheSpeedup`` 2.5 x ``kL1CacheSpeedup`` 8 in gpu_performance_model_base.h); the bandwidth
+#: is then capped by the blocks in flight (``AdjustBandwidth``: 32 bytes a clock a block).
+_CACHE_SPEEDUP = 2.5 * 8
 
 
 def _flops_per_ns(blocks: int) -> float:
@@ -560,15 +616,20 @@ class ReductionShape:
         return max(1, math.ceil(self.length / 64))
 
 
-def h100_times(cycles: float, shape: ReductionShape, readers: int, inputs: int, itemsize: int) -> tuple[float, float]:
-    """(fused, unfused) microseconds of a producer of ``cycles`` a element read by ``readers`` reductions."""
+def h100_times(cycles: float, shape: ReductionShape, readers: int, inputs: int, itemsize: int,
+               broadcasts: int = 0) -> tuple[float, float]:
+    """(fused, unfused) microseconds of a producer of ``cycles`` a element read by ``readers``
+    reductions of ``shape``, reading ``inputs`` table-sized arrays and ``broadcasts`` small ones
+    broadcast to the table (read again from cache, at the reduction kernel's bandwidth)."""
     n = shape.rows * shape.length
     blocks = shape.blocks()
     f_red, f_full = _flops_per_ns(blocks), _flops_per_ns(10**6)
     reduce_cycles = 7
-    fused = readers * (_LAUNCH_US + _combine(n * (cycles + reduce_cycles) / f_red,
-                                             inputs * n * itemsize / _bandwidth(blocks)) / 1000)
-    unfused = (_LAUNCH_US * (readers + 1) + _combine(n * cycles / f_full, (inputs + 1) * n * itemsize / _BW) / 1000
+    cached_red = min(_BW * _CACHE_SPEEDUP, blocks * _CLOCK * 32)
+    fused_bytes = inputs * n * itemsize / _bandwidth(blocks) + broadcasts * n * itemsize / cached_red
+    fused = readers * (_LAUNCH_US + _combine(n * (cycles + reduce_cycles) / f_red, fused_bytes) / 1000)
+    producer_bytes = (inputs + 1) * n * itemsize / _BW + broadcasts * n * itemsize / (_BW * _CACHE_SPEEDUP)
+    unfused = (_LAUNCH_US * (readers + 1) + _combine(n * cycles / f_full, producer_bytes) / 1000
                + readers * _combine(n * reduce_cycles / f_red, n * itemsize / _bandwidth(blocks)) / 1000)
     return fused, unfused
 
@@ -672,7 +733,7 @@ def _ynn_op(op: Op) -> bool:
         src = op.ins[0].producer
         return src is not None and src.prim == "dot_general"
     if op.prim == "integer_pow":
-        return int(op.params.get("y", 2)) in (2, 3) and dtype in YNN_DTYPES
+        return dtype in YNN_DTYPES  # jax lowers it to a chain of multiplies (a divide for y < 0)
     if op.prim == "square":
         return dtype in YNN_DTYPES
     if op.prim == "convert_element_type":
@@ -737,10 +798,27 @@ def _canonical_dot(op: Op) -> bool:
     backward pass into the dimension numbers instead)."""
     if op.prim != "dot_general" or not _ynn_op(op):
         return False
-    (lc, rc), (lb, rb) = op.params["dimension_numbers"]
+    (lc, rc), (_, rb) = op.params["dimension_numbers"]
     lhs_rank = len(op.ins[0].shape)
     first_free = min((d for d in range(len(op.ins[1].shape)) if d not in rb), default=0)
     return tuple(lc) == (lhs_rank - 1,) and tuple(rc) == (first_free,)
+
+
+def _ynn_chain_to_output(op: Op) -> bool:
+    """A reader whose computation, forward to the program's outputs or a reduction, is YNN ops only:
+    the YNN fusion of the reductions can take it in as more of its roots."""
+    todo, seen = [op], set()
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if o.prim in REDUCTION_KIND:
+            continue
+        if not _ynn_op(o) or len(seen) > 64:
+            return False
+        todo += [u for v in o.outs for u in v.users]
+    return True
 
 
 def _into_canonical_dot(op: Op) -> bool:
@@ -753,6 +831,26 @@ def _into_canonical_dot(op: Op) -> bool:
             return False
         op = op.outs[0].users[0]
     return False
+
+
+def _reaches_reduction(v: Value, depth: int) -> bool:
+    """A value read by a reduction, directly or through converts and reshapes."""
+    for u in v.users:
+        if u.prim in REDUCTION_KIND:
+            return True
+        if (depth > 0 and u.prim in ("convert_element_type", "reshape", "transpose")
+                and any(_reaches_reduction(w, depth - 1) for w in u.outs)):
+            return True
+    return False
+
+
+def _from_reduction(v: Value, depth: int) -> bool:
+    """A (small) value computed from a reduction's result."""
+    if v.producer is None or depth == 0:
+        return False
+    if v.producer.prim in REDUCTION_KIND:
+        return True
+    return any(_from_reduction(w, depth - 1) for w in v.producer.ins)
 
 
 def _ids(values: Iterable[Value]) -> set[int]:
@@ -776,6 +874,45 @@ def _operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
         ops.append(op)
         todo += [x for x in op.ins if x.size >= floor and not x.literal]
     return values, ops
+
+
+def _forward_ops(red: Reduction, table: int, depth: int = 8) -> set[int]:
+    """The ops a reduction's result reaches through values smaller than the table."""
+    out: set[int] = set()
+    todo = [(v, depth) for v in red.op.outs]
+    while todo:
+        v, d = todo.pop()
+        for u in v.users:
+            if id(u) in out:
+                continue
+            out.add(id(u))
+            if d > 0 and u.prim not in REDUCTION_KIND:
+                todo += [(w, d - 1) for w in u.outs if w.size < table]
+    return out
+
+
+def _joins(g: Region) -> tuple[list[Reduction], bool]:
+    """Which of a group's reductions must share a YNN fusion through their results (a result that
+    reaches another's table computation, or meets another's result), and whether one shares the
+    table with the others but never meets them."""
+    if len(g.reductions) < 2:
+        return [], False
+    table = max(r.operand.size for r in g.reductions)
+    regions = {id(r.op): {id(o) for o in build_region(r, max(1, int(TABLE_SHARE * r.operand.size))).ops}
+               for r in g.reductions}
+    forward = {id(r.op): _forward_ops(r, table) for r in g.reductions}
+    linking: list[Reduction] = []
+    met: set[int] = set()
+    for r in g.reductions:
+        for q in g.reductions:
+            if q is r:
+                continue
+            if forward[id(r.op)] & regions[id(q.op)] or forward[id(r.op)] & forward[id(q.op)]:
+                if r not in linking:
+                    linking.append(r)
+                met |= {id(r.op), id(q.op)}
+    isolated = any(id(r.op) not in met for r in g.reductions)
+    return linking, isolated
 
 
 def _kept(red: Reduction) -> int:
@@ -825,14 +962,47 @@ def decide_cpu(g: Region, graph: Graph) -> Decision:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "the second pass needs the first's statistic through "
                         f"{', '.join(names)}, not in YNN's table: the two reductions cannot share one fusion, "
                         "so the table is written")
-    outside = [o for o in g.outside if not _into_canonical_dot(o)]
+    linking, isolated = _joins(g)
+    joinable = min((_kept(r) for r in linking or g.reductions), default=0) >= YNN_MIN_ELEMENTS
+    outside = [o for o in g.outside if not _into_canonical_dot(o) and not (joinable and _ynn_chain_to_output(o))]
     if outside or g.outputs:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "a table value has a reader outside the reductions "
                         "(the backward pass, an output): YNN fuses only through values with one reader")
-    if len(g.reductions) > 1 and min(_kept(r) for r in g.reductions) < YNN_MIN_ELEMENTS:
+    if isolated:
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table whose results never meet: "
+                        "two YNN fusions, so the table is written")
+    if linking and not joinable:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table join in one YNN fusion "
                         f"only through results of >= {YNN_MIN_ELEMENTS} elements")
     return Decision(False, "jaxhlo-predict-cpu-ynn", "every producer is in YNN's table and has one reader")
+
+
+def _gpu_inputs(region: Region, red: Reduction) -> tuple[int, int]:
+    """Table-sized arrays the region reads (an argument, a stored value; a scalar constant that the
+    reduction's own operand multiplies counts too: XLA prices its broadcast as an array), and small
+    arrays broadcast to the table (an outer product's vectors)."""
+    floor = TABLE_SHARE * red.operand.size
+    produced = {id(v) for v in region.values}
+    inputs: set[int] = set()
+    small: set[int] = set()
+    for op in region.ops:
+        if op.prim == "broadcast_in_dim":
+            if op.ins[0].size > 1:
+                small.add(id(op.ins[0]))
+            continue
+        for w in op.ins:
+            if id(w) in produced or w.literal:
+                continue
+            if w.size >= floor:
+                inputs.add(id(w))
+            elif w.size > 1 and op.prim in ELEMENTWISE:
+                small.add(id(w))  # broadcast implicitly (a [n, 1] against a [1, m])
+    broadcasts = len(small)
+    if not region.ops and red.operand.size >= floor:
+        inputs.add(id(red.operand))
+    quirk = sum(1 for op in region.ops for w in op.ins
+                if w.literal and op.prim in ("mul", "add", "sub", "div") and op.outs[0] is red.operand)
+    return len(inputs) + quirk, broadcasts
 
 
 def decide_gpu(g: Region, graph: Graph) -> Decision:
@@ -850,24 +1020,35 @@ def decide_gpu(g: Region, graph: Graph) -> Decision:
         return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument directly")
     cycles = sum(h100_cost(op) for op in g.ops if op.prim in ELEMENTWISE)
     axes = {tuple(r.op.params.get("axes", ())) for r in g.reductions}
-    if g.two_pass and _shift_exp(g) and len(axes) > 1:
+    if g.two_pass and _shift_exp(g) and len(axes) > 1 and any(op.prim == "div" for op in g.ops):
         return Decision(True, "jaxhlo-predict-h100-softmax", "a softmax followed by a reduction over another "
                         "axis: the Triton softmax kernel writes its whole output")
     if _shift_exp(g) and cycles >= 400:
         return Decision(True, "jaxhlo-predict-h100-softmax", "softmax's first pass writes the costly producer "
                         "as a side output that the second pass reads")
-    readers = 1 if g.two_pass else len({id(r.op) for r in g.reductions})
-    readers += len([o for o in g.outside if o.prim not in REDUCTION_KIND])
-    big = max(g.reductions, key=lambda r: r.operand.size)
-    shape = reduction_shape(big)
-    itemsize = min(_ITEMSIZE.get(big.operand.dtype, 4), 4)
-    inputs = 1 + sum(1 for op in g.ops for w in op.ins if w.literal and op.prim in ("mul", "add", "sub", "div")
-                     and op.outs[0] is big.operand)
-    fused, unfused = h100_times(cycles, shape, readers, inputs, itemsize)
+    outside = len([o for o in g.outside if o.prim not in REDUCTION_KIND])
+    by_operand: dict[int, list[Reduction]] = {}
+    for r in g.reductions:
+        by_operand.setdefault(id(r.operand), []).append(r)
+    worst: tuple[float, float, float, int, ReductionShape] | None = None
+    for reds in by_operand.values():
+        red = max(reds, key=lambda r: r.operand.size)
+        region = build_region(red, max(1, int(TABLE_SHARE * red.operand.size)))
+        cycles = sum(h100_cost(op) for op in region.ops if op.prim in ELEMENTWISE)
+        readers = (1 if g.two_pass else len(reds)) + outside
+        shape = reduction_shape(red)
+        itemsize = min(_ITEMSIZE.get(red.operand.dtype, 4), 4)
+        inputs, broadcasts = _gpu_inputs(region, red)
+        fused, unfused = h100_times(cycles, shape, readers, inputs, itemsize, broadcasts)
+        if worst is None or fused - unfused > worst[0] - worst[1]:
+            worst = (fused, unfused, cycles, readers, shape)
+    assert worst is not None
+    fused, unfused, cycles, readers, shape = worst
     stored = fused > unfused
+    stages = "one" if shape.one_pass else "two"
     return Decision(stored, "jaxhlo-predict-h100-cost",
-                    f"{shape.kind} reduction {shape.rows}x{shape.length} ({'one' if shape.one_pass else 'two'}-stage), "
-                    f"producer {cycles:.0f} cycles, {readers} reader(s): fused {fused:.1f} us vs unfused {unfused:.1f} us")
+                    f"{shape.kind} reduction {shape.rows}x{shape.length} ({stages}-stage), producer {cycles:.0f} "
+                    f"cycles, {readers} reader(s): fused {fused:.1f} us vs unfused {unfused:.1f} us")
 
 
 #: Elementwise ops the TPU prices high enough to keep rather than recompute in a second pass.
@@ -929,7 +1110,7 @@ DECIDERS: dict[str, Callable[[Region, Graph], Decision]] = {"cpu": decide_cpu, "
 def load_function(source: str, name: str = "f") -> Any:
     """The function ``name`` of a module's source text."""
     module = types.ModuleType("guide_predictor_program")
-    exec(compile(source, "<program>", "exec"), module.__dict__)  # noqa: S102 - the benchmark's own programs
+    exec(compile(source, "<program>", "exec"), module.__dict__)
     return module.__dict__[name]
 
 
@@ -956,6 +1137,22 @@ def _loops_of(g: Region) -> Iterable[Loop]:
     while loop is not None:
         yield loop
         loop = loop.parent
+
+
+def _gemm_in(g: Region) -> bool:
+    return any(op.prim == "dot_general" and _is_gemm(op) for op in g.ops)
+
+
+def _concatenated(g: Region) -> bool:
+    """The group's results are joined by a concatenate (each step keeps its rows), not added up."""
+    for r in g.reductions:
+        for v in r.op.outs:
+            users = list(v.users)
+            while users and all(u.prim in ("reshape", "broadcast_in_dim", "convert_element_type") for u in users):
+                users = [w for u in users for o in u.outs for w in o.users]
+            if not users or not all(u.prim == "concatenate" for u in users):
+                return False
+    return True
 
 
 def _chunks(regions: list[Region]) -> bool:
@@ -1011,7 +1208,10 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu") 
         elif (loops or chunked) and target != "tpu:v5e":
             d = DECIDERS[target](g, graph)
             what = "an unrolled scan" if loops else "a Python loop over chunks"
-            if target == "cpu" and loops and not d.stored:
+            if target == "gpu:h100" and not d.stored and not _gemm_in(g):
+                decisions.append(Decision(False, "jaxhlo-predict-all-loop", f"{what}: each step fuses as it "
+                                          f"would alone ({d.rule}); only GEMM steps are merged into one"))
+            elif target == "cpu" and loops and not d.stored:
                 decisions.append(Decision(False, "jaxhlo-predict-all-loop", f"{what}: every step fuses "
                                           f"as it would alone ({d.rule}), so few steps' buffers are live"))
             else:
@@ -1048,6 +1248,16 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                 values, ops = _operand_region(v, int(TABLE_SHARE * table))
                 if _ids(values) & seen and all(_canonical_dot(u) for u in v.users if u.prim == "dot_general"):
                     continue  # the reductions' decision covers it (softmax before ``@ v``)
+                from_dot = any(w.producer is not None and w.producer.prim == "dot_general" for w in values)
+                read_by_reduction = any(u.prim in REDUCTION_KIND for w in values for u in w.users)
+                uses_reduction = any(_from_reduction(w, 6) for o in ops for w in o.ins if id(w) not in _ids(values))
+                feeds_reduction = any(_reaches_reduction(o, 3) for d in v.users if d.prim == "dot_general"
+                                      for o in d.outs)
+                if from_dot and not read_by_reduction and not uses_reduction and not feeds_reduction:
+                    out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a contraction reads a table that another "
+                                        "contraction computed, with no reduction between: the elementwise part is "
+                                        "XLA's loop fusion, written between the two YNN dots"))
+                    continue
                 inside = {id(o) for o in ops} | {id(u) for u in v.users if u.prim == "dot_general"}
                 shared = [w for w in values if any(id(u) not in inside for u in w.users)]
                 bad = [o for o in ops if not _ynn_op(o)]
@@ -1059,13 +1269,19 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
     return out
 
 
+#: The H100's split-K GEMM pads K to a multiple of this (measured: K = 10016 is not padded, 10000 is).
+H100_K_ALIGN = 32
+
+
 def _unaligned_matvec(graph: Graph) -> bool:
-    """An H100 contraction with a narrow side (a matrix-vector product, or <= 64 rows or columns)
-    whose K is not a multiple of 32: XLA pads the operands, copying the matrix."""
+    """An H100 contraction with a narrow side (a matrix-vector product, or <= 64 rows or columns), a
+    long K (>= 4096) not a multiple of 32 and a large matrix (>= 12M elements): XLA picks a split-K
+    GEMM and pads its operands, copying the matrix.  Shorter or smaller ones are strength-reduced
+    (multiply and reduce) or a plain dot, which copy nothing.  No autotuning deviceless: check."""
     for op in graph.live_ops():
         if op.prim != "dot_general":
             continue
         m, n, k = _dot_dims(op)
-        if min(m, n) <= 64 and k > 32 and k % 32:
+        if min(m, n) <= 64 and k >= 4096 and k % H100_K_ALIGN and max(m, n) * k >= 12_000_000:
             return True
     return False

@@ -9,6 +9,7 @@ file's folder, so a second run only reads them back.
 
     python benchmarks/guide_predictor_findings.py            # every finding
     python benchmarks/guide_predictor_findings.py R3 R12     # some
+    python benchmarks/guide_predictor_findings.py H100-grid  # XLA's fused/unfused estimates on a grid
 """
 
 from __future__ import annotations
@@ -377,6 +378,10 @@ def findings() -> dict[str, list[tuple[str, Callable[..., Any], tuple[str, ...],
     return out
 
 
+def _buffer_text(buffer: Any) -> str:
+    return f"{buffer.shape} ({buffer.bytes / 1e6:.1f} MB)" if buffer is not None else ""
+
+
 def figures(report: Any) -> dict[str, Any]:
     """What a finding quotes from one report."""
     if report.error is not None:
@@ -390,20 +395,77 @@ def figures(report: Any) -> dict[str, Any]:
         "temp_MB": round((report.memory.temp_bytes or 0) / 1e6, 2),
         "peak_MB": round((report.memory.peak_bytes or 0) / 1e6, 2) if report.memory.peak_bytes else None,
         "alias_MB": round((report.memory.alias_bytes or 0) / 1e6, 2) if report.memory.alias_bytes else 0,
+        "output_MB": round((report.memory.output_bytes or 0) / 1e6, 2),
         "reductions": "fused" if not unfused else "unfused",
         "stored_before_reduction": f"{big.shape} ({big.bytes / 1e6:.1f} MB)" if big else "",
-        "largest_intermediate": (f"{report.largest_materialized.shape} ({report.largest_materialized.bytes / 1e6:.1f} MB)"
-                                 if report.largest_materialized else ""),
+        "largest_intermediate": _buffer_text(report.largest_materialized),
         "argument_copies": [f"{m.shape} ({m.bytes / 1e6:.1f} MB)" for m in report.argument_copies][:4],
         "reduction_dtypes": sorted({r.input_shape.split("[")[0] for r in report.verdict_reductions if r.input_shape}),
     }
 
 
+GRID = ROOT / "benchmarks" / "data" / "h100_cost_grid.json"
+#: Producers of the grid, with XLA's sm_90 cycles for the op (what ``guide_predictor.h100_times`` is given).
+GRID_PRODUCERS: dict[str, tuple[Callable[[Any], Any], int]] = {
+    "mul2": (lambda x: x * 2, 3), "exp": (jnp.exp, 79), "log": (jnp.log, 166), "tanh": (jnp.tanh, 467),
+    "cos": (jnp.cos, 978)}
+GRID_SIZES = (8, 32, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def h100_grid() -> dict[str, Any]:
+    """``sum(producer(x), axis)`` over a grid of shapes on the H100, with XLA's own fused and
+    unfused time estimates from its priority-fusion record, and the predictor's cost model beside
+    them.  Writes ``benchmarks/data/h100_cost_grid.json``; about 4 minutes."""
+    import glob
+    import re
+    import shutil
+    import tempfile
+
+    from guide_predictor import ReductionShape, h100_times
+
+    import sphinx_jaxhlo
+
+    grid: dict[str, Any] = json.loads(GRID.read_text(encoding="utf-8")) if GRID.exists() else {}
+    for name, (producer, _) in GRID_PRODUCERS.items():
+        for axis in (0, 1):
+            for rows in GRID_SIZES:
+                for length in GRID_SIZES:
+                    key = f"{name} {axis} {rows} {length}"
+                    if key in grid or not 2**12 <= rows * length <= 2**28:
+                        continue
+                    dump = tempfile.mkdtemp()
+                    fn = (lambda p, a: lambda x: jnp.sum(p(x), axis=a))(producer, axis)
+                    report = sphinx_jaxhlo.analyze(fn, f"f32[{rows},{length}]", targets=["gpu:h100"],
+                                                   xla_flags={"xla_dump_to": dump,
+                                                              "xla_dump_hlo_pass_re": "priority-fusion"})["gpu:h100"]
+                    text = "".join(Path(f).read_text(encoding="utf-8")
+                                   for f in glob.glob(dump + "/*priority_fusion_dump.txt"))
+                    shutil.rmtree(dump, ignore_errors=True)
+                    ups = re.findall(r'update_priority \{\s*producer_name: "([^"]+)"\s*(?:consumer_names: "[^"]+"\s*)*'
+                                     r'us_fused: ([\d.e+-]+)\s*us_unfused: ([\d.e+-]+)', text)
+                    grid[key] = {"stored": any(not r.fused for r in report.deciding_reductions), "ups": ups}
+        GRID.write_text(json.dumps(grid, sort_keys=True) + "\n", encoding="utf-8")
+    agree = 0
+    for key, point in grid.items():
+        name, axis, rows, length = key.split()
+        shape = ReductionShape("column" if axis == "0" else "row", int(rows), int(length))
+        fused, unfused = h100_times(GRID_PRODUCERS[name][1], shape, 1, 2 if name == "mul2" else 1, 4)
+        agree += (fused > unfused) == point["stored"]
+    return {"points": len(grid), "model_agrees": agree}
+
+
 def main(argv: list[str]) -> int:
     import sphinx_jaxhlo
 
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     wanted = set(argv) or None
+    if wanted is None or "H100-grid" in wanted:
+        data_grid = h100_grid()
+        print("H100-grid", data_grid, flush=True)
     data: dict[str, Any] = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
+    if wanted is None or "H100-grid" in wanted:
+        data["H100-grid"] = data_grid
+        OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     CACHE.mkdir(parents=True, exist_ok=True)
     for finding, cases in findings().items():
         if wanted and finding not in wanted:
@@ -415,7 +477,7 @@ def main(argv: list[str]) -> int:
                                                 **kwargs)
                 got = {r.target: figures(r) for r in reports}
                 got.update({f.target: {"error": f.message.splitlines()[0][:240]} for f in reports.failures})
-            except Exception as exc:  # noqa: BLE001 - a failed compile is a figure too
+            except Exception as exc:
                 got = {t: {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:240]}"} for t in targets}
             rows.append({"case": label, "specs": list(specs), **({"options": kwargs} if kwargs else {}),
                          "targets": got})

@@ -241,7 +241,8 @@ class Graph:
                 outs = self._loop(eqn, ins, "while", _while_trips(eqn), 1, loop, remat)
             elif name == "cond":
                 branch = eqn.params["branches"][-1]
-                outs = self._inline(branch.jaxpr, ins[1:], [self._lit_consts(branch)], loop, remat)
+                branch_consts = [self._new(c) for c in branch.jaxpr.constvars]
+                outs = self._inline(branch.jaxpr, ins[1:], branch_consts, loop, remat)
             elif inner is not None:
                 sub, sub_consts = inner
                 consts_v = [self._new(c) for c in sub.constvars] if sub_consts is None else sub_consts
@@ -261,9 +262,6 @@ class Graph:
             for var, val in zip(eqn.outvars, outs, strict=False):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
-
-    def _lit_consts(self, closed: Any) -> Value:
-        return Value((), "")
 
     def _loop(self, eqn: Any, ins: list[Value], kind: str, trips: int, unroll: int, parent: Loop | None,
               remat: bool) -> list[Value]:
@@ -313,7 +311,7 @@ class Graph:
             if op.prim in ("scan", "while"):
                 todo.extend(op.params.get("_body_outs", []))
         for op in self.ops:
-            op.live = id(op) in live or (op.loop is not None and _loop_live(op.loop, self.ops, live))
+            op.live = id(op) in live
         for op in self.ops:
             for v in op.ins:
                 v.users = [u for u in v.users if u.live]
@@ -340,10 +338,6 @@ def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | N
     except Exception:
         return None
     return (name, frozen, operands, id(loop), remat)
-
-
-def _loop_live(loop: Loop, ops: list[Op], live: set[int]) -> bool:
-    return True
 
 
 def _call_jaxpr(eqn: Any) -> tuple[Any, list[Value] | None] | None:
@@ -1096,8 +1090,8 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if "matvec" in g.sources and not (all(op.prim == "dot_general" for op in g.ops) and kinds <= {"sum"}):
         return Decision(True, "jaxhlo-predict-tpu-matvec", "a matrix-vector product's result is stored before "
                         "another reduction")
-    return Decision(False, "jaxhlo-predict-tpu-fused", "dot, elementwise and reduction in one output fusion "
-                    "(sibling reductions share it)")
+    return Decision(False, "jaxhlo-predict-tpu-fused", "the producers (a dot's too) and the reductions are one "
+                    "fusion; sibling reductions share it")
 
 
 DECIDERS: dict[str, Callable[[Region, Graph], Decision]] = {"cpu": decide_cpu, "gpu:h100": decide_gpu,
@@ -1141,18 +1135,6 @@ def _loops_of(g: Region) -> Iterable[Loop]:
 
 def _gemm_in(g: Region) -> bool:
     return any(op.prim == "dot_general" and _is_gemm(op) for op in g.ops)
-
-
-def _concatenated(g: Region) -> bool:
-    """The group's results are joined by a concatenate (each step keeps its rows), not added up."""
-    for r in g.reductions:
-        for v in r.op.outs:
-            users = list(v.users)
-            while users and all(u.prim in ("reshape", "broadcast_in_dim", "convert_element_type") for u in users):
-                users = [w for u in users for o in u.outs for w in o.users]
-            if not users or not all(u.prim == "concatenate" for u in users):
-                return False
-    return True
 
 
 def _chunks(regions: list[Region]) -> bool:
@@ -1215,9 +1197,10 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu") 
                 decisions.append(Decision(False, "jaxhlo-predict-all-loop", f"{what}: every step fuses "
                                           f"as it would alone ({d.rule}), so few steps' buffers are live"))
             else:
+                how = ("the steps' GEMMs are merged into one" if target == "gpu:h100" and _gemm_in(g)
+                       else "every step's table is live at once")
                 decisions.append(Decision(True, "jaxhlo-predict-all-loop",
-                                          f"{what}: XLA sees every step's table at once (per step: {d.rule}; "
-                                          "the H100 merges the steps' GEMMs into one)"))
+                                          f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
         else:
             decisions.append(DECIDERS[target](g, graph))
     decisions += _other_tables(graph, table, target, {id(v) for g in regions for v in g.values})

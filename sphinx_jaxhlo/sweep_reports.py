@@ -352,6 +352,11 @@ def sweep_call(analyze: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs
         raise OptionProblem("args", f"size {missing[0]!r} has no value: {PYTHON('sweep')} gives "
                                     f"{', '.join(parsed.symbols)}")
     static_symbols = tuple(s for s in parsed.symbols if s not in used)
+    sizes = [s for s in used if s in static]
+    if sizes:
+        given = f"{sizes[0]}={static[sizes[0]]!r}"
+        raise OptionProblem("option", f"{PYTHON('static')} {given}: {sizes[0]} is a size of the arguments, given "
+                                      f"by the sweep; remove {given}")
     clash = [s for s in static_symbols if s in static]
     if clash:
         raise OptionProblem("option", f"{PYTHON('static')} {clash[0]} is swept by {PYTHON('sweep')} too")

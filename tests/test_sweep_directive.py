@@ -62,3 +62,19 @@ def test_the_text_builder_gets_the_tables(tmp_path: Path) -> None:
     assert "CPU: temp memory against n" in text
     assert "The points on CPU" in text and "100,000,000" in text and "<svg" not in text
     assert "No decision flips between these sizes." in text
+
+
+@pytest.mark.sphinx("html", testroot="sweep-errors")
+def test_bad_sweep_input_is_one_located_warning_and_an_error_box(app: Any) -> None:
+    """A ``:static:`` that names a swept size and a sweep value that is not a number: each a
+    warning at its directive's line that names the fix, an error box, the page built."""
+    app.build()
+    warnings = [line for line in app.warning.getvalue().splitlines() if "WARNING" in line]
+    assert len(warnings) == 2, warnings
+    assert re.search(r"index.rst:4: WARNING: .*:static: n=5: n is a size of the arguments, given by the sweep; "
+                     r"remove n=5 \[jaxhlo.option\]", warnings[0]), warnings
+    assert re.search(r"index.rst:14: WARNING: .*:sweep: n=abc at column 3: 'abc' is not a size: give n positive "
+                     r"integers, such as n=1000..100000 or n=1000,4096 \[jaxhlo.sweep\]", warnings[1]), warnings
+    soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert len(soup.select(".jaxhlo-error")) == 2
+    assert "The page goes on after the two examples." in soup.get_text()

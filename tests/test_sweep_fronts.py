@@ -44,6 +44,14 @@ def test_analyze_sweeps_a_size_and_a_static_argument(example_file: Path) -> None
         analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=64,64, chunk=8", targets="cpu")
     with pytest.raises(OptionProblem, match="size 'm' has no value"):
         analyze(namespace["chunked"], "f32[m]", "f32[]", sweep={"n": [64]}, static={"chunk": 8}, targets="cpu")
+    # bad input, each one line that names the fix, before anything compiles
+    with pytest.raises(OptionProblem, match=r"^static: n=64: n is a size of the arguments, given by the sweep; "
+                                            r"remove n=64$"):
+        analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=8,16", static={"chunk": 8, "n": 64},
+                targets="cpu")
+    with pytest.raises(OptionProblem, match=r"^sweep: n=abc at column 3: 'abc' is not a size: give n positive "
+                                            r"integers, such as n=1000..100000 or n=1000,4096$"):
+        analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=abc", static={"chunk": 8}, targets="cpu")
 
 
 def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
@@ -107,3 +115,11 @@ def test_the_command_line_sweeps(example_file: Path, tmp_path: Path) -> None:
     proc = run(f"{example_file}:fused", "--args", "f32[256]", "--expect-reduction", "fused for rows>3",
                "--targets", "cpu", cache=cache)
     assert proc.returncode == 2 and "a claim over a range of sizes needs a sweep" in proc.stderr
+    proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=8,16", "--static", "rows=4",
+               "--targets", "cpu", cache=cache)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith(
+        "error: --static: rows=4: rows is a size of the arguments, given by the sweep; remove rows=4"), proc.stderr
+    proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=abc", cache=cache)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith(
+        "error: --sweep: rows=abc at column 6: 'abc' is not a size: give rows positive integers, such as "
+        "rows=1000..100000 or rows=1000,4096"), proc.stderr

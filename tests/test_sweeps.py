@@ -102,7 +102,10 @@ def test_two_symbols_make_a_grid_the_first_varying_slowest() -> None:
     ("n=10..100/65", "at most 64", 10),
     ("n=10..100*1", "must be more than 1", 10),
     ("n=1,2, n=3", "symbol 'n' is given twice (column 8)", 7),
-    ("n=d", "'d' is not swept", 2),
+    ("n=d", "'d' is not a size: give n positive integers, such as n=1000..100000 or n=1000,4096", 2),
+    ("n=abc", "'abc' is not a size: give n positive integers", 2),
+    ("m=4, n=abc", "n=abc at column 8: 'abc' is neither a size nor a swept symbol: give n sizes "
+                   "(n=1000..100000) or tie it to one of m (n=m)", 7),
     ("n=d, d=n, m=1", "go round in a circle", 2),
     ("a=1, b=2, c=3", "at most two", 10),
     ("a=100..100000/20, b=100..100000/20", "400 points; at most 256", 0),
@@ -154,6 +157,9 @@ def test_errors_are_spelled_as_each_front_names_its_options(spell: Any, args: st
     assert other.message == f"{spell('expect-max-temp')} 1GB for m<3: 'm' is not swept ({sweep} gives n, d)"
     static = problem(sweep="n=1,2, d=n, chunk=3", static="chunk=4")
     assert static.message.startswith(f"{spell('static')} chunk is swept by {sweep} too")
+    size = problem(static="n=5, axis=0")
+    assert size.subtype == "option"
+    assert size.message == f"{spell('static')} n=5: n is a size of the arguments, given by the sweep; remove n=5"
     param = problem(sweep="n=1,2, d=n, chunkk=3")
     assert param.message == f"{sweep} 'chunkk' is neither a size of {args} nor a parameter of written"
 

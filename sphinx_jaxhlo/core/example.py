@@ -483,6 +483,10 @@ def check_sweep(sweep: Sweep | None, expectations: exp.Expectations, static: tup
                                           f"are on ({axes}): between {sweep.axes[1].name}=A and "
                                           f"{sweep.axes[1].name}=B")
     given = dict(static)
+    for name in sweep.symbols:
+        if name in given and name not in sweep.static:
+            raise OptionProblem("option", f"{spell('static')} {name}={given[name]}: {name} is a size of the "
+                                          f"arguments, given by the sweep; remove {name}={given[name]}")
     for name in sweep.static:
         if name in given:
             raise OptionProblem("option", f"{spell('static')} {name} is swept by {spell('sweep')} too: "

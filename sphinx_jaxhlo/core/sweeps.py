@@ -372,8 +372,13 @@ def _axes(swept: dict[str, tuple[tuple[int, ...], int]], ties: dict[str, tuple[s
             seen.append(target)
             target = ties[target][0]
         if target not in swept:
-            raise SweepError(f"{name}={ties[name][0]} at column {col + 1}: {ties[name][0]!r} is not swept "
-                             f"(swept: {', '.join(swept) or 'nothing'})", col)
+            given = ties[name][0]
+            if not swept:  # no symbol has values: a word where sizes were meant
+                raise SweepError(f"{name}={given} at column {col + 1}: {given!r} is not a size: give {name} "
+                                 f"positive integers, such as {name}=1000..100000 or {name}=1000,4096", col)
+            raise SweepError(f"{name}={given} at column {col + 1}: {given!r} is neither a size nor a swept symbol: "
+                             f"give {name} sizes ({name}=1000..100000) or tie it to one of "
+                             f"{', '.join(swept)} ({name}={next(iter(swept))})", col)
         root[name] = target
     return tuple(Axis((name, *[t for t in ties if root[t] == name]), values) for name, (values, _) in swept.items())
 

@@ -61,7 +61,9 @@ def test_the_text_builder_gets_the_tables(tmp_path: Path) -> None:
     text = (out / "index.txt").read_text(encoding="utf-8")
     assert "CPU: temp memory against n" in text
     assert "The points on CPU" in text and "100,000,000" in text and "<svg" not in text
-    assert "No decision flips between these sizes." in text
+    assert "No decision flips between neighbouring sizes compiled." in text
+    assert "not looked at: n=64..128: the decisions at both ends agree" in " ".join(text.split())
+    assert "not compared: n=128..100000000: an end has no report." in " ".join(text.split())
 
 
 @pytest.mark.sphinx("html", testroot="sweep-errors")

@@ -65,7 +65,11 @@ def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
     # a claim at the point that could not be made fails there; elsewhere it holds
     with pytest.raises(AssertionError, match=r"total on cpu: no report \(args\).*\[at n=100000000\]"):
         sweep.check(max_temp="1GB")
-    sweep.check(max_temp="1GB for n<1000", flip="none")
+    sweep.check(max_temp="1GB for n<1000")
+    # no flip can be found beside a point without a report: "none" is not resolved there
+    with pytest.raises(AssertionError, match=r"not resolved: n=16..100000000 \(an end has no report to compare\) "
+                                             r"\[NOT RESOLVED\]"):
+        sweep.check(flip="none")
 
 
 def test_a_sweep_of_two_functions_keeps_them_apart() -> None:
@@ -108,7 +112,11 @@ def test_the_command_line_sweeps(example_file: Path, tmp_path: Path) -> None:
                "--json", cache=cache)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [p["values"] for p in doc["points"]] == [{"rows": 8}, {"rows": 16}]
+    assert [p["values"] for p in doc["points"] if "probe" not in p] == [{"rows": 8}, {"rows": 16}]
+    # what flips between 8 and 16 rows (on this CPU) is located by compiling the rows between
+    probes = [p["values"]["rows"] for p in doc["points"] if p.get("probe") == "rows"]
+    assert all(8 < rows < 16 for rows in probes) and doc["map"]["bisection"]["probes"] == len(probes)
+    assert all(f["exact"] for f in doc["map"]["flips"])
     assert SweepReports.from_dict(doc).points[1].label == "rows=16"
     proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=8..", cache=cache)
     assert proc.returncode == 2 and "error: --sweep: the sweep ends early" in proc.stderr

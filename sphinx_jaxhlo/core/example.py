@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
 from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core.grads import add_grad_variant, grad_variant_name, parse_grad_option
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
@@ -113,6 +114,8 @@ class Example:
     grad_variants: tuple[str, ...] = ()
     #: ``:sweep:``: the sizes it is compiled at; ``None``: the one size of ``specs``.
     sweep: Sweep | None = None
+    #: ``:bisect:``: the most probes a sweep compiles to locate its flips (:mod:`sphinx_jaxhlo.core.bisection`).
+    bisect: int = DEFAULT_BUDGET
     #: For one point of a sweep (:func:`sphinx_jaxhlo.pipeline.plan.sweep_points`): its values.
     point: Point | None = None
 
@@ -325,6 +328,19 @@ def parse_grad(value: str | int | Sequence[str | int] | None, spell: Spelling = 
         raise OptionProblem("grad", str(exc)) from None
 
 
+def parse_bisect(value: Any, sweep: Sweep | None, spell: Spelling = DIRECTIVE) -> int:
+    """``:bisect:``: the bisection budget of a sweep (:func:`sphinx_jaxhlo.core.bisection.parse_budget`)."""
+    if value is None or value == "":
+        return DEFAULT_BUDGET
+    if sweep is None:
+        raise OptionProblem("option", f"{spell('bisect')} {value}: bisection locates the flips of a sweep; it "
+                                      f"needs {spell('sweep')}")
+    try:
+        return parse_budget(value, spell("bisect"))
+    except ValueError as exc:
+        raise OptionProblem("option", str(exc)) from None
+
+
 def normalized_name(value: str | None) -> str:
     """``:name:`` as docutils normalizes a target name (case and spaces)."""
     return " ".join(str(value or "").lower().split())
@@ -369,7 +385,8 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
         view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
-        grad=parse_grad(options.get("grad"), spell), sweep=sweep, **where)
+        grad=parse_grad(options.get("grad"), spell), sweep=sweep,
+        bisect=parse_bisect(options.get("bisect"), sweep, spell), **where)
 
 
 # -- sweeps: ``:sweep:``, sizes named by symbols in ``:args:``, claims over ranges

@@ -86,21 +86,28 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
         return []
     items = nodes.bullet_list(classes=["jaxhlo-expectations"])
     for o in outcomes:
-        mark = "✔ " if o.passed else "✘ "
-        item = nodes.list_item(classes=["jaxhlo-pass" if o.passed else "jaxhlo-fail"])
+        mark = "✔ " if o.passed else "? " if o.unresolved else "✘ "
+        item = nodes.list_item(classes=["jaxhlo-pass" if o.passed else "jaxhlo-unresolved" if o.unresolved
+                                        else "jaxhlo-fail"])
         item += para(nodes.strong(text=mark), o.message)
         items += item
-    failed = sum(not o.passed for o in outcomes)
-    if not failed:
+    failed = sum(not o.passed and not o.unresolved for o in outcomes)
+    unresolved = sum(o.unresolved for o in outcomes)
+    if not failed and not unresolved:
         # All hold: one line, the list folded away.
         details = jaxhlo_details(title=f"✔ All {len(outcomes)} stated expectations hold", open=False,
                                  classes=["jaxhlo-checks", "jaxhlo-checks-ok"])
         details += items
         return [details]
-    # Failures first, open, marked.
-    items.children.sort(key=lambda item: "jaxhlo-pass" in item["classes"])
-    head = para(nodes.strong(text=f"✘ {failed} of {len(outcomes)} stated expectations failed"),
-                classes=["jaxhlo-fail"])
+    # Failures first, then what was not resolved, open, marked.
+    order = {"jaxhlo-fail": 0, "jaxhlo-unresolved": 1, "jaxhlo-pass": 2}
+    items.children.sort(key=lambda item: order[item["classes"][0]])
+    if failed:
+        text = f"✘ {failed} of {len(outcomes)} stated expectations failed" + (
+            f", {unresolved} not resolved" if unresolved else "")
+    else:
+        text = f"? {unresolved} of {len(outcomes)} stated expectations not resolved: sizes no compile looked at"
+    head = para(nodes.strong(text=text), classes=["jaxhlo-fail"])
     box: nodes.Element = nodes.container(classes=["jaxhlo-checks", "jaxhlo-checks-failed"])
     box += head
     box += items

@@ -112,6 +112,9 @@ class Example:
     #: with respect to; and the variants :meth:`with_grad_variants` added.
     grad: tuple[str, ...] = ()
     grad_variants: tuple[str, ...] = ()
+    #: The first line of the code :meth:`with_grad_variants` appended to the source (0: none):
+    #: what the reader did not write, shown apart from what they did.
+    generated_from: int = 0
     #: ``:sweep:``: the sizes it is compiled at; ``None``: the one size of ``specs``.
     sweep: Sweep | None = None
     #: ``:bisect:``: the most probes a sweep compiles to locate its flips (:mod:`sphinx_jaxhlo.core.bisection`).
@@ -180,6 +183,7 @@ class Example:
             return self
         functions = list(self.functions)
         source = self.source
+        generated_from = len(source.rstrip("\n").split("\n")) + 1
         try:
             if functions == [""]:
                 defs = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
@@ -195,7 +199,8 @@ class Example:
         checks = dict(self.chunk_checks)
         more = tuple((grad_variant_name(f), checks[f]) for f in functions if f in checks)
         return dataclasses.replace(self, source=source, functions=(*functions, *added),
-                                   chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added))
+                                   chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added),
+                                   generated_from=generated_from)
 
 
 # -- options -> values: each accepts the text of a directive or of the command line,

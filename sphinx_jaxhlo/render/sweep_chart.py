@@ -9,7 +9,8 @@ A failed compile is the series' marker crossed out at the top edge (the compiler
 in its tooltip), a point without a report a question mark there.  A size that bisection
 compiled (:mod:`sphinx_jaxhlo.core.bisection`) is a smaller marker.  A dashed line in the
 function's colour marks each flip, between its two sizes, labelled with its number and,
-when bisection located it, the two neighbouring sizes (``1: 4999|5000``).  Without
+when bisection located it, the two neighbouring sizes (``1: 4999|5000``); flips of several
+functions between the same two sizes share a line and a label (``1,4: 1472|1473``).  Without
 verdicts (``:findings:`` without ``reductions``) every marker is solid.
 
 *Two symbols swept* (a grid): one cell per point of the sweep, the first symbol across
@@ -20,9 +21,11 @@ tooltip gives the exact sizes bisection found).
 
 No label overprints another, a marker or the axes: a label that finds no free place is
 left out (the tables under the picture give every figure), a flip's label takes another
-row above the plot.  The pictures are drawn 420 units wide and scale down with the
-column (the stylesheet caps them at their natural width); every text from the example or
-the compiler is escaped.
+row above the plot.  The pictures are drawn 360 units wide and take the column's width, up
+to 450 pixels (the stylesheet), so that their text stays readable on a phone's column;
+every text from the example or the compiler is escaped.  When several functions' markers
+would fall on one another, each series is shifted a few units sideways (by its place
+among the functions), so each stays in sight.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ from sphinx_jaxhlo.core.sizes import format_bytes
 
 __all__ = ["WIDTH", "compact", "grid_svg", "line_svg", "map_svg", "series_style"]
 
-#: The pictures' width (their natural size, in CSS pixels).
-WIDTH = 420
+#: The pictures' width in the units they are drawn in (the stylesheet scales them to the column).
+WIDTH = 360
 _FONT = 11
 _SMALL = 10
 #: The width of one character of the pictures' monospace font, per unit of font size.
@@ -142,9 +145,11 @@ def _fill(status: str, verdicts: bool) -> str:
     return "solid" if status == "fused" else "hollow" if status == "unfused" else "faint"
 
 
-def flip_label(number: int, flip: Flip) -> str:
-    """``1: 4999|5000`` for a flip located exactly, ``1`` for one between two sizes further apart."""
-    return f"{number}: {flip.low}|{flip.high}" if flip.exact else str(number)
+def flip_label(numbers: Sequence[int], flip: Flip) -> str:
+    """``1: 4999|5000`` for a flip located exactly, ``1`` for one between two sizes further apart;
+    ``1,4: 1472|1473`` for flips of several functions between the same two sizes."""
+    listed = ",".join(map(str, numbers))
+    return f"{listed}: {flip.low}|{flip.high}" if flip.exact else listed
 
 
 def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, title: str, *,
@@ -167,13 +172,22 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
     def x_of(value: float) -> float:
         return left + plot_w * (math.log10(value) - x_lo) / (x_hi - x_lo)
 
+    # several series side by side: each a few units off the size, by its place among them
+    dodge = {fn: (i - (len(series) - 1) / 2) * min(4.0, 12.0 / len(series)) for i, (fn, _) in enumerate(series)}
+
     # the flips' labels first: the rows they need above the plot decide where the plot starts
     heading = f"{'peak memory' if measure == 'peak' else 'temp memory'} (log scale)"
     rows: list[_Room] = []
-    placed_flips: list[tuple[Flip, int, float, int, str]] = []
+    placed_flips: list[tuple[list[Flip], list[int], float, int, str]] = []
+    # flips of several functions between the same two sizes: one line, one label naming them all
+    grouped: dict[tuple[int, int], list[tuple[int, Flip]]] = {}
     for number, flip in enumerate(flips, 1):
+        grouped.setdefault((flip.low, flip.high), []).append((number, flip))
+    for group in grouped.values():
+        numbers, same = [n for n, _ in group], [f for _, f in group]
+        flip = same[0]
         x = x_of(math.sqrt(flip.low * flip.high))
-        label = flip_label(number, flip)
+        label = flip_label(numbers, flip)
         box = _text_box(x + 3, 0, label, _SMALL, "start")
         if box[2] > WIDTH:  # near the right edge: the label goes to the left of its line
             box = _text_box(x - 3, 0, label, _SMALL, "end")
@@ -186,7 +200,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
                 rows.append(room)
             if rows[row_number].free(*box):
                 rows[row_number].take(*box)
-                placed_flips.append((flip, number, x, row_number, "start" if box[0] > x else "end"))
+                placed_flips.append((same, numbers, x, row_number, "start" if box[0] > x else "end"))
                 break
             row_number += 1
     flip_rows = max(1, len(rows))
@@ -241,30 +255,32 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
     out.append(f'<text x="{left:.1f}" y="{11:.1f}" font-size="{_FONT}" fill="currentColor">{_esc(heading)}</text>')
     # flips: a dashed line halfway (on the log scale) between the two sizes, its label in its row above the plot
     several = len(series) > 1
-    for flip, number, x, row_number, anchor in placed_flips:
+    for same, numbers, x, row_number, anchor in placed_flips:
         room.take(x - 1.5, top, x + 1.5, top + plot_h)  # no label over a flip's line
-        colour = styles[flip.function][1] if several else _BAD
+        functions = list(dict.fromkeys(f.function for f in same))
+        colour = (styles[functions[0]][1] if len(functions) == 1 else "currentColor") if several else _BAD
         y = 11.0 + 12.0 * row_number
-        tip = f"flip {number}" + (f" ({flip.function})" if several else "") + f", between {flip.between}: " \
-            + "; ".join(flip.changes)
-        out.append(f'<g class="jaxhlo-sweep-flip" data-function="{_esc(flip.function)}"><title>{_esc(tip)}</title>'
+        tip = "; ".join(f"flip {number}" + (f" ({flip.function})" if several else "") + f", between {flip.between}: "
+                        + "; ".join(flip.changes) for number, flip in zip(numbers, same, strict=True))
+        out.append(f'<g class="jaxhlo-sweep-flip" data-function="{_esc(", ".join(functions))}">'
+                   f'<title>{_esc(tip)}</title>'
                    f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{top + plot_h:.1f}" stroke="{colour}" '
                    f'stroke-width="1.5" stroke-dasharray="5 4"/><line x1="{x:.1f}" y1="{y + 2:.1f}" x2="{x:.1f}" '
                    f'y2="{top:.1f}" stroke="{colour}" stroke-opacity="0.5"/>'
                    f'<text x="{x + 3 if anchor == "start" else x - 3:.1f}" y="{y:.1f}" text-anchor="{anchor}" '
-                   f'font-size="{_SMALL}" fill="{colour}">{_esc(flip_label(number, flip))}</text></g>')
+                   f'font-size="{_SMALL}" fill="{colour}">{_esc(flip_label(numbers, same[0]))}</text></g>')
     # the series: lines and markers first (their boxes taken), then the labels where they fit
     labels: list[tuple[float, float, str, str]] = []
     for function, figures in series:
         shape, colour = styles[function]
-        drawn = [(x_of(f.point[axis.name]), y_of(f.value)) for f in figures if f.status in
+        drawn = [(x_of(f.point[axis.name]) + dodge[function], y_of(f.value)) for f in figures if f.status in
                  ("fused", "unfused", "no reduction")]
         drawn.sort()
         if len(drawn) > 1:
             path = " ".join(f"{'M' if i == 0 else 'L'}{x:.1f},{y:.1f}" for i, (x, y) in enumerate(drawn))
             out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-opacity="0.45"/>')
         for figure in sorted(figures, key=lambda f: f.point[axis.name]):
-            x = x_of(figure.point[axis.name])
+            x = x_of(figure.point[axis.name]) + dodge[function]
             tip = f"<title>{_esc((function + ' ' if several else '') + _tooltip(figure))}</title>"
             status = figure.status
             scale = 0.7 if figure.point.probe else 1.0
@@ -292,9 +308,11 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
             if status == "unfused" and verdicts and figure.largest_bytes and not figure.point.probe:
                 labels.append((x, y, format_bytes(figure.largest_bytes), colour if several else _BAD))
     for x, y, text, colour in labels:
+        width = len(text) * _SMALL * _CHAR
+        x = min(max(x, left + width / 2 + 3), WIDTH - width / 2 - 3)  # inside the plot, beside its marker
         for ty in (y - 10, y + 17):
             box = _text_box(x, ty, text, _SMALL)
-            if box[1] >= top and box[3] <= top + plot_h and box[0] >= left and box[2] <= WIDTH and room.free(*box):
+            if box[1] >= top and box[3] <= top + plot_h and room.free(*box):
                 room.take(*box)
                 out.append(f'<text class="jaxhlo-sweep-label" x="{x:.1f}" y="{ty:.1f}" text-anchor="middle" '
                            f'font-size="{_SMALL}" fill="{colour}">{_esc(text)}</text>')
@@ -374,7 +392,9 @@ def grid_svg(sweep: SweepMap, function: str, target: str, flips: Sequence[Flip],
     cell_w = (WIDTH - left - 10) / cols
     cell_h = max(22.0, min(40.0, 240.0 / rows))
     plot_h = cell_h * rows
-    legend = 16 * len(kinds) + 8
+    chars = int((WIDTH - 30) / (_SMALL * _CHAR))
+    lines = {key: _lines(words, chars) for key, (_, words) in kinds.items()}
+    legend = sum(4 + 12 * len(v) for v in lines.values()) + 8
     height = top + plot_h + 40 + legend
     out: list[str] = []
 
@@ -429,11 +449,13 @@ def grid_svg(sweep: SweepMap, function: str, target: str, flips: Sequence[Flip],
     out.append(f'<text x="{left - 6:.1f}" y="{top - 7:.1f}" text-anchor="end" font-size="{_FONT}" '
                f'fill="currentColor">{_esc(up.title)} ↑</text>')
     y = top + plot_h + 44
-    for fill, words in kinds.values():
+    for key, (fill, _) in kinds.items():
         out.append(f'<rect x="8" y="{y - 9:.1f}" width="12" height="12" fill="{fill}" stroke="currentColor" '
-                   f'stroke-opacity="0.4"/><text x="26" y="{y + 1:.1f}" font-size="{_SMALL}" fill="currentColor">'
-                   f'{_esc(_clip(words, 64))}</text>')
-        y += 16
+                   f'stroke-opacity="0.4"/>')
+        for line in lines[key]:  # a long category wraps under itself
+            out.append(f'<text x="26" y="{y + 1:.1f}" font-size="{_SMALL}" fill="currentColor">{_esc(line)}</text>')
+            y += 12
+        y += 4
     if any({"reduction", "producer"} & set(f.kinds) for f in flips):
         out.append(f'<path d="M{WIDTH - 250:.1f},{top - 11:.1f} h14" stroke="{_BAD}" stroke-width="3.5"/>'
                    f'<text x="{WIDTH - 232:.1f}" y="{top - 7:.1f}" font-size="{_SMALL}" fill="currentColor">'
@@ -450,8 +472,17 @@ def _cell_of(values: Sequence[int], size: int) -> int:
     return max((i for i, v in enumerate(values) if v <= size), default=0)
 
 
-def _clip(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[: chars - 1] + "…"
+def _lines(text: str, chars: int) -> list[str]:
+    """``text`` in lines of at most ``chars`` characters, broken at spaces (a word longer than a
+    line has a line of its own, clipped)."""
+    out: list[str] = []
+    for word in text.split():
+        word = word if len(word) <= chars else word[: chars - 1] + "…"
+        if out and len(out[-1]) + 1 + len(word) <= chars:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out or [""]
 
 
 def map_svg(sweep: SweepMap, function: str, target: str, uid: str, title: str, *, verdicts: bool = True) -> str:

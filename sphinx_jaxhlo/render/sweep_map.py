@@ -20,8 +20,8 @@ from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.sweeps import Sweep
 from sphinx_jaxhlo.core.view_options import split_top_level
-from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
-from sphinx_jaxhlo.render.example import expectation_nodes, footer
+from sphinx_jaxhlo.render.blocks import code, para, table_node
+from sphinx_jaxhlo.render.example import expectation_nodes, footer, source_nodes
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_graph, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.signature import default_function, signature
@@ -132,13 +132,15 @@ def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> l
     out = []
     flips = [f for f in sweep.flips if f.target == target and f.function in functions]
     probes = [f for f in sweep.figures if f.target == target and f.function in functions and f.point.probe]
-    if sweep.budget == 0:
+    exact = sum(f.exact for f in flips)
+    if sweep.budget == 0 and flips:
         out.append("Bisection is off (budget 0): each flip is between two of the sweep's sizes.")
-    elif sweep.budget is not None:
-        exact = sum(f.exact for f in flips)
+    elif sweep.budget is not None and probes:
         out.append(f"Bisection compiled {len(probes)} more size{'s' if len(probes) != 1 else ''} here (budget "
                    f"{sweep.budget} for the sweep), each an ordinary compile: {exact} of {len(flips)} flip"
                    f"{'s' if len(flips) != 1 else ''} located between neighbouring sizes.")
+    elif sweep.budget and exact < len(flips):
+        out.append(f"Bisection compiled no size here: the sweep's budget of {sweep.budget} was spent.")
     if not flips:
         out.append("No decision flips between neighbouring sizes compiled.")
     def listed(intervals: Sequence[Interval]) -> str:
@@ -146,16 +148,17 @@ def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> l
                                                              if " at " in i.between else "") for i in intervals[:4])
         return shown + (f" and {len(intervals) - 4} more" if len(intervals) > 4 else "")
 
+    said: dict[str, list[str]] = {}  # the same words for several functions: said once, naming them all
     for function in functions:
         intervals = sweep.intervals_of(function, target)
-        who = f"{function}: " if len(sweep.functions) > 1 else ""
         agree = [i for i in intervals if i.why == "agree"]
         if agree:
-            out.append(f"{who}not looked at: {listed(agree)}: the decisions at both ends agree, the sizes between "
-                       "were not compiled (a decision could flip and flip back there).")
+            said.setdefault(f"not looked at: {listed(agree)}: the decisions at both ends agree, the sizes between "
+                            "were not compiled (a decision could flip and flip back there).", []).append(function)
         unknown = [i for i in intervals if i.why == "no report"]
         if unknown:
-            out.append(f"{who}not compared: {listed(unknown)}: an end has no report.")
+            said.setdefault(f"not compared: {listed(unknown)}: an end has no report.", []).append(function)
+    out += [(f"{', '.join(who)}: " if len(sweep.functions) > 1 else "") + words for words, who in said.items()]
     return out
 
 
@@ -234,10 +237,7 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
     if "source" in view.show:
         if view.file_path:
             block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-        links = source_links(view)
-        source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
-        source += literal_block(view.source, "python", linenos=True)
-        block.append(source)
+        block += source_nodes(view, sweep.functions)
     checked = [*results, Result("", "", "", outcomes=list(sweep.checks))]
     block += expectation_nodes(checked)
     if len(sweep.targets) > 1:

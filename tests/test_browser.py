@@ -405,9 +405,12 @@ SERIES_JS = """
     const r = t.getBoundingClientRect();
     return {what: t.textContent, l: r.left, t: r.top, r: r.right, b: r.bottom, h: r.height};
   });
-  const overlap = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5 && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
+  const overlap = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5
+      && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
   const overprints = [];
-  texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => { if (overlap(a, b)) overprints.push(a.what + " / " + b.what); }));
+  texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => {
+    if (overlap(a, b)) { overprints.push(a.what + " / " + b.what); }
+  }));
   for (const label of svg.querySelectorAll("text.jaxhlo-sweep-label")) {
     const r = label.getBoundingClientRect();
     const a = {l: r.left, t: r.top, r: r.right, b: r.bottom};

@@ -202,3 +202,28 @@ def test_the_budget_option_is_checked_in_each_front(spell: Any, name: str) -> No
     with pytest.raises(OptionProblem, match=f"^{name} 4: bisection locates the flips of a sweep; it needs "):
         parse_example(SOURCE, {"args": "f32[8,64], f32[8,64]", "bisect": "4"}, spell=spell)
     assert parse_budget(0) == 0 and parse_budget("1_000") == 1000
+
+
+def test_a_static_argument_takes_the_values_given() -> None:
+    """A swept static argument (a chunk size) is not bisected, and the values between two of its
+    values are not sizes left unlooked at: the code may take no other (a chunk must divide)."""
+    source = "import jax.numpy as jnp\n\ndef f(x, y, chunk):\n    return jnp.sum(jnp.exp(x @ y.T), 0)\n"
+    sizes: list[tuple[int, str]] = []
+
+    def compile_(batch: Any) -> list[Outcome]:
+        out = []
+        for request, _ in batch:
+            chunk = dict(request.static)["chunk"]
+            sizes.append((request.specs.args[0].shape[0], chunk))
+            out.append(Outcome(report_at(1000 if int(chunk) < 8 else 1300, "f", request.target), None, 0.01))
+        return out
+
+    example = parse_example(source, {"args": "f32[n,64], f32[n,64]", "sweep": "n=1000,1001, chunk=2,64",
+                                     "targets": "gpu:h100", "expect-flip": "none for n=1000"})
+    done = process(Build(Settings({}), Warnings(), compile_), example)
+    sweep = done.sweep
+    assert sweep is not None and len(sizes) == 4 and not sweep.probes
+    assert [(f.axis, f.low, f.high) for f in sweep.flips] == [("chunk", 2, 64), ("chunk", 2, 64)]
+    assert sweep.intervals == []
+    (check,) = sweep.checks
+    assert not check.passed and not check.unresolved  # a flip between two chunks given: false, not unknown

@@ -44,6 +44,19 @@ def test_analyze_sweeps_a_size_and_a_static_argument(example_file: Path) -> None
         analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=64,64, chunk=8", targets="cpu")
     with pytest.raises(OptionProblem, match="size 'm' has no value"):
         analyze(namespace["chunked"], "f32[m]", "f32[]", sweep={"n": [64]}, static={"chunk": 8}, targets="cpu")
+    # bisection: where a decision flips between two sizes, the sizes between are compiled (unless told not to)
+    fused = namespace["fused"]
+    plain = analyze(fused, "f32[rows,256]", sweep="rows=8,16", bisect=0, targets="cpu")
+    assert isinstance(plain, SweepReports) and len(plain) == 2 and plain.bisect == 0 and not plain.probes
+    assert plain.flips and not any(f.exact for f in plain.flips)
+    located = analyze(fused, "f32[rows,256]", sweep="rows=8,16", targets="cpu")
+    assert isinstance(located, SweepReports) and located.bisect == 48
+    assert [f.exact for f in located.flips] == [True] * len(plain.flips)
+    assert all(8 < p["rows"] < 16 and p.probe == "rows" for p in located.probes)
+    with pytest.raises(OptionProblem, match=r"^bisect: 'all' is not a number of compiles"):
+        analyze(fused, "f32[rows,256]", sweep="rows=8,16", bisect="all", targets="cpu")
+    with pytest.raises(OptionProblem, match=r"^bisect: 4: bisection locates the flips of a sweep; it needs sweep:"):
+        analyze(fused, "f32[8,256]", bisect=4, targets="cpu")
     # bad input, each one line that names the fix, before anything compiles
     with pytest.raises(OptionProblem, match=r"^static: n=64: n is a size of the arguments, given by the sweep; "
                                             r"remove n=64$"):

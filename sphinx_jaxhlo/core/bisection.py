@@ -15,9 +15,11 @@ The rules applied here:
   bisection off).  A pair left when it runs out stays a flip between its two sizes.
 - Two neighbours whose decisions agree are not probed: a decision could flip and flip
   back between them unseen.  The map says so (an interval *not looked at*), and a claim
-  about those sizes is not resolved (:mod:`sphinx_jaxhlo.core.flips`).
+  about those sizes is not resolved (:mod:`sphinx_jaxhlo.core.sweep_claims`).
 - A neighbour without a report (no report, the target missing) has nothing to compare:
-  nothing is probed beside it.  A size is probed once per function and target, whatever
+  nothing is probed beside it.  Only sizes are bisected: a static argument's axis
+  (``chunk=100,1000,10000``) takes the values given, since the code may accept no other
+  (a chunk that does not divide the length).  A size is probed once per function and target, whatever
   its compile gave.
 - A probe is an ordinary compile of the one function on the one target at the probe's
   sizes (the symbols tied to the axis take the same size), planned, cached and
@@ -84,6 +86,8 @@ def next_probes(sweep: SweepMap, budget: int, tried: Container[tuple[str, str, P
     """
     out: list[Probe] = []
     for axis, line in lines(sweep.sweep, sweep.figures):
+        if set(sweep.sweep.axis(axis).names) <= set(sweep.sweep.static):
+            continue  # a static argument takes the values given (a chunk that divides...), not those between
         for before, after in pairwise(line):
             if len(out) >= budget:
                 return out

@@ -26,7 +26,9 @@ values are the same: the sweep's own points and the probes bisection placed on t
 those between two neighbours on a line; it is *exact* when their sizes are one apart.
 A point without a report (``no report``, ``missing``) has nothing to compare: no flip is
 counted on either side of it.  Two neighbours more than one apart whose decisions agree
-leave an *interval not looked at*: a decision could flip there and flip back unseen.  Each flip
+leave an *interval not looked at*: a decision could flip there and flip back unseen.  The
+values of a static argument (``chunk=100,1000,10000``) are the values the author chose,
+not sizes: between two of them there is no interval.  Each flip
 gives the compiler's reason at both sides: for an unfused reduction, the reason the
 analysis gives and the compiler's own decision records about the buffer's producer (for
 a cost-model decision, XLA's estimated times fused and unfused, as its record gives
@@ -442,11 +444,12 @@ def find_flips(sweep: Sweep, figures: Sequence[PointFigure]) -> tuple[list[Flip]
     flips: list[Flip] = []
     intervals: list[Interval] = []
     for axis, line in lines(sweep, figures):
+        sizes = not set(sweep.axis(axis).names) <= set(sweep.static)
         for before, after in pairwise(line):
             flip = compare(before, after, axis)
             if flip is not None:
                 flips.append(flip)
-            if after.point[axis] - before.point[axis] > 1 and (flip is None or not flip.exact):
+            if sizes and after.point[axis] - before.point[axis] > 1 and (flip is None or not flip.exact):
                 compared = before.status in _COMPARED and after.status in _COMPARED
                 why = "differ" if flip is not None else "agree" if compared else "no report"
                 intervals.append(Interval(before.function, before.target, axis, before.point, after.point, why))

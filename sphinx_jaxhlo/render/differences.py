@@ -16,7 +16,7 @@ with the differences, found by these rules:
   the bytes they differ by (the count's spread times one buffer's size), the
   largest first.
 - A difference is **shown** when the bytes it differs by are at least
-  :data:`MIN_SHARE` of the program's size on that target: the arguments,
+  ``MIN_SHARE`` (1 %) of the program's size on that target: the arguments,
   outputs and temp memory of the largest variant compared.  A 262 kB buffer
   does not say what changed when the arguments take 134 MB.
 - When one of the functions is another's gradient (``:grad:``), they are

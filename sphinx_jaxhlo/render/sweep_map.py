@@ -95,12 +95,15 @@ def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = Fal
     return Table("sweep", title, header, tuple(rows), len(rows))
 
 
-def flip_heading(number: int | None, flip: Flip, several: bool) -> str:
-    """``Flip 1 (exp_columns), between n=4999 and n=5000 (neighbouring sizes)``."""
+def flip_heading(number: int | None, flip: Flip, several: bool, verdicts: bool = True) -> str:
+    """``Flip 1 (exp_columns), between n=4999 and n=5000 (neighbouring sizes; reduction)``;
+    without verdicts a reduction's or a producer's flip is one of the stored buffers."""
     head = f"Flip {number}" if number is not None else "Flip"
     who = f" ({flip.function})" if several else ""
     where = "neighbouring sizes" if flip.exact else "not located: the sizes between were not compiled"
-    return f"{head}{who}, between {flip.between} ({where}; {', '.join(flip.kinds)})"
+    kinds = flip.kinds if verdicts else list(dict.fromkeys(
+        "stored buffers" if k in ("reduction", "producer") else k for k in flip.kinds))
+    return f"{head}{who}, between {flip.between} ({where}; {', '.join(kinds)})"
 
 
 def _flip_words(flip: Flip, verdicts: bool) -> tuple[str, list[str]]:
@@ -117,7 +120,8 @@ def _flip_nodes(flips: Sequence[Flip], numbered: bool, several: bool, verdicts: 
     for number, flip in enumerate(flips, 1):
         item = nodes.list_item()
         changes, reasons = _flip_words(flip, verdicts)
-        item += para(nodes.strong(text=flip_heading(number if numbered else None, flip, several)), ": ", changes)
+        item += para(nodes.strong(text=flip_heading(number if numbered else None, flip, several, verdicts)), ": ",
+                     changes)
         listed = nodes.bullet_list()
         for reason in reasons:
             listed += nodes.list_item("", para(reason))
@@ -227,8 +231,9 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
         signatures.append(sweep_signature(sweep.sweep, name, view.source, static))
     count = len(sweep.points)
     probes = len({(f.point, f.function, f.target) for f in sweep.figures if f.point.probe})
-    bisected = (f" Then {probes} compile{'s' if probes != 1 else ''} of sizes between two whose decisions differ "
-                f"(bisection, budget {sweep.budget}), each as ordinary." if probes else "")
+    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two whose decisions "
+                f"differ (budget {sweep.budget}), each an ordinary compile of one function on one target."
+                if probes else "")
     block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
                                     *[x for s in signatures[1:] for x in (", ", code(s))],
                                     f" for {where} at {count} point{'s' if count != 1 else ''}: "

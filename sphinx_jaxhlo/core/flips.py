@@ -418,8 +418,13 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
     if before.kernels != after.kernels:
         flip.kinds.append("kernels")
         flip.changes.append(f"kernels: {before.kernels} at {a} -> {after.kernels} at {b}")
-        flip.reasons_before.append(f"kernels at {a}: {', '.join(before.kernel_names)}")
-        flip.reasons_after.append(f"kernels at {b}: {', '.join(after.kernel_names)}")
+        # the kernels one side has and the other lacks (a long program's full list says little)
+        for side, other, reasons in ((before, after, flip.reasons_before), (after, before, flip.reasons_after)):
+            only = [k for k in side.kernel_names if k not in other.kernel_names]
+            listed = ", ".join(only[:8]) + (f" and {len(only) - 8} more" if len(only) > 8 else "")
+            reasons.append(f"kernels at {side.point.label}: " + (
+                ", ".join(side.kernel_names) if len(side.kernel_names) <= 8 else
+                f"{side.kernels}, of which not at {other.point.label}: {listed or 'none by name'}"))
     return flip if flip.kinds else None
 
 

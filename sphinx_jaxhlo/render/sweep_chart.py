@@ -284,8 +284,8 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
             tip = f"<title>{_esc((function + ' ' if several else '') + _tooltip(figure))}</title>"
             status = figure.status
             scale = 0.7 if figure.point.probe else 1.0
-            data = (f'data-function="{_esc(function)}" data-size="{figure.point[axis.name]}" '
-                    f'data-probe="{_esc(figure.point.probe)}"')
+            data = (f'data-function="{_esc(function)}" data-size="{figure.point[axis.name]}"'
+                    + (f' data-probe="{_esc(figure.point.probe)}"' if figure.point.probe else ""))
             kind = f"jaxhlo-sweep-point jaxhlo-sweep-{status.replace(' ', '-')}"
             if status in ("compile error", "no report"):
                 y = top + 8
@@ -302,8 +302,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
                 continue
             y = y_of(figure.value)
             room.take(x - 7 * scale, y - 7 * scale, x + 7 * scale, y + 7 * scale)
-            out.append(f'<g class="{kind}" {data} data-bytes="{figure.value}" data-shape="{shape}" '
-                       f'data-colour="{colour}" data-fill="{_fill(status, verdicts)}">{tip}'
+            out.append(f'<g class="{kind}" {data} data-bytes="{figure.value}">{tip}'
                        f'{_marker(shape, x, y, colour, _fill(status, verdicts), scale)}</g>')
             if status == "unfused" and verdicts and figure.largest_bytes and not figure.point.probe:
                 labels.append((x, y, format_bytes(figure.largest_bytes), colour if several else _BAD))

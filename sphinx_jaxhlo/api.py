@@ -35,6 +35,7 @@ from typing import Any
 
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
 from sphinx_jaxhlo.core.example import (
     PYTHON,
     Example,
@@ -243,7 +244,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
                    donate: str | Sequence[str] = (), mesh: Any = None,
                    grad: str | int | Sequence[str | int] | None = None,
-                   sweep: str | Mapping[str, Any] | None = None) -> Reports | SweepReports:
+                   sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None) -> Reports | SweepReports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -277,6 +278,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
         (``"f32[n,3]"``), as the directive's ``:sweep:`` (``"n=1000..100000"``) or a dict
         (``{"n": [1000, 4096, 5000], "d": "n"}``); returns a
         :class:`~sphinx_jaxhlo.SweepReports`.
+    :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
+        decisions differ, to locate each flip (0: none), as the directive's ``:bisect:``;
+        default 48.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
@@ -285,7 +289,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                         f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep}, spell=PYTHON,
+        "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep, "bisect": bisect}, spell=PYTHON,
         source_name=source_name).with_grad_variants(PYTHON)
     if example.sweep is not None:
         return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
@@ -340,7 +344,8 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
             mesh: Any = None, grad: str | int | Sequence[str | int] | None = None,
-            sweep: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Reports | SweepReports:
+            sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
+            **kwargs: Any) -> Reports | SweepReports:
     r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
 
@@ -400,6 +405,9 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         (``"n=1000..100000"``) or a dict (``{"n": [1000, 4096, 5000]}``); a symbol no
         spec names is a static argument of that name.  Returns a
         :class:`~sphinx_jaxhlo.SweepReports`: each point's reports and the flips.
+    :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
+        decisions differ, to locate each flip exactly (0: none); default 48. Each is an
+        ordinary compile of the one function on the one target.
     :return: one report per target (and per target for the gradient); a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
@@ -429,8 +437,13 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
+    if bisect is not None and sweep is None:
+        raise OptionProblem("option", f"{PYTHON('bisect')} {bisect}: bisection locates the flips of a sweep; it "
+                                      f"needs {PYTHON('sweep')}")
     if sweep is not None:  # each point an ordinary call of this function
+        budget = DEFAULT_BUDGET if bisect is None else _budget(bisect)
         return sweep_call(analyze, fn, args, all_kwargs, sweep, static_values, name, [t.name for t in target_list],
+                          bisect=budget,
                           targets=targets, donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                           xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh,
                           grad=grad)
@@ -476,6 +489,14 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
 
 
+def _budget(value: Any) -> int:
+    """``bisect=`` checked (:func:`sphinx_jaxhlo.core.bisection.parse_budget`)."""
+    try:
+        return parse_budget(value, PYTHON("bisect"))
+    except ValueError as exc:
+        raise OptionProblem("option", str(exc)) from None
+
+
 def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     """An option of ``analyze`` passed by the caller that is also a parameter
     of ``fn`` is ambiguous: say how to pass it to ``fn``."""
@@ -485,7 +506,7 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
                 "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None, "grad": None,
-                "sweep": None}
+                "sweep": None, "bisect": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "

@@ -180,6 +180,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                            '--args "f32[n,3], f32[d,3]" --sweep "n=1000..100000, d=n" (8 sizes on a log scale; '
                            'n=1000..100000/12, n=1024..16384*2, n=1000,4096,5000); prints the table of points and '
                            'where the decisions flip')
+    what.add_argument("--bisect", metavar="COUNT",
+                      help="with --sweep: the most sizes to compile between neighbours whose decisions differ, "
+                           "to locate each flip exactly (default 48; 0: none)")
     what.add_argument("--hlo-file", metavar="DUMP.txt",
                       help="analyse this saved optimized HLO module instead of compiling ('-': standard "
                            "input); --targets may name one target to label it")
@@ -325,7 +328,8 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout or 120.0, "grad": ns.grad, "sweep": ns.sweep}, spell=COMMAND_LINE,
+                "timeout": ns.timeout or 120.0, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
+                spell=COMMAND_LINE,
                 source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:
             raise _UsageError(exc.message) from None
@@ -400,7 +404,8 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
         doc = sweep.to_dict()
         doc["checks"] = [{"target": o.target, "function": o.function, "point": o.point, "expectation":
                           o.expectation.kind, "expected": o.expectation.value, "where": o.expectation.where,
-                          "found": o.actual, "passed": o.passed, "message": o.message} for o in outcomes]
+                          "found": o.actual, "passed": o.passed, "resolved": not o.unresolved,
+                          "message": o.message} for o in outcomes]
         doc["problems"] = problems
         print(json.dumps(doc, indent=1, sort_keys=True))
     else:

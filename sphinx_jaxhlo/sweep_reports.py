@@ -19,13 +19,15 @@ from typing import Any
 
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, Outcome, Probe, bisect
 from sphinx_jaxhlo.core.example import PYTHON, Example, OptionProblem, sweep_text
-from sphinx_jaxhlo.core.flips import Flip, SweepMap, check_flip_claims, sweep_map
+from sphinx_jaxhlo.core.flips import Flip, SweepMap, sweep_map
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.core.specs import SpecError, format_tree, parse_args, size_symbols
+from sphinx_jaxhlo.core.sweep_claims import check_flip_claims, check_range_claims
 from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_sweep
-from sphinx_jaxhlo.pipeline.plan import sweep_points
+from sphinx_jaxhlo.pipeline.plan import point_example, sweep_points
 from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports, _expectation_text, raise_failed
 
 __all__ = ["SweepReports", "compile_sweep", "sweep_call"]
@@ -53,7 +55,7 @@ class SweepReports(Sequence[Reports]):
     """
 
     def __init__(self, sweep: Sweep, points: Sequence[Point], reports: Sequence[Reports], *, function: str = "",
-                 targets: Sequence[str] = (), show: Sequence[str] = REPORTS_SHOW) -> None:
+                 targets: Sequence[str] = (), show: Sequence[str] = REPORTS_SHOW, bisect: int | None = None) -> None:
         if len(points) != len(reports):
             raise ValueError(f"{len(points)} points but {len(reports)} reports")
         self.sweep = sweep
@@ -68,17 +70,16 @@ class SweepReports(Sequence[Reports]):
         known = [t for r in self._reports for t in r.targets]
         self.targets = [t for t in targets if t in known] + [t for t in dict.fromkeys(known) if t not in targets]
         self.show = list(show)
+        #: The bisection budget the sweep was compiled with (``None``: not known).
+        self.bisect = bisect
         self.map = self._make_map()
 
     def _make_map(self) -> SweepMap:
-        outcomes = []
         name = self.function or "(function)"
-        for point, reports in zip(self.points, self._reports, strict=True):
-            results = [Result(r.function or name, r.target, _title(r.target), report=r) for r in reports]
-            results += [result_of_failure(dataclasses.replace(f, function=f.function or name), _title(f.target))
-                        for f in reports.failures]
-            outcomes.append((point, results, ""))
-        return sweep_map(self.sweep, outcomes, self.functions or [name], [(t, _title(t)) for t in self.targets])
+        outcomes = [_outcome(point, reports, name) for point, reports in zip(self.points, self._reports, strict=True)]
+        made = sweep_map(self.sweep, outcomes, self.functions or [name], [(t, _title(t)) for t in self.targets])
+        made.budget = self.bisect
+        return made
 
     # -- sequence ---------------------------------------------------------------------------
 
@@ -98,8 +99,13 @@ class SweepReports(Sequence[Reports]):
         return iter(self._reports)
 
     def items(self) -> list[tuple[Point, Reports]]:
-        """``(point, its reports)`` in point order."""
+        """``(point, its reports)`` in point order: the sweep's own points, then the probes."""
         return list(zip(self.points, self._reports, strict=True))
+
+    @property
+    def probes(self) -> list[Point]:
+        """The points bisection compiled (``point.probe`` names the axis), in the order compiled."""
+        return [p for p in self.points if p.probe]
 
     def at(self, **values: int) -> Reports:
         """The reports at the point with these values (``at(n=4096)``; a grid needs both symbols)."""
@@ -165,7 +171,9 @@ class SweepReports(Sequence[Reports]):
             "function": ", ".join(self.functions),
             "targets": list(self.targets),
             "show": list(self.show),
-            "points": [{"values": p.as_dict(), "reports": r.to_dict()} for p, r in self.items()],
+            "bisect": self.bisect,
+            "points": [{"values": p.as_dict(), **({"probe": p.probe} if p.probe else {}), "reports": r.to_dict()}
+                       for p, r in self.items()],
             "map": self.map.to_dict(),
         }
 
@@ -187,13 +195,21 @@ class SweepReports(Sequence[Reports]):
         by_values = {tuple(sorted(p.as_dict().items())): p for p in sweep.points()}
         points, reports = [], []
         for entry in data.get("points") or []:
-            key = tuple(sorted((str(k), int(v)) for k, v in dict(entry.get("values") or {}).items()))
-            if key not in by_values:
-                raise ValueError(f"point {dict(key)} is not a point of the sweep {sweep.text!r}")
-            points.append(by_values[key])
+            values = {str(k): int(v) for k, v in dict(entry.get("values") or {}).items()}
+            key = tuple(sorted(values.items()))
+            probe = str(entry.get("probe") or "")
+            if probe:
+                point = _probe_of(sweep, values, probe)
+            elif key in by_values:
+                point = by_values[key]
+            else:
+                raise ValueError(f"point {values} is not a point of the sweep {sweep.text!r}")
+            points.append(point)
             reports.append(Reports.from_dict(entry["reports"]))
+        budget = data.get("bisect")
         return cls(sweep, points, reports, function=str(data.get("function", "")),
-                   targets=list(data.get("targets") or []), show=list(data.get("show") or REPORTS_SHOW))
+                   targets=list(data.get("targets") or []), show=list(data.get("show") or REPORTS_SHOW),
+                   bisect=budget if isinstance(budget, int) else None)
 
     @classmethod
     def from_json(cls, text: str) -> SweepReports:
@@ -232,9 +248,9 @@ class SweepReports(Sequence[Reports]):
             for failure in reports.failures:
                 if here.for_target(failure.target, failure.function or self.function):
                     problems.append(f"{failure.describe()} [at {point.label}]")
-        flips = check_flip_claims(expectations, self.map)
-        outcomes += flips
-        problems += [c.message for c in flips if not c.passed]
+        sweeping = [*check_flip_claims(expectations, self.map), *check_range_claims(expectations, self.map, outcomes)]
+        outcomes += sweeping
+        problems += [c.message for c in sweeping if not c.passed]
         return outcomes, problems
 
     def evaluate(self, **claims: Any) -> tuple[list[exp.Check], list[str]]:
@@ -276,6 +292,55 @@ def _title(target: str) -> str:
     return known.title if known is not None else target
 
 
+def _outcome(point: Point, reports: Reports, name: str) -> Outcome:
+    """A point's reports as the map takes them (a failure is a result without a report)."""
+    results = [Result(r.function or name, r.target, _title(r.target), report=r) for r in reports]
+    results += [result_of_failure(dataclasses.replace(f, function=f.function or name), _title(f.target))
+                for f in reports.failures]
+    return point, results, ""
+
+
+def _probe_of(sweep: Sweep, values: Mapping[str, int], axis: str) -> Point:
+    """A probe read back from JSON: on one of the sweep's points' lines, on ``axis``.
+
+    :raises ValueError: values or an axis the sweep does not have.
+    """
+    try:
+        names = sweep.axis(axis).names
+    except KeyError:
+        raise ValueError(f"probe axis {axis!r} is not swept in {sweep.text!r}") from None
+    for base in sweep.points():
+        if all(values.get(k) == v for k, v in base.values if k not in names) and set(values) == set(base.as_dict()):
+            return sweep.probe_point(base, axis, values[names[0]])
+    raise ValueError(f"probe {dict(values)} is on no line of the sweep {sweep.text!r}")
+
+
+def _bisect(sweep: Sweep, points: list[Point], reports: list[Reports], names: Sequence[str], targets: Sequence[str],
+            budget: int, compile_probe: Callable[[Point, Sequence[str], str], Reports]) -> None:
+    """Bisect the sweep's intervals whose ends differ (:mod:`sphinx_jaxhlo.core.bisection`),
+    appending each probe's point and reports to ``points`` and ``reports``.
+
+    :param compile_probe: compiles ``(point, functions, target)``.
+    """
+    name = names[0] if names else "(function)"
+    outcomes = [_outcome(p, r, name) for p, r in zip(points, reports, strict=True)]
+
+    def compile_probes(probes: list[Probe]) -> list[Outcome]:
+        grouped: dict[tuple[Point, str], list[str]] = {}
+        for probe in probes:
+            grouped.setdefault((probe.point, probe.target), []).append(probe.function)
+        done = []
+        for (point, target), functions in grouped.items():
+            made = compile_probe(point, functions, target)
+            points.append(point)
+            reports.append(made)
+            done.append(_outcome(point, made, name))
+        return done
+
+    if budget:
+        bisect(sweep, outcomes, list(names) or [name], [(t, _title(t)) for t in targets], compile_probes, budget)
+
+
 # -- making one --------------------------------------------------------------------------------
 
 
@@ -296,10 +361,22 @@ def compile_sweep(example: Example, targets: Sequence[targets_mod.Target], show:
         else:
             reports.append(compile_one(point.example, targets, show, **options))
     # the default function's name is known once a point compiled it
-    compiled = [r.function for point_reports in reports for r in point_reports]
-    named = ", ".join(dict.fromkeys(compiled)) if compiled else ", ".join(functions)
-    return SweepReports(example.sweep, [p.point for p in sweep_points(example)], reports, function=named,
-                        targets=names, show=show)
+    compiled = list(dict.fromkeys(r.function for point_reports in reports for r in point_reports))
+    named = compiled or functions
+    written = dict(zip(named, example.functions, strict=False))  # a probe compiles the example's own entry
+    by_name = {t.name: t for t in targets}
+
+    def compile_probe(point: Point, probed: Sequence[str], target: str) -> Reports:
+        made = point_example(example, point, tuple(dict.fromkeys(written.get(f, f) for f in probed)))
+        if made.example is None:
+            failures = [TargetFailure(target, f, "args", made.problem) for f in probed]
+            return Reports([], failures=failures, function=probed[0], targets=[target], show=show)
+        return compile_one(made.example, [by_name[target]], show, **options)
+
+    points = [p.point for p in sweep_points(example)]
+    _bisect(example.sweep, points, reports, named, names, example.bisect, compile_probe)
+    return SweepReports(example.sweep, points, reports, function=", ".join(named), targets=names, show=show,
+                        bisect=example.bisect)
 
 
 def _strings(tree: Any) -> Iterator[str]:
@@ -329,9 +406,10 @@ def _at(tree: Any, values: Mapping[str, int]) -> Any:
 
 def sweep_call(analyze: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
                sweep: str | Mapping[str, Any], static: Mapping[str, Any], name: str, target_names: Sequence[str],
-               **options: Any) -> SweepReports:
+               bisect: int = DEFAULT_BUDGET, **options: Any) -> SweepReports:
     """:func:`~sphinx_jaxhlo.analyze` of a function object at each point of ``sweep``: the
-    symbols its spec strings name are sizes, the others static arguments by name.
+    symbols its spec strings name are sizes, the others static arguments by name; then
+    the sizes bisection probes to locate each flip (at most ``bisect`` of them).
 
     :param target_names: the names of the targets ``options`` asks for.
 
@@ -352,25 +430,35 @@ def sweep_call(analyze: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs
         raise OptionProblem("args", f"size {missing[0]!r} has no value: {PYTHON('sweep')} gives "
                                     f"{', '.join(parsed.symbols)}")
     static_symbols = tuple(s for s in parsed.symbols if s not in used)
+    sizes = [s for s in used if s in static]
+    if sizes:
+        given = f"{sizes[0]}={static[sizes[0]]!r}"
+        raise OptionProblem("option", f"{PYTHON('static')} {given}: {sizes[0]} is a size of the arguments, given "
+                                      f"by the sweep; remove {given}")
     clash = [s for s in static_symbols if s in static]
     if clash:
         raise OptionProblem("option", f"{PYTHON('static')} {clash[0]} is swept by {PYTHON('sweep')} too")
     parsed = dataclasses.replace(parsed, args=", ".join(s for s in _strings(list(args)) if isinstance(s, str)),
                                  static=static_symbols)
-    reports = []
-    for point in parsed.points():
+    def compile_at(point: Point, targets: Sequence[str]) -> Reports:
         values = point.as_dict()
         try:
             point_args, point_kwargs = _at(list(args), values), _at(dict(kwargs), values)
         except SpecError as exc:
-            failures = [TargetFailure(t, name, "args", f"at {point.label}: {exc}") for t in target_names]
-            reports.append(Reports([], failures=failures, function=name, targets=target_names))
-            continue
+            failures = [TargetFailure(t, name, "args", f"at {point.label}: {exc}") for t in targets]
+            return Reports([], failures=failures, function=name, targets=targets)
         point_static = {**static, **{s: values[s] for s in static_symbols}}
+        chosen = {**options, "targets": list(targets)} if list(targets) != list(target_names) else options
         try:
-            done = analyze(fn, *point_args, static=point_static, fn_kwargs=point_kwargs, **options)
+            done = analyze(fn, *point_args, static=point_static, fn_kwargs=point_kwargs, **chosen)
         except AnalysisError as exc:
-            done = Reports([], failures=exc.failures, function=name, targets=target_names)
+            done = Reports([], failures=exc.failures, function=name, targets=targets)
         assert isinstance(done, Reports)
-        reports.append(done)
-    return SweepReports(parsed, parsed.points(), reports, function=name, targets=target_names)
+        return done
+
+    points = parsed.points()
+    reports = [compile_at(point, target_names) for point in points]
+    functions = list(dict.fromkeys(r.function for point_reports in reports for r in point_reports)) or [name]
+    _bisect(parsed, points, reports, functions, target_names, bisect,
+            lambda point, _functions, target: compile_at(point, [target]))
+    return SweepReports(parsed, points, reports, function=name, targets=target_names, bisect=bisect)

@@ -382,3 +382,108 @@ def test_the_variants_chart_never_overprints(browser: Any, width: int) -> None:
             assert abs(track.bounding_box()["y"] - label.bounding_box()["y"]) < 20
     finally:
         page.close()
+
+
+# -- a cookbook page: two functions in one sweep, a gradient ---------------------------------------
+
+#: For each sweep map: each function's markers (their shape, outline colour), every text that
+#: overprints another or a marker, and whether the picture fits its box.
+SERIES_JS = """
+(figure) => {
+  const svg = figure.querySelector("svg.jaxhlo-sweep-svg");
+  const shapes = {};
+  const boxes = [];
+  for (const g of svg.querySelectorAll("g.jaxhlo-sweep-point")) {
+    const mark = g.querySelector("circle, rect, path");
+    const corners = mark.tagName === "path" ? (mark.getAttribute("d").match(/[ML]/g) || []).length : 0;
+    const key = mark.tagName + corners + " " + getComputedStyle(mark).stroke;
+    (shapes[g.dataset.function] = shapes[g.dataset.function] || []).push(key);
+    const r = mark.getBoundingClientRect();
+    boxes.push({what: "marker of " + g.dataset.function, l: r.left, t: r.top, r: r.right, b: r.bottom});
+  }
+  const texts = [...svg.querySelectorAll("text")].map((t) => {
+    const r = t.getBoundingClientRect();
+    return {what: t.textContent, l: r.left, t: r.top, r: r.right, b: r.bottom, h: r.height};
+  });
+  const overlap = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5
+      && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
+  const overprints = [];
+  texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => {
+    if (overlap(a, b)) { overprints.push(a.what + " / " + b.what); }
+  }));
+  for (const label of svg.querySelectorAll("text.jaxhlo-sweep-label")) {
+    const r = label.getBoundingClientRect();
+    const a = {l: r.left, t: r.top, r: r.right, b: r.bottom};
+    boxes.forEach((m) => { if (overlap(a, m)) overprints.push(label.textContent + " / " + m.what); });
+  }
+  const scroll = figure.querySelector(".jaxhlo-graph-scroll");
+  const box = svg.getBoundingClientRect();
+  return {shapes, overprints, legend: [...svg.querySelectorAll("text.jaxhlo-sweep-legend")].map((t) => t.textContent),
+          fits: scroll.scrollWidth <= scroll.clientWidth + 1 && box.right <= scroll.getBoundingClientRect().right + 1,
+          width: box.width, smallest: Math.min(...texts.map((t) => t.h))};
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cookbook(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The cookbook test page, built once."""
+    from sphinx.testing.util import SphinxTestApp
+
+    tmp = tmp_path_factory.mktemp("cookbook")
+    shutil.copytree(Path(__file__).parent / "roots" / "test-cookbook", tmp / "src")
+    app = SphinxTestApp("html", srcdir=tmp / "src", builddir=tmp / "build")
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    server = Server(Path(app.outdir))
+    yield server, Path(app.outdir) / "index.html"
+    server.close()
+
+
+@pytest.mark.parametrize("width", [420, 1280])
+def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, width: int) -> None:
+    """Two functions in one sweep (one never reduces, one flips from stored to fused) and a
+    ``:grad:`` example: each function keeps its marker and colour in every status, its flips
+    are named with it, no label overprints another or a marker, the map fits the column at
+    420 px as at 1280 px, and the listing shows the reader's code, the gradient's behind a fold."""
+    server, index = cookbook
+    page, errors = open_at(browser, server.url(index), "light", width)
+    try:
+        figure = page.locator("figure.jaxhlo-graph").first
+        found = figure.evaluate(SERIES_JS)
+        figure.screenshot(path=str(SHOTS / f"cookbook-map-{width}.png"))
+        shapes = {fn: set(keys) for fn, keys in found["shapes"].items()}
+        assert set(shapes) == {"product", "column_sums"}, shapes
+        # one marker (shape and colour) per function, whatever its status; two functions, two markers
+        assert all(len(keys) == 1 for keys in shapes.values()), shapes
+        assert shapes["product"] != shapes["column_sums"], shapes
+        assert len(found["shapes"]["column_sums"]) > 3  # the sweep's sizes and bisection's
+        assert not found["overprints"], found["overprints"]
+        assert found["fits"], found
+        assert found["smallest"] >= 7, found  # the text scales with the picture, but stays legible
+        assert {"product", "column_sums"} <= set(found["legend"])
+        # the flips name their function, and the sizes bisection found
+        flips = [li.inner_text() for li in figure.locator("ul.jaxhlo-sweep-flips > li").all()]
+        assert flips and all(text.startswith("Flip ") and "(column_sums)" in text.split(":")[0] for text in flips)
+        assert "between n=4096 and n=4097 (neighbouring sizes" in flips[0]
+        # the gradient: the listing holds the reader's code; the generated variant is folded under it
+        grad = page.locator("div.jaxhlo").nth(1)
+        listing = grad.locator("div.jaxhlo-source").first
+        assert "def mlp_loss(W, x)" in listing.inner_text() and "mlp_loss_grad" not in listing.inner_text()
+        fold = grad.locator("details.jaxhlo-details", has_text="generated by :grad:")
+        assert fold.count() == 1 and fold.get_attribute("open") is None
+        generated = fold.locator("div.jaxhlo-source")
+        assert not generated.is_visible()
+        fold.locator(":scope > summary").click()
+        assert generated.is_visible() and "def mlp_loss_grad(W, x):" in generated.inner_text()
+        numbers = [int(n) for n in generated.locator(".linenos").all_inner_texts()]
+        assert numbers[0] > len(listing.locator(".linenos").all_inner_texts())  # numbered on from the listing
+        assert "What differs between the functions" in grad.inner_text()
+        assert "between the variants" not in grad.inner_text()
+        assert not overflow_problems(page)[1]
+        grad.screenshot(path=str(SHOTS / f"cookbook-grad-{width}.png"))
+        assert not errors, errors
+    finally:
+        page.close()

@@ -183,8 +183,11 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
         for example in soup.select("div.jaxhlo"):
             # 68 KiB: an unfused reduction's finding carries its reason, the guide's
             # alternatives and the compiler's record, and a comparison of variants leads
-            # with what differs between them (the seed: 3 functions, 9 panels, 66 kB)
-            assert len(str(example).encode()) <= 68 * 1024, f"{page.relative_to(root)}#{example.get('id')}"
+            # with what differs between them (the seed: 3 functions, 9 panels, 66 kB); a
+            # sweep draws every size bisection compiled too, and lists the flips it located
+            # (the guide's seed sweep: 2 functions on 2 targets at 47 sizes, 74 kB)
+            budget = 80 if example.select_one("svg.jaxhlo-sweep-svg") else 68
+            assert len(str(example).encode()) <= budget * 1024, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
 
 

@@ -26,7 +26,8 @@ def test_a_sweep_in_a_page(app: Any) -> None:
     (figure,) = first.select("figure.jaxhlo-graph")
     assert figure.select_one("figcaption").get_text() == "CPU: temp memory against n"
     svg = figure.select_one("svg.jaxhlo-sweep-svg")
-    assert svg is not None and svg["width"] == "420"
+    # drawn 360 units wide, scaled to the column by the stylesheet
+    assert svg is not None and svg["width"] == "360" and svg["viewbox"].startswith("0 0 360 ")
     # each compiled point is a marker carrying its report's figure; the third cannot be made: a question mark
     points = figure.select("g.jaxhlo-sweep-point")
     sizes = [p.get("data-size") for p in points]
@@ -43,7 +44,10 @@ def test_a_sweep_in_a_page(app: Any) -> None:
     checks = first.select("ul.jaxhlo-expectations li")
     texts = [li.get_text(" ", strip=True) for li in checks]
     assert any("total on cpu at n=64: expected max temp 1GB for n<=128" in t for t in texts)
-    assert any("total on cpu: expected flip none" in t for t in texts)
+    # "none" between 64 and 128, and beside a point without a report: not resolved, a warning of its own
+    assert any("total on cpu: expected flip none" in t and t.endswith("[NOT RESOLVED]") for t in texts)
+    assert re.search(r"index.rst:4: WARNING: jax-hlo: total on cpu: expected flip none, .*not resolved: n=64..128 "
+                     r".*\[NOT RESOLVED\] \[jaxhlo.unresolved\]", warnings), warnings
     # the second example's claim fails at its one point, named, at the directive's line
     assert re.search(r"index.rst:16: WARNING: jax-hlo: rows on cpu at n=32: expected min temp 1kB for n>=32, "
                      r"found temp .*\[FAILED\] \[jaxhlo.expectation\]", warnings), warnings
@@ -61,4 +65,22 @@ def test_the_text_builder_gets_the_tables(tmp_path: Path) -> None:
     text = (out / "index.txt").read_text(encoding="utf-8")
     assert "CPU: temp memory against n" in text
     assert "The points on CPU" in text and "100,000,000" in text and "<svg" not in text
-    assert "No decision flips between these sizes." in text
+    assert "No decision flips between neighbouring sizes compiled." in text
+    assert "not looked at: n=64..128: the decisions at both ends agree" in " ".join(text.split())
+    assert "not compared: n=128..100000000: an end has no report." in " ".join(text.split())
+
+
+@pytest.mark.sphinx("html", testroot="sweep-errors")
+def test_bad_sweep_input_is_one_located_warning_and_an_error_box(app: Any) -> None:
+    """A ``:static:`` that names a swept size and a sweep value that is not a number: each a
+    warning at its directive's line that names the fix, an error box, the page built."""
+    app.build()
+    warnings = [line for line in app.warning.getvalue().splitlines() if "WARNING" in line]
+    assert len(warnings) == 2, warnings
+    assert re.search(r"index.rst:4: WARNING: .*:static: n=5: n is a size of the arguments, given by the sweep; "
+                     r"remove n=5 \[jaxhlo.option\]", warnings[0]), warnings
+    assert re.search(r"index.rst:14: WARNING: .*:sweep: n=abc at column 3: 'abc' is not a size: give n positive "
+                     r"integers, such as n=1000..100000 or n=1000,4096 \[jaxhlo.sweep\]", warnings[1]), warnings
+    soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert len(soup.select(".jaxhlo-error")) == 2
+    assert "The page goes on after the two examples." in soup.get_text()

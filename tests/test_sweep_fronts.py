@@ -44,6 +44,27 @@ def test_analyze_sweeps_a_size_and_a_static_argument(example_file: Path) -> None
         analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=64,64, chunk=8", targets="cpu")
     with pytest.raises(OptionProblem, match="size 'm' has no value"):
         analyze(namespace["chunked"], "f32[m]", "f32[]", sweep={"n": [64]}, static={"chunk": 8}, targets="cpu")
+    # bisection: where a decision flips between two sizes, the sizes between are compiled (unless told not to)
+    fused = namespace["fused"]
+    plain = analyze(fused, "f32[rows,256]", sweep="rows=8,16", bisect=0, targets="cpu")
+    assert isinstance(plain, SweepReports) and len(plain) == 2 and plain.bisect == 0 and not plain.probes
+    assert plain.flips and not any(f.exact for f in plain.flips)
+    located = analyze(fused, "f32[rows,256]", sweep="rows=8,16", targets="cpu")
+    assert isinstance(located, SweepReports) and located.bisect == 48
+    assert [f.exact for f in located.flips] == [True] * len(plain.flips)
+    assert all(8 < p["rows"] < 16 and p.probe == "rows" for p in located.probes)
+    with pytest.raises(OptionProblem, match=r"^bisect: 'all' is not a number of compiles"):
+        analyze(fused, "f32[rows,256]", sweep="rows=8,16", bisect="all", targets="cpu")
+    with pytest.raises(OptionProblem, match=r"^bisect: 4: bisection locates the flips of a sweep; it needs sweep:"):
+        analyze(fused, "f32[8,256]", bisect=4, targets="cpu")
+    # bad input, each one line that names the fix, before anything compiles
+    with pytest.raises(OptionProblem, match=r"^static: n=64: n is a size of the arguments, given by the sweep; "
+                                            r"remove n=64$"):
+        analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=8,16", static={"chunk": 8, "n": 64},
+                targets="cpu")
+    with pytest.raises(OptionProblem, match=r"^sweep: n=abc at column 3: 'abc' is not a size: give n positive "
+                                            r"integers, such as n=1000..100000 or n=1000,4096$"):
+        analyze(namespace["chunked"], "f32[n]", "f32[]", sweep="n=abc", static={"chunk": 8}, targets="cpu")
 
 
 def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
@@ -57,7 +78,11 @@ def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
     # a claim at the point that could not be made fails there; elsewhere it holds
     with pytest.raises(AssertionError, match=r"total on cpu: no report \(args\).*\[at n=100000000\]"):
         sweep.check(max_temp="1GB")
-    sweep.check(max_temp="1GB for n<1000", flip="none")
+    sweep.check(max_temp="1GB for n<1000")
+    # no flip can be found beside a point without a report: "none" is not resolved there
+    with pytest.raises(AssertionError, match=r"not resolved: n=16..100000000 \(an end has no report to compare\) "
+                                             r"\[NOT RESOLVED\]"):
+        sweep.check(flip="none")
 
 
 def test_a_sweep_of_two_functions_keeps_them_apart() -> None:
@@ -100,10 +125,22 @@ def test_the_command_line_sweeps(example_file: Path, tmp_path: Path) -> None:
                "--json", cache=cache)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [p["values"] for p in doc["points"]] == [{"rows": 8}, {"rows": 16}]
+    assert [p["values"] for p in doc["points"] if "probe" not in p] == [{"rows": 8}, {"rows": 16}]
+    # what flips between 8 and 16 rows (on this CPU) is located by compiling the rows between
+    probes = [p["values"]["rows"] for p in doc["points"] if p.get("probe") == "rows"]
+    assert all(8 < rows < 16 for rows in probes) and doc["map"]["bisection"]["probes"] == len(probes)
+    assert all(f["exact"] for f in doc["map"]["flips"])
     assert SweepReports.from_dict(doc).points[1].label == "rows=16"
     proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=8..", cache=cache)
     assert proc.returncode == 2 and "error: --sweep: the sweep ends early" in proc.stderr
     proc = run(f"{example_file}:fused", "--args", "f32[256]", "--expect-reduction", "fused for rows>3",
                "--targets", "cpu", cache=cache)
     assert proc.returncode == 2 and "a claim over a range of sizes needs a sweep" in proc.stderr
+    proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=8,16", "--static", "rows=4",
+               "--targets", "cpu", cache=cache)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith(
+        "error: --static: rows=4: rows is a size of the arguments, given by the sweep; remove rows=4"), proc.stderr
+    proc = run(f"{example_file}:fused", "--args", "f32[rows,256]", "--sweep", "rows=abc", cache=cache)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith(
+        "error: --sweep: rows=abc at column 6: 'abc' is not a size: give rows positive integers, such as "
+        "rows=1000..100000 or rows=1000,4096"), proc.stderr

@@ -11,6 +11,7 @@ the guide's sweeps.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,10 @@ def test_two_symbols_make_a_grid_the_first_varying_slowest() -> None:
     ("n=10..100/65", "at most 64", 10),
     ("n=10..100*1", "must be more than 1", 10),
     ("n=1,2, n=3", "symbol 'n' is given twice (column 8)", 7),
-    ("n=d", "'d' is not swept", 2),
+    ("n=d", "'d' is not a size: give n positive integers, such as n=1000..100000 or n=1000,4096", 2),
+    ("n=abc", "'abc' is not a size: give n positive integers", 2),
+    ("m=4, n=abc", "n=abc at column 8: 'abc' is neither a size nor a swept symbol: give n sizes "
+                   "(n=1000..100000) or tie it to one of m (n=m)", 7),
     ("n=d, d=n, m=1", "go round in a circle", 2),
     ("a=1, b=2, c=3", "at most two", 10),
     ("a=100..100000/20, b=100..100000/20", "400 points; at most 256", 0),
@@ -155,6 +159,9 @@ def test_errors_are_spelled_as_each_front_names_its_options(spell: Any, args: st
     assert other.message == f"{spell('expect-max-temp')} 1GB for m<3: 'm' is not swept ({sweep} gives n, d)"
     static = problem(sweep="n=1,2, d=n, chunk=3", static="chunk=4")
     assert static.message.startswith(f"{spell('static')} chunk is swept by {sweep} too")
+    size = problem(static="n=5, axis=0")
+    assert size.subtype == "option"
+    assert size.message == f"{spell('static')} n=5: n is a size of the arguments, given by the sweep; remove n=5"
     param = problem(sweep="n=1,2, d=n, chunkk=3")
     assert param.message == f"{sweep} 'chunkk' is neither a size of {args} nor a parameter of written"
 
@@ -297,32 +304,42 @@ def test_each_point_is_an_ordinary_compile_and_the_flips_are_found(tmp_path: Pat
     compiler = Compiler()
     build = make_build(compiler, ReportCache(tmp_path / "cache"))
     done = process(build, seed_example())
-    assert [str(r.specs) for r in compiler.requests] == [
+    sizes = [r.specs.args[0].shape[0] for r in compiler.requests]
+    assert [str(r.specs) for r in compiler.requests[:6]] == [
         f"f32[{n},3], f32[{n},3]" for n in (1024, 2048, 4096, 5000, 8192, 16384)]
+    # then bisection, between the two pairs whose decisions differ: halfway each time, one compile a size
+    assert sizes[6:8] == [4548, 12288] and len(sizes) == len(set(sizes))
+    assert all(4096 < n < 5000 or 8192 < n < 16384 for n in sizes[6:])
+    assert len(sizes[6:]) == math.ceil(math.log2(5000 - 4096)) + math.ceil(math.log2(16384 - 8192))
     sweep = done.sweep
-    assert isinstance(sweep, SweepMap)
-    assert [f.status for f in sweep.figures] == ["unfused"] * 3 + ["fused"] * 2 + ["compile error"]
+    assert isinstance(sweep, SweepMap) and sweep.budget == 48 and len(sweep.probes) == len(sizes) - 6
+    assert [f.status for f in sweep.figures if not f.point.probe] == ["unfused"] * 3 + ["fused"] * 2 + [
+        "compile error"]
     flip, error = sweep.flips
-    assert (flip.between, flip.kinds) == ("n=4096 and n=5000", ["reduction"])
-    assert flip.changes == ["reduce_sum (line 5): unfused, reading f32[4096,4096] (67.1 MB) from elementwise kernel "
-                            "loop_cosine_fusion (kLoop: multiply, add, cosine) at n=4096 -> fused at n=5000"]
+    assert (flip.between, flip.kinds, flip.exact) == ("n=4999 and n=5000", ["reduction"], True)
+    assert flip.changes == ["reduce_sum (line 5): unfused, reading f32[4999,4999] (100.0 MB) from elementwise kernel "
+                            "loop_cosine_fusion (kLoop: multiply, add, cosine) at n=4999 -> fused at n=5000"]
     # the compiler's reasons at both sides: XLA's cost figures at the unfused one
     assert any("511.4 µs fused against 269.5 µs unfused (slower fused)" in r for r in flip.reasons_before)
     assert flip.reasons_after == ["reduce_sum (line 5) at n=5000: fused: input_reduce_fusion (kInput) computes its "
                                   "data (multiply, add, cosine) and reduces it in one kernel"]
-    assert (error.between, error.kinds) == ("n=8192 and n=16384", ["error"])
+    assert (error.between, error.kinds, error.exact) == ("n=16383 and n=16384", ["error"], True)
     assert "RESOURCE_EXHAUSTED: Ran out of memory (here)" in error.changes[0]
+    # what was not looked at: every interval whose two ends agree, none that holds a flip
+    assert {(i.low, i.high) for i in sweep.intervals if i.low < 4096} == {(1024, 2048), (2048, 4096)}
+    assert {i.why for i in sweep.intervals} == {"agree"}
     # a point where the compiler refused is a point of the map: no warning, a record that says so
     reporter = build.reporter
     assert isinstance(reporter, Warnings) and reporter.items == []
-    assert [(r.function, r.status) for r in done.records][-1] == ("written at n=16384", "compile error")
-    assert len(done.slots) == 0 and len(done.results) == 6
+    assert [(r.function, r.status) for r in done.records][5] == ("written at n=16384", "compile error")
+    assert [r.function for r in done.records][6] == "written at n=4548"
+    assert len(done.slots) == 0 and len(done.results) == len(sizes)
 
 
 def test_range_claims_fail_at_the_right_point_and_name_it(tmp_path: Path) -> None:
-    example = seed_example(**{"expect-reduction": "unfused for n<=2048, fused for n>=4000",
-                              "expect-max-temp": "1GB for n<=100000",
-                              "expect-flip": "between 4096 and 5000, reduction between 1024 and 2048"})
+    example = seed_example(bisect="0", **{"expect-reduction": "unfused for n<=2048, fused for n>=4000",
+                                          "expect-max-temp": "1GB for n<=100000",
+                                          "expect-flip": "between 4096 and 5000, reduction between 1024 and 2048"})
     build = make_build(Compiler())
     done = process(build, example)
     reporter = build.reporter
@@ -334,24 +351,38 @@ def test_range_claims_fail_at_the_right_point_and_name_it(tmp_path: Path) -> Non
         "written on cpu at n=16384: expected max temp 1GB for n<=100000, found compilation failed with "
         "RESOURCE_EXHAUSTED [FAILED]",
         "written on cpu at n=16384: expected reduction fused for n>=4000, found compilation failed with "
-        "RESOURCE_EXHAUSTED [FAILED]",
-        "written on cpu: expected flip reduction between 1024 and 2048, found reduction between n=4096 and n=5000: "
-        "none within n=1024..2048 [FAILED]"]
+        "RESOURCE_EXHAUSTED [FAILED]"]
+    # claims about sizes no compile looked at: not resolved, a warning of their own
+    unresolved = [m for m, subtype, where in reporter.items if subtype == "unresolved"]
+    assert unresolved == [
+        "written on cpu: expected flip reduction between 1024 and 2048, found no flip within n=1024..2048 "
+        "(elsewhere: reduction between n=4096 and n=5000); not resolved: n=1024..2048 (both ends agree; the sizes "
+        "between were not compiled) [NOT RESOLVED]",
+        "written on cpu: expected reduction unfused for n<=2048, found held at the 2 sizes compiled where n<=2048; "
+        "not resolved: n=1024..2048 (both ends agree; the sizes between were not compiled) [NOT RESOLVED]"]
     assert all(where == ("guide/sweeps", 12) for _, _, where in reporter.items)
     outcomes = [o for r in done.results for o in r.outcomes]
     assert sum(o.passed for o in outcomes) == 9 and sum(not o.passed for o in outcomes) == 3
-    assert done.sweep is not None and [c.passed for c in done.sweep.checks] == [True, False]
+    assert done.sweep is not None and [(c.passed, c.unresolved) for c in done.sweep.checks] == [
+        (True, False), (False, True), (False, True)]
 
 
-def test_a_flip_the_points_do_not_resolve_says_where_to_add_sizes() -> None:
-    example = seed_example(sweep="n=1024,4096,8192, d=n", **{"expect-flip": "between 4096 and 5000"})
-    build = make_build(Compiler())
-    done = process(build, example)
+def test_a_flip_the_points_do_not_resolve_says_where_to_add_sizes_and_bisection_resolves_it() -> None:
+    claim = {"expect-flip": "between 4096 and 5000"}
+    for budget, low, high in (("0", 4096, 8192), ("2", 4096, 5120)):
+        found = f"reduction between n={low} and n={high}"
+        compiler = Compiler()
+        done = process(make_build(compiler), seed_example(sweep="n=1024,4096,8192, d=n", bisect=budget, **claim))
+        assert done.sweep is not None and len(compiler.requests) == 3 + int(budget)
+        (check,) = done.sweep.checks
+        assert not check.passed and check.unresolved and check.actual == (
+            f"{found}: the sweep's points do not resolve n=4096..5000 (add sizes between {low} and {high}, or "
+            "raise the bisection budget)")
+        assert check.message.endswith("[NOT RESOLVED]")
+    done = process(make_build(Compiler()), seed_example(sweep="n=1024,4096,8192, d=n", **claim))
     assert done.sweep is not None
     (check,) = done.sweep.checks
-    assert not check.passed and check.actual == (
-        "reduction between n=4096 and n=8192: the sweep's points do not resolve n=4096..5000 (add sizes between "
-        "4096 and 8192)")
+    assert check.passed and check.actual == "reduction between n=4999 and n=5000"
 
 
 def test_a_rebuild_from_the_cache_compiles_nothing(tmp_path: Path) -> None:
@@ -371,17 +402,26 @@ def test_a_rebuild_from_snapshots_compiles_nothing(tmp_path: Path) -> None:
     build.snapshot_root = tmp_path / "_snapshots"
     done = process(build, seed_example())
     written = sorted(p.name for p in (tmp_path / "_snapshots" / "guide" / "sweeps").glob("*.json"))
-    # the default function: "default" in the slot's name, as for any example without :function:
-    assert written == sorted(f"example-1-n{n}.default.cpu.json" for n in (1024, 2048, 4096, 5000, 8192, 16384))
+    # the default function: "default" in the slot's name, as for any example without :function:; the
+    # sizes bisection compiled have their slots too
+    assert done.sweep is not None and done.sweep.probes
+    probed = [f"example-1-n{p['n']}.default.cpu.json" for p in done.sweep.probes]
+    assert written == sorted([*(f"example-1-n{n}.default.cpu.json" for n in (1024, 2048, 4096, 5000, 8192, 16384)),
+                              *probed])
     assert done.slots == {name.removesuffix(".json") for name in written}
     build = make_build(never, snapshot_mode="use")
     build.snapshot_root = tmp_path / "_snapshots"
     assert forecast(build, [seed_example()]) == []
     again = process(build, seed_example())
     assert again.sweep is not None and done.sweep is not None and not again.compiled
-    # (the analysis is derived again from the stored HLO, which these made-up reports lack: their figures stay)
-    assert [f.value for f in again.sweep.figures] == [f.value for f in done.sweep.figures]
-    assert again.sweep.figures[-1].status == "compile error"
+    # (the analysis is derived again from the stored HLO, which these made-up reports lack: their figures stay,
+    # their reductions do not, so only the compile error's flip is bisected again, from its snapshots)
+    before = {f.point: f.value for f in done.sweep.figures}
+    assert {f.point: f.value for f in again.sweep.figures}.items() <= before.items()
+    assert again.sweep.probes and set(again.sweep.probes) <= set(done.sweep.probes)
+    assert [f.between for f in again.sweep.flips] == ["n=16383 and n=16384"]
+    assert [f for f in again.sweep.figures if not f.point.probe][-1].status == "compile error"
+    assert isinstance(build.reporter, Warnings) and build.reporter.items == []
 
 
 def test_the_forecast_schedules_every_point_with_the_other_examples() -> None:
@@ -402,16 +442,25 @@ def test_the_maps_points_are_their_reports_figures_and_a_failed_compile_is_drawn
     sweep = done.sweep
     assert sweep is not None
     svg = line_svg(sweep, "cpu", sweep.flips, "uid", "title <&>")
-    drawn = re.findall(r'class="jaxhlo-sweep-point jaxhlo-sweep-(\w+)" data-size="(\d+)" data-bytes="(\d+)"', svg)
+    drawn = re.findall(r'class="jaxhlo-sweep-point jaxhlo-sweep-(\w+)" data-function="written" data-size="(\d+)"'
+                       r'(?: data-probe="(\w*)")? data-bytes="(\d+)"', svg)
     reports = {r.report.memory.temp_bytes: r for r in done.results if r.report and not r.report.error}
     expected = [("unfused" if n < FUSED_FROM else "fused", str(n), str(seed_report_temp(n)))
                 for n in (1024, 2048, 4096, 5000, 8192)]
-    assert drawn == expected and all(int(b) in reports for _, _, b in drawn)
-    # the failed compile: a cross at the top, its status in the tooltip
-    failed = re.search(r'<g class="jaxhlo-sweep-point jaxhlo-sweep-compile-error"><title>([^<]*)</title>', svg)
+    assert [(s, n, b) for s, n, probe, b in drawn if not probe] == expected
+    assert all(int(b) in reports for *_, b in drawn)
+    # the sizes bisection compiled: drawn too, smaller, each with its report's figure
+    probes = [(int(n), int(b)) for s, n, probe, b in drawn if probe == "n"]
+    assert sorted(probes) == sorted((p["n"], seed_report_temp(p["n"])) for p in sweep.probes
+                                    if p["n"] < FAILS_FROM)
+    # the failed compile: its marker crossed out at the top, its status in the tooltip
+    failed = re.search(r'<g class="jaxhlo-sweep-point jaxhlo-sweep-compile-error" [^>]*data-size="16384"[^>]*>'
+                       r'<title>([^<]*)</title>', svg)
     assert failed is not None and failed.group(1).startswith("n=16384: compile error, RESOURCE_EXHAUSTED")
     assert "title &lt;&amp;&gt;" in svg and "title <&>" not in svg
-    assert svg.count("jaxhlo-sweep-flip") == 2
+    # each flip a dashed line, labelled with its number and the two neighbouring sizes
+    assert svg.count('class="jaxhlo-sweep-flip"') == 2
+    assert ">1: 4999|5000</text>" in svg and ">2: 16383|16384</text>" in svg
     # the table: the same figures, row by row
     table = points_table(sweep, "cpu", "The points")
     rows = [[c.text for c in row.cells] for row in table.rows]
@@ -453,13 +502,23 @@ def test_a_grid_draws_cells_and_the_boundary_between_them() -> None:
                                      "rows=100000, producer none for rows=1000"})
     done = process(make_build(compile_), example)
     sweep = done.sweep
-    assert sweep is not None and [c.passed for c in sweep.checks] == [True, True]
+    assert sweep is not None
+    # "none" along K at 1000 rows: no flip at the sizes compiled, but 64..128..256 were not looked at
+    assert [(c.passed, c.unresolved) for c in sweep.checks] == [(True, False), (False, True)]
+    assert sweep.checks[1].actual == (
+        "no flip between neighbours compiled; not resolved: K=64..128 at rows=1000 (both ends agree; the sizes "
+        "between were not compiled); K=128..256 at rows=1000 (both ends agree; the sizes between were not compiled)")
+    # bisection finds where (rows + 1) * K reaches ten million, along each axis, at neighbouring sizes
     assert [(f.between, f.kinds) for f in sweep.flips] == [
-        ("rows=1000 and rows=100000 at K=128", ["producer"]), ("rows=1000 and rows=100000 at K=256", ["producer"]),
-        ("K=64 and K=128 at rows=100000", ["producer"])]
+        ("rows=78123 and rows=78124 at K=128", ["producer"]), ("rows=39061 and rows=39062 at K=256", ["producer"]),
+        ("K=99 and K=100 at rows=100000", ["producer"])]
     svg = grid_svg(sweep, "f", "cpu", sweep.flips, "uid", "grid")
+    # the cells are the sweep's own points; each flip on the boundary between the two cells around it
     assert svg.count('class="jaxhlo-sweep-cell') == 6 and svg.count("jaxhlo-sweep-boundary") == 3
-    assert "unfused, buffer by gemm kCustom __triton_nested_gemm_fusion" in svg
+    assert "between rows=78123 and rows=78124 at K=128: " in svg
+    # the legend names what made the stored buffer, wrapped to the picture's width
+    assert re.search(r">unfused, buffer by gemm kCustom\s?(</text><text [^>]*>)?__triton_nested_gemm_fusion</text>",
+                     svg)
 
 
 def test_a_point_without_a_report_ends_no_flip() -> None:
@@ -495,34 +554,53 @@ def test_the_api_value_lists_points_reports_and_flips_and_round_trips() -> None:
     from sphinx_jaxhlo.sweep_reports import SweepReports
 
     sweep = sweep_reports()
-    assert len(sweep) == 6 and [p.label for p in sweep.points][:2] == ["n=1024", "n=2048"]
+    # the sweep's points, then the sizes bisection compiled (each with its reports)
+    assert len(sweep) == 6 + len(sweep.probes) and [p.label for p in sweep.points][:2] == ["n=1024", "n=2048"]
+    assert sweep.points[6:] == sweep.probes and sweep.probes[0].label == "n=4548"
     assert sweep["n=4096"]["gpu:h100"].memory.temp_bytes == 4 * 4096**2
+    assert sweep.at(n=4999)["gpu:h100"].memory.temp_bytes == 4 * 4999**2
     assert sweep.at(n=5000) is sweep[3] and sweep.title == "written(f32[n,3], f32[d,3])"
-    assert [f.between for f in sweep.flips] == ["n=4096 and n=5000", "n=8192 and n=16384"]
+    assert [f.between for f in sweep.flips] == ["n=4999 and n=5000", "n=16383 and n=16384"]
     text = str(sweep)
-    assert "Flip 1, between n=4096 and n=5000 (reduction)" in text and "511.4 µs fused" in text
+    assert "Flip 1, between n=4999 and n=5000 (neighbouring sizes; reduction)" in text and "511.4 µs fused" in text
     assert re.search(r"4,096\s+unfused: reduce_sum \(line 5\)\s+67.1 MB", text)
+    assert "H100: the sizes bisection compiled" in text and re.search(r"4,548\s+fused", text) is None
+    assert re.search(r"4,999\s+unfused: reduce_sum \(line 5\)\s+100.0 MB", text)
+    assert (f"Bisection compiled {len(sweep.probes)} more sizes here (budget 48 for the sweep), each an ordinary "
+            "compile: 2 of 2 flips located") in " ".join(text.split())
+    assert "not looked at: n=1024..2048, n=2048..4096" in " ".join(text.split())
     again = SweepReports.from_json(sweep.to_json())
     assert again == sweep and [f.between for f in again.flips] == [f.between for f in sweep.flips]
-    assert repr(sweep) == "<SweepReports written(f32[n,3], f32[d,3]): 6 points on gpu:h100, 2 flips>"
+    assert again.probes == sweep.probes and again.bisect == 48
+    doc = sweep.to_dict()
+    assert [f["exact"] for f in doc["map"]["flips"]] == [True, True]
+    assert {i["why"] for i in doc["map"]["not_resolved"]} == {"agree"}
+    assert doc["map"]["bisection"] == {"budget": 48, "probes": len(sweep.probes)}
+    assert repr(sweep) == f"<SweepReports written(f32[n,3], f32[d,3]): {len(sweep)} points on gpu:h100, 2 flips>"
     with pytest.raises(ValueError, match="not a sphinx-jaxhlo sweep"):
         SweepReports.from_json('{"format": "other"}')
     page = sweep.to_html()
-    assert page.count("jaxhlo-sweep-svg") == 1 and "RESOURCE_EXHAUSTED" in page
+    assert page.count('class="jaxhlo-graph-svg jaxhlo-sweep-svg"') == 1 and "RESOURCE_EXHAUSTED" in page
 
 
 def test_check_takes_range_claims_and_names_the_point_that_fails() -> None:
     sweep = sweep_reports()
-    assert sweep.check(reduction="gpu:h100=unfused for n<=4096, gpu:h100=fused for 5000<=n<=8192",
+    assert sweep.check(reduction="gpu:h100=unfused for n=4999, gpu:h100=fused for n=5000",
                        flip="reduction between 4096 and 5000, error between 8192 and 16384") is sweep
+    # a claim over sizes nothing compiled: not a pass
+    with pytest.raises(AssertionError) as info:
+        sweep.check(reduction="gpu:h100=unfused for n<=4096")
+    assert ("written on gpu:h100: expected reduction unfused for n<=4096, found held at the 3 sizes compiled where "
+            "n<=4096; not resolved: n=1024..2048 (both ends agree; the sizes between were not compiled); "
+            "n=2048..4096 (both ends agree; the sizes between were not compiled) [NOT RESOLVED]") in str(info.value)
     with pytest.raises(AssertionError) as info:
         sweep.check(max_temp="gpu:h100=20MB for n<=4096", flip="none")
     lines = str(info.value).splitlines()
     assert lines[0] == "jax-hlo check failed for written(f32[n,3], f32[d,3]) over n = d from 1,024 to 16,384 (6 sizes):"
     assert lines[1] == "  - written on gpu:h100 at n=4096: expected max temp 20MB for n<=4096, found temp 67.1 MB " \
                        "(67,108,864 bytes) [FAILED]"
-    assert lines[2].startswith("  - written on gpu:h100: expected flip none, found reduction between n=4096 and "
-                               "n=5000; error between n=8192 and n=16384")
+    assert lines[2] == ("  - written on gpu:h100: expected flip none, found reduction between n=4999 and n=5000; "
+                        "error between n=16383 and n=16384 [FAILED]")
     with pytest.raises(ValueError, match="'m', which the sweep does not give"):
         sweep.check(reduction="fused for m>3")
     from sphinx_jaxhlo.reports import Reports

@@ -182,6 +182,34 @@ def test_differences_by_shape_and_producer_largest_first_and_limited() -> None:
     assert differences_table(["a"], [("cpu", "CPU")], results, Display()) is None
 
 
+def test_a_difference_small_beside_the_program_is_left_out_and_a_gradient_is_no_variant() -> None:
+    """A function and its gradient over 134 MB of arguments: the gradient's 16.8 MB buffers are
+    what differs; a 262 kB one (0.2 % of the program) is not listed, and the words say functions."""
+    memory = Memory(temp_bytes=0, argument_bytes=134_217_728 + 8_388_608, output_bytes=4)
+    loss = Report("mlp_loss", "cpu", memory=memory, materialized=[buf("s", "f32[256,256]", 262_144, "tanh", (4,))])
+    grad = Report("mlp_loss_grad", "cpu", memory=dataclasses.replace(memory, temp_bytes=16_777_216 * 3),
+                  materialized=[buf(f"g{i}", "f32[8192,512]", 16_777_216, op, (4,))
+                                for i, op in enumerate(("tanh", "dot_general", "add_any"))])
+    results = {(r.function, "cpu"): Result(r.function, "cpu", "CPU", report=r) for r in (loss, grad)}
+    functions = ["mlp_loss", "mlp_loss_grad"]
+    model = differences_table(functions, [("cpu", "CPU")], results, Display(), gradients=["mlp_loss_grad"])
+    assert model is not None and model.title.startswith("What differs between the functions:")
+    assert [c.text for r in model.rows for c in r.cells if c.text.startswith("f32[")] == ["f32[8192,512]"] * 3
+    assert "f32[256,256]" not in str(model.rows) and "under 1% of the program's size" in model.note
+    # the 262 kB buffer is a difference, only too small to list: without the gradient's, none is listed
+    results[("mlp_loss_grad", "cpu")] = Result("mlp_loss_grad", "cpu", "CPU", report=dataclasses.replace(
+        grad, materialized=[]))
+    alone = differences_table(functions, [("cpu", "CPU")], results, Display(), gradients=["mlp_loss_grad"])
+    assert alone is not None
+    assert [c.text for c in alone.rows[0].cells][:3] == ["CPU", "—", "no difference of 1% of the program's size or "
+                                                                       "more"]
+    # two variants of one computation are variants
+    assert differences_table(functions, [("cpu", "CPU")], results, Display()).title.startswith(  # type: ignore[union-attr]
+        "What differs between the variants:")
+    finding = variant_finding("mlp_loss", functions, [], gradients=["mlp_loss_grad"])
+    assert finding is not None and finding.text == "The same buffers as mlp_loss_grad, by shape and producer."
+
+
 def test_variants_that_store_the_same_buffers_say_so() -> None:
     same = [Report(fn, "cpu", materialized=[ACCUMULATOR]) for fn in ("with_dot", "with_matmul", "with_einsum")]
     results = {(r.function, "cpu"): Result(r.function, "cpu", "CPU", report=r) for r in same}

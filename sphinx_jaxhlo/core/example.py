@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
 from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core.grads import (
     add_grad_variant,
@@ -120,8 +121,13 @@ class Example:
     #: with respect to; and the variants :meth:`with_grad_variants` added.
     grad: tuple[str, ...] = ()
     grad_variants: tuple[str, ...] = ()
+    #: The first line of the code :meth:`with_grad_variants` appended to the source (0: none):
+    #: what the reader did not write, shown apart from what they did.
+    generated_from: int = 0
     #: ``:sweep:``: the sizes it is compiled at; ``None``: the one size of ``specs``.
     sweep: Sweep | None = None
+    #: ``:bisect:``: the most probes a sweep compiles to locate its flips (:mod:`sphinx_jaxhlo.core.bisection`).
+    bisect: int = DEFAULT_BUDGET
     #: For one point of a sweep (:func:`sphinx_jaxhlo.pipeline.plan.sweep_points`): its values.
     point: Point | None = None
 
@@ -186,6 +192,7 @@ class Example:
             return self
         functions = list(self.functions)
         source = self.source
+        generated_from = len(source.rstrip("\n").split("\n")) + 1
         try:
             if functions == [""]:
                 defs = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
@@ -202,7 +209,8 @@ class Example:
         checks = dict(self.chunk_checks)
         more = tuple((name, checks[f]) for f in functions if f in checks for name in grad_variant_names(f, self.grad))
         return dataclasses.replace(self, source=source, functions=(*functions, *added),
-                                   chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added))
+                                   chunk_checks=(*self.chunk_checks, *more), grad_variants=tuple(added),
+                                   generated_from=generated_from)
 
 
     def _check_differentiable(self, source: str, function: str, spell: Spelling) -> None:
@@ -381,6 +389,19 @@ def parse_grad(value: str | int | Sequence[str | int] | None, spell: Spelling = 
         raise OptionProblem("grad", str(exc)) from None
 
 
+def parse_bisect(value: Any, sweep: Sweep | None, spell: Spelling = DIRECTIVE) -> int:
+    """``:bisect:``: the bisection budget of a sweep (:func:`sphinx_jaxhlo.core.bisection.parse_budget`)."""
+    if value is None or value == "":
+        return DEFAULT_BUDGET
+    if sweep is None:
+        raise OptionProblem("option", f"{spell('bisect')} {value}: bisection locates the flips of a sweep; it "
+                                      f"needs {spell('sweep')}")
+    try:
+        return parse_budget(value, spell("bisect"))
+    except ValueError as exc:
+        raise OptionProblem("option", str(exc)) from None
+
+
 def normalized_name(value: str | None) -> str:
     """``:name:`` as docutils normalizes a target name (case and spaces)."""
     return " ".join(str(value or "").lower().split())
@@ -429,7 +450,8 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
         view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
-        grad=parse_grad(options.get("grad"), spell), sweep=sweep, **where)
+        grad=parse_grad(options.get("grad"), spell), sweep=sweep,
+        bisect=parse_bisect(options.get("bisect"), sweep, spell), **where)
 
 
 # -- sweeps: ``:sweep:``, sizes named by symbols in ``:args:``, claims over ranges
@@ -543,6 +565,10 @@ def check_sweep(sweep: Sweep | None, expectations: exp.Expectations, static: tup
                                           f"are on ({axes}): between {sweep.axes[1].name}=A and "
                                           f"{sweep.axes[1].name}=B")
     given = dict(static)
+    for name in sweep.symbols:
+        if name in given and name not in sweep.static:
+            raise OptionProblem("option", f"{spell('static')} {name}={given[name]}: {name} is a size of the "
+                                          f"arguments, given by the sweep; remove {name}={given[name]}")
     for name in sweep.static:
         if name in given:
             raise OptionProblem("option", f"{spell('static')} {name} is swept by {spell('sweep')} too: "

@@ -24,14 +24,22 @@ reduce the compiler fused for it stands for it, and where it has no reduce at al
 a GEMM, said so (never "absent").  Besides, the program's kernel count, and
 whether it compiles at all.
 
-*A flip* is a change of one of those between two adjacent points of one axis (on a
-grid, the other symbol's value the same).  A point without a report (``no report``,
-``missing``) has nothing to compare: no flip is counted on either side of it.  Each flip
+*A line* of one function on one target is its points along one axis whose other axes'
+values are the same: the sweep's own points and the probes bisection placed on that axis
+(:mod:`sphinx_jaxhlo.core.bisection`), in order of size.  *A flip* is a change of one of
+those between two neighbours on a line; it is *exact* when their sizes are one apart.
+A point without a report (``no report``, ``missing``) has nothing to compare: no flip is
+counted on either side of it.  Two neighbours more than one apart whose decisions agree
+leave an *interval not looked at*: a decision could flip there and flip back unseen.  The
+values of a static argument (``chunk=100,1000,10000``) are the values the author chose,
+not sizes: between two of them there is no interval.  Each flip
 gives the compiler's reason at both sides: for an unfused reduction, the reason the
 analysis gives and the compiler's own decision records about the buffer's producer (for
 a cost-model decision, XLA's estimated times fused and unfused, as its record gives
 them); for a fused one, the kernel that computes and reduces its data; for a kernel
 count, the kernels.
+
+The claims about flips and ranges are checked by :mod:`sphinx_jaxhlo.core.sweep_claims`.
 
 Nothing here compiles or imports anything outside ``sphinx_jaxhlo.core``.
 """
@@ -41,15 +49,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Any
 
-from sphinx_jaxhlo.core.expectations import Check, Expectation, Expectations
+from sphinx_jaxhlo.core.expectations import Check
 from sphinx_jaxhlo.core.report import Fusion, FusionDecision, Materialized, Reduction, Report, is_kernel
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.core.sweeps import Point, Sweep, parse_flip_claim
+from sphinx_jaxhlo.core.sweeps import Point, Sweep
 
-__all__ = ["STATUSES", "Flip", "PointFigure", "ReductionState", "SweepMap", "check_flip_claims", "sweep_map"]
+__all__ = ["STATUSES", "Flip", "Interval", "PointFigure", "ReductionState", "SweepMap", "sweep_map"]
 
 #: The statuses of a point, in the order the map's legend gives them.
 STATUSES = ("fused", "unfused", "no reduction", "compile error", "no report", "missing")
@@ -141,10 +150,46 @@ class Flip:
         return self.after[self.axis]
 
     @property
+    def exact(self) -> bool:
+        """Whether the two sizes are neighbours: the flip is located exactly."""
+        return self.high - self.low == 1
+
+    @property
     def between(self) -> str:
         """``n=4096 and n=5000`` (on a grid, ``K=128 and K=256 at rows=50000``)."""
-        others = [f"{name}={self.before[name]}" for name in self.before.axes if name != self.axis]
-        return f"{self.axis}={self.low} and {self.axis}={self.high}" + (f" at {', '.join(others)}" if others else "")
+        return _between(self.axis, self.before, self.after)
+
+
+def _between(axis: str, before: Point, after: Point) -> str:
+    others = [f"{name}={before[name]}" for name in before.axes if name != axis]
+    return f"{axis}={before[axis]} and {axis}={after[axis]}" + (f" at {', '.join(others)}" if others else "")
+
+
+@dataclass
+class Interval:
+    """Two neighbours on a line more than one size apart whose decisions are not both known
+    between them: ``agree`` (both ends agree: the sizes between were not looked at),
+    ``differ`` (a flip between them that bisection did not locate), ``no report`` (an end
+    has nothing to compare)."""
+
+    function: str
+    target: str
+    axis: str
+    before: Point
+    after: Point
+    why: str
+
+    @property
+    def low(self) -> int:
+        return self.before[self.axis]
+
+    @property
+    def high(self) -> int:
+        return self.after[self.axis]
+
+    @property
+    def between(self) -> str:
+        return _between(self.axis, self.before, self.after)
 
 
 @dataclass
@@ -160,6 +205,12 @@ class SweepMap:
     flips: list[Flip] = field(default_factory=list)
     #: The flip claims checked.
     checks: list[Check] = field(default_factory=list)
+    #: The points bisection added (each for some functions and targets only), in order of compile.
+    probes: list[Point] = field(default_factory=list)
+    #: The intervals between neighbours that were not resolved (see the module's rules).
+    intervals: list[Interval] = field(default_factory=list)
+    #: The most probes bisection could compile (``None``: it was not asked to run).
+    budget: int | None = None
 
     def figures_of(self, function: str, target: str) -> list[PointFigure]:
         """The figures of one function on one target, in point order."""
@@ -167,6 +218,9 @@ class SweepMap:
 
     def flips_of(self, function: str, target: str) -> list[Flip]:
         return [f for f in self.flips if f.function == function and f.target == target]
+
+    def intervals_of(self, function: str, target: str) -> list[Interval]:
+        return [i for i in self.intervals if i.function == function and i.target == target]
 
     def measure(self, target: str) -> str:
         return next((f.measure for f in self.figures if f.target == target), "temp")
@@ -180,17 +234,20 @@ class SweepMap:
             "axes": [{"names": list(a.names), "values": list(a.values)} for a in self.sweep.axes],
             "functions": list(self.functions),
             "targets": [name for name, _ in self.targets],
+            "bisection": {"budget": self.budget, "probes": len(self.probes)},
             "points": [
                 {**{k: v for k, v in asdict(f).items() if k not in ("point", "reductions")},
-                 "point": point(f.point), "reductions": [asdict(r) for r in f.reductions]}
+                 "point": point(f.point), "probe": f.point.probe, "reductions": [asdict(r) for r in f.reductions]}
                 for f in self.figures],
             "flips": [{"function": f.function, "target": f.target, "axis": f.axis, "before": point(f.before),
-                       "after": point(f.after), "kinds": list(f.kinds), "changes": list(f.changes),
+                       "after": point(f.after), "exact": f.exact, "kinds": list(f.kinds), "changes": list(f.changes),
                        "reasons_before": list(f.reasons_before), "reasons_after": list(f.reasons_after)}
                       for f in self.flips],
+            "not_resolved": [{"function": i.function, "target": i.target, "axis": i.axis, "before": point(i.before),
+                              "after": point(i.after), "why": i.why} for i in self.intervals],
             "checks": [{"target": c.target, "function": c.function, "expectation": c.expectation.kind,
                         "expected": c.expectation.value, "found": c.actual, "passed": c.passed,
-                        "message": c.message} for c in self.checks],
+                        "resolved": not c.unresolved, "message": c.message} for c in self.checks],
         }
 
 
@@ -382,25 +439,47 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
     if before.kernels != after.kernels:
         flip.kinds.append("kernels")
         flip.changes.append(f"kernels: {before.kernels} at {a} -> {after.kernels} at {b}")
-        flip.reasons_before.append(f"kernels at {a}: {', '.join(before.kernel_names)}")
-        flip.reasons_after.append(f"kernels at {b}: {', '.join(after.kernel_names)}")
+        # the kernels one side has and the other lacks (a long program's full list says little)
+        for side, other, reasons in ((before, after, flip.reasons_before), (after, before, flip.reasons_after)):
+            only = [k for k in side.kernel_names if k not in other.kernel_names]
+            listed = ", ".join(only[:8]) + (f" and {len(only) - 8} more" if len(only) > 8 else "")
+            reasons.append(f"kernels at {side.point.label}: " + (
+                ", ".join(side.kernel_names) if len(side.kernel_names) <= 8 else
+                f"{side.kernels}, of which not at {other.point.label}: {listed or 'none by name'}"))
     return flip if flip.kinds else None
 
 
-def find_flips(sweep: Sweep, figures: Sequence[PointFigure]) -> list[Flip]:
-    """The flips between adjacent points along each axis, per function and target."""
-    by_index = {(f.function, f.target, f.point.index): f for f in figures}
-    flips = []
-    for figure in figures:
-        for axis_number, axis in enumerate(sweep.axes):
-            index = list(figure.point.index)
-            index[axis_number] += 1
-            after = by_index.get((figure.function, figure.target, tuple(index)))
-            if after is not None:
-                flip = compare(figure, after, axis.name)
-                if flip is not None:
-                    flips.append(flip)
-    return flips
+def lines(sweep: Sweep, figures: Sequence[PointFigure]) -> list[tuple[str, list[PointFigure]]]:
+    """Each line of each function on each target (see the module's rules): ``(axis, its
+    figures in order of size)``, the lines of the first axis first."""
+    out: list[tuple[str, list[PointFigure]]] = []
+    for number, axis in enumerate(sweep.axes):
+        grouped: dict[tuple[str, str, tuple[int, ...]], list[PointFigure]] = {}
+        for figure in figures:
+            if figure.point.probe not in ("", axis.name):
+                continue
+            others = tuple(v for i, v in enumerate(figure.point.coordinates) if i != number)
+            grouped.setdefault((figure.function, figure.target, others), []).append(figure)
+        out += [(axis.name, sorted(line, key=lambda f: f.point[axis.name])) for line in grouped.values()]
+    return out
+
+
+def find_flips(sweep: Sweep, figures: Sequence[PointFigure]) -> tuple[list[Flip], list[Interval]]:
+    """The flips between neighbours on each line, per function and target, and the intervals
+    between neighbours that are not resolved (see the module's rules)."""
+    flips: list[Flip] = []
+    intervals: list[Interval] = []
+    for axis, line in lines(sweep, figures):
+        sizes = not set(sweep.axis(axis).names) <= set(sweep.static)
+        for before, after in pairwise(line):
+            flip = compare(before, after, axis)
+            if flip is not None:
+                flips.append(flip)
+            if sizes and after.point[axis] - before.point[axis] > 1 and (flip is None or not flip.exact):
+                compared = before.status in _COMPARED and after.status in _COMPARED
+                why = "differ" if flip is not None else "agree" if compared else "no report"
+                intervals.append(Interval(before.function, before.target, axis, before.point, after.point, why))
+    return flips, intervals
 
 
 def sweep_map(sweep: Sweep, outcomes: Sequence[tuple[Point, Sequence[Result], str]], functions: Sequence[str],
@@ -408,7 +487,8 @@ def sweep_map(sweep: Sweep, outcomes: Sequence[tuple[Point, Sequence[Result], st
     """The figures and flips of a sweep.
 
     :param outcomes: per point, its results (one per function and target) and why the
-        point has none (``""`` when it has).
+        point has none (``""`` when it has); a probe (``point.probe``) has the results of
+        the functions and targets bisection compiled there, and no figure for the others.
     """
     by_point = [({(r.function, r.target): r for r in results}, point, problem)
                 for point, results, problem in outcomes]
@@ -419,49 +499,14 @@ def sweep_map(sweep: Sweep, outcomes: Sequence[tuple[Point, Sequence[Result], st
         measure = _measure(target, reports)
         for function in functions:
             for results, point, problem in by_point:
+                if point.probe and (function, target) not in results:
+                    continue
                 figures.append(figure_of(point, results.get((function, target)), measure, function, target,
                                          problem))
-    points = [point for point, _, _ in outcomes]
-    return SweepMap(sweep, list(functions), list(targets), points, figures, find_flips(sweep, figures))
-
-
-# -- claims about where things flip ------------------------------------------------------------------
-
-def check_flip_claims(expectations: Expectations, sweep: SweepMap) -> list[Check]:
-    """Check each ``:expect-flip:`` claim against the flips of its function on its target."""
-    checks: list[Check] = []
-    for target, _ in sweep.targets:
-        for function in sweep.functions:
-            figures = sweep.figures_of(function, target)
-            if not figures or all(f.status in ("missing",) for f in figures):
-                continue
-            for claim in expectations.for_target(target, function):
-                if claim.kind == "flip":
-                    checks.append(_check_flip(claim, sweep, function, target))
-    return checks
-
-
-def _check_flip(expectation: Expectation, sweep: SweepMap, function: str, target: str) -> Check:
-    claim = parse_flip_claim(expectation.value)
-    axis = claim.symbol or sweep.sweep.axes[0].name
-    axis = sweep.sweep.axis(axis).name
-    everywhere = claim.expects_none and not claim.symbol  # "none": along every axis
-    condition = expectation.condition
-    flips = [f for f in sweep.flips_of(function, target) if (f.axis == axis or everywhere)
-             and (claim.what == "any" or claim.what in f.kinds)
-             and (condition is None or (condition.holds(f.before) and condition.holds(f.after)))]
-    found = "; ".join(f"{'/'.join(f.kinds)} between {f.between}" for f in flips[:4]) or "no flip"
-    if len(flips) > 4:
-        found += f" ({len(flips)} in all)"
-    if claim.expects_none:
-        return Check(expectation, target, function, not flips, found)
-    assert claim.low is not None and claim.high is not None
-    inside = [f for f in flips if claim.low <= f.low and f.high <= claim.high]
-    if not inside and flips:
-        wide = next((f for f in flips if f.low < claim.high and claim.low < f.high), None)
-        if wide is not None:
-            found += (f": the sweep's points do not resolve {axis}={claim.low}..{claim.high} (add sizes between "
-                      f"{wide.low} and {wide.high})")
-        else:
-            found += f": none within {axis}={claim.low}..{claim.high}"
-    return Check(expectation, target, function, bool(inside), found)
+    points = [point for point, _, _ in outcomes if not point.probe]
+    flips, intervals = find_flips(sweep, figures)
+    order = {(f, t): i for i, (t, f) in enumerate((t, f) for t, _ in targets for f in functions)}
+    flips.sort(key=lambda f: order.get((f.function, f.target), len(order)))
+    intervals.sort(key=lambda i: order.get((i.function, i.target), len(order)))
+    return SweepMap(sweep, list(functions), list(targets), points, figures, flips,
+                    probes=[point for point, _, _ in outcomes if point.probe], intervals=intervals)

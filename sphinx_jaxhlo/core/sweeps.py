@@ -102,9 +102,12 @@ class Point:
     """One point of a sweep: the value of every symbol (tied ones included)."""
 
     values: tuple[tuple[str, int], ...]
-    #: The swept symbols (one per axis) and the point's place along each.
+    #: The swept symbols (one per axis) and the point's place along each (a probe: ``()``).
     axes: tuple[str, ...] = ()
     index: tuple[int, ...] = ()
+    #: A point that bisection added between two of the sweep's (:mod:`sphinx_jaxhlo.core.bisection`):
+    #: the axis it was placed on; ``""`` for the sweep's own points.
+    probe: str = ""
 
     def __getitem__(self, name: str) -> int:
         for key, value in self.values:
@@ -166,6 +169,13 @@ class Sweep:
             values = [(name, axis.values[i]) for axis, i in zip(self.axes, index, strict=True) for name in axis.names]
             out.append(Point(tuple(values), axes, tuple(index)))
         return out
+
+    def probe_point(self, base: Point, axis: str, value: int) -> Point:
+        """The point at ``value`` on ``axis`` (and the symbols tied to it), the other axes as at
+        ``base``: a probe that bisection places on that axis."""
+        names = self.axis(axis).names
+        values = tuple((name, value if name in names else v) for name, v in base.values)
+        return Point(values, base.axes, (), self.axis(axis).name)
 
     def describe(self) -> str:
         """``n = d from 1024 to 16384, 8 sizes``; a grid: both axes, ``(6 × 4 points)``."""
@@ -372,8 +382,13 @@ def _axes(swept: dict[str, tuple[tuple[int, ...], int]], ties: dict[str, tuple[s
             seen.append(target)
             target = ties[target][0]
         if target not in swept:
-            raise SweepError(f"{name}={ties[name][0]} at column {col + 1}: {ties[name][0]!r} is not swept "
-                             f"(swept: {', '.join(swept) or 'nothing'})", col)
+            given = ties[name][0]
+            if not swept:  # no symbol has values: a word where sizes were meant
+                raise SweepError(f"{name}={given} at column {col + 1}: {given!r} is not a size: give {name} "
+                                 f"positive integers, such as {name}=1000..100000 or {name}=1000,4096", col)
+            raise SweepError(f"{name}={given} at column {col + 1}: {given!r} is neither a size nor a swept symbol: "
+                             f"give {name} sizes ({name}=1000..100000) or tie it to one of "
+                             f"{', '.join(swept)} ({name}={next(iter(swept))})", col)
         root[name] = target
     return tuple(Axis((name, *[t for t in ties if root[t] == name]), values) for name, (values, _) in swept.items())
 

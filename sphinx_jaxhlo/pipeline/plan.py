@@ -236,27 +236,31 @@ def sweep_points(example: Example) -> list[SweepPoint]:
     arguments at the point's values, the expectations that apply there (a claim over a
     range where its condition holds; the claims about the whole sweep are left out), and
     snapshot slots of its own.  An example without a sweep is its own one point."""
-    sweep = example.sweep
-    if sweep is None:
+    if example.sweep is None:
         return [SweepPoint(Point(()), example)]
-    out = []
-    expectations = example.expectation_set()
-    for point in sweep.points():
-        values = point.as_dict()
-        try:
-            specs = parse_args(sweep.args, values) if sweep.args else example.specs
-        except SpecError as exc:
-            out.append(SweepPoint(point, None, f"at {point.label}: the arguments {sweep.args} cannot be made: {exc}"))
-            continue
-        problems = sharding_problems(specs, example.mesh)
-        if problems:
-            out.append(SweepPoint(point, None, f"at {point.label}: {problems[0]}"))
-            continue
-        static = example.static + tuple((name, str(values[name])) for name in sweep.static)
-        out.append(SweepPoint(point, dataclasses.replace(
-            example, specs=specs, static=static, sweep=None, point=point,
-            expectations=tuple(expectations.at_point(values).items))))
-    return out
+    return [point_example(example, point) for point in example.sweep.points()]
+
+
+def point_example(example: Example, point: Point, functions: tuple[str, ...] | None = None) -> SweepPoint:
+    """One point of a swept example (its own, or a probe that bisection placed) as an ordinary
+    example, as :func:`sweep_points` makes them.
+
+    :param functions: the functions to compile there (a probe's); default: the example's.
+    """
+    sweep = example.sweep
+    assert sweep is not None
+    values = point.as_dict()
+    try:
+        specs = parse_args(sweep.args, values) if sweep.args else example.specs
+    except SpecError as exc:
+        return SweepPoint(point, None, f"at {point.label}: the arguments {sweep.args} cannot be made: {exc}")
+    problems = sharding_problems(specs, example.mesh)
+    if problems:
+        return SweepPoint(point, None, f"at {point.label}: {problems[0]}")
+    static = example.static + tuple((name, str(values[name])) for name in sweep.static)
+    return SweepPoint(point, dataclasses.replace(
+        example, specs=specs, static=static, sweep=None, point=point, functions=functions or example.functions,
+        expectations=tuple(example.expectation_set().at_point(values).items)))
 
 
 def planned_examples(examples: Iterable[Example]) -> Iterator[Example]:

@@ -17,7 +17,9 @@ named steps:
 A sweep (``:sweep:``) is a plan of many ordinary examples: :func:`process_sweep`
 takes each of its points (:func:`~sphinx_jaxhlo.pipeline.plan.sweep_points`) through
 the same steps, then finds where the compiler's decisions flip
-(:func:`~sphinx_jaxhlo.core.flips.sweep_map`) and checks the claims about the flips.
+(:func:`~sphinx_jaxhlo.core.flips.sweep_map`), locates each flip by compiling the sizes
+between (:mod:`~sphinx_jaxhlo.core.bisection`, each probe an ordinary example too) and
+checks the claims about the flips and the ranges.
 
 Nothing here imports Sphinx or docutils: the Sphinx extension renders what
 :func:`process` returns, the API turns it into :class:`~sphinx_jaxhlo.Reports`.
@@ -34,17 +36,21 @@ from typing import Any
 from sphinx_jaxhlo.compiler.client import failure_of
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.bisection import Outcome, Probe, bisect
 from sphinx_jaxhlo.core.example import Example
-from sphinx_jaxhlo.core.flips import SweepMap, check_flip_claims, sweep_map
+from sphinx_jaxhlo.core.flips import SweepMap
 from sphinx_jaxhlo.core.memory import Measured
 from sphinx_jaxhlo.core.report import TargetFailure
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import MODE_VARIABLE, WRITING_MODES
+from sphinx_jaxhlo.core.sweep_claims import check_flip_claims, check_range_claims
 from sphinx_jaxhlo.core.sweeps import Point
 from sphinx_jaxhlo.pipeline.build import Build, Record, store_outcome
 from sphinx_jaxhlo.pipeline.plan import (
     Job,
+    SweepPoint,
     plan,
+    point_example,
     resolve_targets,
     shown_parts,
     snapshot_answers,
@@ -143,12 +149,11 @@ def process_sweep(build: Build, example: Example) -> Processed:
         out.error = "jax-hlo example has no target to compile for"
         return out
     out.show = shown_parts(example, build.settings)
-    outcomes: list[tuple[Point, list[Result], str]] = []
-    for point in points:
-        if point.example is None:
-            outcomes.append((point.point, [], point.problem))
-            continue
-        done = process_for(build, point.example, Processed(point.example, targets=out.targets))
+
+    def take(point: Point, sweep_point: SweepPoint, targets: list[targets_mod.Target]) -> Outcome:
+        if sweep_point.example is None:
+            return point, [], sweep_point.problem
+        done = process_for(build, sweep_point.example, Processed(sweep_point.example, targets=targets))
         out.results += done.results
         out.records += done.records
         out.slots |= done.slots
@@ -156,14 +161,39 @@ def process_sweep(build: Build, example: Example) -> Processed:
         out.compiled = out.compiled or done.compiled
         if not out.functions:
             out.functions = done.functions
-        outcomes.append((point.point, done.results, ""))
+        return point, done.results, ""
+
+    outcomes = [take(point.point, point, out.targets) for point in points]
     functions = out.functions or [fn or "(default function)" for fn in example.functions]
-    out.sweep = sweep_map(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets])
-    out.sweep.checks = check_flip_claims(example.expectation_set(), out.sweep)
+    # a probe compiles the example's own entry for a function (the default one is "")
+    written = dict(zip(functions, example.functions, strict=False))
+    by_name = {t.name: t for t in out.targets}
+
+    def compile_probes(probes: list[Probe]) -> list[Outcome]:
+        done: list[Outcome] = []
+        for (point, target), group in _by_point_and_target(probes).items():
+            chosen = tuple(dict.fromkeys(written.get(p.function, p.function) for p in group))
+            done.append(take(point, point_example(example, point, chosen), [by_name[target]]))
+        return done
+
+    out.sweep = bisect(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets],
+                       compile_probes, example.bisect)
+    expectations = example.expectation_set()
+    out.sweep.checks = [*check_flip_claims(expectations, out.sweep),
+                        *check_range_claims(expectations, out.sweep, [o for r in out.results for o in r.outcomes])]
     for check_ in out.sweep.checks:
         if not check_.passed:
-            build.reporter.warn(check_.message, "expectation", example.location)
+            build.reporter.warn(check_.message, "unresolved" if check_.unresolved else "expectation",
+                                example.location)
     return out
+
+
+def _by_point_and_target(probes: list[Probe]) -> dict[tuple[Point, str], list[Probe]]:
+    """A round's probes grouped: one compile per point and target, of the functions probed there."""
+    grouped: dict[tuple[Point, str], list[Probe]] = {}
+    for probe in probes:
+        grouped.setdefault((probe.point, probe.target), []).append(probe)
+    return grouped
 
 
 def look_up(build: Build, example: Example, jobs: list[Job]) -> list[Job]:

@@ -17,6 +17,12 @@ with the differences, found by these rules:
   every variant that compiled on that target.  The differences are ordered by
   the bytes they differ by (the count's spread times one buffer's size), the
   largest first.
+- A difference is **shown** when the bytes it differs by are at least
+  ``MIN_SHARE`` (1 %) of the program's size on that target: the arguments,
+  outputs and temp memory of the largest variant compared.  A 262 kB buffer
+  does not say what changed when the arguments take 134 MB.
+- When one of the functions is another's gradient (``:grad:``), they are
+  *functions*, not variants of one computation, and the words say so.
 - A buffer here is a value stored between two kernels; buffers whose lives do
   not overlap may share memory, so their sizes do not add up to temp memory,
   and the same buffers can take different temp memory when they live longer.
@@ -39,10 +45,13 @@ from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.findings import Finding
 from sphinx_jaxhlo.render.rows import Cell, OpLookup, Row, Table, code, is_intermediate, is_scalar, lines_text
 
-__all__ = ["Difference", "differences", "differences_table", "target_differences", "variant_finding"]
+__all__ = ["MIN_SHARE", "Difference", "differences", "differences_table", "kind_of", "program_bytes",
+           "target_differences", "variant_finding"]
 
 #: Differences per target shown in the table by default (``rows=None``: all).
 SHOWN_PER_TARGET = 3
+#: The smallest difference shown, as a share of the program's size (see the module's rules).
+MIN_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -114,11 +123,27 @@ def compared(functions: Sequence[str], target: str,
     return names, reports
 
 
+def program_bytes(reports: Sequence[Report]) -> int:
+    """The program's size on one target: the arguments, outputs and temp memory of the largest
+    of ``reports``."""
+    return max(((r.memory.argument_bytes or 0) + (r.memory.output_bytes or 0) + (r.memory.temp_bytes or 0)
+                for r in reports), default=0)
+
+
 def target_differences(functions: Sequence[str], target: str,
                        results: dict[tuple[str, str], Result]) -> tuple[list[str], list[Difference]]:
-    """The variants compared on one target and their differences (none with fewer than two)."""
+    """The variants compared on one target and the differences shown (none with fewer than
+    two; only those of at least :data:`MIN_SHARE` of the program's size)."""
     names, reports = compared(functions, target, results)
-    return names, (differences(reports) if len(reports) > 1 else [])
+    if len(reports) < 2:
+        return names, []
+    floor = MIN_SHARE * program_bytes(reports)
+    return names, [d for d in differences(reports) if d.spread >= floor]
+
+
+def kind_of(functions: Sequence[str], gradients: Sequence[str]) -> str:
+    """``function`` when one of ``functions`` is another's gradient, else ``variant``."""
+    return "function" if set(functions) & set(gradients) else "variant"
 
 
 def _count_cell(count: int, size: int) -> Cell:
@@ -126,10 +151,15 @@ def _count_cell(count: int, size: int) -> Cell:
 
 
 def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
-                      results: dict[tuple[str, str], Result], display: Display) -> Table | None:
+                      results: dict[tuple[str, str], Result], display: Display,
+                      gradients: Sequence[str] = ()) -> Table | None:
     """The table the comparison leads with: per target, the largest differences (a row
     per shape and producer, each variant's count), or a row that says there is none.
-    ``None`` when no target has two variants to compare."""
+    ``None`` when no target has two variants to compare.
+
+    :param gradients: the functions that are another's gradient (the words say "functions").
+    """
+    kind = kind_of(functions, gradients)
     rows: list[Row] = []
     total = 0
     for target, title in targets:
@@ -137,8 +167,12 @@ def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str
         if len(names) < 2:
             continue
         if not found:
-            rows.append(Row((Cell(title), Cell("—"), Cell("the same buffers in every variant"),
-                             *[Cell("same") if fn in names else Cell("—") for fn in functions])))
+            everything = differences(compared(functions, target, results)[1])
+            words = f"the same buffers in every {kind}" if not everything else \
+                f"no difference of {MIN_SHARE:.0%} of the program's size or more"
+            rows.append(Row((Cell(title), Cell("—"), Cell(words),
+                             *[Cell("same" if not everything else "—") if fn in names else Cell("—")
+                               for fn in functions])))
             total += 1
             continue
         total += len(found)
@@ -151,11 +185,13 @@ def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str
             rows.append(Row(tuple(cells), lines=d.lines))
     if not rows:
         return None
-    return Table("differences", "What differs between the variants: buffers stored, by shape and producer",
+    return Table("differences", f"What differs between the {kind}s: buffers stored, by shape and producer",
                  ("target", "shape", "made by", *functions), tuple(rows), total=total,
                  left_out="smaller differences",
                  note="Each buffer is a value stored between two kernels. Buffers whose lives do not overlap "
-                      "share memory, so their sizes do not add up to temp memory.")
+                      "share memory, so their sizes do not add up to temp memory. Differences under "
+                      f"{MIN_SHARE:.0%} of the program's size (its arguments, outputs and temp memory) are left "
+                      "out.")
 
 
 def _items(i: int, names: Sequence[str], found: Sequence[Difference]) -> list[tuple[int, str, str, str]]:
@@ -180,17 +216,22 @@ def _items(i: int, names: Sequence[str], found: Sequence[Difference]) -> list[tu
     return out
 
 
-def variant_finding(function: str, names: Sequence[str], found: Sequence[Difference]) -> Finding | None:
+def variant_finding(function: str, names: Sequence[str], found: Sequence[Difference],
+                    gradients: Sequence[str] = ()) -> Finding | None:
     """What ``function`` stores more or fewer of than the other variants, in words (the
     two largest differences, their producers without the lines the table gives);
-    ``None`` when it is not among the variants compared."""
+    ``None`` when it is not among the variants compared.
+
+    :param gradients: the functions that are another's gradient (the words say "functions").
+    """
     if function not in names or len(names) < 2:
         return None
+    kind = kind_of(names, gradients)
     i = names.index(function)
     others = [n for n in names if n != function]
     items = _items(i, names, found)
     if not items:
-        who = others[0] if len(others) == 1 else "every other variant"
+        who = others[0] if len(others) == 1 else f"every other {kind}"
         return Finding("info", "", f"The same buffers as {who}, by shape and producer.")
     shown = items[:2]
     rest = len(items) - len(shown)
@@ -198,6 +239,6 @@ def variant_finding(function: str, names: Sequence[str], found: Sequence[Differe
     if len({other for _, _, other, _ in items}) == 1:
         text = f"Compared with {items[0][2]}: " + "; ".join(f"{what} ({detail})" for _, what, _, detail in shown)
     else:
-        text = "Compared with the other variants: " + "; ".join(
+        text = f"Compared with the other {kind}s: " + "; ".join(
             f"{what} than {other} ({detail})" for _, what, other, detail in shown)
     return Finding("info", "", text + more + ".")

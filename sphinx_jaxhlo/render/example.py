@@ -20,6 +20,7 @@ expectations follow the side-by-side table (or the signature, without
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from docutils import nodes
@@ -30,15 +31,15 @@ from sphinx_jaxhlo.core.targets import compiler_packages
 from sphinx_jaxhlo.render import overview
 from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
 from sphinx_jaxhlo.render.chart import variants_chart
-from sphinx_jaxhlo.render.differences import differences_table, target_differences, variant_finding
+from sphinx_jaxhlo.render.differences import differences_table, kind_of, target_differences, variant_finding
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.nodes import jaxhlo_bars, jaxhlo_details, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
 from sphinx_jaxhlo.render.parts import result_nodes
 from sphinx_jaxhlo.render.rows import Table
 from sphinx_jaxhlo.render.signature import default_function, signature
-from sphinx_jaxhlo.render.view import ExampleView, example_id, source_links, unused_lines
+from sphinx_jaxhlo.render.view import ExampleView, example_id, source_links, source_text, unused_lines
 
-__all__ = ["render_example", "source_node"]
+__all__ = ["render_example", "source_node", "source_nodes"]
 
 
 #: The parts shown per target (in the tabs); ``source`` is shown once.
@@ -86,21 +87,28 @@ def expectation_nodes(results: Sequence[Result]) -> list[nodes.Node]:
         return []
     items = nodes.bullet_list(classes=["jaxhlo-expectations"])
     for o in outcomes:
-        mark = "✔ " if o.passed else "✘ "
-        item = nodes.list_item(classes=["jaxhlo-pass" if o.passed else "jaxhlo-fail"])
+        mark = "✔ " if o.passed else "? " if o.unresolved else "✘ "
+        item = nodes.list_item(classes=["jaxhlo-pass" if o.passed else "jaxhlo-unresolved" if o.unresolved
+                                        else "jaxhlo-fail"])
         item += para(nodes.strong(text=mark), o.message)
         items += item
-    failed = sum(not o.passed for o in outcomes)
-    if not failed:
+    failed = sum(not o.passed and not o.unresolved for o in outcomes)
+    unresolved = sum(o.unresolved for o in outcomes)
+    if not failed and not unresolved:
         # All hold: one line, the list folded away.
         details = jaxhlo_details(title=f"✔ All {len(outcomes)} stated expectations hold", open=False,
                                  classes=["jaxhlo-checks", "jaxhlo-checks-ok"])
         details += items
         return [details]
-    # Failures first, open, marked.
-    items.children.sort(key=lambda item: "jaxhlo-pass" in item["classes"])
-    head = para(nodes.strong(text=f"✘ {failed} of {len(outcomes)} stated expectations failed"),
-                classes=["jaxhlo-fail"])
+    # Failures first, then what was not resolved, open, marked.
+    order = {"jaxhlo-fail": 0, "jaxhlo-unresolved": 1, "jaxhlo-pass": 2}
+    items.children.sort(key=lambda item: order[item["classes"][0]])
+    if failed:
+        text = f"✘ {failed} of {len(outcomes)} stated expectations failed" + (
+            f", {unresolved} not resolved" if unresolved else "")
+    else:
+        text = f"? {unresolved} of {len(outcomes)} stated expectations not resolved: sizes no compile looked at"
+    head = para(nodes.strong(text=text), classes=["jaxhlo-fail"])
     box: nodes.Element = nodes.container(classes=["jaxhlo-checks", "jaxhlo-checks-failed"])
     box += head
     box += items
@@ -135,12 +143,18 @@ def _overview(view: ExampleView, functions: Sequence[str], targets: Sequence[tup
     if len(functions) > 1:
         out: list[nodes.Node] = []
         if "memory" in view.display.findings:
-            differing = differences_table(functions, targets, by_key, view.display)
+            differing = differences_table(functions, targets, by_key, view.display, view.gradients)
             if differing is not None:
                 out.append(table_node(differing, links))
-        out.append(table_node(overview.variants_table(functions, targets, by_key, view.display), links))
+        # a function beside its gradient: functions, not variants of one computation
+        kind = kind_of(functions, view.gradients)
+        table = overview.variants_table(functions, targets, by_key, view.display)
+        out.append(table_node(dataclasses.replace(table, title=table.title.replace("by variant", f"by {kind}")),
+                              links))
         bars = bars_node(functions, targets, by_key, view.display)
         if bars is not None:
+            bars["chart"] = dataclasses.replace(bars["chart"],
+                                                title=bars["chart"].title.replace("by variant", f"by {kind}"))
             out.append(bars)
         return out
     columns = [by_key[(functions[0], t)] for t, _ in targets if (functions[0], t) in by_key]
@@ -164,7 +178,7 @@ def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[t
                 continue
             if len(functions) > 1:
                 out.append(nodes.rubric(text=f"{fn} on {title}"))
-            out += result_nodes(view, r, parts, variant_finding(fn, names, found))
+            out += result_nodes(view, r, parts, variant_finding(fn, names, found, view.gradients))
         return out
 
     if len(targets) > 1:
@@ -179,13 +193,47 @@ def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[t
 
 
 def source_node(view: ExampleView, functions: Sequence[str]) -> jaxhlo_source:
-    """The example's listing: the one part of an example that the search index reads."""
+    """The example's listing: the one part of an example that the search index reads; the
+    code the reader wrote only (see :func:`source_nodes`)."""
     links = source_links(view)
     hidden = unused_lines(view.source, functions) if view.file_path else []
+    written, _, _ = _split_generated(view)
     source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python",
                            hidden=hidden)
-    source += literal_block(view.source, "python", linenos=True)
+    source += literal_block(written, "python", linenos=True)
     return source
+
+
+def _split_generated(view: ExampleView) -> tuple[str, str, int]:
+    """The reader's code, the code an option appended (``:grad:``'s variants; ``""``: none)
+    without its leading blank lines, and the number of the appended code's first line."""
+    if not view.generated_from:
+        return view.source, "", 0
+    lines = source_text(view.source).split("\n")
+    written, generated = lines[: view.generated_from - 1], lines[view.generated_from - 1:]
+    start = view.generated_from
+    while generated and not generated[0].strip():
+        generated, start = generated[1:], start + 1
+    return "\n".join(written).rstrip("\n") + "\n", "\n".join(generated) + "\n", start
+
+
+def source_nodes(view: ExampleView, functions: Sequence[str]) -> list[nodes.Node]:
+    """The example's listing (:func:`source_node`) and, folded under it, the code an option
+    generated (the gradient variants of ``:grad:``): compiled and linked to like the rest,
+    its lines numbered on from the reader's, but not the reader's code."""
+    listing = source_node(view, functions)
+    _, generated, start = _split_generated(view)
+    if not generated:
+        return [listing]
+    names = [f for f in view.gradients if f in functions] or list(view.gradients)
+    what = "gradient" if len(names) == 1 else "gradients"
+    fold = jaxhlo_details(title=f"The code of the {what} ({', '.join(names)}), generated by :grad:", open=False,
+                          classes=["jaxhlo-generated"])
+    code_block = literal_block(generated, "python", linenos=True)
+    code_block["highlight_args"] = {"linenostart": start}
+    fold += jaxhlo_source(prefix=listing["prefix"], language="python", start=start, classes=["jaxhlo-generated"])
+    fold.children[-1] += code_block
+    return [listing, fold]
 
 
 def render_example(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
@@ -208,7 +256,7 @@ def render_example(view: ExampleView, functions: Sequence[str], targets: Sequenc
         if part == "source":
             if view.file_path:
                 block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-            block.append(source_node(view, functions))
+            block += source_nodes(view, functions)
             continue
         if part == "summary":
             block += _overview(view, functions, targets, by_key)

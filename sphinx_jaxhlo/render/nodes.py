@@ -47,7 +47,8 @@ class jaxhlo_source(nodes.General, nodes.Element):
     """The example's source with an anchor on each line.
 
     Holds one ``literal_block`` (what other builders show); ``prefix`` makes
-    the ids of the lines in HTML (``<prefix>4``).
+    the ids of the lines in HTML (``<prefix>4``); ``start``, the number of its
+    first line (1 unless it continues the listing before it).
     """
 
 
@@ -241,12 +242,13 @@ def _highlighter(language: str) -> tuple[Any, Any]:
     return lexer, HtmlFormatter(nowrap=True)
 
 
-def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[int] = ()) -> str:
+def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[int] = (), start: int = 1) -> str:
     """Highlighted code, each line in ``<span class="jaxhlo-line" id="<prefix>N">``
     with its number, the way Sphinx shows line numbers (``span.linenos``).
 
     :param hidden: lines the example does not use (a file's other functions): each run of
         them folds into one ``⋮`` line that says which lines it stands for.
+    :param start: the number of the first line (code that continues another listing).
     """
     from pygments import highlight
 
@@ -263,10 +265,10 @@ def _source_lines_html(text: str, language: str, prefix: str, hidden: Sequence[i
         body.pop()
     if len(body) != len(lines):
         body = [html.escape(line) for line in lines]
-    width = len(str(len(lines)))
+    width = len(str(start + len(lines) - 1))
     folded = set(hidden)
     out = []
-    for number, line in enumerate(body, 1):
+    for number, line in enumerate(body, start):
         if number in folded and number - 1 not in folded:
             last = number
             while last + 1 in folded:
@@ -286,7 +288,8 @@ def visit_source_html(self: HTMLTranslator, node: jaxhlo_source) -> None:
     language = str(node.get("language") or (block.get("language") if block is not None else "") or "text")
     self.body.append(f'<div class="highlight-{_attr(language)} notranslate jaxhlo-source" '
                      f'data-jaxhlo-src="{_attr(node["prefix"])}"><div class="highlight"><pre><span></span>'
-                     + _source_lines_html(text, language, node["prefix"], node.get("hidden", ()))
+                     + _source_lines_html(text, language, node["prefix"], node.get("hidden", ()),
+                                          int(node.get("start", 1)))
                      + "</pre></div>\n</div>\n")
     raise nodes.SkipNode
 

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from docutils import nodes
 
 from sphinx_jaxhlo.core.expectations import Check
-from sphinx_jaxhlo.core.flips import Flip, PointFigure, SweepMap
+from sphinx_jaxhlo.core.flips import Flip, Interval, PointFigure, SweepMap
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.sweeps import Sweep
 from sphinx_jaxhlo.core.view_options import split_top_level
-from sphinx_jaxhlo.render.blocks import code, literal_block, para, table_node
-from sphinx_jaxhlo.render.example import expectation_nodes, footer
+from sphinx_jaxhlo.render.blocks import code, para, table_node
+from sphinx_jaxhlo.render.example import expectation_nodes, footer, source_nodes
 from sphinx_jaxhlo.render.nodes import jaxhlo_details, jaxhlo_graph, jaxhlo_source, jaxhlo_tab, jaxhlo_tabs
 from sphinx_jaxhlo.render.rows import Cell, Row, Table
 from sphinx_jaxhlo.render.signature import default_function, signature
@@ -56,21 +56,38 @@ def _status_cell(figure: PointFigure) -> Cell:
     return Cell(text if len(text) <= 100 else text[:99] + "…", tone=tone)
 
 
-def points_table(sweep: SweepMap, target: str, title: str) -> Table:
-    """One row per point (and function): the sizes, what the point shows, its measure,
-    its largest stored buffer and its kernels."""
+def _memory_cell(figure: PointFigure) -> Cell:
+    """Without verdicts, what the point shows beside its figures: only whether it compiled."""
+    if figure.status in ("compile error", "no report", "missing"):
+        text = f"{figure.status}: {figure.error}" if figure.error else figure.status
+        return Cell(text if len(text) <= 100 else text[:99] + "…", tone="bad" if figure.status == "compile error"
+                    else "")
+    return Cell("compiled")
+
+
+def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = False, verdicts: bool = True,
+                 functions: Sequence[str] | None = None) -> Table:
+    """One row per point (and function): the sizes, what the point shows (its reductions'
+    verdicts; without ``verdicts``, whether it compiled), its measure, its largest stored
+    buffer and its kernels.
+
+    :param probes: the sizes bisection compiled, instead of the sweep's own points.
+    :param functions: only these functions' rows (default: every function's).
+    """
     measure = sweep.measure(target)
     several = len(sweep.functions) > 1
-    header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()), "reductions",
-              "HBM held" if measure == "device" else "temp", "largest stored buffer", "kernels")
+    header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()),
+              "reductions" if verdicts else "compile", "HBM held" if measure == "device" else "temp",
+              "largest stored buffer", "kernels")
     rows = []
-    for figure in sorted((f for f in sweep.figures if f.target == target),
-                         key=lambda f: (f.point.index, sweep.functions.index(f.function))):
+    chosen = [f for f in sweep.figures if f.target == target and bool(f.point.probe) == probes
+              and (functions is None or f.function in functions)]
+    for figure in sorted(chosen, key=lambda f: (f.point.coordinates, sweep.functions.index(f.function))):
         largest = f"{figure.largest} ({format_bytes(figure.largest_bytes)})" if figure.largest else \
             ("none" if figure.status in ("fused", "unfused", "no reduction") else "")
         cells = [*(Cell(f"{v:,}") for v in figure.point.coordinates),
                  *((Cell(figure.function, code=True),) if several else ()),
-                 _status_cell(figure),
+                 _status_cell(figure) if verdicts else _memory_cell(figure),
                  Cell(format_bytes(figure.value) if figure.value is not None else ""),
                  Cell(largest, code=bool(figure.largest)),
                  Cell("" if figure.kernels is None else str(figure.kernels))]
@@ -78,25 +95,78 @@ def points_table(sweep: SweepMap, target: str, title: str) -> Table:
     return Table("sweep", title, header, tuple(rows), len(rows))
 
 
-def _flip_nodes(flips: Sequence[Flip], numbered: bool) -> list[nodes.Node]:
-    if not flips:
-        return [para("No decision flips between these sizes.", classes=["jaxhlo-sweep-flips"])]
+def flip_heading(number: int | None, flip: Flip, several: bool, verdicts: bool = True) -> str:
+    """``Flip 1 (exp_columns), between n=4999 and n=5000 (neighbouring sizes; reduction)``;
+    without verdicts a reduction's or a producer's flip is one of the stored buffers."""
+    head = f"Flip {number}" if number is not None else "Flip"
+    who = f" ({flip.function})" if several else ""
+    where = "neighbouring sizes" if flip.exact else "not located: the sizes between were not compiled"
+    kinds = flip.kinds if verdicts else list(dict.fromkeys(
+        "stored buffers" if k in ("reduction", "producer") else k for k in flip.kinds))
+    return f"{head}{who}, between {flip.between} ({where}; {', '.join(kinds)})"
+
+
+def _flip_words(flip: Flip, verdicts: bool) -> tuple[str, list[str]]:
+    """What changed, and the reasons; without verdicts, a reduction's or producer's change is
+    the largest stored buffer on each side, without the fusion's reasons."""
+    if verdicts or not {"reduction", "producer"} & set(flip.kinds):
+        return "; ".join(flip.changes), [*flip.reasons_before, *flip.reasons_after]
+    kept = [c for c, k in zip(flip.changes, flip.kinds, strict=False) if k in ("kernels", "error")]
+    return "; ".join(["the stored buffers change", *kept]), []
+
+
+def _flip_nodes(flips: Sequence[Flip], numbered: bool, several: bool, verdicts: bool) -> list[nodes.Node]:
     items = nodes.bullet_list(classes=["jaxhlo-sweep-flips"])
     for number, flip in enumerate(flips, 1):
         item = nodes.list_item()
-        head = f"Flip {number}" if numbered else "Flip"
-        item += para(nodes.strong(text=f"{head}, between {flip.between}"), f" ({', '.join(flip.kinds)}): ",
-                     "; ".join(flip.changes))
-        reasons = nodes.bullet_list()
-        for reason in [*flip.reasons_before, *flip.reasons_after]:
-            reasons += nodes.list_item("", para(reason))
-        if reasons.children:
-            item += reasons
+        changes, reasons = _flip_words(flip, verdicts)
+        item += para(nodes.strong(text=flip_heading(number if numbered else None, flip, several, verdicts)), ": ",
+                     changes)
+        listed = nodes.bullet_list()
+        for reason in reasons:
+            listed += nodes.list_item("", para(reason))
+        if listed.children:
+            item += listed
         items += item
-    return [items]
+    return [items] if flips else []
 
 
-def _legend(sweep: SweepMap, target_title: str, measure: str) -> tuple[str, str]:
+def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> list[str]:
+    """What bisection did on one target, and, per function, the intervals not resolved."""
+    out = []
+    flips = [f for f in sweep.flips if f.target == target and f.function in functions]
+    probes = [f for f in sweep.figures if f.target == target and f.function in functions and f.point.probe]
+    exact = sum(f.exact for f in flips)
+    if sweep.budget == 0 and flips:
+        out.append("Bisection is off (budget 0): each flip is between two of the sweep's sizes.")
+    elif sweep.budget is not None and probes:
+        out.append(f"Bisection compiled {len(probes)} more size{'s' if len(probes) != 1 else ''} here (budget "
+                   f"{sweep.budget} for the sweep), each an ordinary compile: {exact} of {len(flips)} flip"
+                   f"{'s' if len(flips) != 1 else ''} located between neighbouring sizes.")
+    elif sweep.budget and exact < len(flips):
+        out.append(f"Bisection compiled no size here: the sweep's budget of {sweep.budget} was spent.")
+    if not flips:
+        out.append("No decision flips between neighbouring sizes compiled.")
+    def listed(intervals: Sequence[Interval]) -> str:
+        shown = ", ".join(f"{i.axis}={i.low}..{i.high}" + (f" at {i.between.split(' at ', 1)[1]}"
+                                                             if " at " in i.between else "") for i in intervals[:4])
+        return shown + (f" and {len(intervals) - 4} more" if len(intervals) > 4 else "")
+
+    said: dict[str, list[str]] = {}  # the same words for several functions: said once, naming them all
+    for function in functions:
+        intervals = sweep.intervals_of(function, target)
+        agree = [i for i in intervals if i.why == "agree"]
+        if agree:
+            said.setdefault(f"not looked at: {listed(agree)}: the decisions at both ends agree, the sizes between "
+                            "were not compiled (a decision could flip and flip back there).", []).append(function)
+        unknown = [i for i in intervals if i.why == "no report"]
+        if unknown:
+            said.setdefault(f"not compared: {listed(unknown)}: an end has no report.", []).append(function)
+    out += [(f"{', '.join(who)}: " if len(sweep.functions) > 1 else "") + words for words, who in said.items()]
+    return out
+
+
+def _legend(sweep: SweepMap, target_title: str, measure: str, verdicts: bool) -> tuple[str, str]:
     what = ("HBM held (arguments, outputs, temp and code: a TPU's temp is 0 for most programs)"
             if measure == "device" else "temp memory")
     if sweep.sweep.is_grid:
@@ -105,32 +175,43 @@ def _legend(sweep: SweepMap, target_title: str, measure: str) -> tuple[str, str]
                    f"shows, its text the {what.split(' (')[0]}. A thick line between two cells: a decision flips "
                    "there. Hover over a cell for its figures.")
     else:
-        picture = (f"The {what} on {target_title} at each size, both on log scales. Filled: every reduction "
-                   "fused; hollow: one is unfused (above it, the largest stored buffer); a cross at the top: "
-                   "the compile failed. Dashed lines mark the flips listed below.")
+        fills = ("Solid: every reduction fused; hollow: one is unfused (beside it, the largest stored buffer); "
+                 "faint: no reduction. " if verdicts else "")
+        who = "Each function has its marker and colour. " if len(sweep.functions) > 1 else ""
+        picture = (f"The {what} on {target_title} at each size, both on log scales. {who}{fills}A crossed-out "
+                   "marker at the top: the compile failed; a small one: a size bisection compiled. Dashed lines "
+                   "mark the flips listed below, with the two sizes when they are neighbours.")
     return picture, "The table lists every point with the figures of its report; the flips follow it."
 
 
 def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -> list[nodes.Node]:
     out: list[nodes.Node] = []
     measure = sweep.measure(target)
+    verdicts = view.display.verdicts
     base = example_id(view)
+    several = len(sweep.functions) > 1
     functions = sweep.functions if sweep.sweep.is_grid else [sweep.functions[0]]
     for function in functions:
         what = "HBM held" if measure == "device" else "temp memory"
-        heading = (f"{function} on {title}: " if len(sweep.functions) > 1 and sweep.sweep.is_grid else
-                   f"{title}: ")
+        heading = (f"{function} on {title}: " if several and sweep.sweep.is_grid else f"{title}: ")
         heading += (f"what each point shows, over {' × '.join(a.title for a in sweep.sweep.axes)}"
                     if sweep.sweep.is_grid else f"{what} against {sweep.sweep.axes[0].title}")
         uid = f"{base}-{re.sub(r'[^A-Za-z0-9]+', '-', target)}-{sweep.functions.index(function)}"
-        legend, text_legend = _legend(sweep, title, measure)
-        graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading), title=heading, legend=legend,
-                             text_legend=text_legend, classes=["jaxhlo-sweep-map"])
-        graph += table_node(points_table(sweep, target, f"The points on {title}"), source_links(view))
-        flips = sweep.flips_of(function, target) if sweep.sweep.is_grid else [
-            f for f in sweep.flips if f.target == target]
-        listed = _flip_nodes(flips, numbered=not sweep.sweep.is_grid)
-        if len(flips) > 3:  # a grid's boundary is many flips: listed folded, the picture shows them
+        legend, text_legend = _legend(sweep, title, measure, verdicts)
+        graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading, verdicts=verdicts), title=heading,
+                             legend=legend, text_legend=text_legend, classes=["jaxhlo-sweep-map"])
+        graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts),
+                            source_links(view))
+        shown = [function] if sweep.sweep.is_grid else sweep.functions
+        probed = points_table(sweep, target, "", probes=True, verdicts=verdicts, functions=shown)
+        if probed.rows:
+            folded = jaxhlo_details(title=f"The {len(probed.rows)} sizes bisection compiled on {title}", open=False)
+            folded += table_node(probed, source_links(view))
+            graph += folded
+        flips = [f for f in sweep.flips if f.target == target and f.function in shown]
+        graph += [para(words, classes=["jaxhlo-sweep-flips"]) for words in looked_at_words(sweep, target, shown)]
+        listed = _flip_nodes(flips, numbered=not sweep.sweep.is_grid, several=several, verdicts=verdicts)
+        if len(flips) > 3 and listed:  # a grid's boundary is many flips: listed folded, the picture shows them
             folded = jaxhlo_details(title=f"The {len(flips)} flips, with the compiler's reasons", open=False)
             folded += listed
             listed = [folded]
@@ -150,18 +231,19 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
         name = fn if fn != "(default function)" else (default_function(view.source) or "(function)")
         signatures.append(sweep_signature(sweep.sweep, name, view.source, static))
     count = len(sweep.points)
+    probes = len({(f.point, f.function, f.target) for f in sweep.figures if f.point.probe})
+    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two whose decisions "
+                f"differ (budget {sweep.budget}), each an ordinary compile of one function on one target."
+                if probes else "")
     block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
                                     *[x for s in signatures[1:] for x in (", ", code(s))],
                                     f" for {where} at {count} point{'s' if count != 1 else ''}: "
                                     f"{sweep.sweep.describe()}, each an ordinary compile from the shapes alone "
-                                    "(nothing ran).", classes=["jaxhlo-signature"])]
+                                    f"(nothing ran).{bisected}", classes=["jaxhlo-signature"])]
     if "source" in view.show:
         if view.file_path:
             block.append(para("From ", code(view.file_path), ":", classes=["jaxhlo-file"]))
-        links = source_links(view)
-        source = jaxhlo_source(prefix=links.prefix if links else f"{example_id(view)}-L", language="python")
-        source += literal_block(view.source, "python", linenos=True)
-        block.append(source)
+        block += source_nodes(view, sweep.functions)
     checked = [*results, Result("", "", "", outcomes=list(sweep.checks))]
     block += expectation_nodes(checked)
     if len(sweep.targets) > 1:
@@ -181,18 +263,21 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
 
 
 def sweep_text(sweep: SweepMap, title: str = "", checks: Sequence[Check] = ()) -> str:
-    """The sweep as text: per target the table of points and the flips with their reasons."""
+    """The sweep as text: per target the table of points, the sizes bisection compiled, and
+    the flips with their reasons."""
     out = [title] if title else []
     out.append(f"Swept: {sweep.sweep.describe()}.")
+    several = len(sweep.functions) > 1
     for target, target_title in sweep.targets:
         out.append("")
         out.append(model_text(points_table(sweep, target, f"{target_title}: the points"), ""))
+        probed = points_table(sweep, target, f"{target_title}: the sizes bisection compiled", probes=True)
+        if probed.rows:
+            out.append(model_text(probed, ""))
+        out += [_wrap(words, "  ") for words in looked_at_words(sweep, target, sweep.functions)]
         flips = [f for f in sweep.flips if f.target == target]
-        if not flips:
-            out.append("  No decision flips between these sizes.")
         for number, flip in enumerate(flips, 1):
-            out.append(_wrap(f"Flip {number}, between {flip.between} ({', '.join(flip.kinds)}): "
-                             + "; ".join(flip.changes), "  "))
+            out.append(_wrap(f"{flip_heading(number, flip, several)}: " + "; ".join(flip.changes), "  "))
             for reason in [*flip.reasons_before, *flip.reasons_after]:
                 out.append(_wrap(f"- {reason}", "    "))
     if checks:

@@ -35,11 +35,18 @@ class ExampleView:
     #: The arguments as text, for the signature when ``specs`` is not known (the API).
     args_text: str = ""
     display: Display = field(default_factory=Display)
+    #: The first line of code an option generated and appended to the source (``:grad:``'s
+    #: variants), shown folded under the listing of the reader's own; 0: none.
+    generated_from: int = 0
+    #: The functions that are another's gradient (``:grad:``): the example compares a function
+    #: with its gradient, not variants of one computation.
+    gradients: Sequence[str] = ()
 
     def cache_parts(self) -> list[object]:
         """Everything of the view the rendering depends on, for cache keys."""
         return [self.source, list(self.show), self.hlo_collapsed, self.hlo_language, self.file_path, self.key,
-                str(self.specs or ""), [list(p) for p in self.static], self.args_text, self.display.key()]
+                str(self.specs or ""), [list(p) for p in self.static], self.args_text, self.display.key(),
+                self.generated_from, list(self.gradients)]
 
 
 @dataclass(frozen=True)

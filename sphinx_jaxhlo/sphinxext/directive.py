@@ -47,6 +47,8 @@ Options:
                    (8 sizes on a log scale), ``n=1000..100000/12``, ``n=1024..16384*2``, ``n=1000,4096,5000``;
                    ``d=n`` ties a symbol, two symbols make a grid; each point is an ordinary compile, and
                    the page draws the map of the verdicts over the sizes (``sphinx_jaxhlo.core.sweeps``)
+``:bisect:``       with ``:sweep:``, the most sizes to compile between neighbours whose decisions differ, to
+                   locate each flip exactly (default 48; ``0``: none; ``sphinx_jaxhlo.core.bisection``)
 
 Every expectation takes a bare value (all targets) or ``target=value`` pairs; over a sweep,
 an item may end with ``for n>=5000`` (a claim over a range of sizes), and ``:expect-flip:``
@@ -134,6 +136,7 @@ class JaxHloDirective(SphinxDirective):
         "chunk": directives.unchanged_required,
         "grad": directives.unchanged_required,
         "sweep": directives.unchanged_required,
+        "bisect": directives.unchanged_required,
         # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
         **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
     }

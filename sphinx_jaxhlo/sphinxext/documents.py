@@ -33,7 +33,7 @@ from sphinx_jaxhlo.core.settings import WRITING_MODES
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.run import Processed, process
 from sphinx_jaxhlo.render.display import display_for
-from sphinx_jaxhlo.render.example import render_example, source_node
+from sphinx_jaxhlo.render.example import render_example, source_nodes
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
 from sphinx_jaxhlo.render.sweep_map import render_sweep
 from sphinx_jaxhlo.render.view import ExampleView
@@ -144,7 +144,8 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed, *, defer: bo
         hlo_language="hlo",  # the setup registers the lexer with Sphinx
         file_path=example.file_path, key=f"{example.docname}:{example.line}",
         specs=example.specs, static=example.static, display=display_for(settings, example.view_options()),
-        args_text=example.sweep.text if example.sweep is not None else "")
+        args_text=example.sweep.text if example.sweep is not None else "",
+        generated_from=example.generated_from, gradients=example.grad_variants)
     target_pairs = [(t.name, t.title) for t in processed.targets]
     results = processed.results
     block = node.parent
@@ -158,7 +159,7 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed, *, defer: bo
             block["fragment"] = str(folder / key[:2] / f"{key}.html")
             if defer and writes_pages(app.builder) and fragment_usable(block):
                 block["deferred"] = True
-                listing = [source_node(view, processed.functions)] if "source" in processed.show else []
+                listing = source_nodes(view, processed.functions) if "source" in processed.show else []
                 return [*listing, node]
     if processed.sweep is not None:  # its map, tables and flips
         return render_sweep(view, processed.sweep, processed.results, example.static)

@@ -1,0 +1,123 @@
+"""Bisection: after a sweep's own points, the sizes to compile to find where each flip is exactly.
+
+The rules applied here:
+
+- Bisection looks along the lines of one function on one target (each axis in turn, the
+  other axes' values fixed: :func:`sphinx_jaxhlo.core.flips.lines`).  Two neighbours on a
+  line whose decisions differ (:func:`sphinx_jaxhlo.core.flips.compare` finds a flip)
+  and whose sizes are more than one apart get a *probe* at the size halfway between them
+  (rounded down).  The probe's decisions are then compared with both ends, so an interval
+  that holds several flips is split until each lies between neighbouring sizes: the flip
+  is *exact*.
+- Each round probes every such pair at once, the pairs in the order of the sweep's lines,
+  while the *budget* lasts: the most probes the whole sweep may compile (each function on
+  each target counts; :data:`DEFAULT_BUDGET` unless the example says otherwise; 0 turns
+  bisection off).  A pair left when it runs out stays a flip between its two sizes.
+- Two neighbours whose decisions agree are not probed: a decision could flip and flip
+  back between them unseen.  The map says so (an interval *not looked at*), and a claim
+  about those sizes is not resolved (:mod:`sphinx_jaxhlo.core.sweep_claims`).
+- A neighbour without a report (no report, the target missing) has nothing to compare:
+  nothing is probed beside it.  Only sizes are bisected: a static argument's axis
+  (``chunk=100,1000,10000``) takes the values given, since the code may accept no other
+  (a chunk that does not divide the length).  A size is probed once per function and target, whatever
+  its compile gave.
+- A probe is an ordinary compile of the one function on the one target at the probe's
+  sizes (the symbols tied to the axis take the same size), planned, cached and
+  snapshotted like any point of the sweep: a rebuild from snapshots probes the same sizes
+  and compiles nothing.
+
+Nothing here compiles or imports anything outside ``sphinx_jaxhlo.core``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from sphinx_jaxhlo.core.flips import SweepMap, compare, lines, sweep_map
+from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.sweeps import Point, Sweep
+
+__all__ = ["DEFAULT_BUDGET", "MAX_BUDGET", "Probe", "bisect", "next_probes", "parse_budget"]
+
+#: The most probes a sweep compiles unless it says otherwise (``:bisect:``, ``bisect=``, ``--bisect``).
+DEFAULT_BUDGET = 48
+#: The most a sweep may ask for.
+MAX_BUDGET = 1024
+
+#: What a front gives back for a point: the point, its results, and why it has none (``""``).
+Outcome = tuple[Point, Sequence[Result], str]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One size to compile for one function on one target."""
+
+    point: Point
+    function: str
+    target: str
+
+
+def parse_budget(value: object, option: str = ":bisect:") -> int:
+    """The bisection budget as the fronts take it: a whole number from 0 (no bisection) to
+    :data:`MAX_BUDGET`, as an int or text.
+
+    :param option: the option as the front spells it, for messages.
+    :raises ValueError: anything else.
+    """
+    text = str(value).strip().replace("_", "") if not isinstance(value, bool) else ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif text.isdigit():
+        number = int(text)
+    else:
+        raise ValueError(f"{option} {value!r} is not a number of compiles: give a whole number from 0 (no "
+                         f"bisection) to {MAX_BUDGET}, such as {DEFAULT_BUDGET}")
+    if not 0 <= number <= MAX_BUDGET:
+        raise ValueError(f"{option} {number} is outside 0..{MAX_BUDGET} (0: no bisection)")
+    return number
+
+
+def next_probes(sweep: SweepMap, budget: int, tried: Container[tuple[str, str, Point]] = ()) -> list[Probe]:
+    """The probes of the next round (see the module's rules), at most ``budget``.
+
+    :param tried: ``(function, target, point)`` already probed.
+    """
+    out: list[Probe] = []
+    for axis, line in lines(sweep.sweep, sweep.figures):
+        if set(sweep.sweep.axis(axis).names) <= set(sweep.sweep.static):
+            continue  # a static argument takes the values given (a chunk that divides...), not those between
+        for before, after in pairwise(line):
+            if len(out) >= budget:
+                return out
+            low, high = before.point[axis], after.point[axis]
+            if high - low < 2 or compare(before, after, axis) is None:
+                continue
+            point = sweep.sweep.probe_point(before.point, axis, (low + high) // 2)
+            if (before.function, before.target, point) not in tried:
+                out.append(Probe(point, before.function, before.target))
+    return out
+
+
+def bisect(sweep: Sweep, outcomes: Sequence[Outcome], functions: Sequence[str], targets: Sequence[tuple[str, str]],
+           compile_probes: Callable[[list[Probe]], list[Outcome]], budget: int = DEFAULT_BUDGET) -> SweepMap:
+    """The sweep's map once bisection has located its flips (see the module's rules).
+
+    :param outcomes: the sweep's own points, as :func:`~sphinx_jaxhlo.core.flips.sweep_map` takes them.
+    :param compile_probes: compiles a round's probes, giving an outcome per point probed
+        (with the results of the functions and targets probed there).
+    :param budget: the most probes to compile.
+    """
+    done = list(outcomes)
+    tried: set[tuple[str, str, Point]] = set()
+    spent = 0
+    while True:
+        current = sweep_map(sweep, done, functions, targets)
+        probes = next_probes(current, budget - spent, tried) if spent < budget else []
+        if not probes:
+            current.budget = budget
+            return current
+        tried |= {(p.function, p.target, p.point) for p in probes}
+        spent += len(probes)
+        done += compile_probes(probes)

@@ -80,15 +80,15 @@ def test_side_by_side_table_and_tabs(built: Any) -> None:
             for tr in table.select("tbody tr")}
     assert rows["explicit"][1].endswith("fused") and "unfused" not in rows["explicit"][1]
     assert rows["with_dot"][1].startswith("20.") and rows["with_dot"][1].endswith("unfused")
-    assert rows["with_dot"][2].startswith("peak ") and rows["with_dot"][2].endswith(" MB, fused")
+    assert rows["with_dot"][2].startswith("HBM ") and rows["with_dot"][2].endswith(" MB, fused")
     assert rows["broadcast"][2] == "does not fit"
     tabs = [b.get_text() for b in soup.select("div.jaxhlo-tabs [role=tab]")]
     assert tabs == ["CPU", "H100", "TPU v5e"]
     (chart,) = soup.select("figure.jaxhlo-bars")
-    # one measure per panel: the CPU's and the H100's temp, the TPU's peak (its temp is 0 B)
+    # one measure per panel: the CPU's and the H100's temp, the HBM the TPU holds (its temp is 0 B)
     assert chart.figcaption.get_text() == "Memory by variant, one panel per measure"
     temp, peak = chart.select(".jaxhlo-bars-panel")
-    assert (temp["data-measure"], peak["data-measure"]) == ("temp", "peak")
+    assert (temp["data-measure"], peak["data-measure"]) == ("temp", "device")
     assert [t.get_text() for t in temp.select(".jaxhlo-bar-target")] == ["CPU", "H100"]
     assert [t.get_text() for t in peak.select(".jaxhlo-bar-target")] == ["TPU v5e"]
     # the failed compile draws no bar

@@ -107,6 +107,6 @@ def test_a_point_that_runs_out_of_memory_on_the_tpu_is_a_point_of_the_map() -> N
     tpu = stored_map("jaxhlo-example-sweeps-tpu-memory")
     figures = tpu.figures_of("broadcast_sum", "tpu:v5e")
     assert [f.status for f in figures][-1] == "compile error" and figures[-1].error.startswith("RESOURCE_EXHAUSTED")
-    assert tpu.measure("tpu:v5e") == "peak"
+    assert tpu.measure("tpu:v5e") == "device"
     (flip,) = tpu.flips
     assert flip.kinds == ["error"] and flip.between == "n=50000 and n=100000"

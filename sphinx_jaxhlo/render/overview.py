@@ -16,7 +16,7 @@ from sphinx_jaxhlo.core.report import Collective, CompileError, Report
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate, measured_text
+from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate, largest_on_chip, measured_text
 
 __all__ = [
     "comparison_table",
@@ -134,7 +134,10 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
 
     def largest(rep: Report) -> str:
         b = largest_intermediate(rep)
-        return "none" if b is None else f"{b.shape} ({format_bytes(b.bytes)})"
+        if b is not None:
+            return f"{b.shape} ({format_bytes(b.bytes)})"
+        chip = largest_on_chip(rep)  # a TPU's, kept in the chip's own memory
+        return "none" if chip is None else f"none in HBM; {chip.shape} ({format_bytes(chip.bytes)}) on-chip"
 
     def held(rep: Report) -> str:
         text = format_bytes(rep.memory.device_bytes)

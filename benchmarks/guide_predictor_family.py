@@ -59,6 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from sphinx_jaxhlo.core.view_options import split_top_level  # noqa: E402
+
 TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_truth.jsonl"
 #: A holdout's accuracy the first time it was evaluated, before any rule was changed for its misses.
 FIRST_LOOKS_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_first_looks.json"
@@ -953,20 +955,7 @@ def write_report() -> dict[str, Any]:
 
 def _split_specs(specs: str) -> list[str]:
     """Split ``"f32[3,4], f32[4]"`` into one spec a positional argument."""
-    out, depth, cur = [], 0, ""
-    for ch in specs:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    return [part.strip() for part in split_top_level(specs) if part.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 and 13., the drift page's comparisons.
 
 ``python benchmarks/bench.py --snapshots`` runs it.  Projects of small examples
-(``bench.example``) for ``cpu`` and ``gpu:h100`` are compiled once, writing
+(``projects.example``) for ``cpu`` and ``gpu:h100`` are compiled once, writing
 their snapshots; then three builds alternate, each with ``-E`` into a fresh
 output folder, ``JAXHLO_SNAPSHOT_MODE=use`` and no compiler folder (nothing
 compiles, jax is not imported):
@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import PY, build, build_env, write_project
+from projects import PY, build, build_env, write_project
 
 TARGETS = "cpu,gpu:h100"
 

@@ -31,10 +31,10 @@ def inventory() -> str:
     return str(Path(__file__).parent / "inventory" / "objects.inv")
 
 
-#: The Python API (:mod:`sphinx_jaxhlo.api`), imported on first use.
+#: The Python API (:mod:`sphinx_jaxhlo.api.functions`), imported on first use.
 _API = ("AnalysisError", "Reports", "SweepReports", "TargetFailure", "analyze", "analyze_hlo", "analyze_source")
-#: The chunked rewrite (:mod:`sphinx_jaxhlo.compiler.chunking`, its proof
-#: :mod:`sphinx_jaxhlo.compiler.chunk_proof`, its code :mod:`sphinx_jaxhlo.core.chunks`),
+#: The chunked rewrite (:mod:`sphinx_jaxhlo.chunking.rewrite`, its proof
+#: :mod:`sphinx_jaxhlo.chunking.proof`, its code :mod:`sphinx_jaxhlo.chunking.source`),
 #: imported on first use.
 _CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_source", "verify_chunked",
             "verify_chunked_source")
@@ -46,8 +46,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name in _CHUNKED:
-        from sphinx_jaxhlo.compiler import chunk_proof, chunking
-        from sphinx_jaxhlo.core import chunks
+        from sphinx_jaxhlo.chunking import proof as chunk_proof
+        from sphinx_jaxhlo.chunking import rewrite as chunking
+        from sphinx_jaxhlo.chunking import source as chunks
 
         module = next(m for m in (chunking, chunk_proof, chunks) if name in m.__all__)
         return getattr(module, name)

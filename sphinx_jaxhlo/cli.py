@@ -290,8 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
-    from sphinx_jaxhlo.api import compile_example, default_cache_dir, resolve_targets
-    from sphinx_jaxhlo.reports import REPORTS_SHOW
+    from sphinx_jaxhlo.api.functions import compile_example, default_cache_dir, resolve_targets
+    from sphinx_jaxhlo.api.reports import REPORTS_SHOW
 
     try:
         parts = parse_show(ns.show, COMMAND_LINE)
@@ -385,8 +385,8 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
 def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: list[str], expect: dict[str, str],
            **options: Any) -> int:
     """``--sweep``: every point compiled, the table of points and the flips printed, the claims checked."""
-    from sphinx_jaxhlo.api import compile_example
-    from sphinx_jaxhlo.sweep_reports import compile_sweep
+    from sphinx_jaxhlo.api.functions import compile_example
+    from sphinx_jaxhlo.api.sweep_reports import compile_sweep
 
     sweep = compile_sweep(example, targets, show, compile_example, **options)
     try:
@@ -424,7 +424,7 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
 
 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
-    from sphinx_jaxhlo.api import Reports, analyze_hlo
+    from sphinx_jaxhlo.api.functions import Reports, analyze_hlo
 
     for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags),
                           ("--grad", ns.grad)):

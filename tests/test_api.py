@@ -24,7 +24,7 @@ from conftest import API_EXAMPLE, HLO_DIR
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo import api
-from sphinx_jaxhlo.api import AnalysisError, Reports, TargetFailure, analyze, analyze_hlo, analyze_source
+from sphinx_jaxhlo.api.functions import AnalysisError, Reports, TargetFailure, analyze, analyze_hlo, analyze_source
 from sphinx_jaxhlo.core.report import CompileError, Memory, Report
 from sphinx_jaxhlo.core.targets import TARGETS
 
@@ -286,7 +286,7 @@ def test_a_file_that_calls_analyze_at_top_level(tmp_path: Path) -> None:
     path = tmp_path / "jaxhlo_api_self.py"
     path.write_text(textwrap.dedent("""\
         import jax.numpy as jnp
-        from sphinx_jaxhlo.api import analyze
+        from sphinx_jaxhlo.api.functions import analyze
 
         def f(x):
             return jnp.tanh(x) * 2
@@ -457,7 +457,7 @@ def test_source_and_graph_parts(example: ModuleType) -> None:
 
 
 def test_analyze_source_is_what_analyze_compiles(example: ModuleType) -> None:
-    from_source = sphinx_jaxhlo.api.analyze_source(EXAMPLE, "fused", "f32[16,16]", targets="cpu",
+    from_source = sphinx_jaxhlo.api.functions.analyze_source(EXAMPLE, "fused", "f32[16,16]", targets="cpu",
                                                    source_name="jaxhlo_api_example.py")
     from_function = analyze(example.fused, "f32[16,16]", targets="cpu")
     a, b = from_source[0], from_function[0]

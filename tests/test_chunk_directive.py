@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from sphinx_jaxhlo.core.chunks import add_variant, parse_chunk_option
+from sphinx_jaxhlo.chunking.source import add_variant, parse_chunk_option
 
 
 @pytest.mark.sphinx("html", testroot="chunk")

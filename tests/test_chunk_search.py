@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import sphinx_jaxhlo
-from sphinx_jaxhlo.compiler.chunk_search import candidates, divisors, round_sizes, suggest_chunking
+from sphinx_jaxhlo.chunking.search import candidates, divisors, round_sizes, suggest_chunking
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.targets import TARGETS
 

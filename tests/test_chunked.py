@@ -300,7 +300,7 @@ def lse_mean(x, mu):
 
 
 def test_a_mean_over_the_axis_is_proved_as_a_mean_and_refused_as_a_sum():
-    from sphinx_jaxhlo.compiler.chunk_proof import proved_combine
+    from sphinx_jaxhlo.chunking.proof import proved_combine
 
     specs = (jax.ShapeDtypeStruct((40000, 64), jnp.float32), jax.ShapeDtypeStruct((3, 64), jnp.float32))
     assert proved_combine(lse_mean, *specs).op == "mean"
@@ -459,7 +459,7 @@ def _commutes(f, op) -> list[tuple[float, float]]:
 def test_every_increasing_function_of_the_proof_commutes_with_max_and_min():
     """The proof passes a partial max or min through a function of its table: per chunk f(max x_c), combined
     with a max, must be f(max x).  Over every pair of edge values, on the CPU, each function must do so."""
-    from sphinx_jaxhlo.compiler import chunk_proof
+    from sphinx_jaxhlo.chunking import proof as chunk_proof
 
     assert set(chunk_proof._INCREASING) == set(_INCREASING_FUNCTIONS) - chunk_proof._MIN_ONLY, (
         "a function added to the table needs its check here")
@@ -614,7 +614,7 @@ def _named_with_itself():
 def test_a_chunked_variant_of_the_directive_runs_as_shown(tmp_path):
     """`:chunk: x=20` on temp_exp_colsum(x, y, r), through the pipeline the directive uses: the example's
     source (with the code shown) runs equal to the original, and the check's words say it ran that code."""
-    from sphinx_jaxhlo.api import compile_example, resolve_targets
+    from sphinx_jaxhlo.api.functions import compile_example, resolve_targets
     from sphinx_jaxhlo.core.example import parse_example
 
     source = ("import jax.numpy as jnp\n\n\ndef temp_exp_colsum(x, y, r):\n"

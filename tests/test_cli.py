@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import API_EXAMPLE, HLO_DIR
 
-from sphinx_jaxhlo.api import Reports, analyze
+from sphinx_jaxhlo.api.functions import Reports, analyze
 from sphinx_jaxhlo.core.targets import TARGETS
 
 EXAMPLE = API_EXAMPLE.read_text(encoding="utf-8")

@@ -191,7 +191,7 @@ def _compiled_cases() -> list[Any]:
 
 @pytest.mark.parametrize(("target", "program"), _compiled_cases())
 def test_memory_figures_equal_xla_through_the_directive_route(target: str, program: str) -> None:
-    from sphinx_jaxhlo.api import analyze_source
+    from sphinx_jaxhlo.api.functions import analyze_source
 
     p = BY_NAME[program]
     reports = analyze_source(p.source, "f", p.args, targets=target, donate=p.donate, timeout=600)

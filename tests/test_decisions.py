@@ -1,6 +1,6 @@
 """XLA's own record of its fusion decisions: reading it, mapping its names to
-the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.hlo.decision_records`,
-:mod:`sphinx_jaxhlo.hlo.decisions`, :mod:`sphinx_jaxhlo.hlo.decision_collection`).
+the optimized module, quoting it on the findings (:mod:`sphinx_jaxhlo.hlo.decisions.records`,
+:mod:`sphinx_jaxhlo.hlo.decisions.quotes`, :mod:`sphinx_jaxhlo.hlo.decisions.collect`).
 
 Runs on the records stored in ``tests/data/decisions/`` (the seed's
 ``with_dot``; regenerate with ``tests/data/regenerate_decisions.py``), without
@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
 from sphinx_jaxhlo.core.targets import TARGETS
-from sphinx_jaxhlo.hlo import decision_records, decisions
-from sphinx_jaxhlo.hlo.decision_collection import collect, collection_options, collection_refused
+from sphinx_jaxhlo.hlo.decisions import quotes as decisions
+from sphinx_jaxhlo.hlo.decisions import records as decision_records
+from sphinx_jaxhlo.hlo.decisions.collect import collect, collection_options, collection_refused
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.render.text import summary_text
 from sphinx_jaxhlo.store.snapshots import Snapshot

@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from sphinx_jaxhlo.core.view_options import split_top_level
+
 BENCH = Path(__file__).parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
@@ -30,18 +32,7 @@ ALL_ANCHORS = {a for anchors in ANCHORS.values() for a in anchors}
 
 def _split(specs: str) -> list[str]:
     """``"f32[3,4], f32[4]"`` -> one spec a positional argument."""
-    out, depth, cur = [], 0, ""
-    for ch in specs:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return [*out, cur.strip()] if cur.strip() else out
+    return [part.strip() for part in split_top_level(specs) if part.strip()]
 
 
 def _sample(per_rule: int = 1) -> list[tuple[dict, str]]:

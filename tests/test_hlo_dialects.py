@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sphinx_jaxhlo.api import analyze_hlo
+from sphinx_jaxhlo.api.functions import analyze_hlo
 from sphinx_jaxhlo.hlo.fusion import Analysis, analyze_module
 from sphinx_jaxhlo.hlo.model import HloComputation, HloModule, HloParseError
 from sphinx_jaxhlo.hlo.parse import parse_module

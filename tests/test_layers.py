@@ -37,6 +37,13 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "docutils": ("render", "sphinxext"),
     "pygments": ("render", "sphinxext"),
 }
+#: Feature packages, one folder for a feature whose parts sit in different layers: the layer of
+#: each module (a module added to one must be given its layer here).
+FEATURE_LAYERS: dict[str, dict[str, str]] = {
+    # the chunked rewrite: its code and option are plain data; its proof, checks and search use jax
+    "sphinx_jaxhlo.chunking": {"": "core", "source": "core", "rewrite": "compiler", "proof": "compiler",
+                               "values": "compiler", "search": "compiler"},
+}
 #: Lines a module may have, about (the issue's 600, with room for a docstring).
 MAX_LINES = 620
 
@@ -56,6 +63,9 @@ def layer_of(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "root"
+    feature = FEATURE_LAYERS.get(".".join(parts[:2]))
+    if feature is not None:
+        return feature[".".join(parts[2:])]
     return parts[1] if parts[1] in LAYERS else "front"
 
 
@@ -154,3 +164,12 @@ def test_no_module_is_much_over_600_lines() -> None:
     long = {name: n for name, path in modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, long
+
+
+def test_every_module_of_a_feature_package_has_its_layer() -> None:
+    """A feature's folder (chunking) holds modules of several layers: each is declared, so a new one
+    cannot slip into the wrong layer unnoticed."""
+    for package, layers in FEATURE_LAYERS.items():
+        found = {name.removeprefix(package).lstrip(".") for name in modules() if name == package
+                 or name.startswith(package + ".")}
+        assert found == set(layers), f"{package}: declare the layer of {sorted(found - set(layers))}"

@@ -292,7 +292,7 @@ def test_view_options_parse_and_reject() -> None:
 def test_a_table_whose_rows_are_all_left_out_prints_its_note() -> None:
     """On a TPU, a program whose only stored buffer is a prefetched copy of its
     argument: the buffers table has no row to show, only what it leaves out."""
-    from sphinx_jaxhlo.api import Reports, analyze_hlo
+    from sphinx_jaxhlo.api.functions import Reports, analyze_hlo
     from sphinx_jaxhlo.render.text import text_table
 
     assert text_table(["a", "bb"], []) == "a  bb\n-  --"

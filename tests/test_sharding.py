@@ -125,7 +125,7 @@ def test_mesh_axis_types() -> None:
 def test_a_jax_mesh_keeps_its_axis_types() -> None:
     from jax.sharding import AbstractMesh, AxisType, NamedSharding
 
-    from sphinx_jaxhlo.api import mesh_spec_of
+    from sphinx_jaxhlo.api.functions import mesh_spec_of
     from sphinx_jaxhlo.compiler.calls import _abstract, call_mesh
 
     mesh = AbstractMesh((4, 2), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Auto))

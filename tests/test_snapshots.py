@@ -153,7 +153,7 @@ def test_the_order_of_decision_records_is_no_difference(tmp_path: Path) -> None:
     import dataclasses
 
     from sphinx_jaxhlo.core.report import FusionDecision
-    from sphinx_jaxhlo.hlo.decision_collection import canonical_order
+    from sphinx_jaxhlo.hlo.decisions.collect import canonical_order
 
     report = stored_report("cpu__explicit")
     decisions = [FusionDecision("priority-fusion", "xla/...", "producer-ineligible", name, [], "the producer is not "

@@ -536,8 +536,8 @@ def test_a_point_without_a_report_ends_no_flip() -> None:
 # -- the API's value ----------------------------------------------------------------------------------
 
 def sweep_reports() -> Any:
-    from sphinx_jaxhlo.reports import Reports
-    from sphinx_jaxhlo.sweep_reports import compile_sweep
+    from sphinx_jaxhlo.api.reports import Reports
+    from sphinx_jaxhlo.api.sweep_reports import compile_sweep
 
     def compile_one(example: Any, targets: Any, show: Any) -> Reports:
         request = type("R", (), {"specs": example.specs, "function": "written", "target": "gpu:h100",
@@ -551,7 +551,7 @@ def sweep_reports() -> Any:
 
 
 def test_the_api_value_lists_points_reports_and_flips_and_round_trips() -> None:
-    from sphinx_jaxhlo.sweep_reports import SweepReports
+    from sphinx_jaxhlo.api.sweep_reports import SweepReports
 
     sweep = sweep_reports()
     # the sweep's points, then the sizes bisection compiled (each with its reports)
@@ -603,7 +603,7 @@ def test_check_takes_range_claims_and_names_the_point_that_fails() -> None:
                         "error between n=16383 and n=16384 [FAILED]")
     with pytest.raises(ValueError, match="'m', which the sweep does not give"):
         sweep.check(reduction="fused for m>3")
-    from sphinx_jaxhlo.reports import Reports
+    from sphinx_jaxhlo.api.reports import Reports
 
     with pytest.raises(ValueError, match="needs a sweep"):
         Reports([]).check(reduction="fused for n>3")

@@ -26,7 +26,7 @@ import pytest
 
 from sphinx_jaxhlo.core.expectations import Expectation, check
 from sphinx_jaxhlo.core.report import Memory, Report
-from sphinx_jaxhlo.hlo.decisions import attach_quotes, gpu_decisions
+from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes, gpu_decisions
 from sphinx_jaxhlo.hlo.fusion import analyze_module
 from sphinx_jaxhlo.store.drift import verdict
 
@@ -248,7 +248,7 @@ def test_each_rule_name_against_a_stored_record(rule: str, program: str, record:
 def test_the_records_other_reasons_name_their_rules(prefix: str, rule: str) -> None:
     """Reasons the stored records hold on findings the analysis does not call unfused: each still maps to the
     function of priority_fusion.cc that writes it."""
-    from sphinx_jaxhlo.hlo.decision_records import record_rule
+    from sphinx_jaxhlo.hlo.decisions.records import record_rule
 
     seen = [d for t, p in CASES if t.startswith("gpu") for d in report(t, p).fusion_decisions
             if d.reason.startswith(prefix)]

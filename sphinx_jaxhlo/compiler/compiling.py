@@ -169,7 +169,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     options = compiler_options(flags)
     record_folder, record_note = _record_folder(target, flags)
     if record_folder is not None:
-        from sphinx_jaxhlo.hlo.decision_collection import collection_options
+        from sphinx_jaxhlo.hlo.decisions.collect import collection_options
 
         options.update(collection_options(target.platform, record_folder,
                                           everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
@@ -206,7 +206,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     except HloParseError:
         module = report.hlo  # the analysis says why it does not parse
     if record_folder is not None:
-        from sphinx_jaxhlo.hlo.decision_collection import collect
+        from sphinx_jaxhlo.hlo.decisions.collect import collect
 
         try:
             report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
@@ -231,7 +231,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
             analysis.fusions, analysis.materialized, analysis.reductions)
         report.argument_copies = analysis.argument_copies
         report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
-        from sphinx_jaxhlo.hlo.decisions import attach_quotes
+        from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
 
         attach_quotes(report)
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
@@ -239,7 +239,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
 
 
 #: Which of XLA's records of its fusion decisions a compile worker collects
-#: (:mod:`sphinx_jaxhlo.hlo.decisions`): unset or ``1``, the GPU's (cheap);
+#: (:mod:`sphinx_jaxhlo.hlo.decisions.quotes`): unset or ``1``, the GPU's (cheap);
 #: ``all``, the CPU's and TPU's too (costly); ``0``, none (the benchmark and
 #: the tests that check the collection changes nothing compare the ways).
 DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
@@ -247,8 +247,8 @@ DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
 
 def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
     """A new private folder for XLA's record of its fusion decisions
-    (:mod:`sphinx_jaxhlo.hlo.decisions`), or ``None`` and why there is none."""
-    from sphinx_jaxhlo.hlo.decision_collection import COSTLY, collection_options, collection_refused
+    (:mod:`sphinx_jaxhlo.hlo.decisions.quotes`), or ``None`` and why there is none."""
+    from sphinx_jaxhlo.hlo.decisions.collect import COSTLY, collection_options, collection_refused
 
     setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
     if setting in ("0", "false", "no", "off"):

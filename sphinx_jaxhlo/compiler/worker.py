@@ -136,11 +136,11 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
                       target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
     """The report's chunking suggestion: when a user reduction reads a stored intermediate
     over the budget, or the temp memory is over it, a chunking proved, checked and compiled
-    for the target (:mod:`sphinx_jaxhlo.compiler.chunk_search`)."""
-    from sphinx_jaxhlo.compiler.chunk_search import MAX_COMPILES, MAX_TPU_COMPILES, suggest_chunking
+    for the target (:mod:`sphinx_jaxhlo.chunking.search`)."""
+    from sphinx_jaxhlo.chunking.search import MAX_COMPILES, MAX_TPU_COMPILES, suggest_chunking
+    from sphinx_jaxhlo.chunking.source import DEFAULT_CHUNK_BUDGET
     from sphinx_jaxhlo.compiler.compiling import compiler_options
     from sphinx_jaxhlo.compiler.lowering import compile_for
-    from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 
     budget = budget or DEFAULT_CHUNK_BUDGET
     sizes = {m.name: m.bytes for m in report.materialized}
@@ -179,9 +179,9 @@ def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dic
     :raises ExampleFailure: (``chunk``) the proof refuses or the numbers differ; located at the
         refused operation's line when it is one of the example's.
     """
-    from sphinx_jaxhlo.compiler.chunk_proof import ChunkError
-    from sphinx_jaxhlo.compiler.chunking import prove_and_check
-    from sphinx_jaxhlo.core.chunks import variant_name
+    from sphinx_jaxhlo.chunking.proof import ChunkError
+    from sphinx_jaxhlo.chunking.rewrite import prove_and_check
+    from sphinx_jaxhlo.chunking.source import variant_name
 
     check = json.loads(chunk)
     # the variant the example's source defines from the code shown: that text is what is checked

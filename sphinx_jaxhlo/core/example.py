@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sphinx_jaxhlo.chunking.source import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
-from sphinx_jaxhlo.core.chunks import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core.grads import (
     add_grad_variant,
     grad_variant_names,

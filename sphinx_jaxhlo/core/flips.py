@@ -123,8 +123,32 @@ class PointFigure:
             else self.status
 
 
+class Span:
+    """Two points of one axis (``axis``, ``before``, ``after``, fields of the dataclasses that
+    inherit it): the sizes either side, and the two named as a reader reads them."""
+
+    axis: str
+    before: Point
+    after: Point
+
+    @property
+    def low(self) -> int:
+        return self.before[self.axis]
+
+    @property
+    def high(self) -> int:
+        return self.after[self.axis]
+
+    @property
+    def between(self) -> str:
+        """``n=4096 and n=5000`` (on a grid, ``K=128 and K=256 at rows=50000``)."""
+        others = [f"{name}={self.before[name]}" for name in self.before.axes if name != self.axis]
+        return (f"{self.axis}={self.low} and {self.axis}={self.high}"
+                + (f" at {', '.join(others)}" if others else ""))
+
+
 @dataclass
-class Flip:
+class Flip(Span):
     """Two adjacent points of one axis between which a decision changes."""
 
     function: str
@@ -142,31 +166,13 @@ class Flip:
     reasons_after: list[str] = field(default_factory=list)
 
     @property
-    def low(self) -> int:
-        return self.before[self.axis]
-
-    @property
-    def high(self) -> int:
-        return self.after[self.axis]
-
-    @property
     def exact(self) -> bool:
         """Whether the two sizes are neighbours: the flip is located exactly."""
         return self.high - self.low == 1
 
-    @property
-    def between(self) -> str:
-        """``n=4096 and n=5000`` (on a grid, ``K=128 and K=256 at rows=50000``)."""
-        return _between(self.axis, self.before, self.after)
-
-
-def _between(axis: str, before: Point, after: Point) -> str:
-    others = [f"{name}={before[name]}" for name in before.axes if name != axis]
-    return f"{axis}={before[axis]} and {axis}={after[axis]}" + (f" at {', '.join(others)}" if others else "")
-
 
 @dataclass
-class Interval:
+class Interval(Span):
     """Two neighbours on a line more than one size apart whose decisions are not both known
     between them: ``agree`` (both ends agree: the sizes between were not looked at),
     ``differ`` (a flip between them that bisection did not locate), ``no report`` (an end
@@ -178,18 +184,6 @@ class Interval:
     before: Point
     after: Point
     why: str
-
-    @property
-    def low(self) -> int:
-        return self.before[self.axis]
-
-    @property
-    def high(self) -> int:
-        return self.after[self.axis]
-
-    @property
-    def between(self) -> str:
-        return _between(self.axis, self.before, self.after)
 
 
 @dataclass

@@ -73,7 +73,7 @@ class Reason:
 @dataclass
 class FusionDecision:
     """One refusal from the compiler's own record of its fusion decisions
-    (:mod:`sphinx_jaxhlo.hlo.decisions`): the pass that refused, about which
+    (:mod:`sphinx_jaxhlo.hlo.decisions.quotes`): the pass that refused, about which
     producer and consumer, in its own words."""
 
     #: The XLA pass that decided: ``priority-fusion`` (GPU), ``fusion`` (CPU).
@@ -411,7 +411,7 @@ class Report:
     #: The collectives, in the order they first run.
     collectives: list[Collective] = field(default_factory=list)
     #: The compiler's own record of the fusions it refused, where the backend
-    #: keeps one (:mod:`sphinx_jaxhlo.hlo.decisions`).
+    #: keeps one (:mod:`sphinx_jaxhlo.hlo.decisions.quotes`).
     fusion_decisions: list[FusionDecision] = field(default_factory=list)
     #: What was collected of that record, or why nothing was (the backend
     #: keeps none, the record did not parse...); empty when not collected.
@@ -420,7 +420,7 @@ class Report:
     chunk_check: str = ""
     #: A chunking that would bound the largest unfused reduction's stored input or the temp memory
     #: (words, the ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr,
-    #: checked on small inputs and compiled (:mod:`sphinx_jaxhlo.compiler.chunk_search`); or ``""``.
+    #: checked on small inputs and compiled (:mod:`sphinx_jaxhlo.chunking.search`); or ``""``.
     chunk_suggestion: str = ""
     schema_version: int = SCHEMA_VERSION
 

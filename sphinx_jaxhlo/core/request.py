@@ -161,7 +161,7 @@ class CompileRequest:
     #: (``of``, ``argnums``, ``size``, ``axis``, ``combine``), as JSON text; ``""`` otherwise.
     chunk: str = ""
     #: What a suggested chunking's stored intermediate may take (``jaxhlo_chunk_budget``);
-    #: 0: the default, :data:`sphinx_jaxhlo.core.chunks.DEFAULT_CHUNK_BUDGET`.
+    #: 0: the default, :data:`sphinx_jaxhlo.chunking.source.DEFAULT_CHUNK_BUDGET`.
     chunk_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:

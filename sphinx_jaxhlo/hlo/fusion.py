@@ -66,7 +66,7 @@ The rules for reductions, applied here:
   XLA's GPU records agree where they speak: in the N-body force, the
   priority-fusion record of the H100 holds the cost model's refusal to fuse
   the weights' kernel into the reduction (``update_priority``, fused time
-  above unfused time); the reasons quote it (``sphinx_jaxhlo.hlo.decisions``).
+  above unfused time); the reasons quote it (``sphinx_jaxhlo.hlo.decisions.quotes``).
   The record is not the rule: XLA keeps small producers apart too (a
   per-row mean), whose buffers are not the reduced data.
   A ``dot`` or ``convolution`` makes new data, so a buffer that only feeds a

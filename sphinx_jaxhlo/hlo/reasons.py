@@ -81,7 +81,7 @@ reader on the GPU: the cost model or another check of ``CanFuse``), the
 text says so.  Nothing here is quoted from the compiler (``Reason.quoted``
 stays ``None``): where a backend records its decisions, the collection of
 those records fills it in and names the rule the record shows
-(``sphinx_jaxhlo.hlo.decisions``).  No jax, no Sphinx.
+(``sphinx_jaxhlo.hlo.decisions.quotes``).  No jax, no Sphinx.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ KIND_WORDS = {
 }
 
 #: What a derived reason says where the HLO does not show which rule kept the two apart
-#: (a quoted record replaces it, :mod:`sphinx_jaxhlo.hlo.decisions`).
+#: (a quoted record replaces it, :mod:`sphinx_jaxhlo.hlo.decisions.quotes`).
 UNEXPLAINED = "the HLO alone does not say why the compiler kept the two apart."
 
 

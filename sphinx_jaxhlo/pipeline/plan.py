@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx_jaxhlo.chunking.source import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.compiler.client import Limits
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.request import (
     DEFAULT_SHOW,

@@ -22,7 +22,7 @@ what it was asked, never what this package derived from it:
 ``facts``
     the report's own figures: memory and cost analyses, the compile error if
     any, the target's description, and the compiler's record of the fusions
-    it refused (``fusion_decisions``, see :mod:`sphinx_jaxhlo.hlo.decisions`;
+    it refused (``fusion_decisions``, see :mod:`sphinx_jaxhlo.hlo.decisions.quotes`;
     absent from snapshots made before it was collected).
 ``texts``
     the SHA-256 and size of each compressed text beside the JSON.
@@ -36,7 +36,7 @@ snapshot is loaded (and the collectives by
 :func:`sphinx_jaxhlo.hlo.collectives.analyze_collectives`, over the stored
 mesh), so a better analysis applies to old snapshots without compiling
 anything; the stored fusion decisions are then tied to the findings again
-(:func:`sphinx_jaxhlo.hlo.decisions.attach_quotes`).  Nothing here imports jax or Sphinx.
+(:func:`sphinx_jaxhlo.hlo.decisions.quotes.attach_quotes`).  Nothing here imports jax or Sphinx.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def reanalyze(report: Report, source_name: str) -> None:
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))
-    from sphinx_jaxhlo.hlo.decisions import attach_quotes
+    from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
 
     attach_quotes(report)
     reread_collectives(report, source_name, module)

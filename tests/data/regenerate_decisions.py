@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from sphinx_jaxhlo.compiler import lowering  # noqa: E402
 from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
 from sphinx_jaxhlo.core import targets  # noqa: E402
-from sphinx_jaxhlo.hlo.decision_collection import collection_options  # noqa: E402
-from sphinx_jaxhlo.hlo.decision_records import CPU_PASS  # noqa: E402
+from sphinx_jaxhlo.hlo.decisions.collect import collection_options  # noqa: E402
+from sphinx_jaxhlo.hlo.decisions.records import CPU_PASS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "decisions"

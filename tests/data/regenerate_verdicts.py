@@ -43,7 +43,7 @@ from programs import PROGRAMS, Program  # noqa: E402
 from sphinx_jaxhlo.compiler import lowering  # noqa: E402
 from sphinx_jaxhlo.core import compilers as plugins  # noqa: E402
 from sphinx_jaxhlo.core import targets  # noqa: E402
-from sphinx_jaxhlo.hlo.decision_collection import collection_options  # noqa: E402
+from sphinx_jaxhlo.hlo.decisions.collect import collection_options  # noqa: E402
 
 DEFAULT_TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
 FIGURES = HERE / "xla.json"

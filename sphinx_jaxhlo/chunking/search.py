@@ -11,10 +11,10 @@ all of these hold, in this order:
   on: N-body forces chunk their sources and masses together), longest axis
   first; an axis shorter than both 64 and the stored intermediate over the
   budget is not tried (a chunk of one would still be over the budget);
-- **the proof**: :func:`~sphinx_jaxhlo.compiler.chunk_proof.proved_combine`
+- **the proof**: :func:`~sphinx_jaxhlo.chunking.proof.proved_combine`
   accepts the candidate on the jaxpr, and gives the combine that rebuilds the
   result (a mean is combined as a mean, a sum as a sum);
-- **the numbers**: :func:`~sphinx_jaxhlo.compiler.chunking.verify_chunked`
+- **the numbers**: :func:`~sphinx_jaxhlo.chunking.rewrite.verify_chunked`
   finds the chunked call equal to the original on small random inputs (chunks
   of 16), before any compile;
 - **the compile**: the chunked call is compiled for the report's target at the
@@ -28,9 +28,9 @@ all of these hold, in this order:
   size meets the budget, the suggestion says so, with the smallest size's
   figure, if that is below the unchunked function's temp memory (else chunking
   does not help: nothing is shown);
-- **the code as shown**: :func:`~sphinx_jaxhlo.core.chunks.chunked_source` writes the
+- **the code as shown**: :func:`~sphinx_jaxhlo.chunking.source.chunked_source` writes the
   plain-JAX code for that size, and
-  :func:`~sphinx_jaxhlo.compiler.chunking.verify_chunked_source` runs that text,
+  :func:`~sphinx_jaxhlo.chunking.rewrite.verify_chunked_source` runs that text,
   as a reader would paste it, against the original on random inputs with two
   chunks of that size and a remainder; the words say what ran.
 
@@ -52,9 +52,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, proved_combine
-from sphinx_jaxhlo.compiler.chunking import ChunkCheck, chunked, verify_chunked, verify_chunked_source
-from sphinx_jaxhlo.core.chunks import DEFAULT_CHUNK_BUDGET, chunked_source, function_name, positional_parameters
+from sphinx_jaxhlo.chunking.proof import ChunkError, proved_combine
+from sphinx_jaxhlo.chunking.rewrite import ChunkCheck, chunked, verify_chunked, verify_chunked_source
+from sphinx_jaxhlo.chunking.source import DEFAULT_CHUNK_BUDGET, chunked_source, function_name, positional_parameters
 from sphinx_jaxhlo.core.sizes import format_bytes
 
 __all__ = ["Candidate", "candidates", "chunk_sizes", "divisors", "powers_of_two", "round_sizes",

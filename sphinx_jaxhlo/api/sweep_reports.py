@@ -13,10 +13,11 @@ here compiles or imports jax.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.api.results import Analysed
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, Outcome, Probe, bisect
@@ -28,14 +29,13 @@ from sphinx_jaxhlo.core.specs import SpecError, format_tree, parse_args, size_sy
 from sphinx_jaxhlo.core.sweep_claims import check_flip_claims, check_range_claims
 from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_sweep
 from sphinx_jaxhlo.pipeline.plan import point_example, sweep_points
-from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports, _expectation_text, raise_failed
 
 __all__ = ["SweepReports", "compile_sweep", "sweep_call"]
 
 _FORMAT = "sphinx-jaxhlo sweep"
 
 
-class SweepReports(Sequence[Reports]):
+class SweepReports(Analysed, Sequence[Reports]):
     """The reports of a sweep's functions (one, or each of ``function="a, b"``) at every
     point, in point order, and the sweep's map (each function apart):
     ``points`` (each a ``Point``, its ``label`` such as ``n=4096``),
@@ -53,6 +53,8 @@ class SweepReports(Sequence[Reports]):
     :param points: the points, in order.
     :param reports: one per point (a point that could not be compiled has its failures).
     """
+
+    json_name = "sweep"
 
     def __init__(self, sweep: Sweep, points: Sequence[Point], reports: Sequence[Reports], *, function: str = "",
                  targets: Sequence[str] = (), show: Sequence[str] = REPORTS_SHOW, bisect: int | None = None) -> None:
@@ -118,13 +120,6 @@ class SweepReports(Sequence[Reports]):
     def flips(self) -> list[Flip]:
         return self.map.flips
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SweepReports):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
     # -- display ----------------------------------------------------------------------------
 
     @property
@@ -138,15 +133,9 @@ class SweepReports(Sequence[Reports]):
 
         return text(self.map, self.title)
 
-    def __str__(self) -> str:
-        return self.to_text()
-
     def __repr__(self) -> str:
         return (f"<SweepReports {self.title or '(empty)'}: {len(self.points)} points on "
                 f"{', '.join(self.targets) or 'no target'}, {len(self.flips)} flips>")
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self) if cycle else self.to_text().rstrip("\n"))
 
     def to_html(self, *, full_page: bool = False, script: bool = True) -> str:
         """The directive's rendering of the sweep (maps, tables, flips) as self-contained HTML."""
@@ -156,12 +145,10 @@ class SweepReports(Sequence[Reports]):
         results = [Result(r.function, r.target, _title(r.target), report=r) for reports in self for r in reports]
         return sweep_html(self.map, results, source, full_page=full_page, script=script)
 
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
     # -- JSON -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
+        """The points' reports and the map (the map is derived again when read back)."""
         return {
             "format": _FORMAT,
             "schema_version": SCHEMA_VERSION,
@@ -176,10 +163,6 @@ class SweepReports(Sequence[Reports]):
                        for p, r in self.items()],
             "map": self.map.to_dict(),
         }
-
-    def to_json(self, indent: int | None = None) -> str:
-        """The points' reports and the map as JSON (the map is derived again when read back)."""
-        return json.dumps(self.to_dict(), sort_keys=True, indent=indent)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepReports:
@@ -210,14 +193,6 @@ class SweepReports(Sequence[Reports]):
         return cls(sweep, points, reports, function=str(data.get("function", "")),
                    targets=list(data.get("targets") or []), show=list(data.get("show") or REPORTS_SHOW),
                    bisect=budget if isinstance(budget, int) else None)
-
-    @classmethod
-    def from_json(cls, text: str) -> SweepReports:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"malformed sweep JSON: {exc}") from exc
-        return cls.from_dict(data)
 
     # -- claims -----------------------------------------------------------------------------
 
@@ -253,38 +228,8 @@ class SweepReports(Sequence[Reports]):
         problems += [c.message for c in sweeping if not c.passed]
         return outcomes, problems
 
-    def evaluate(self, **claims: Any) -> tuple[list[exp.Check], list[str]]:
-        """:meth:`evaluate_options` with :meth:`Reports.check`'s keywords (``reduction=``,
-        ``max_temp=``...) and ``flip=``."""
-        options = {}
-        for key, value in claims.items():
-            option = "expect-" + key.replace("_", "-")
-            if option not in exp.OPTIONS:
-                raise TypeError(f"check() got an unexpected keyword {key!r}")
-            if value is not None:
-                options[option] = _expectation_text(value)
-        return self.evaluate_options(options)
-
-    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
-              reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-              kernels: Any = None, flip: Any = None) -> SweepReports:
-        """Assert what the compiler did over the sweep, for test suites.
-
-        Each value is what the directive's ``:expect-*:`` option takes; an item may end with
-        ``for CONDITION`` (``"gpu:h100=fused for n>=5000"``) to apply only where the
-        condition holds, and ``flip=`` says where a decision flips (``"between 4096 and
-        5000"``, ``"gpu:h100=reduction between 4096 and 5000"``, ``"none"``).  A point
-        whose compile failed is data: only a claim that applies there fails on it.
-
-        :return: ``self``.
-        :raises AssertionError: naming each failed claim's point and target.
-        :raises ValueError: a malformed claim, an unknown target or symbol.
-        """
-        outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
-                                           max_device=max_device, reduction=reduction, materialized=materialized,
-                                           error=error, collectives=collectives, kernels=kernels, flip=flip)
-        raise_failed(f"{self.title or '(function)'} over {self.sweep.describe()}", outcomes, problems)
-        return self
+    def checked_what(self) -> str:
+        return f"{self.title or '(function)'} over {self.sweep.describe()}"
 
 
 def _title(target: str) -> str:
@@ -348,7 +293,7 @@ def compile_sweep(example: Example, targets: Sequence[targets_mod.Target], show:
                   compile_one: Callable[..., Reports], **options: Any) -> SweepReports:
     """Compile each point of a swept example (an ordinary example each) with
     ``compile_one(example, targets, show, **options)`` (the API's
-    :func:`~sphinx_jaxhlo.api.compile_example`); a point whose arguments cannot be made
+    :func:`~sphinx_jaxhlo.api.functions.compile_example`); a point whose arguments cannot be made
     has that as its failure."""
     assert example.sweep is not None
     names = [t.name for t in targets]

@@ -10,10 +10,10 @@ chunk's intermediate lives at a time.  Each chunk's call is checkpointed
 autodiff of a scan otherwise keeps every step's intermediates for the backward
 pass, as much as the unchunked program stores, or more.
 
-Before building it, :func:`~sphinx_jaxhlo.compiler.chunk_proof.check_chunkable`
+Before building it, :func:`~sphinx_jaxhlo.chunking.proof.check_chunkable`
 proves on the function's jaxpr that the rewrite keeps the result (the rules are
-in :mod:`sphinx_jaxhlo.compiler.chunk_proof`);
-:func:`~sphinx_jaxhlo.core.chunks.chunked_source` writes the same rewrite as
+in :mod:`sphinx_jaxhlo.chunking.proof`);
+:func:`~sphinx_jaxhlo.chunking.source.chunked_source` writes the same rewrite as
 plain JAX code; :func:`verify_chunked` is the second guard, a numerical
 comparison on small random inputs on the CPU, and :func:`verify_chunked_source`
 runs the code text itself, as a reader would paste it.
@@ -28,8 +28,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sphinx_jaxhlo.compiler.chunk_proof import ChunkError, check_chunkable, chunk_axes
-from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
+from sphinx_jaxhlo.chunking.proof import ChunkError, check_chunkable, chunk_axes
+from sphinx_jaxhlo.chunking.source import function_name, normalize_chunking
 
 __all__ = ["ChunkCheck", "chunked", "combine_identity", "prove_and_check", "run_as_shown", "verify_chunked",
            "verify_chunked_source"]

@@ -33,6 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.api.saved_module import analyze_hlo
+from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
@@ -52,10 +55,7 @@ from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
-from sphinx_jaxhlo.reports import REPORTS_SHOW, AnalysisError, Reports
-from sphinx_jaxhlo.saved_module import analyze_hlo
 from sphinx_jaxhlo.store.cache import ReportCache
-from sphinx_jaxhlo.sweep_reports import SweepReports, compile_sweep, sweep_call
 
 __all__ = [
     "AnalysisError",
@@ -384,7 +384,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     :param xla_flags: compiler options for ``compile()``, ``{"name": "value"}``.
     :param timeout: seconds one compile may take before its worker is stopped.
     :param cache_dir: cache reports in this folder (see
-        :func:`~sphinx_jaxhlo.api.default_cache_dir`), keyed by what the
+        :func:`~sphinx_jaxhlo.api.functions.default_cache_dir`), keyed by what the
         function lowers to; ``None`` (the default): no cache.
     :param show: the parts ``str()`` and the HTML show; default
         ``summary, memory, hlo``.
@@ -540,10 +540,10 @@ def _check_spec_list(fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) ->
 
 
 def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> list[tuple[str, Any]]:
-    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.gradient_calls.gradient_calls`)."""
+    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.api.gradient_calls.gradient_calls`)."""
     if grad is None:
         return []
-    from sphinx_jaxhlo.gradient_calls import gradient_calls
+    from sphinx_jaxhlo.api.gradient_calls import gradient_calls
 
     try:
         params = list(inspect.signature(_underlying(fn)).parameters.values())

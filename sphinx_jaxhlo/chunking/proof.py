@@ -57,7 +57,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sphinx_jaxhlo.compiler.chunk_values import (
+from sphinx_jaxhlo.chunking.source import function_name, normalize_chunking
+from sphinx_jaxhlo.chunking.values import (
     ChunkError,
     Free,
     Mapped,
@@ -69,7 +70,6 @@ from sphinx_jaxhlo.compiler.chunk_values import (
     length_state,
     twin_jaxprs,
 )
-from sphinx_jaxhlo.core.chunks import function_name, normalize_chunking
 
 __all__ = ["ChunkError", "Proved", "check_chunkable", "chunk_axes", "proved_combine"]
 

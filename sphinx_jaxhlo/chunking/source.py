@@ -5,7 +5,7 @@ plain JAX code (text: nothing here imports jax); :func:`parse_chunk_option`
 reads the directive's ``:chunk:`` option and :func:`add_variant` appends the
 chunked variant it asks for to an example's source.  The rewrite itself, its
 proof and its numerical check are the compile side's
-(:mod:`sphinx_jaxhlo.compiler.chunking`, :mod:`sphinx_jaxhlo.compiler.chunk_proof`).
+(:mod:`sphinx_jaxhlo.chunking.rewrite`, :mod:`sphinx_jaxhlo.chunking.proof`).
 """
 
 from __future__ import annotations

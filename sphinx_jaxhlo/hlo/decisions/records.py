@@ -29,7 +29,7 @@ CPU, ``fusion`` (``xla/service/cpu/cpu_instruction_fusion.cc``), and TPU, ``tpu_
 :func:`parse_priority_fusion_dump` and :func:`parse_fusion_visualization` read
 those texts into :class:`Step` records, in the order the pass took them; which
 of them stand, and what they are about in the optimized module, is decided in
-:mod:`sphinx_jaxhlo.hlo.decisions`.  What a record's reason means is read here
+:mod:`sphinx_jaxhlo.hlo.decisions.quotes`.  What a record's reason means is read here
 too: :data:`RECORD_RULES` names the function of XLA's source that writes each
 reason (``the producer is not fusible``: priority fusion's file-local
 ``IsFusible`` through ``PriorityFusionQueue::CanFuse``; a GPU

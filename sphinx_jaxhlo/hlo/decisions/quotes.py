@@ -1,6 +1,6 @@
 """The compiler's own record of the fusions it refused, tied to the report.
 
-The records (:mod:`sphinx_jaxhlo.hlo.decision_records`, which says what each
+The records (:mod:`sphinx_jaxhlo.hlo.decisions.records`, which says what each
 backend writes) name instructions as they were during the fusion pass.  This
 module decides which of their refusals stand, maps their names to the
 optimized module and quotes them on the findings they explain.  It needs
@@ -47,7 +47,7 @@ naming the reduction's kernel as the reader, else one about all of the
 producer's readers at once (the GPU's ``producer_ineligible``, and its
 ``update_priority``, whose estimates are for fusing the producer into every
 reader).  The quote names the rule of XLA's source that wrote the record's
-reason (:data:`~sphinx_jaxhlo.hlo.decision_records.RECORD_RULES`; the cost model's refusal: priority
+reason (:data:`~sphinx_jaxhlo.hlo.decisions.records.RECORD_RULES`; the cost model's refusal: priority
 fusion's ``CalculateProducerPriority``, whose negative priority
 ``ComputeAndSetPriorities`` never queues, with its estimates in
 microseconds), replacing the rule the HLO suggested, and its plain words
@@ -71,7 +71,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sphinx_jaxhlo.core.report import FusionDecision, Reason, Report
-from sphinx_jaxhlo.hlo.decision_records import (
+from sphinx_jaxhlo.hlo.decisions.records import (
     CPU_PASS,
     CPU_SOURCE,
     END_STATE,

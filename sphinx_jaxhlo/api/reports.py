@@ -8,10 +8,10 @@ Jupyter, round-trips through JSON and checks the directive's expectations
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
+from sphinx_jaxhlo.api.results import Analysed
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report, TargetFailure
@@ -45,7 +45,7 @@ class AnalysisError(RuntimeError):
 # -- Reports -----------------------------------------------------------------------------------
 
 
-class Reports(Sequence[Report]):
+class Reports(Analysed, Sequence[Report]):
     """The reports of one function, one per target, in target order.
 
     A sequence of ``Report`` objects (``sphinx_jaxhlo.core.report.Report``, whose
@@ -67,6 +67,8 @@ class Reports(Sequence[Report]):
     :param notes: sentences shown under the reports.
     :param targets: the target order; default: reports, then failures.
     """
+
+    json_name = "reports"
 
     def __init__(self, reports: Iterable[Report] = (), *, failures: Iterable[TargetFailure] = (),
                  function: str = "", args: str = "", show: Sequence[str] = REPORTS_SHOW,
@@ -111,13 +113,6 @@ class Reports(Sequence[Report]):
     def __iter__(self) -> Iterator[Report]:
         return iter(self._reports)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Reports):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
     @property
     def targets(self) -> list[str]:
         """Every target asked for, in order, whether it produced a report or not."""
@@ -146,16 +141,10 @@ class Reports(Sequence[Report]):
         return render_text(self._reports, self.failures, show=parts, title=self.title,
                            notes=self.notes, order=self._order)
 
-    def __str__(self) -> str:
-        return self.to_text()
-
     def __repr__(self) -> str:
         parts = [f"{r.target}: {'error ' + r.error.status if r.error else 'ok'}" for r in self._reports]
         parts += [f"{f.target}: no report ({f.kind})" for f in self.failures]
         return f"<Reports {self.title or '(empty)'}: {', '.join(parts) or 'no targets'}>"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text display
-        printer.text(repr(self) if cycle else self.to_text().rstrip("\n"))
 
     def to_html(self, show: Sequence[str] | None = None, *, full_page: bool = False, script: bool = True) -> str:
         """The directive's rendering as self-contained HTML (inline CSS and tab script).
@@ -172,12 +161,10 @@ class Reports(Sequence[Report]):
                            args=self.args, notes=self.notes, order=self._order, script=script,
                            full_page=full_page)
 
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
     # -- JSON -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"reports": [<Report JSON>...], "failures": [...], ...}``."""
         return {
             "format": _REPORTS_FORMAT,
             "schema_version": SCHEMA_VERSION,
@@ -190,10 +177,6 @@ class Reports(Sequence[Report]):
             "reports": [r.to_dict() for r in self._reports],
             "failures": [dataclasses.asdict(f) for f in self.failures],
         }
-
-    def to_json(self, indent: int | None = None) -> str:
-        """The reports as JSON: ``{"reports": [<Report JSON>...], "failures": [...], ...}``."""
-        return json.dumps(self.to_dict(), sort_keys=True, indent=indent)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reports:
@@ -211,35 +194,7 @@ class Reports(Sequence[Report]):
                    show=list(data.get("show") or REPORTS_SHOW), compiled_via=str(data.get("compiled_via", "")),
                    notes=list(data.get("notes") or []), targets=list(data.get("targets") or []))
 
-    @classmethod
-    def from_json(cls, text: str) -> Reports:
-        """Rebuild from :meth:`to_json` (or the command line's ``--json``)."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"malformed reports JSON: {exc}") from exc
-        return cls.from_dict(data)
-
     # -- expectations -----------------------------------------------------------------------
-
-    def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
-                 reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-                 kernels: Any = None) -> tuple[list[exp.Check], list[str]]:
-        """Check expectations without raising.
-
-        :return: ``(outcomes, problems)``: one outcome per (expectation,
-            target), and every reason the check fails, in words (failed
-            outcomes, targets without a report, unexpected compile errors,
-            expectations for targets that were not compiled).
-        :raises ValueError: a malformed expectation or an unknown target name.
-        """
-        options: dict[str, str] = {}
-        for kind, value in (("max-temp", max_temp), ("min-temp", min_temp), ("max-peak", max_peak),
-                            ("max-device", max_device), ("reduction", reduction), ("materialized", materialized),
-                            ("error", error), ("collectives", collectives), ("kernels", kernels)):
-            if value is not None:
-                options[f"expect-{kind}"] = _expectation_text(value)
-        return self.evaluate_options(options)
 
     def evaluate_options(self, options: Mapping[str, str]) -> tuple[list[exp.Check], list[str]]:
         """:meth:`evaluate` with the directive's option names as keys
@@ -278,64 +233,3 @@ class Reports(Sequence[Report]):
                                 + (f": {first[:300]}" if first else ""))
             problems += [o.message for o in failed if o.target == target]
         return outcomes, problems
-
-    def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
-              reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-              kernels: Any = None) -> Reports:
-        """Assert what the compiler did, for test suites.
-
-        Each value is what the directive's ``:expect-*:`` option takes: a bare
-        value for every target, or ``target=value`` pairs
-        (``"cpu=25GB, gpu:h100=64MiB"``), or a ``{target: value}`` dict; sizes
-        may also be ints (bytes).
-
-        :param max_temp: temp memory at most this (``"64MiB"``, ``"10GB"``, ``0``).
-        :param min_temp: temp memory at least this.
-        :param max_peak: XLA's peak memory at most this (on a TPU it counts the
-            chip's own memory and leaves out code: use ``max_device`` for HBM).
-        :param max_device: the memory the device holds while the program runs
-            (arguments, outputs, temp and generated code, less what is aliased; a
-            TPU's HBM) at most this.
-        :param reduction: ``"fused"`` or ``"unfused"``: every reduction is so.
-        :param materialized: a shape such as ``"f32[50000,100000]"`` that is
-            materialized in the device's memory (a TPU's HBM; buffers a TPU keeps in
-            the chip's own memory are named apart), or ``"none"``: nothing is.
-        :param error: the compile must fail with this status (``"RESOURCE_EXHAUSTED"``)
-            or message fragment; ``"none"``: it must not fail.
-        :param collectives: conditions on the collectives of a program on
-            several devices, as ``:expect-collectives:`` takes them:
-            ``"all-gather=0, all-reduce<=1"``, ``"reduce-scatter<=64MiB"``, ``"none"``.
-        :param kernels: how many kernels the program runs, as ``:expect-kernels:``
-            takes it: ``1`` (an int too), ``"<=3"``, ``{"cpu": 1, "tpu:v5e": "<=2"}``.
-        :return: ``self``, so ``analyze(...).check(...)`` can be printed.
-        :raises AssertionError: listing, per target, what was expected and what
-            was found.  Also when a target produced no report, when a compile
-            failed without ``error=``, or when an expectation names a target
-            that was not compiled.
-        :raises ValueError: a malformed expectation or unknown target name.
-        """
-        outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
-                                           max_device=max_device, reduction=reduction, materialized=materialized,
-                                           error=error, collectives=collectives, kernels=kernels)
-        raise_failed(f"{self.title or '(function)'}", outcomes, problems)
-        return self
-
-
-def raise_failed(what: str, outcomes: Sequence[exp.Check], problems: Sequence[str]) -> None:
-    """Raise the ``AssertionError`` of a failed ``check()`` (nothing when no claim failed):
-    each problem on a line of its own, and how many other claims held."""
-    if not problems:
-        return
-    held = sum(o.passed for o in outcomes)
-    lines = [f"jax-hlo check failed for {what}:", *(f"  - {p}" for p in problems)]
-    if held:
-        lines.append(f"  ({held} other expectation(s) held)")
-    raise AssertionError("\n".join(lines))
-
-
-def _expectation_text(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k}={_expectation_text(v)}" for k, v in value.items())
-    if isinstance(value, bool):
-        raise ValueError(f"expected a size, a word or a shape, not {value!r}")
-    return str(value)

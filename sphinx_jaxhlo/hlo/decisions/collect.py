@@ -4,7 +4,7 @@ compile write it, and reading the files it leaves.
 XLA keeps a record of its fusion decisions when asked to dump them; the
 compile worker (:mod:`sphinx_jaxhlo.compiler.worker`) asks, in a private temporary
 folder, with :func:`collection_options`, then :func:`collect` reads the few
-files it needs (:mod:`sphinx_jaxhlo.hlo.decision_records` says which) and the
+files it needs (:mod:`sphinx_jaxhlo.hlo.decisions.records` says which) and the
 worker removes the folder.  Needs neither jax nor Sphinx.
 
 The GPU's priority fusion weighs its candidates in several threads, so the
@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable
 
 from sphinx_jaxhlo.core.report import FusionDecision
-from sphinx_jaxhlo.hlo.decision_records import CPU_PASS, CPU_SOURCE, GPU_PASS, TPU_PASS, TPU_SOURCE
-from sphinx_jaxhlo.hlo.decisions import MAX_DECISIONS, gpu_decisions, visualization_decisions
+from sphinx_jaxhlo.hlo.decisions.quotes import MAX_DECISIONS, gpu_decisions, visualization_decisions
+from sphinx_jaxhlo.hlo.decisions.records import CPU_PASS, CPU_SOURCE, GPU_PASS, TPU_PASS, TPU_SOURCE
 from sphinx_jaxhlo.hlo.model import HloModule
 
 __all__ = ["COSTLY", "MAX_RECORD_BYTES", "canonical_order", "collect", "collection_options", "collection_refused"]

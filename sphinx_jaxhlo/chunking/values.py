@@ -1,6 +1,6 @@
 """What the chunk proof knows of each value of a jaxpr, and the length of the chunked axis.
 
-The rules are stated, and applied, in :mod:`sphinx_jaxhlo.compiler.chunk_proof`;
+The rules are stated, and applied, in :mod:`sphinx_jaxhlo.chunking.proof`;
 this module holds the states a value can be in (free, mapped, a partial result,
 a value of the length) and the second jaxprs made at other lengths of the
 chunked axis, from which the values of the length are read.  Importing it does

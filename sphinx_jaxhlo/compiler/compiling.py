@@ -180,20 +180,24 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
             lowered = lower_for(target, jitted, args, kwargs, mesh)
         compiled = lowered.compile(compile_options(target, options) or None)
     except BaseException as exc:
-        if record_folder is not None:
-            shutil.rmtree(record_folder, ignore_errors=True)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, UnsupportedTargetError):
-            raise ExampleFailure("target", str(exc)) from None
-        line = example_line(exc.__traceback__, source_name)
-        if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
-            message = str(exc)
-            status = _status(exc)
-            needed, available = parse_oom(message) if status == "RESOURCE_EXHAUSTED" else (None, None)
-            report.error = CompileError(status, message[:4000], needed, available)
-            report.compile_seconds = time.perf_counter() - start
-            return report
+        try:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            if isinstance(exc, UnsupportedTargetError):
+                raise ExampleFailure("target", str(exc)) from None
+            line = example_line(exc.__traceback__, source_name)
+            if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
+                message = str(exc)
+                status = _status(exc)
+                needed, available = parse_oom(message) if status == "RESOURCE_EXHAUSTED" else (None, None)
+                report.error = CompileError(status, message[:4000], needed, available)
+                report.compile_seconds = time.perf_counter() - start
+                if status == "RESOURCE_EXHAUSTED":
+                    _out_of_memory_record(report, dump, source_name)
+                return report
+        finally:
+            if record_folder is not None:
+                shutil.rmtree(record_folder, ignore_errors=True)
         if isinstance(exc, TypeError) and line is None:
             raise ExampleFailure("args", f"calling {function} with the given {arguments} failed: "
                                  f"{format_exception(exc)}") from None
@@ -299,6 +303,29 @@ def _dump_plan(target: Any, flags: dict[str, str]) -> _DumpPlan:
         buffers, buffers_note = True, ""
     folder = tempfile.mkdtemp(prefix="jaxhlo-records-") if decisions or buffers else None
     return _DumpPlan(folder, decisions, everything, decisions_note, buffers, buffers_note)
+
+
+def _out_of_memory_record(report: Report, dump: _DumpPlan, source_name: str) -> None:
+    """What a compile that ran out of memory left: the TPU's compiler writes its buffer assignment,
+    live ranges and optimized module before it refuses (libtpu 0.0.42), so the report can say
+    what is live at the peak it refused; the module is kept as the report's HLO, to name them."""
+    if dump.folder is None or not dump.buffers:
+        report.buffer_assignment_note = dump.buffers_note
+        return
+    from sphinx_jaxhlo.hlo import buffer_assignment
+    from sphinx_jaxhlo.hlo.model import HloParseError
+    from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+
+    report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(dump.folder)
+    if not report.buffer_assignment:
+        return
+    report.hlo = buffer_assignment.optimized_module(dump.folder)
+    try:
+        module: Any = parse_module(report.hlo) if report.hlo else None
+    except HloParseError:
+        module = None
+    attach_live_at_peak(report, module, source_name)
 
 
 def _module_name(module: Any) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "BufferAssignment",
     "collect",
     "compact_record",
+    "optimized_module",
     "parse_record",
 ]
 
@@ -236,11 +237,11 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _find(names: list[str], module_name: str, suffix: str) -> str | None:
-    """The file of the optimized module ``module_name`` ending in ``suffix`` (the
-    highest module number, when XLA dumped several modules of that name)."""
+def _find(names: list[str], module_name: str | None, suffix: str) -> str | None:
+    """The file of the optimized module ``module_name`` (``None``: any) ending in ``suffix`` (the
+    highest module number, when XLA dumped several)."""
     best: tuple[int, str] | None = None
-    pattern = re.compile(r"module_(\d+)\." + re.escape(module_name) + r"\.")
+    pattern = re.compile(r"module_(\d+)\." + (re.escape(module_name) if module_name else r"[^.]+") + r"\.")
     for name in names:
         if not name.endswith(suffix) or "after_optimizations" not in name:
             continue
@@ -250,10 +251,11 @@ def _find(names: list[str], module_name: str, suffix: str) -> str | None:
     return best[1] if best else None
 
 
-def collect(folder: str, module_name: str) -> tuple[str, str]:
+def collect(folder: str, module_name: str | None = None) -> tuple[str, str]:
     """The record of the buffer assignment a compile left in ``folder``.
 
-    :param module_name: the optimized module's name (``jit_with_dot``).
+    :param module_name: the optimized module's name (``jit_with_dot``); ``None``: the last
+        module XLA dumped (a compile that failed has no module to name it by).
     :return: the record (:func:`compact_record`) and ``""``, or ``""`` and why there is
         none (never an exception).
     """
@@ -267,7 +269,7 @@ def collect(folder: str, module_name: str) -> tuple[str, str]:
         text = _read(os.path.join(folder, name)) if name else None
         if text is None:
             what = "buffer assignment" if "buffer" in suffix else "live ranges"
-            return "", (f"XLA wrote no {what} for {module_name}" if name is None
+            return "", (f"XLA wrote no {what} for {module_name or 'the program'}" if name is None
                         else f"XLA's {what} could not be read (over {MAX_RECORD_BYTES // 2**20} MiB?)")
         texts.append(text)
     record = compact_record(texts[0], texts[1])
@@ -276,3 +278,14 @@ def collect(folder: str, module_name: str) -> tuple[str, str]:
     except ValueError as exc:
         return "", f"XLA's buffer assignment did not read: {exc}"
     return record, ""
+
+
+def optimized_module(folder: str, module_name: str | None = None) -> str:
+    """The optimized module's text XLA dumped in ``folder`` (``""``: none): where a compile
+    failed, the only form of it there is."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return ""
+    name = _find([n for n in names if n.endswith("after_optimizations.txt")], module_name, ".txt")
+    return (_read(os.path.join(folder, name)) or "") if name else ""

@@ -312,13 +312,14 @@ def _preference(value: AssignedValue, namer: _Namer, span: tuple[int, int]) -> t
 
 
 def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name: str | None, platform: str,
-                 memory: Memory) -> LiveAtPeak:
+                 memory: Memory, needed: int | None = None) -> LiveAtPeak:
     """The buffers live at the peak and the timeline (the module's rules).
 
     :param module: the optimized module the record belongs to, to name each buffer (``None``:
         named by XLA's value names only).
     :param platform: ``cpu``, ``cuda`` or ``tpu`` (a target's name works).
     :param memory: the report's memory figures, for the comparison in :attr:`LiveAtPeak.note`.
+    :param needed: for a compile that ran out of memory, the bytes its message says were needed.
     """
     platform = platform.split(":", 1)[0]
     if platform == "gpu":
@@ -368,7 +369,7 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
     )
     if total != timeline.peak_bytes:  # the two ways of counting must agree: say so if they do not
         result.note = f"(the buffers add up to {total:,} B, the timeline to {timeline.peak_bytes:,} B) "
-    result.note += comparison(result, memory, platform)
+    result.note += comparison(result, memory, platform, needed)
     return result
 
 
@@ -437,9 +438,15 @@ def _extent(alloc: Allocation, piece: tuple[int, int], span: tuple[int, int], re
     return [lo, hi]
 
 
-def comparison(peak: LiveAtPeak, memory: Memory, platform: str) -> str:
-    """How the total at the peak compares with the report's device figure and XLA's peak, in words."""
+def comparison(peak: LiveAtPeak, memory: Memory, platform: str, needed: int | None = None) -> str:
+    """How the total at the peak compares with the report's device figure and XLA's peak (or, for a
+    compile that ran out of memory, with what its message says was needed), in words."""
     parts: list[str] = []
+    if needed is not None:
+        parts.append(f"The compile ran out of memory: its message says {format_bytes(needed)} "
+                     f"({needed / 2**30:.2f} GiB) was needed; the buffer assignment it refused holds "
+                     f"{format_bytes(peak.temp_reserved_bytes)} ({peak.temp_reserved_bytes / 2**30:.2f} GiB) of "
+                     f"temporaries, {format_bytes(peak.bytes)} in all at the peak.")
     device = memory.device_bytes
     if device is not None:
         difference = peak.bytes - device
@@ -467,8 +474,11 @@ def comparison(peak: LiveAtPeak, memory: Memory, platform: str) -> str:
 
 
 def peak_from_record(text: str, module: HloModule | None, source_name: str | None, target: str,
-                     memory: Memory) -> tuple[LiveAtPeak | None, str]:
-    """The live list of a stored record, or ``None`` and why (one line; never an exception)."""
+                     memory: Memory, needed: int | None = None) -> tuple[LiveAtPeak | None, str]:
+    """The live list of a stored record, or ``None`` and why (one line; never an exception).
+
+    :param needed: for a compile that ran out of memory, what its message says was needed.
+    """
     if not text:
         return None, ""
     try:
@@ -476,7 +486,7 @@ def peak_from_record(text: str, module: HloModule | None, source_name: str | Non
     except ValueError as exc:
         return None, str(exc)
     try:
-        return live_at_peak(record, module, source_name, target, memory), ""
+        return live_at_peak(record, module, source_name, target, memory, needed), ""
     except (KeyError, IndexError, ValueError, TypeError, AttributeError, RecursionError) as exc:
         return None, f"the live list could not be made: {type(exc).__name__}: {exc}"
 
@@ -489,10 +499,11 @@ def attach_live_at_peak(report: Report, module: object, source_name: str | None)
     :param module: the report's HLO parsed (anything else: buffers named by XLA's names only).
     """
     report.live_at_peak = None
-    if report.error is not None or not report.buffer_assignment:
+    if not report.buffer_assignment:
         return
+    needed = report.error.needed_bytes if report.error is not None else None
     found, problem = peak_from_record(report.buffer_assignment, module if isinstance(module, HloModule) else None,
-                                      source_name, report.target, report.memory)
+                                      source_name, report.target, report.memory, needed)
     report.live_at_peak = found
     if problem:
         report.buffer_assignment_note = problem

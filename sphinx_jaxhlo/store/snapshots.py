@@ -165,10 +165,15 @@ def reanalyze(report: Report, source_name: str) -> None:
     (the text parsed once, for the fusions and the collectives)."""
     from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.hlo.parse import parse_module
-
     from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
 
-    if report.error is not None or not report.hlo:
+    if report.error is not None:  # a compile that ran out of memory may have its buffer assignment
+        try:
+            attach_live_at_peak(report, parse_module(report.hlo) if report.hlo else None, source_name)
+        except ValueError:
+            attach_live_at_peak(report, None, source_name)
+        return
+    if not report.hlo:
         return
     report.memory.settle(report.target)  # the memory rules of core.report, on figures stored before them
     try:

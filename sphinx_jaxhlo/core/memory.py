@@ -170,7 +170,8 @@ class LiveAtPeak:
     computed from XLA's buffer assignment and live ranges by :mod:`sphinx_jaxhlo.hlo.peak`,
     whose text states the rules."""
 
-    #: The step of the program order where the most memory is in use (the first, on a tie),
+    #: The step of the program order where the most memory is in use (of the first run of such
+    #: steps, the last),
     #: and the number of steps (the last is the program's end).
     step: int
     steps: int
@@ -191,6 +192,11 @@ class LiveAtPeak:
     elsewhere: list[LiveBuffer] = field(default_factory=list)
     elsewhere_others: int = 0
     elsewhere_others_bytes: int = 0
+    #: What is held for the whole run in counted memory: the arguments, outputs, constants and
+    #: generated code (the part of every step's use that no step changes).
+    held_bytes: int = 0
+    #: The constants among them (XLA's argument, output and temp figures leave them out).
+    constant_bytes: int = 0
     #: The temporaries live at the peak, and the block XLA reserves for them (its sizes of the
     #: preallocated temporaries in counted memory): the difference is what does not pack.
     temp_live_bytes: int = 0

@@ -15,7 +15,9 @@ The rules, applied the same way on every target:
   at one step (an in-place update that writes into the buffer it reads, a loop's state and
   the body's result) count once.  Thread-local values (scalars inside kernels) count nowhere.
 - **In use at a step** = what is held for the whole run + the temporaries' slices live at that
-  step.  The **peak** is the first step where it is largest.  XLA's own "Live ranges at N (peak)"
+  step.  The **peak** is the step where it is largest: of the first run of such steps, the last
+  (a buffer updated in place during the run holds its last value there, the one the findings
+  name).  XLA's own "Live ranges at N (peak)"
   section is not read: on the H100 it names the wrong step for the seed's dot form.  XLA
   reserves the block of temporaries for the whole run, sized by its heap simulation: at least
   what is live at the peak, more where buffers do not pack (the report says how much).
@@ -172,6 +174,7 @@ def _sweep(record: BufferAssignment, platform: str, held: int) -> _Timeline:
     temp_counted = temp_all = 0
     points: list[list[int]] = []
     peak_step, peak_bytes, temp_at_peak, all_peak = 0, -1, 0, 0
+    on_peak = False  # in the first run of steps of the largest use so far
     for step in range(record.end + 1):
         changed: set[int] = set()
         for index, piece, _ in stops.get(step, ()):
@@ -191,8 +194,11 @@ def _sweep(record: BufferAssignment, platform: str, held: int) -> _Timeline:
         total = held + temp_counted
         if not points or points[-1][1] != total:
             points.append([step, total])
-        if total > peak_bytes:
+        if total > peak_bytes or (total == peak_bytes and on_peak):
             peak_step, peak_bytes, temp_at_peak = step, total, temp_counted
+            on_peak = True
+        else:
+            on_peak = False
         all_peak = max(all_peak, temp_all)
     return _Timeline(points, peak_step, max(peak_bytes, 0), temp_at_peak, all_peak)
 
@@ -358,7 +364,10 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
         step=step, steps=record.end + 1, instruction=at,
         instruction_op=producer_op(running[1].op_name) if running else None,
         source_lines=namer.analyzer.lines([running[1]]) if running and namer.analyzer else [],
-        bytes=total, buffers=shown, others=len(folded), others_bytes=sum(b.bytes for b in folded),
+        bytes=total, held_bytes=held, buffers=shown,
+        constant_bytes=sum(a.size for a in record.allocations
+                           if a.role == "constant" and counted_space(a.color, platform)),
+        others=len(folded), others_bytes=sum(b.bytes for b in folded),
         elsewhere=away, elsewhere_others=len(away_folded), elsewhere_others_bytes=sum(b.bytes for b in away_folded),
         temp_live_bytes=timeline.temp_at_peak,
         temp_reserved_bytes=sum(a.size for a in record.allocations
@@ -448,21 +457,34 @@ def comparison(peak: LiveAtPeak, memory: Memory, platform: str, needed: int | No
                      f"{format_bytes(peak.temp_reserved_bytes)} ({peak.temp_reserved_bytes / 2**30:.2f} GiB) of "
                      f"temporaries, {format_bytes(peak.bytes)} in all at the peak.")
     device = memory.device_bytes
+    reserved, live = peak.temp_reserved_bytes, peak.temp_live_bytes
+    unpacked = max(0, reserved - live)
     if device is not None:
         difference = peak.bytes - device
         if difference == 0:
             parts.append("The buffers add up to the device figure exactly.")
         else:
             more = "more" if difference > 0 else "less"
+            why = []
+            if unpacked:
+                why.append(f"{format_bytes(unpacked)} of the block XLA reserves for temporaries is not live at the "
+                           "peak (buffers that do not pack)")
+            if peak.constant_bytes:
+                why.append(f"the constants ({format_bytes(peak.constant_bytes)}) are held too, and no figure of "
+                           "XLA's counts them")
+            if memory.temp_bytes is not None and memory.temp_bytes != reserved:
+                why.append(f"XLA's temp figure ({format_bytes(memory.temp_bytes)}) is not its buffer assignment's "
+                           f"{format_bytes(reserved)} of temporaries")
+            rest = difference + unpacked - peak.constant_bytes + ((memory.temp_bytes or 0) - reserved
+                                                                   if memory.temp_bytes is not None else 0)
+            if rest:
+                why.append(f"{format_bytes(abs(rest))} this package cannot account for")
             parts.append(f"The buffers add up to {format_bytes(peak.bytes)}, {format_bytes(abs(difference))} "
-                         f"{more} than the device figure ({format_bytes(device)}).")
-    reserved, live = peak.temp_reserved_bytes, peak.temp_live_bytes
-    if reserved > live:
+                         f"{more} than the device figure ({format_bytes(device)})" +
+                         (": " + "; ".join(why) + "." if why else "."))
+    elif unpacked:
         parts.append(f"XLA reserves {format_bytes(reserved)} for temporaries in one block; "
                      f"{format_bytes(live)} of it is live at the peak, the rest does not pack.")
-    if memory.temp_bytes is not None and memory.temp_bytes != reserved:
-        parts.append(f"XLA's temp figure ({format_bytes(memory.temp_bytes)}) and its buffer assignment "
-                     f"({format_bytes(reserved)} of temporaries) differ.")
     xla_peak = memory.peak_bytes
     if platform == "tpu" and xla_peak is not None and not memory.peak_is_estimate:
         parts.append(f"XLA's peak ({format_bytes(xla_peak)}) counts the chip's own memory too "

@@ -224,7 +224,7 @@ class Reports(Sequence[Report]):
 
     def evaluate(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
                  reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-                 kernels: Any = None) -> tuple[list[exp.Check], list[str]]:
+                 kernels: Any = None, peak_top: Any = None) -> tuple[list[exp.Check], list[str]]:
         """Check expectations without raising.
 
         :return: ``(outcomes, problems)``: one outcome per (expectation,
@@ -236,7 +236,8 @@ class Reports(Sequence[Report]):
         options: dict[str, str] = {}
         for kind, value in (("max-temp", max_temp), ("min-temp", min_temp), ("max-peak", max_peak),
                             ("max-device", max_device), ("reduction", reduction), ("materialized", materialized),
-                            ("error", error), ("collectives", collectives), ("kernels", kernels)):
+                            ("error", error), ("collectives", collectives), ("kernels", kernels),
+                            ("peak-top", peak_top)):
             if value is not None:
                 options[f"expect-{kind}"] = _expectation_text(value)
         return self.evaluate_options(options)
@@ -281,7 +282,7 @@ class Reports(Sequence[Report]):
 
     def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
               reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-              kernels: Any = None) -> Reports:
+              kernels: Any = None, peak_top: Any = None) -> Reports:
         """Assert what the compiler did, for test suites.
 
         Each value is what the directive's ``:expect-*:`` option takes: a bare
@@ -307,6 +308,9 @@ class Reports(Sequence[Report]):
             ``"all-gather=0, all-reduce<=1"``, ``"reduce-scatter<=64MiB"``, ``"none"``.
         :param kernels: how many kernels the program runs, as ``:expect-kernels:``
             takes it: ``1`` (an int too), ``"<=3"``, ``{"cpu": 1, "tpu:v5e": "<=2"}``.
+        :param peak_top: the largest buffer live at the peak, as ``:expect-peak-top:`` names it:
+            the operation that made it (``"dot_general"``, ``"argument a"``), its line
+            (``"line 4"``), or both (``"dot_general on line 4"``); per target as the others.
         :return: ``self``, so ``analyze(...).check(...)`` can be printed.
         :raises AssertionError: listing, per target, what was expected and what
             was found.  Also when a target produced no report, when a compile
@@ -316,7 +320,8 @@ class Reports(Sequence[Report]):
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
                                            max_device=max_device, reduction=reduction, materialized=materialized,
-                                           error=error, collectives=collectives, kernels=kernels)
+                                           error=error, collectives=collectives, kernels=kernels,
+                                           peak_top=peak_top)
         raise_failed(f"{self.title or '(function)'}", outcomes, problems)
         return self
 

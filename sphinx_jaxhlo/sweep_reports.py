@@ -251,7 +251,7 @@ class SweepReports(Sequence[Reports]):
 
     def check(self, *, max_temp: Any = None, min_temp: Any = None, max_peak: Any = None, max_device: Any = None,
               reduction: Any = None, materialized: Any = None, error: Any = None, collectives: Any = None,
-              kernels: Any = None, flip: Any = None) -> SweepReports:
+              kernels: Any = None, peak_top: Any = None, flip: Any = None) -> SweepReports:
         """Assert what the compiler did over the sweep, for test suites.
 
         Each value is what the directive's ``:expect-*:`` option takes; an item may end with
@@ -266,7 +266,8 @@ class SweepReports(Sequence[Reports]):
         """
         outcomes, problems = self.evaluate(max_temp=max_temp, min_temp=min_temp, max_peak=max_peak,
                                            max_device=max_device, reduction=reduction, materialized=materialized,
-                                           error=error, collectives=collectives, kernels=kernels, flip=flip)
+                                           error=error, collectives=collectives, kernels=kernels,
+                                           peak_top=peak_top, flip=flip)
         raise_failed(f"{self.title or '(function)'} over {self.sweep.describe()}", outcomes, problems)
         return self
 

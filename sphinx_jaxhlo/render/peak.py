@@ -8,9 +8,11 @@ line, ``str()`` of the API's value).
 - **The table** lists the buffers of :attr:`~sphinx_jaxhlo.core.memory.LiveAtPeak.buffers`,
   largest first, the folded ones as one "N others" row, then those in memory the device figure
   does not count, then the total.
-- **The timeline's bands** (:func:`bands`): the largest buffers at the peak (at most
-  :data:`BANDS`, never the code), each over the steps it takes memory; what is held for the
-  whole run and no band shows; and the other temporaries (the rest of each step's use).  The
+- **The timeline's bands** (:func:`bands`): what is held for the whole run (arguments, outputs,
+  constants, code: the same at every step); the largest temporaries at the peak (at most
+  :data:`BANDS`), each over the steps it takes memory, those of one shape, operation, line and
+  steps as one band (``6 × f32[8,512,1024]``: a scan's stacked residuals); and the other
+  temporaries (the rest of each step's use).  The
   picture (:mod:`sphinx_jaxhlo.render.peak_chart`) and the timeline's table show the same bands.
 
 No docutils, no Sphinx, no jax.
@@ -156,15 +158,20 @@ class Band:
 def bands(peak: LiveAtPeak) -> list[Band]:
     """The timeline's bands, bottom up: what is held for the whole run, the largest buffers,
     the other temporaries (the module's rules)."""
-    chosen = [b for b in peak.buffers if b.kind != "generated code" and len(b.live) == 2][:BANDS]
+    groups: dict[tuple[object, ...], list[LiveBuffer]] = {}
+    for b in peak.buffers:
+        if b.kind == "temp" and len(b.live) == 2:
+            groups.setdefault((b.shape, made_by(b), tuple(b.source_lines), tuple(b.live)), []).append(b)
+    chosen = sorted(groups.values(), key=lambda g: -sum(b.bytes for b in g))[:BANDS]
     out: list[Band] = []
-    rest = peak.held_bytes - sum(b.bytes for b in chosen if b.live == [0, peak.steps - 1])
-    if rest > 0:
-        out.append(Band("held", "held throughout (arguments, outputs, code)", rest, 0, peak.steps - 1))
-    for b in sorted(chosen, key=lambda b: (b.live[0], -b.bytes)):
-        out.append(Band("buffer", f"{b.shape} {made_by(b)}" + (f" ({lines_text(b.source_lines)})"
-                                                                 if b.source_lines else ""),
-                        b.bytes, b.live[0], b.live[1], b))
+    if peak.held_bytes > 0:
+        out.append(Band("held", "held throughout: arguments, outputs, code", peak.held_bytes, 0, peak.steps - 1))
+    for group in sorted(chosen, key=lambda g: (g[0].live[0], -sum(b.bytes for b in g))):
+        b = group[0]
+        count = f"{len(group)} × " if len(group) > 1 else ""
+        where = f", {lines_text(b.source_lines)}" if b.source_lines else ""
+        out.append(Band("buffer", f"{count}{b.shape} {made_by(b)}{where}", sum(x.bytes for x in group),
+                        b.live[0], b.live[1], b))
     out.append(Band("other", "other temporaries", 0, 0, peak.steps - 1))
     return out
 

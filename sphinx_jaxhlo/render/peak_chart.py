@@ -130,10 +130,10 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
     y = legend_top
     for k in reversed(range(len(drawn))):
         band = drawn[k]
-        size = f" ({format_bytes(band.bytes)})" if band.kind != "other" else ""
-        out.append(f'<rect x="8" y="{y - 9:.1f}" width="12" height="12" fill="{fills[k]}" stroke="currentColor" '
-                   f'stroke-opacity="0.4"/><text x="26" y="{y + 1:.1f}" font-size="{_SMALL}" fill="currentColor">'
-                   f'{_esc(_clip(band.label + size, 64))}</text>')
+        size = f"{format_bytes(band.bytes)}: " if band.kind != "other" else ""
+        out.append(f'<g><title>{_esc(size + band.label)}</title><rect x="8" y="{y - 9:.1f}" width="12" height="12" '
+                   f'fill="{fills[k]}" stroke="currentColor" stroke-opacity="0.4"/><text x="26" y="{y + 1:.1f}" '
+                   f'font-size="{_SMALL}" fill="currentColor">{_esc(_clip(size + band.label, 64))}</text></g>')
         y += 16
     name = f"{_esc(uid)}-title"
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="jaxhlo-graph-svg jaxhlo-timeline-svg" width="{WIDTH}" '

@@ -27,10 +27,12 @@ The rules, applied the same way on every target:
   kernel that writes it, and named by the JAX operation as the findings name a buffer
   (:mod:`sphinx_jaxhlo.hlo.buffers`), with its lines in the example.  An argument, output or
   constant allocation with no value live in it at the peak is named by the value it is held
-  for (an output computed later: *not yet written*).
-- **Folding**: buffers of under 1 % of the peak, and those after the first
-  :data:`MAX_LISTED`, are folded into one "N others" line; so are those in other memory spaces
-  after the first :data:`MAX_ELSEWHERE`.
+  for (an output computed later: *not yet written*).  A value whose instruction the module's
+  text lacks (the TPU's compiler rewrites slices of arguments into ``slice-start`` and
+  ``slice-done`` after assigning buffers) is named by the name's operation, and says so.
+- **Folding**: where more than :data:`MIN_FOLDED` buffers are live, those of under 1 % of the
+  peak, and those after the first :data:`MAX_LISTED`, are folded into one "N others" line; so
+  are those in other memory spaces after the first :data:`MAX_ELSEWHERE`.
 
 Needs neither jax nor Sphinx.
 """
@@ -55,13 +57,15 @@ from sphinx_jaxhlo.hlo.buffers import BufferAnalyzer
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule
 from sphinx_jaxhlo.hlo.programs import producer_op, programs
 
-__all__ = ["FOLD_SHARE", "MAX_ELSEWHERE", "MAX_LISTED", "attach_live_at_peak", "counted_space", "live_at_peak",
-           "peak_from_record"]
+__all__ = ["FOLD_SHARE", "MAX_ELSEWHERE", "MAX_LISTED", "MIN_FOLDED", "attach_live_at_peak", "counted_space",
+           "live_at_peak", "peak_from_record"]
 
 #: Buffers of under this share of the peak are folded into "N others".
 FOLD_SHARE = 0.01
-#: The most buffers listed in counted memory, and in other memory spaces.
+#: The most buffers listed in counted memory, and in other memory spaces; up to
+#: :data:`MIN_FOLDED` are all listed, however small.
 MAX_LISTED = 10
+MIN_FOLDED = 6
 MAX_ELSEWHERE = 5
 
 #: Roles of allocations held for the whole run.
@@ -271,6 +275,11 @@ class _Namer:
                          producer=value.instruction, memory_space=value.color)
         found = self.origin(value.instruction, _index(value.index))
         if found is None or self.analyzer is None or self.module is None:
+            if self.module is not None:
+                # the TPU's compiler turns some slices into slice-start/slice-done pairs after it assigns
+                # buffers: the record names an instruction the module's text no longer has
+                out.producer_op = value.instruction.split(".", 1)[0]
+                out.note = "not in the module's text (rewritten after buffers were assigned)"
             return out
         comp, inst, index = found
         out.producer, out.computation = inst.name, comp.name
@@ -354,7 +363,8 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
     total = sum(b.bytes for b in counted)
     counted.sort(key=lambda b: (-b.bytes, b.kind == "generated code", b.name))
     elsewhere.sort(key=lambda b: (-b.bytes, b.name))
-    shown = [b for i, b in enumerate(counted) if i == 0 or (i < MAX_LISTED and b.bytes >= FOLD_SHARE * total)]
+    shown = counted if len(counted) <= MIN_FOLDED else [
+        b for i, b in enumerate(counted) if i == 0 or (i < MAX_LISTED and b.bytes >= FOLD_SHARE * total)]
     folded = counted[len(shown):]
     away = elsewhere[:MAX_ELSEWHERE]
     away_folded = elsewhere[MAX_ELSEWHERE:]

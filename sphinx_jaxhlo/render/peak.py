@@ -220,18 +220,22 @@ def timeline_table(report: Report) -> Table:
         end = peak.timeline[i + 1][0] - 1 if i + 1 < len(peak.timeline) else peak.steps - 1
         spans.append((start, end))
     spans = _fewer(spans, peak.step, TIMELINE_ROWS)
-    header = ("steps", "in use", *(b.label for b in drawn))
-    rows = []
+    measured = []
     for first, last in spans:
         step = max(range(first, last + 1), key=lambda s: (use_at(peak, s), -s))
         if first <= peak.step <= last:
             step = peak.step
-        values = stack(peak, drawn, step)
+        measured.append((first, last, step, stack(peak, drawn, step)))
+    # a band with no area gets no column
+    shown = [k for k in range(len(drawn)) if any(values[k] for *_, values in measured)]
+    header = ("steps", "in use", *(drawn[k].label for k in shown))
+    rows = []
+    for first, last, step, values in measured:
         label = f"{first}" if first == last else f"{first}–{last}"
         if first <= peak.step <= last:
             label += " (peak)"
         rows.append(Row((Cell(label), Cell(format_bytes(use_at(peak, step))),
-                         *(Cell(format_bytes(v) if v else "") for v in values)),
+                         *(Cell(format_bytes(values[k]) if values[k] else "") for k in shown)),
                         tone="bad" if first <= peak.step <= last else ""))
     return Table("timeline", "Memory in use across the program", header, tuple(rows), total=len(rows),
                  note="Each row: a span of steps of the program order and its largest use, split as the "

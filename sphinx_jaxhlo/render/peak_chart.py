@@ -59,10 +59,12 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
             buffers += 1
     left, right, top = 62.0, 12.0, 34.0
     plot_h = 150.0
-    legend_top = top + plot_h + 42
-    height = legend_top + 16 * len(drawn) + 4
     plot_w = WIDTH - left - right
     cols = columns(peak, COLUMNS)
+    heights = [stack(peak, drawn, shown) for _, _, shown in cols]
+    keys = sum(1 for k in range(len(drawn)) if any(h[k] for h in heights))
+    legend_top = top + plot_h + 42
+    height = legend_top + 16 * keys + 4
     width = plot_w / len(cols)
     ceiling = max(peak.bytes, 1) * 1.08
 
@@ -77,7 +79,6 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
                    f'stroke="currentColor" stroke-opacity="0.15"/><text x="{left - 6:.1f}" y="{y + 4:.1f}" '
                    f'text-anchor="end" font-size="{_SMALL}" fill="currentColor">{_esc(format_bytes(value))}</text>')
     # the bands, bottom up: one path per band, a rectangle per run of columns of equal height
-    heights = [stack(peak, drawn, shown) for _, _, shown in cols]
     for k, band in enumerate(drawn):
         runs: list[str] = []
         c = 0
@@ -130,6 +131,8 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
     y = legend_top
     for k in reversed(range(len(drawn))):
         band = drawn[k]
+        if not any(h[k] for h in heights):
+            continue  # no area (no other temporaries, say): no key either
         size = f"{format_bytes(band.bytes)}: " if band.kind != "other" else ""
         out.append(f'<g><title>{_esc(size + band.label)}</title><rect x="8" y="{y - 9:.1f}" width="12" height="12" '
                    f'fill="{fills[k]}" stroke="currentColor" stroke-opacity="0.4"/><text x="26" y="{y + 1:.1f}" '

@@ -474,3 +474,22 @@ def test_with_dot_compiled(target: str, tmp_path: Path) -> None:
         where = table.header.index("in")
         assert all(r.cells[where].text for r in table.rows if not r.cells[0].text.startswith(("total", "1 other")))
         assert any(b.memory_space == 1 for b in peak.elsewhere)
+
+
+def test_the_html_folds_the_peak_with_its_picture_and_tables() -> None:
+    from bs4 import BeautifulSoup
+
+    from sphinx_jaxhlo.reports import Reports
+
+    report = corpus_report("tpu:v5e", "seed_with_dot")
+    soup = BeautifulSoup(Reports([report], show=["summary"]).to_html(), "html.parser")
+    (folded,) = [d for d in soup.select("details") if d.summary.get_text().startswith("Live at the peak")]
+    assert folded.get("open") is None  # folded by default
+    assert "At its peak (step" in folded.select_one("p.jaxhlo-peak-sentence").get_text()
+    figure = folded.select_one("figure.jaxhlo-timeline")
+    assert figure is not None and figure.select_one("svg.jaxhlo-timeline-svg")["width"] == "420"
+    # the picture's table for screen readers (inside the figure), then the buffers' table
+    assert "Memory in use across the program" in figure.get_text(" ")
+    tables = folded.select("table")
+    assert len(tables) == 2 and "(peak)" in tables[0].get_text(" ")
+    assert {"on-chip", "HBM"} <= {td.get_text().strip() for td in tables[1].select("td")}

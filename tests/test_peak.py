@@ -300,7 +300,7 @@ def test_the_seed_on_the_tpu_says_where_each_buffer_lives() -> None:
     prefetch = next(b for b in peak.elsewhere if b.name == "copy-start{0}")
     assert prefetch.memory_space == 1 and prefetch.note == "a copy of argument pos"
     assert {b.kind for b in peak.buffers} >= {"argument", "output", "generated code"}
-    assert "Not counted, in the chip's own memory: the f32[20000,3] result of copy-start" in \
+    assert "Not counted, in the chip's own memory: a copy of argument pos (f32[20000,3])" in \
         words.peak_sentence(report)
 
 

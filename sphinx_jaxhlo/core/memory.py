@@ -175,7 +175,8 @@ class LiveAtPeak:
     #: and the number of steps (the last is the program's end).
     step: int
     steps: int
-    #: The instruction that runs at that step, its JAX operation and its example lines.
+    #: The kernel at that step (where the step's own instruction only moves or views data, the
+    #: nearest kernel after it), its JAX operation and its example lines.
     instruction: str = ""
     instruction_op: str | None = None
     source_lines: list[int] = field(default_factory=list)

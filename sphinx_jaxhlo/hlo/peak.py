@@ -17,19 +17,22 @@ The rules, applied the same way on every target:
 - **In use at a step** = what is held for the whole run + the temporaries' slices live at that
   step.  The **peak** is the step where it is largest: of the first run of such steps, the last
   (a buffer updated in place during the run holds its last value there, the one the findings
-  name).  XLA's own "Live ranges at N (peak)"
-  section is not read: on the H100 it names the wrong step for the seed's dot form.  XLA
+  name); the kernel named at the peak is the step's instruction, or, where that one only moves
+  or views data, the nearest kernel after it.  XLA's own "Live ranges at N (peak)" section is
+  not read: on the H100 it names the wrong step for the seed's dot form.  XLA
   reserves the block of temporaries for the whole run, sized by its heap simulation: at least
   what is live at the peak, more where buffers do not pack (the report says how much).
-- **Each buffer at the peak is named** by the value in it: among values that share its bytes,
-  one a kernel computes rather than a loop's merged state, the latest started; followed
-  through a loop's state (the body's result for that element), tuples and bitcasts to the
-  kernel that writes it, and named by the JAX operation as the findings name a buffer
-  (:mod:`sphinx_jaxhlo.hlo.buffers`), with its lines in the example.  An argument, output or
-  constant allocation with no value live in it at the peak is named by the value it is held
-  for (an output computed later: *not yet written*).  A value whose instruction the module's
-  text lacks (the TPU's compiler rewrites slices of arguments into ``slice-start`` and
-  ``slice-done`` after assigning buffers) is named by the name's operation, and says so.
+- **Each buffer at the peak is named** by the value in it (an output's or a constant's buffer by
+  the value it is held for: XLA may keep a small temporary in an output's buffer before the
+  output is written; one not computed yet is *not yet written*).  Among values that share its
+  bytes, one a kernel computes rather than a loop's merged state, the latest started.  It is
+  followed through a loop's state (the body's result for that element), tuples, bitcasts and
+  copies (a TPU's ``copy-start``/``copy-done`` moves between its memories) to the kernel that
+  writes it, and named by the JAX operation as the findings name a buffer
+  (:mod:`sphinx_jaxhlo.hlo.buffers`), with its lines in the example; a copy of an argument says
+  which.  A value whose instruction the module's text lacks (the TPU's compiler rewrites slices
+  of arguments into ``slice-start`` and ``slice-done`` after assigning buffers) is named by the
+  name's operation, and says so.
 - **Folding**: where more than :data:`MIN_FOLDED` buffers are live, those of under 1 % of the
   peak, and those after the first :data:`MAX_LISTED`, are folded into one "N others" line; so
   are those in other memory spaces after the first :data:`MAX_ELSEWHERE`.
@@ -246,6 +249,10 @@ class _Namer:
                 nxt = (comp, comp.get(inst.operands[index[0]]), index[1:])
             elif op == "bitcast" and inst.operands:
                 nxt = (comp, comp.get(inst.operands[0]), index)
+            elif op == "copy-done" and inst.operands:  # the destination of its copy-start
+                nxt = (comp, comp.get(inst.operands[0]), (0,))
+            elif op in ("copy-start", "copy") and inst.operands and index in ((), (0,)):
+                nxt = (comp, comp.get(inst.operands[0]), ())  # a copy holds what it copies
             if nxt is None or nxt[1] is None:
                 return comp, inst, index
             comp, inst, index = nxt[0], nxt[1], nxt[2]
@@ -368,7 +375,7 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
     folded = counted[len(shown):]
     away = elsewhere[:MAX_ELSEWHERE]
     away_folded = elsewhere[MAX_ELSEWHERE:]
-    at = record.sequence[step] if step < len(record.sequence) else ""
+    at = _running(record, namer, step)
     running = namer.instruction(at)
     result = LiveAtPeak(
         step=step, steps=record.end + 1, instruction=at,
@@ -392,14 +399,32 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
     return result
 
 
+def _running(record: BufferAssignment, namer: _Namer, step: int) -> str:
+    """The instruction that runs at ``step``: the step's own, or where that one only moves or views
+    data (a tuple, a constant the TPU sinks into a loop), the nearest kernel after it, else before."""
+    def computes(name: str) -> bool:
+        found = namer.instruction(name)
+        return found is not None and found[1].opcode not in _VIEWS and found[1].opcode != "constant"
+
+    order = record.sequence
+    here = order[step] if step < len(order) else ""
+    if namer.module is None or computes(here):
+        return here
+    after = range(step + 1, min(len(order), step + 64))
+    before = range(step - 1, max(-1, step - 64), -1)
+    return next((order[s] for s in (*after, *before) if computes(order[s])), here)
+
+
 def _whole_run(alloc: Allocation, live: list[AssignedValue], record: BufferAssignment, namer: _Namer, step: int,
                whole: list[int]) -> LiveBuffer:
-    """The buffer of an argument, output or constant allocation at the peak: named by the value
-    live in it, else by the value it is held for."""
+    """The buffer of an argument, output or constant allocation at the peak: an argument's by the
+    value live in it (the argument, or an output a donated argument's buffer holds), an output's
+    or a constant's by the value it is held for (XLA may keep a small temporary in an output's
+    buffer before the output is written: the buffer is the output's)."""
     value: AssignedValue | None
-    if live:
+    note = ""
+    if live and alloc.role == "argument":
         value = max(live, key=lambda v: (*_preference(v, namer, record.ranges[v.key]), v.size))
-        note = ""
     else:
         value = max(alloc.values, key=lambda v: (record.ranges.get(v.key, (-1, -1))[1], v.size)) \
             if alloc.values else None

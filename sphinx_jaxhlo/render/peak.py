@@ -54,6 +54,8 @@ def made_by(buffer: LiveBuffer) -> str:
         return "the generated code"
     if buffer.kind == "argument" and buffer.producer_op:
         return f"argument {buffer.producer_op}"
+    if buffer.note.startswith("a copy of argument"):
+        return buffer.note
     what = buffer.producer_op or buffer.producer or buffer.name
     return f"{what} ({buffer.note})" if buffer.note else what
 
@@ -65,6 +67,8 @@ def buffer_words(buffer: LiveBuffer) -> str:
     lines = f" on {lines_text(buffer.source_lines)}" if buffer.source_lines else ""
     if buffer.kind == "argument" and buffer.producer_op:
         return f"argument {buffer.producer_op} ({buffer.shape})"
+    if buffer.note.startswith("a copy of argument"):
+        return f"{buffer.note} ({buffer.shape})"
     what = f"the {buffer.shape} result of {buffer.producer_op or buffer.producer}{lines}"
     if buffer.kind == "output":
         what = f"the output, {what}"
@@ -82,7 +86,7 @@ def peak_sentence(report: Report) -> str:
         return ""
     running = peak.instruction_op or peak.instruction
     where = f" on {lines_text(peak.source_lines)}" if peak.source_lines else ""
-    at = f"step {peak.step} of {peak.steps}" + (f", while {running}{where} runs" if running else "")
+    at = f"step {peak.step} of {peak.steps}" + (f", at {running}{where}" if running else "")
     refused = report.error is not None
     head = (f"At the peak the compiler refused ({at}), the program needs" if refused
             else f"At its peak ({at}), the program holds")

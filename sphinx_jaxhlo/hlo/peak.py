@@ -416,27 +416,34 @@ def _running(record: BufferAssignment, namer: _Namer, step: int) -> str:
 
 
 def _whole_run(alloc: Allocation, live: list[AssignedValue], record: BufferAssignment, namer: _Namer, step: int,
-               whole: list[int]) -> LiveBuffer:
+               steps: list[int]) -> LiveBuffer:
     """The buffer of an argument, output or constant allocation at the peak: an argument's by the
     value live in it (the argument, or an output a donated argument's buffer holds), an output's
     or a constant's by the value it is held for (XLA may keep a small temporary in an output's
     buffer before the output is written: the buffer is the output's)."""
     value: AssignedValue | None
     note = ""
-    if live and alloc.role == "argument":
-        value = max(live, key=lambda v: (*_preference(v, namer, record.ranges[v.key]), v.size))
+    final = max(alloc.values, key=lambda v: (record.ranges.get(v.key, (-1, -1))[1], v.size)) \
+        if alloc.values else None
+    # what is live in it at the peak names it when it is the argument, or the output being made
+    # (a loop's state that becomes the output); a smaller value borrowing the buffer does not
+    whole = [v for v in live if alloc.role == "argument" or final is None or v.size >= final.size]
+    if whole:
+        value = max(whole, key=lambda v: (*_preference(v, namer, record.ranges[v.key]), v.size))
     else:
-        value = max(alloc.values, key=lambda v: (record.ranges.get(v.key, (-1, -1))[1], v.size)) \
-            if alloc.values else None
+        value = final
         span = record.ranges.get(value.key) if value is not None else None
         note = "not yet written" if span is not None and span[0] > step else ""
     if value is None:
         return LiveBuffer(name=f"allocation {alloc.index}", shape="", bytes=alloc.size, kind=alloc.role,
-                          memory_space=alloc.color, live=list(whole))
+                          memory_space=alloc.color, live=list(steps))
     out = namer.describe(value, alloc.role)
-    out.bytes, out.live = alloc.size, list(whole)
+    out.bytes, out.live = alloc.size, list(steps)
     if note:
         out.note = note
+    elif alloc.role == "output" and final is not None and _plain_shape(value.shape) != _plain_shape(final.shape):
+        # another array of the output's size in its buffer until the output is written (a TPU's residuals)
+        out.note = f"{out.note}, in an output's buffer" if out.note else "in an output's buffer"
     return out
 
 

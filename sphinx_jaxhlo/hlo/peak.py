@@ -251,8 +251,9 @@ class _Namer:
                 nxt = (comp, comp.get(inst.operands[0]), index)
             elif op == "copy-done" and inst.operands:  # the destination of its copy-start
                 nxt = (comp, comp.get(inst.operands[0]), (0,))
-            elif op in ("copy-start", "copy") and inst.operands and index in ((), (0,)):
-                nxt = (comp, comp.get(inst.operands[0]), ())  # a copy holds what it copies
+            elif inst.operands and ((op == "copy-start" and index == (0,)) or (op == "copy" and not index)):
+                nxt = (comp, comp.get(inst.operands[0]), ())  # a copy holds what it copies (not the
+                # copy-start's other elements: the source it aliases, its flag, the tuple's table)
             if nxt is None or nxt[1] is None:
                 return comp, inst, index
             comp, inst, index = nxt[0], nxt[1], nxt[2]

@@ -304,7 +304,8 @@ class _Namer:
         defining = self.where.get(value.instruction)
         shapes = inst.shape.tuple_shapes
         data = shapes[element] if shapes is not None and element is not None and element < len(shapes) else inst.shape
-        if named.kind == "argument-copy" and data.elements > 1:  # not the flag of a copy-start
+        # an array of argument data: not a copy-start's flag, nor the table of a tuple
+        if named.kind == "argument-copy" and data.tuple_shapes is None and data.elements > 1:
             copied = self._argument_copied(comp, inst)
             out.note = f"a copy of argument {copied}" if copied else "argument data"
         elif value.phi or (defining is not None and defining[1].opcode in ("while", "parameter")

@@ -493,3 +493,27 @@ def test_the_html_folds_the_peak_with_its_picture_and_tables() -> None:
     tables = folded.select("table")
     assert len(tables) == 2 and "(peak)" in tables[0].get_text(" ")
     assert {"on-chip", "HBM"} <= {td.get_text().strip() for td in tables[1].select("td")}
+
+
+def test_the_remat_page_timeline_shows_the_stacked_residuals_checkpointing_removes() -> None:
+    """The remat page's example with ``:findings: peak``: on the H100 the plain scan's gradient
+    keeps six f32[8,512,1024] residual stacks through both loops (one band, 101 MB), the
+    checkpointed one none; on the TPU v5e they are in the chip's own memory, and HBM is the
+    same for both (what a real chip held, docs/_hardware)."""
+    docs = Path(__file__).resolve().parent.parent / "docs" / "_snapshots" / "guide" / "remat"
+
+    def peak_of(function: str, target: str) -> LiveAtPeak:
+        stored = snapshots.read(docs / f"jaxhlo-example-remat-scan-peak.{function}.{target}.json")
+        assert stored is not None
+        found = stored.snapshot.report("", "example.py").live_at_peak
+        assert found is not None
+        return found
+
+    plain, checkpointed = peak_of("grad_scan", "gpu-h100"), peak_of("grad_scan_checkpointed", "gpu-h100")
+    (stack,) = [b for b in words.bands(plain) if b.kind == "buffer" and b.label.startswith("6 × f32[8,512,1024]")]
+    assert stack.bytes == 6 * 8 * 512 * 1024 * 4 and stack.last - stack.first > plain.steps // 2
+    assert not [b for b in checkpointed.buffers if b.shape == "f32[8,512,1024]"]
+    assert plain.bytes - checkpointed.bytes > 0.9 * stack.bytes
+    tpu_plain, tpu_checkpointed = peak_of("grad_scan", "tpu-v5e"), peak_of("grad_scan_checkpointed", "tpu-v5e")
+    assert abs(tpu_plain.bytes - tpu_checkpointed.bytes) < 2**20
+    assert [b.shape for b in tpu_plain.elsewhere].count("f32[8,512,1024]") >= 5

@@ -75,7 +75,9 @@ expectations (--expect-*):
   sizes: a number with B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB.
   --expect-materialized takes a shape (f32[50000,100000]) that must be materialized, or none;
   --expect-error a status (RESOURCE_EXHAUSTED) the compile must fail with, or none;
-  --expect-kernels a count of kernels, N or OP N: 1, "<=3", "cpu=1, tpu:v5e<=2".
+  --expect-kernels a count of kernels, N or OP N: 1, "<=3", "cpu=1, tpu:v5e<=2";
+  --expect-peak-top the largest buffer live at the peak: "dot_general", "line 4",
+  "gpu:h100=dot_general on line 4".
   with --sweep, an item may end with "for CONDITION": "gpu:h100=fused for n>=5000";
   --expect-flip says where a decision flips: "between 4096 and 5000", "none".
 
@@ -120,6 +122,8 @@ EXPECTATION_HELP = {
     "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
                                          "or none"),
     "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
+    "expect-peak-top": ("WHAT", "the largest buffer live at the peak: the operation that made it (dot_general, "
+                                "'argument a'), its line ('line 4'), or both ('dot_general on line 4')"),
     "expect-flip": ("CLAIM", "with --sweep: where a decision flips: 'between 4096 and 5000', "
                              "'gpu:h100=reduction between 4096 and 5000', or none"),
 }

@@ -32,8 +32,9 @@ def test_parse_assignments_rejects_non_assignments(text: str) -> None:
 
 
 @pytest.mark.parametrize(("value", "kinds"), [
-    ("all", ("memory", "reductions", "communication")),
-    (" ALL ", ("memory", "reductions", "communication")),
+    ("all", ("memory", "reductions", "communication", "peak")),
+    (" ALL ", ("memory", "reductions", "communication", "peak")),
+    ("peak, memory", ("memory", "peak")),
     ("none", ()),
     ("memory", ("memory",)),
     ("reductions, memory", ("memory", "reductions")),  # in their fixed order
@@ -45,10 +46,10 @@ def test_parse_findings(value: object, kinds: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("", "no kind of finding given (any of memory, reductions, communication, or all, or none)"),
-    ("memroy", "unknown kind of finding 'memroy' (known: memory, reductions, communication, or all, or none)"),
-    ("all, memory", "'all' stands alone (or name kinds: memory, reductions, communication)"),
-    ("memory, none", "'none' stands alone (or name kinds: memory, reductions, communication)"),
+    ("", "no kind of finding given (any of memory, reductions, communication, peak, or all, or none)"),
+    ("memroy", "unknown kind of finding 'memroy' (known: memory, reductions, communication, peak, or all, or none)"),
+    ("all, memory", "'all' stands alone (or name kinds: memory, reductions, communication, peak)"),
+    ("memory, none", "'none' stands alone (or name kinds: memory, reductions, communication, peak)"),
 ])  # fmt: skip
 def test_parse_findings_rejects(value: str, message: str) -> None:
     with pytest.raises(ValueError) as info:

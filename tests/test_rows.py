@@ -284,8 +284,9 @@ def test_view_options_parse_and_reject() -> None:
             parse(bad)
     config = type("Config", (), {"jaxhlo_table_rows": "all", "jaxhlo_problem_min_size": "64MiB",
                                  "jaxhlo_problem_io_factor": 2, "jaxhlo_chart_scale": "log"})()
+    # a page's findings are the setting's default (every kind but peak); the API's Display shows all
     assert display_for(config) == Display(rows=None, problem_min_bytes=2**26, problem_io_factor=2.0,
-                                               chart_scale="log")
+                                               chart_scale="log", findings=("memory", "reductions", "communication"))
     assert display_for(config, {"rows": 3}).rows == 3
 
 

@@ -285,9 +285,9 @@ def test_update_writes_one_snapshot_per_example_and_target_and_reuses_them(proje
     result, log = build(project, tmp_path / "out1")
     assert result["rc"] == 0 and summary(log)["compiled"] == 3, log
     files = sorted(str(p.relative_to(project / "_snapshots")) for p in (project / "_snapshots").rglob("*"))
-    assert files == ["index", "index/example-1.default.cpu.hlo.gz", "index/example-1.default.cpu.json",
-                     "index/example-2.default.cpu.hlo.gz", "index/example-2.default.cpu.json",
-                     "other", "other/example-1.default.cpu.hlo.gz", "other/example-1.default.cpu.json"]
+    slots = ["index/example-1.default.cpu", "index/example-2.default.cpu", "other/example-1.default.cpu"]
+    assert files == sorted(["index", "other", *(f"{slot}.{kind}" for slot in slots
+                                                for kind in ("buffer_assignment.gz", "hlo.gz", "json"))])
     # a fresh build with no cache: every report from its snapshot, nothing compiled
     result, log = build(project, tmp_path / "out2", "-D", f"jaxhlo_cache_dir={tmp_path / 'empty-cache'}")
     assert summary(log) == {"compiled": 0, "cache": 0, "snapshots": 3, "failed": 0}, log
@@ -345,7 +345,8 @@ def test_a_damaged_snapshot_folder_gives_one_true_warning(project: Path, tmp_pat
     folder.unlink()
     result, log = build(project, tmp_path / "out", "-W")
     assert result["rc"] == 0 and warnings(log) == [], log
-    assert sorted(p.name for p in folder.iterdir()) == ["example-1.default.cpu.hlo.gz", "example-1.default.cpu.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["example-1.default.cpu.buffer_assignment.gz",
+                                                       "example-1.default.cpu.hlo.gz", "example-1.default.cpu.json"]
 
 
 def test_check_mode_passes_on_fresh_snapshots_and_reports_edits_as_drift(project: Path, tmp_path: Path) -> None:

@@ -108,12 +108,14 @@ class Analysed(ABC):
 
         Each keyword is a claim the directive takes as ``:expect-<name>:`` (``-`` written ``_``):
         ``max_temp``, ``min_temp``, ``max_peak``, ``max_device``, ``reduction``, ``materialized``,
-        ``error``, ``collectives``, ``kernels`` and, over a sweep, ``flip``; its value is what the
+        ``error``, ``collectives``, ``kernels``, ``peak_top`` and, over a sweep, ``flip``; its value is what the
         option takes: a bare value for every target, ``target=value`` pairs
         (``"cpu=25GB, gpu:h100=64MiB"``) or a ``{target: value}`` dict; sizes may also be ints
         (bytes).  ``max_device`` bounds what the device holds (arguments, outputs, temp and code,
         less what is aliased: a TPU's HBM); ``max_peak`` XLA's own peak, which on a TPU counts the
-        chip's own memory and leaves out code.
+        chip's own memory and leaves out code; ``peak_top`` names the largest buffer live at the
+        peak by the operation that made it (``"dot_general"``, ``"argument a"``), its line
+        (``"line 4"``) or both (``"dot_general on line 4"``).
 
         :return: ``self``, so ``analyze(...).check(...)`` can be printed.
         :raises AssertionError: listing, per target (and point), what was expected and what was

@@ -42,7 +42,9 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
     module = match.group(1)
     known = targets_mod.TARGETS.get(target.strip().lower())
     report = Report(function=module.removeprefix("jit_") or module, target=target.strip().lower() or "hlo",
-                    target_description=known.description if known else "a saved HLO module", hlo=text)
+                    target_description=known.description if known else "a saved HLO module", hlo=text,
+                    buffer_assignment_note="a saved module holds no buffer assignment (XLA writes it beside the "
+                                           "module, *-buffer-assignment.txt and *-live-range.txt)")
     report.fusions, report.materialized, report.reductions = (
         analysis.fusions, analysis.materialized, analysis.reductions)
     report.argument_copies = analysis.argument_copies

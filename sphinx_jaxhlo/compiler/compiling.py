@@ -17,14 +17,14 @@ import shutil
 import tempfile
 import time
 import traceback
-from typing import Any
+from typing import Any, NamedTuple
 
 from sphinx_jaxhlo.compiler.arguments import describe_shardings
 from sphinx_jaxhlo.compiler.lowering import UnsupportedTargetError, compile_options, lower_for
 from sphinx_jaxhlo.core.report import CompileError, Cost, Memory, Report, Sharding
 
-__all__ = ["DECISIONS_VARIABLE", "ExampleFailure", "compile_and_analyze", "compiler_options", "example_line",
-           "format_exception", "jit_function", "parse_oom"]
+__all__ = ["BUFFERS_VARIABLE", "DECISIONS_VARIABLE", "ExampleFailure", "compile_and_analyze", "compiler_options",
+           "example_line", "format_exception", "jit_function", "parse_oom"]
 
 
 class ExampleFailure(Exception):
@@ -167,31 +167,37 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
 
     start = time.perf_counter()
     options = compiler_options(flags)
-    record_folder, record_note = _record_folder(target, flags)
+    dump = _dump_plan(target, flags)
+    record_folder = dump.folder
     if record_folder is not None:
         from sphinx_jaxhlo.hlo.decisions.collect import collection_options
 
-        options.update(collection_options(target.platform, record_folder,
-                                          everything=os.environ.get(DECISIONS_VARIABLE, "").strip().lower() == "all"))
+        options["xla_dump_to"] = record_folder
+        if dump.decisions:
+            options.update(collection_options(target.platform, record_folder, everything=dump.everything))
     try:
         if lowered is None:
             lowered = lower_for(target, jitted, args, kwargs, mesh)
         compiled = lowered.compile(compile_options(target, options) or None)
     except BaseException as exc:
-        if record_folder is not None:
-            shutil.rmtree(record_folder, ignore_errors=True)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, UnsupportedTargetError):
-            raise ExampleFailure("target", str(exc)) from None
-        line = example_line(exc.__traceback__, source_name)
-        if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
-            message = str(exc)
-            status = _status(exc)
-            needed, available = parse_oom(message) if status == "RESOURCE_EXHAUSTED" else (None, None)
-            report.error = CompileError(status, message[:4000], needed, available)
-            report.compile_seconds = time.perf_counter() - start
-            return report
+        try:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            if isinstance(exc, UnsupportedTargetError):
+                raise ExampleFailure("target", str(exc)) from None
+            line = example_line(exc.__traceback__, source_name)
+            if type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and line is None:
+                message = str(exc)
+                status = _status(exc)
+                needed, available = parse_oom(message) if status == "RESOURCE_EXHAUSTED" else (None, None)
+                report.error = CompileError(status, message[:4000], needed, available)
+                report.compile_seconds = time.perf_counter() - start
+                if status == "RESOURCE_EXHAUSTED":
+                    _out_of_memory_record(report, dump, source_name)
+                return report
+        finally:
+            if record_folder is not None:
+                shutil.rmtree(record_folder, ignore_errors=True)
         if isinstance(exc, TypeError) and line is None:
             raise ExampleFailure("args", f"calling {function} with the given {arguments} failed: "
                                  f"{format_exception(exc)}") from None
@@ -205,15 +211,20 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
         module: Any = parse_module(report.hlo)
     except HloParseError:
         module = report.hlo  # the analysis says why it does not parse
+    report.fusion_decisions_note, report.buffer_assignment_note = dump.decisions_note, dump.buffers_note
     if record_folder is not None:
+        from sphinx_jaxhlo.hlo import buffer_assignment
         from sphinx_jaxhlo.hlo.decisions.collect import collect
 
         try:
-            report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder, module)
+            if dump.decisions:
+                report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder,
+                                                                                module)
+            if dump.buffers:
+                report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(
+                    record_folder, _module_name(module))
         finally:
             shutil.rmtree(record_folder, ignore_errors=True)
-    else:
-        report.fusion_decisions_note = record_note
     if "stablehlo" in extras:
         report.stablehlo = lowered.as_text()
     if "jaxpr" in extras:
@@ -234,6 +245,9 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
         from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
 
         attach_quotes(report)
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+
+    attach_live_at_peak(report, module if report.analysis_error is None else None, source_name)
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
     return report
 
@@ -243,24 +257,84 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
 #: ``all``, the CPU's and TPU's too (costly); ``0``, none (the benchmark and
 #: the tests that check the collection changes nothing compare the ways).
 DECISIONS_VARIABLE = "JAXHLO_FUSION_DECISIONS"
+#: Whether a compile worker collects XLA's buffer assignment and live ranges
+#: (:mod:`sphinx_jaxhlo.hlo.buffer_assignment`, for what is live at the peak): unset or ``1``,
+#: on every target; ``0``, not (the benchmark of its cost compares the two).
+BUFFERS_VARIABLE = "JAXHLO_LIVE_BUFFERS"
+
+_OFF = ("0", "false", "no", "off")
 
 
-def _record_folder(target: Any, flags: dict[str, str]) -> tuple[str | None, str]:
-    """A new private folder for XLA's record of its fusion decisions
-    (:mod:`sphinx_jaxhlo.hlo.decisions.quotes`), or ``None`` and why there is none."""
+class _DumpPlan(NamedTuple):
+    """What a compile asks XLA to write, in one private folder (``None``: nothing), and why not."""
+
+    folder: str | None
+    decisions: bool
+    everything: bool
+    decisions_note: str
+    buffers: bool
+    buffers_note: str
+
+
+def _dump_plan(target: Any, flags: dict[str, str]) -> _DumpPlan:
+    """A new private folder for XLA's records, when one is collected: the fusion decisions
+    (:mod:`sphinx_jaxhlo.hlo.decisions`) and the buffer assignment
+    (:mod:`sphinx_jaxhlo.hlo.buffer_assignment`); for each one not collected, why."""
     from sphinx_jaxhlo.hlo.decisions.collect import COSTLY, collection_options, collection_refused
 
     setting = os.environ.get(DECISIONS_VARIABLE, "1").strip().lower()
-    if setting in ("0", "false", "no", "off"):
-        return None, f"not collected: {DECISIONS_VARIABLE} is off"
+    everything = setting == "all"
     refused = collection_refused(flags, os.environ.get("XLA_FLAGS", ""))
-    if refused is not None:
-        return None, refused
-    if not collection_options(target.platform, "", everything=setting == "all"):
-        if collection_options(target.platform, "", everything=True):
-            return None, COSTLY.format(platform=target.platform.upper())
-        return None, f"no decision record is known for the platform {target.platform}"
-    return tempfile.mkdtemp(prefix="jaxhlo-decisions-"), ""
+    if setting in _OFF:
+        decisions, decisions_note = False, f"not collected: {DECISIONS_VARIABLE} is off"
+    elif refused is not None:
+        decisions, decisions_note = False, refused
+    elif collection_options(target.platform, "", everything=everything):
+        decisions, decisions_note = True, ""
+    elif collection_options(target.platform, "", everything=True):
+        decisions, decisions_note = False, COSTLY.format(platform=target.platform.upper())
+    else:
+        decisions, decisions_note = False, f"no decision record is known for the platform {target.platform}"
+    if os.environ.get(BUFFERS_VARIABLE, "1").strip().lower() in _OFF:
+        buffers, buffers_note = False, f"not collected: {BUFFERS_VARIABLE} is off"
+    elif refused is not None:
+        buffers, buffers_note = False, refused
+    else:
+        buffers, buffers_note = True, ""
+    folder = tempfile.mkdtemp(prefix="jaxhlo-records-") if decisions or buffers else None
+    return _DumpPlan(folder, decisions, everything, decisions_note, buffers, buffers_note)
+
+
+def _out_of_memory_record(report: Report, dump: _DumpPlan, source_name: str) -> None:
+    """What a compile that ran out of memory left: the TPU's compiler writes its buffer assignment,
+    live ranges and optimized module before it refuses (libtpu 0.0.42), so the report can say
+    what is live at the peak it refused; the module is kept as the report's HLO, to name them."""
+    if dump.folder is None or not dump.buffers:
+        report.buffer_assignment_note = dump.buffers_note
+        return
+    from sphinx_jaxhlo.hlo import buffer_assignment
+    from sphinx_jaxhlo.hlo.model import HloParseError
+    from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+
+    report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(dump.folder)
+    if not report.buffer_assignment:
+        return
+    report.hlo = buffer_assignment.optimized_module(dump.folder)
+    try:
+        module: Any = parse_module(report.hlo) if report.hlo else None
+    except HloParseError:
+        module = None
+    attach_live_at_peak(report, module, source_name)
+
+
+def _module_name(module: Any) -> str:
+    """The optimized module's name (``jit_with_dot``), from the module or its text."""
+    name = getattr(module, "name", None)
+    if isinstance(name, str):
+        return name
+    m = re.match(r"\s*HloModule\s+([^\s,]+)", str(module))
+    return m.group(1) if m else ""
 
 
 def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any,

@@ -18,6 +18,14 @@ collective counts once however its instructions are spread (see
 most specific item applies per kind of collective and per measure (count or
 bytes).  Memory figures (``max-temp``...) are those of one device.
 
+``:expect-peak-top:`` names the largest buffer live at the peak
+(:attr:`~sphinx_jaxhlo.core.memory.LiveAtPeak.top`: in the memory the device figure counts,
+never the generated code): by the JAX operation that made it (``dot_general``; ``argument
+NAME`` for an argument), by its line in the example (``line 4``), or both (``dot_general on line
+4``: the line is one of the buffer's lines), scoped like the others (``gpu:h100=dot_general,
+tpu:v5e=argument a``).  It is checked on a compile that ran out of memory too, where the
+compiler left its buffer assignment (what the refused program needs).
+
 ``:expect-kernels:`` takes a count, ``N`` (exactly) or ``OP N`` (``<=3``,
 ``>=2``, ``<4``, ``>1``), scoped like the others (``cpu=1, tpu:v5e<=2``): how
 many kernels the program runs (:func:`sphinx_jaxhlo.core.report.is_kernel`: its
@@ -49,7 +57,8 @@ from sphinx_jaxhlo.core.view_options import split_top_level
 
 #: Option name -> attribute of :class:`Expectations`.
 OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-max-device", "expect-reduction",
-           "expect-materialized", "expect-error", "expect-collectives", "expect-kernels", "expect-flip")
+           "expect-materialized", "expect-error", "expect-collectives", "expect-kernels", "expect-peak-top",
+           "expect-flip")
 
 #: Kinds checked against the whole of a sweep, not against one report.
 SWEEP_KINDS = ("flip",)
@@ -63,6 +72,9 @@ CONDITION_KINDS = (*COLLECTIVE_KINDS, "any")
 _COUNT = re.compile(r"^(?P<op><=|>=|==|=|<|>)?\s*(?P<n>[0-9]+)$")
 #: A scoped kernel count: ``cpu=1``, ``gpu:h100=<=3``, ``tpu:v5e<=2``, ``f@cpu>=1``.
 _SCOPED_COUNT = re.compile(r"^(?P<scope>[^<>=]+?)\s*(?:=\s*)?(?P<count>(?:<=|>=|==|=|<|>)?\s*[0-9]+)$")
+#: A peak-top claim: ``dot_general``, ``argument a``, ``line 4``, ``cos on line 4``.
+_PEAK_TOP = re.compile(r"^(?:(?P<op>argument\s+\S+|[A-Za-z_][\w.\-]*)(?:\s+on\s+line\s+(?P<on>[0-9]+))?"
+                       r"|line\s+(?P<line>[0-9]+))$")
 _CONDITION = re.compile(r"^(?:(?P<scope>[^=<>]+?)\s*=\s*)?(?P<kind>[a-z][a-z-]*)\s*(?P<op><=|>=|==|=|<|>)\s*"
                         r"(?P<value>[0-9][0-9.]*\s*[A-Za-z]*)$")
 
@@ -328,6 +340,8 @@ def _validate(kind: str, value: str) -> None:
         parse_condition(value)
     elif kind == "kernels":
         parse_count(value)
+    elif kind == "peak-top":
+        parse_peak_top(value)
     elif kind == "flip":
         try:
             parse_flip_claim(value)
@@ -380,6 +394,8 @@ def check(expectation: Expectation, report: Report) -> Check:
             return outcome(False, "compilation succeeded")
         hit = value.upper() == err.status.upper() or value.lower() in err.message.lower()
         return outcome(hit, f"{err.status}")
+    if kind == "peak-top" and (err is None or report.live_at_peak is not None):
+        return outcome(*check_peak_top(value, report))
     if err is not None:
         return outcome(False, f"compilation failed with {err.status}")
     per_device = " per device" if report.devices > 1 else ""
@@ -491,6 +507,40 @@ def _on_chip(value: str) -> tuple[bool, str]:
     keeps in the chip's own memory (``S(1)``), not in HBM; a plain shape -> ``(False, shape)``."""
     head, _, rest = value.strip().partition(" ")
     return (True, rest.strip()) if head.lower() == "on-chip" and rest.strip() else (False, value.strip())
+
+
+def parse_peak_top(value: str) -> tuple[str | None, int | None]:
+    """``dot_general on line 4`` -> ``("dot_general", 4)``, ``line 4`` -> ``(None, 4)``,
+    ``argument a`` -> ``("argument a", None)``: the operation and the line a peak-top claim names.
+
+    :raises ExpectationSyntaxError: anything else.
+    """
+    m = _PEAK_TOP.match(" ".join(value.split()))
+    if m is None:
+        raise ExpectationSyntaxError(f"{value!r}: write the operation that made the largest buffer at the peak "
+                                     "(dot_general, argument a), its line (line 4), or both (dot_general on line 4)")
+    line = m.group("on") or m.group("line")
+    return m.group("op"), int(line) if line else None
+
+
+def check_peak_top(value: str, report: Report) -> tuple[bool, str]:
+    """Check one ``:expect-peak-top:`` claim: ``(passed, what was found)``."""
+    op, line = parse_peak_top(value)
+    peak = report.live_at_peak
+    if peak is None:
+        why = report.buffer_assignment_note or "the report has no buffer assignment"
+        return False, f"no list of what is live at the peak ({why})"
+    top = peak.top
+    if top is None:
+        return False, "nothing live at the peak"
+    made = (f"argument {top.producer_op}" if top.kind == "argument" else top.producer_op) or top.producer \
+        or top.kind
+    lines = top.source_lines
+    passed = (op is None or op == made) and (line is None or line in lines)
+    where = f" on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""
+    share = 100 * top.bytes / peak.bytes if peak.bytes else 0.0
+    return passed, (f"{top.shape or top.kind} made by {made}{where}, {format_bytes(top.bytes)} ({share:.0f} % of "
+                    f"{format_bytes(peak.bytes)} at the peak, step {peak.step} of {peak.steps})")
 
 
 def _canonical_shape(shape: str) -> str:

@@ -9,7 +9,7 @@ HBM), a TPU chip's own memory, the host's.  Plain data; part of every report
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 #: Memory spaces a layout names (``S(1)`` in ``{1,0:T(8,128)S(1)}``), as the TPU compiler uses
@@ -126,3 +126,94 @@ class Measured(NamedTuple):
     warm_ms: float | None
     #: The compile's status when it failed on the device (``RESOURCE_EXHAUSTED``), else ``""``.
     error: str = ""
+
+
+#: :attr:`LiveBuffer.kind` values: what the runtime holds a buffer for.  ``argument``, ``output``
+#: and ``constant`` buffers are held for the whole run (the runtime allocates an output before the
+#: program starts); a ``temp`` is a piece of the block of temporaries XLA reserves, held while its
+#: value is live; ``generated code`` is the program itself (a TPU keeps it in HBM).
+LIVE_KINDS = ("argument", "output", "constant", "temp", "generated code")
+
+
+@dataclass
+class LiveBuffer:
+    """One buffer live at the peak (:class:`LiveAtPeak`), named as the findings name a buffer."""
+
+    #: The value as XLA names it: its instruction, and the tuple element for an element of a
+    #: tuple-shaped result (``copy-start{0}``); ``""`` for the generated code.
+    name: str
+    #: Its shape without layout (``f32[20000,10000]``); ``""`` for the generated code.
+    shape: str
+    #: What it takes there (a TPU's padded tiles included).
+    bytes: int
+    #: One of :data:`LIVE_KINDS`.
+    kind: str
+    #: The instruction that computes the value (through a loop's state and views: the kernel
+    #: that writes it), the JAX operation it was traced from, and its lines in the example.
+    producer: str = ""
+    producer_op: str | None = None
+    source_lines: list[int] = field(default_factory=list)
+    computation: str = ""
+    #: Its memory space (:data:`MEMORY_SPACE_NAMES`).
+    memory_space: int = DEVICE_MEMORY_SPACE
+    #: The steps of the program order it takes memory: ``[first, last]``, both included (the
+    #: whole program for arguments, outputs, constants and code).
+    live: list[int] = field(default_factory=list)
+    #: What else a reader needs: ``not yet written`` (an output's buffer, held before its value
+    #: is computed), ``argument data`` (a copy or prefetch of an argument), ``loop state``...
+    note: str = ""
+
+
+@dataclass
+class LiveAtPeak:
+    """What is live at a program's peak, and the memory in use across its program order:
+    computed from XLA's buffer assignment and live ranges by :mod:`sphinx_jaxhlo.hlo.peak`,
+    whose text states the rules."""
+
+    #: The step of the program order where the most memory is in use (of the first run of such
+    #: steps, the last),
+    #: and the number of steps (the last is the program's end).
+    step: int
+    steps: int
+    #: The kernel at that step (where the step's own instruction only moves or views data, the
+    #: nearest kernel after it), its JAX operation and its example lines.
+    instruction: str = ""
+    instruction_op: str | None = None
+    source_lines: list[int] = field(default_factory=list)
+    #: Bytes in use at the peak in the memory the device figure counts (a TPU's HBM; all the
+    #: device's memory elsewhere), generated code included.
+    bytes: int = 0
+    #: The buffers in that memory at the peak, largest first, those of under 1 % of it folded
+    #: into :attr:`others` (their number) and :attr:`others_bytes`.
+    buffers: list[LiveBuffer] = field(default_factory=list)
+    others: int = 0
+    others_bytes: int = 0
+    #: Buffers live at the peak in memory the device figure does not count (a TPU chip's own
+    #: memory, the host's), largest first, the rest folded likewise.
+    elsewhere: list[LiveBuffer] = field(default_factory=list)
+    elsewhere_others: int = 0
+    elsewhere_others_bytes: int = 0
+    #: What is held for the whole run in counted memory: the arguments, outputs, constants and
+    #: generated code (the part of every step's use that no step changes).
+    held_bytes: int = 0
+    #: The constants among them (XLA's argument, output and temp figures leave them out).
+    constant_bytes: int = 0
+    #: The temporaries live at the peak, and the block XLA reserves for them (its sizes of the
+    #: preallocated temporaries in counted memory): the difference is what does not pack.
+    temp_live_bytes: int = 0
+    temp_reserved_bytes: int = 0
+    #: The most in use at once counting every memory space but the host's, without the code:
+    #: what XLA's peak counts on a TPU.
+    all_spaces_peak_bytes: int = 0
+    #: Memory in use across the program order, ``[[step, bytes], ...]`` at each step where it
+    #: changes (counted as :attr:`bytes` is).
+    timeline: list[list[int]] = field(default_factory=list)
+    #: How the total compares with the report's device figure and XLA's peak, in words.
+    note: str = ""
+
+    @property
+    def top(self) -> LiveBuffer | None:
+        """The largest buffer in counted memory at the peak (never the generated code, unless
+        nothing else is live)."""
+        data = [b for b in self.buffers if b.kind != "generated code"]
+        return data[0] if data else (self.buffers[0] if self.buffers else None)

@@ -13,10 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, TPU_SCALAR_MEMORY_SPACE, Memory
+from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, TPU_SCALAR_MEMORY_SPACE, LiveAtPeak, LiveBuffer, Memory
 
 #: Version of the JSON form.  Part of every cache key.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: :attr:`Reduction.origin` values: who wrote the reduction.
 #: ``user``: the program's own (``jnp.sum``, ``mean``, ``max``, ``argmax``,
@@ -228,6 +228,14 @@ def _with_reason(cls: Any, data: dict[str, Any]) -> Any:
     return cls(**d)
 
 
+def _live_at_peak(data: dict[str, Any]) -> LiveAtPeak:
+    """A :class:`LiveAtPeak` from its JSON form, its buffers :class:`LiveBuffer` s."""
+    d = dict(data)
+    for key in ("buffers", "elsewhere"):
+        d[key] = [LiveBuffer(**b) for b in d.get(key) or []]
+    return LiveAtPeak(**d)
+
+
 @dataclass
 class Sharding:
     """How one argument or result of a program on several devices is laid out."""
@@ -422,6 +430,14 @@ class Report:
     #: (words, the ``chunked(...)`` call, the plain-JAX code, one per line group), proved on the jaxpr,
     #: checked on small inputs and compiled (:mod:`sphinx_jaxhlo.chunking.search`); or ``""``.
     chunk_suggestion: str = ""
+    #: XLA's buffer assignment and live ranges, as the record
+    #: :mod:`sphinx_jaxhlo.hlo.buffer_assignment` keeps of them (a text, like the HLO); ``""``
+    #: when not collected, and then :attr:`buffer_assignment_note` says why.
+    buffer_assignment: str = ""
+    buffer_assignment_note: str = ""
+    #: What is live at the peak and the memory in use across the program order, derived from
+    #: :attr:`buffer_assignment` (:mod:`sphinx_jaxhlo.hlo.peak`); ``None`` without it.
+    live_at_peak: LiveAtPeak | None = None
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
@@ -457,6 +473,7 @@ class Report:
             d["input_shardings"] = [Sharding(**x) for x in d.get("input_shardings") or []]
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]
             d["collectives"] = [Collective(**c) for c in d.get("collectives") or []]
+            d["live_at_peak"] = _live_at_peak(d["live_at_peak"]) if d.get("live_at_peak") else None
             return cls(**d)
         except (TypeError, AttributeError, KeyError) as exc:
             raise ValueError(f"malformed report: {exc}") from exc

@@ -176,11 +176,12 @@ SETTINGS: tuple[Setting, ...] = (
             "``'64MiB'``), or the temp memory is larger, and the report can prove a chunking of its arguments' "
             "axis (:func:`sphinx_jaxhlo.chunked`), check it numerically and compile it, it suggests the largest "
             "chunk size whose compiled temp memory is at most this much."),
-    Setting("jaxhlo_findings", "all", (str, list, tuple),
+    Setting("jaxhlo_findings", "memory, reductions, communication", (str, list, tuple),
             "Kinds of findings each example reports in its target panels: any of ``memory`` (the largest "
-            "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not) and "
-            "``communication`` (the collectives of a program on several devices), comma separated, or ``'all'`` "
-            "(the default) or ``'none'``. The tables stay. An example's ``:findings:`` overrides it.",
+            "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not), "
+            "``communication`` (the collectives of a program on several devices) and ``peak`` (what is live at "
+            "the peak, with the memory timeline, folded), comma separated, or ``'all'`` or ``'none'``. The "
+            "default is every kind but ``peak``. The tables stay. An example's ``:findings:`` overrides it.",
             check=_view("jaxhlo_findings")),
     # -- links into this package's guide (sphinx_jaxhlo.sphinxext.links)
     Setting("jaxhlo_guide_url", None, (str, type(None)),

@@ -100,8 +100,12 @@ def parse_chart_scale(value: Any) -> str:
 
 #: The kinds of findings an example can report (``:findings:``, ``jaxhlo_findings``):
 #: ``memory`` (the largest intermediate, or that none is stored), ``reductions`` (each
-#: reduction's verdict), ``communication`` (the collectives of a program on several devices).
-FINDING_TOPICS = ("memory", "reductions", "communication")
+#: reduction's verdict), ``communication`` (the collectives of a program on several devices),
+#: ``peak`` (what is live at the peak and the memory timeline, :mod:`sphinx_jaxhlo.hlo.peak`).
+FINDING_TOPICS = ("memory", "reductions", "communication", "peak")
+#: The kinds an example reports unless told (the ``jaxhlo_findings`` setting's default): all but
+#: ``peak``, which adds a table and a picture per target to the page.
+DEFAULT_FINDINGS = ("memory", "reductions", "communication")
 
 
 def parse_findings(value: Any) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ The text is read by :mod:`.parse` (the grammar) over :mod:`.tokens`, with
 (:mod:`.programs`), fusions and buffers (:mod:`.buffers`), the reduction
 verdicts (:mod:`.fusion`, ``analyze_module``) and the reasons a reduction did
 not fuse (:mod:`.reasons`); collectives (:mod:`.collectives`); XLA's own
-record of its fusion decisions (:mod:`.decision_records` reads it,
-:mod:`.decisions` ties it to the findings, :mod:`.decision_collection` asks
-a compile for it).
+record of its fusion decisions (:mod:`.decisions`: ``records`` reads it,
+``quotes`` ties it to the findings, ``collect`` asks a compile for it); what is
+live at the peak (:mod:`.buffer_assignment`).
 """

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphinx_jaxhlo.core.report import Report
-from sphinx_jaxhlo.core.view_options import parse_chart_scale, parse_factor, parse_findings, parse_min_size, parse_rows
+from sphinx_jaxhlo.core.view_options import (
+    DEFAULT_FINDINGS,
+    FINDING_TOPICS,
+    parse_chart_scale,
+    parse_factor,
+    parse_findings,
+    parse_min_size,
+    parse_rows,
+)
 
 __all__ = ["Display", "display_for"]
 
@@ -27,8 +35,14 @@ class Display:
     problem_io_factor: float = 1.0
     #: ``auto``, ``linear`` or ``log``.
     chart_scale: str = "auto"
-    #: The kinds of findings reported (:data:`sphinx_jaxhlo.core.view_options.FINDING_TOPICS`).
-    findings: tuple[str, ...] = ("memory", "reductions", "communication")
+    #: The kinds of findings reported (:data:`sphinx_jaxhlo.core.view_options.FINDING_TOPICS`): all
+    #: of them for the API and the command line; a page's come from its settings (:func:`display_for`).
+    findings: tuple[str, ...] = FINDING_TOPICS
+
+    @property
+    def peak(self) -> bool:
+        """Whether the example says what is live at the peak (``:findings:`` has ``peak``)."""
+        return "peak" in self.findings
 
     @property
     def verdicts(self) -> bool:
@@ -58,7 +72,7 @@ def display_for(config: Any, options: dict[str, Any] | None = None) -> Display:
         "problem-min-size": parse_min_size(getattr(config, "jaxhlo_problem_min_size", "1MiB")),
         "problem-io-factor": parse_factor(getattr(config, "jaxhlo_problem_io_factor", 1.0)),
         "chart-scale": parse_chart_scale(getattr(config, "jaxhlo_chart_scale", "auto")),
-        "findings": parse_findings(getattr(config, "jaxhlo_findings", "all")),
+        "findings": parse_findings(getattr(config, "jaxhlo_findings", ", ".join(DEFAULT_FINDINGS))),
     }
     values.update(options or {})
     return Display(rows=values["rows"], problem_min_bytes=values["problem-min-size"],

@@ -438,7 +438,8 @@ def visit_text_html(self: HTMLTranslator, node: jaxhlo_text) -> None:
 
 
 def visit_graph_html(self: HTMLTranslator, node: jaxhlo_graph) -> None:
-    self.body.append(f'<figure class="jaxhlo-graph"><figcaption>{html.escape(node["title"])}</figcaption>'
+    classes = " ".join(["jaxhlo-graph", *node.get("classes", [])])
+    self.body.append(f'<figure class="{_attr(classes)}"><figcaption>{html.escape(node["title"])}</figcaption>'
                      f'<div class="jaxhlo-graph-scroll">{node["svg"]}</div>')
     if node.get("legend"):
         self.body.append(f'<p class="jaxhlo-graph-legend">{html.escape(node["legend"])}</p>')

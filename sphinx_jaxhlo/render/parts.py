@@ -18,15 +18,18 @@ from docutils import nodes
 
 from sphinx_jaxhlo.core.report import Reason, Report
 from sphinx_jaxhlo.core.results import Result
+from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
-from sphinx_jaxhlo.render.blocks import collapsed_table, literal_block, para
+from sphinx_jaxhlo.render.blocks import collapsed_table, literal_block, para, table_node
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.findings import Finding, findings, mesh_findings
 from sphinx_jaxhlo.render.graph import HEAVY_BYTES, GraphError, build_graph
 from sphinx_jaxhlo.render.graph_drawing import graph_svg, graph_text
 from sphinx_jaxhlo.render.nodes import jaxhlo_alternative, jaxhlo_details, jaxhlo_graph, jaxhlo_lineref, jaxhlo_text
 from sphinx_jaxhlo.render.overview import compile_error_title
+from sphinx_jaxhlo.render.peak import live_table, peak_sentence, timeline_table
+from sphinx_jaxhlo.render.peak_chart import timeline_svg
 from sphinx_jaxhlo.render.view import ExampleView, SourceLinks, example_id, source_links, source_text
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "graph_nodes",
     "linked_text",
     "mesh_nodes",
+    "peak_nodes",
     "reason_nodes",
     "result_nodes",
     "stablehlo_detail",
@@ -128,20 +132,47 @@ def reason_nodes(reason: Reason) -> list[nodes.Node]:
 # -- parts -------------------------------------------------------------------
 
 def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None,
-                  source: str = "", difference: Finding | None = None) -> list[nodes.Node]:
-    """The findings in words (the lines they name linked to the listing), then the
-    detail tables, collapsed.
+                  source: str = "", difference: Finding | None = None, uid: str = "") -> list[nodes.Node]:
+    """The findings in words (the lines they name linked to the listing), what is live at the
+    peak (folded, where the example asks: :attr:`Display.peak`), then the detail tables, collapsed.
 
     :param difference: in a comparison of variants, what this one stores that the others
-        do not (:func:`sphinx_jaxhlo.render.findings.findings`)."""
+        do not (:func:`sphinx_jaxhlo.render.findings.findings`).
+    :param uid: names the timeline's picture on the page."""
     out: list[nodes.Node] = [finding_node(f, links, source) for f in findings(report, display, difference)]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
+    if display.peak:
+        out += peak_nodes(report, uid, links, source)
     for build in rowmodel.detail_tables(display):
         model = build(report, display)
         if model.rows:  # a table with no row is not drawn
             out.append(collapsed_table(model, links))
     return out
+
+
+def peak_nodes(report: Report, uid: str, links: SourceLinks | None = None, source: str = "") -> list[nodes.Node]:
+    """What is live at the peak, folded: the sentence, the memory timeline (a picture in HTML)
+    with its table, and the table of the buffers (:mod:`sphinx_jaxhlo.render.peak`); where there
+    is no live list, why, in one line."""
+    peak = report.live_at_peak
+    if peak is None:
+        why = report.buffer_assignment_note or "the report has no buffer assignment (made before it was collected)"
+        return [para(f"No list of what is live at the peak: {why}.", classes=["jaxhlo-missing"])]
+    box = jaxhlo_details(title=f"Live at the peak: {format_bytes(peak.bytes)} at step {peak.step} of {peak.steps}",
+                         open=False, classes=["jaxhlo-peak"])
+    box += para(*linked_text(peak_sentence(report), links, source), classes=["jaxhlo-peak-sentence"])
+    title = f"Memory in use across the program order on {report.target}, the peak marked"
+    legend = ("The steps run left to right in the order XLA scheduled them (a loop's body once); the bands "
+              "are stacked: what is held for the whole run, the largest buffers at the peak over the steps "
+              "they take memory, the other temporaries. The table under it holds the same figures.")
+    graph = jaxhlo_graph(svg=timeline_svg(report, uid or "jaxhlo-timeline", title), title=title, legend=legend,
+                         text_legend="The memory in use over spans of the program order, split as the bands are.",
+                         classes=["jaxhlo-timeline"])
+    graph += table_node(timeline_table(report), links)
+    box += graph
+    box += table_node(live_table(report), links)
+    return [box]
 
 
 def mesh_nodes(report: Report, display: Display, links: SourceLinks | None = None) -> list[nodes.Node]:
@@ -220,9 +251,12 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
         return [para(f"Not compiled for {result.target_title}: {result.failure.message}", classes=["jaxhlo-bad"])]
     report = result.report
     assert report is not None
+    uid = f"{example_id(view)}-{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
     if report.error:
         out.append(para(nodes.strong(text=error_title(result)), classes=["jaxhlo-callout", "jaxhlo-oom"]))
         out.append(literal_block(report.error.message, "text"))
+        if report.live_at_peak is not None and view.display.peak:  # what the refused program needs
+            out += peak_nodes(report, f"{uid}-t", source_links(view), view.source)
         return out
     links = source_links(view)
     if report.chunk_check:
@@ -238,11 +272,10 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
         out.append(suggested)
     for part in parts:
         if part == "summary":
-            out += summary_nodes(report, view.display, links, view.source, difference)
+            out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t")
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
-            uid = f"{example_id(view)}-g{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
-            out += graph_nodes(report, uid, links)
+            out += graph_nodes(report, f"{example_id(view)}-g{uid.rsplit('-', 1)[-1]}", links)
         elif part == "memory":
             out.append(collapsed_table(rowmodel.memory_table(report, result.measured), None))
         elif part == "cost":

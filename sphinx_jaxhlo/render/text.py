@@ -21,6 +21,7 @@ from sphinx_jaxhlo.render import rows as rowmodel
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.findings import findings, mesh_findings
 from sphinx_jaxhlo.render.overview import comparison_table, compile_error_title
+from sphinx_jaxhlo.render.peak import live_table, peak_sentence, timeline_table
 from sphinx_jaxhlo.render.rows import Table
 
 
@@ -87,6 +88,8 @@ def summary_text(report: Report, display: Display | None = None) -> str:
             parts.append(reason_text(f.reason))
     if report.analysis_error:
         parts.append(_wrap(f"The fusion analysis failed: {report.analysis_error}"))
+    if display.peak:
+        parts.append(peak_text(report))
     for build in rowmodel.detail_tables(display):
         model = build(report, display)
         if model.rows:
@@ -95,6 +98,16 @@ def summary_text(report: Report, display: Display | None = None) -> str:
     if mesh:
         parts.append(mesh)
     return "\n\n".join(parts)
+
+
+def peak_text(report: Report) -> str:
+    """What is live at the peak: the sentence, the buffers, the timeline as a table
+    (:mod:`sphinx_jaxhlo.render.peak`); where there is no live list, why."""
+    if report.live_at_peak is None:
+        why = report.buffer_assignment_note or "the report has no buffer assignment (made before it was collected)"
+        return _wrap(f"No list of what is live at the peak: {why}.")
+    return "\n\n".join([_wrap(peak_sentence(report)), model_text(live_table(report)),
+                         model_text(timeline_table(report))])
 
 
 def reason_text(reason: Reason) -> str:
@@ -164,6 +177,8 @@ def report_text(report: Report, show: Sequence[str], display: Display | None = N
         err = report.error
         out.append("  " + compile_error_title(err, report.target))
         out.append(textwrap.indent(err.message.strip(), "    "))
+        if report.live_at_peak is not None and display.peak:  # what the refused program needs
+            out.append("\n" + peak_text(report))
         return "\n".join(out)
     for part in dict.fromkeys(show):
         if part == "summary":

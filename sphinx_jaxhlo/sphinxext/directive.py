@@ -32,6 +32,7 @@ Options:
 ``:expect-materialized:``  a shape such as ``f32[50000,100000]``, or ``none``
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
 ``:expect-collectives:``  ``all-gather=0, all-reduce<=1``, ``reduce-scatter<=64MiB``, or ``none``
+``:expect-peak-top:``  the largest buffer live at the peak: ``dot_general``, ``line 4``, ``cos on line 4``
 ``:caption:``, ``:name:``, ``:class:``  as for other Sphinx blocks
 ``:rows:``         rows per detail table, largest first (a number or ``all``)
 ``:problem-min-size:`` / ``:problem-io-factor:``  when stored data is shown as a problem

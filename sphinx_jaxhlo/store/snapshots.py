@@ -4,9 +4,11 @@ With ``jaxhlo_snapshot_dir`` set, each (example, function, target) has a slot
 ``<dir>/<document>/<example>.<function>.<target>.json``: the example is named by
 its ``:name:`` or by its place in the document (``example-2``), a target's
 colon is written as a dash (``gpu-h100``).  Beside the JSON, ``<slot>.hlo.gz``
-holds the optimized HLO (and ``.stablehlo.gz``, ``.jaxpr.gz`` when the example
-shows them), gzip-compressed without a timestamp, so the same text always
-gives the same bytes.
+holds the optimized HLO, ``<slot>.buffer_assignment.gz`` the record of XLA's buffer
+assignment and live ranges (:mod:`sphinx_jaxhlo.hlo.buffer_assignment`; absent from
+snapshots made before it was collected: they load, with no live list), and
+``.stablehlo.gz``, ``.jaxpr.gz`` the texts the example shows, each gzip-compressed
+without a timestamp, so the same text always gives the same bytes.
 
 The JSON (sorted keys, one key per line) holds what the compiler said and
 what it was asked, never what this package derived from it:
@@ -32,7 +34,8 @@ what it was asked, never what this package derived from it:
 
 Fusions, materialized buffers and reductions are derived again from the
 stored HLO by :func:`sphinx_jaxhlo.hlo.fusion.analyze_module` whenever a
-snapshot is loaded (and the collectives by
+snapshot is loaded (what is live at the peak from the stored buffer assignment, by
+:mod:`sphinx_jaxhlo.hlo.peak`, and the collectives by
 :func:`sphinx_jaxhlo.hlo.collectives.analyze_collectives`, over the stored
 mesh), so a better analysis applies to old snapshots without compiling
 anything; the stored fusion decisions are then tied to the findings again
@@ -62,7 +65,7 @@ from sphinx_jaxhlo.store.cache import LocalStore, checked_report
 FORMAT = 1
 
 #: The texts of a report stored beside the JSON, compressed.
-TEXT_KINDS = ("hlo", "stablehlo", "jaxpr")
+TEXT_KINDS = ("hlo", "stablehlo", "jaxpr", "buffer_assignment")
 
 #: The most a stored text may expand to.
 MAX_TEXT_BYTES = 512 * 2**20
@@ -154,7 +157,7 @@ def derived_fields() -> frozenset[str]:
     (never stored, always derived again)."""
     from sphinx_jaxhlo.hlo.fusion import Analysis
 
-    return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives"})
+    return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives", "live_at_peak"})
 
 
 def reanalyze(report: Report, source_name: str) -> None:
@@ -162,15 +165,24 @@ def reanalyze(report: Report, source_name: str) -> None:
     (the text parsed once, for the fusions and the collectives)."""
     from sphinx_jaxhlo.hlo.fusion import analyze_module
     from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
 
-    if report.error is not None or not report.hlo:
+    if report.error is not None:  # a compile that ran out of memory may have its buffer assignment
+        try:
+            attach_live_at_peak(report, parse_module(report.hlo) if report.hlo else None, source_name)
+        except ValueError:
+            attach_live_at_peak(report, None, source_name)
+        return
+    if not report.hlo:
         return
     try:
         module = parse_module(report.hlo)
         analysis = analyze_module(module, source_name, target=report.target)
     except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
         report.analysis_error = str(exc)
+        attach_live_at_peak(report, None, source_name)
         return
+    attach_live_at_peak(report, module, source_name)
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))

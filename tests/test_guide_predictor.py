@@ -176,8 +176,8 @@ PAGE_TARGET = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
 
 
 def _cell(agree: int, programs: int) -> str:
-    """A score as the page writes it: ``331/334 (99.1 %)``."""
-    return f"{agree}/{programs} ({round(100 * agree / programs, 1):g} %)"
+    """A score as the page writes it: ``331/334 (99.1 %)``, the percent sign held by a no-break space."""
+    return f"{agree}/{programs} ({round(100 * agree / programs, 1):g}\u00a0%)"
 
 
 def _row(label: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -155,3 +156,75 @@ def test_every_anchor_is_in_the_rules_draft() -> None:
     for anchor in ALL_ANCHORS:
         assert f"({anchor})=" in RULES_DRAFT, anchor
     assert guide_predictor.__doc__ and "jaxhlo-predict-h100-gemm" in guide_predictor.__doc__
+
+
+# -- the guide's predictor page (docs/guide/predict.md) against the code and the committed results --
+
+PAGE = (Path(__file__).parent.parent / "docs" / "guide" / "predict.md").read_text(encoding="utf-8")
+FAMILIES = ("main", "holdout", "holdout2", "holdout3")
+COLUMNS = ("cpu", "gpu:h100", "tpu:v5e")
+PAGE_TARGET = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
+
+
+def _cell(agree: int, programs: int) -> str:
+    """A score as the page writes it: ``331/334 (99.1 %)``, the percent sign held by a no-break space."""
+    return f"{agree}/{programs} ({round(100 * agree / programs, 1):g}\u00a0%)"
+
+
+def _row(label: str) -> list[str]:
+    """The cells of the page's accuracy-table row whose first cell is ``label``."""
+    rows = [line for line in PAGE.splitlines() if line.startswith(f"| {label} |")]
+    assert len(rows) == 1, (label, rows)
+    return [cell.strip() for cell in rows[0].strip("|").split("|")][1:]
+
+
+def _sections() -> dict[str, str]:
+    """The page's text under each ``(jaxhlo-predict-...)=`` label, up to the next label."""
+    parts = re.split(r"^\((jaxhlo-[a-z0-9-]+)\)=$", PAGE, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def test_the_page_carries_each_anchor_the_code_returns_once() -> None:
+    labels = re.findall(r"^\((jaxhlo-predict-[a-z0-9-]+)\)=$", PAGE, flags=re.M)
+    rules = [label for label in labels if label not in ("jaxhlo-predict-accuracy", "jaxhlo-predict-compile")]
+    assert sorted(rules) == sorted(ALL_ANCHORS)
+    guide_dir = Path(__file__).parent.parent / "docs" / "guide"
+    guide = "".join(p.read_text(encoding="utf-8") for p in guide_dir.glob("*.md"))
+    for anchor in ALL_ANCHORS:
+        assert guide.count(f"({anchor})=") == 1, anchor
+
+
+def test_the_pages_accuracy_table_is_the_committed_results() -> None:
+    for family in FAMILIES:
+        cells = _row(f"`{family}`")
+        stats = RESULTS["summary"][family]
+        assert cells[0] == str(stats["cpu"]["programs"])
+        assert cells[1:] == [_cell(stats[t]["agree"], stats[t]["programs"]) for t in COLUMNS], family
+    for family, first in RESULTS["first_evaluation"].items():
+        cells = _row(f"`{family}`, first evaluation")
+        assert cells[1:] == [_cell(first["summary"][t]["agree"], first["summary"][t]["programs"]) for t in COLUMNS]
+
+
+def test_the_page_names_every_miss() -> None:
+    misses = {name for by_target in RESULTS["summary"].values() for stats in by_target.values()
+              for name in stats["misses"]}
+    assert misses
+    for name in misses:
+        assert f"`{name}`" in PAGE, name
+
+
+def test_each_rule_section_states_its_score() -> None:
+    """``*Benchmark:* 195 of 195 programs`` under a target's rule; ``CPU 57 of 57, H100 ...`` under
+    a rule of every target: the committed results' count of programs that rule decided."""
+    sections = _sections()
+    for anchor in ALL_ANCHORS:
+        found = re.search(r"\*Benchmark:\* ([^.;]*) programs", sections[anchor])
+        assert found, anchor
+        scores = {target: stats for target, by_rule in RESULTS["by_rule"].items()
+                  for rule, stats in by_rule.items() if rule == anchor}
+        if len(scores) == 1:
+            (stats,) = scores.values()
+            assert found.group(1) == f"{stats['agree']} of {stats['programs']}", anchor
+        else:
+            assert found.group(1) == ", ".join(f"{PAGE_TARGET[t]} {scores[t]['agree']} of {scores[t]['programs']}"
+                                               for t in COLUMNS), anchor

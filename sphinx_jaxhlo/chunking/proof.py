@@ -2,8 +2,8 @@
 
 The chunked rewrite is only correct when the function treats the elements
 along the axis independently and reduces over the axis with the combine given.
-Before building it, :func:`check_chunkable` follows the axis through the function's
-jaxpr and raises :class:`ChunkError`, naming the operation and its source line,
+Before building it, :func:`~sphinx_jaxhlo.check_chunkable` follows the axis through the function's
+jaxpr and raises :class:`~sphinx_jaxhlo.ChunkError`, naming the operation and its source line,
 for anything it cannot prove.  The rules it applies:
 
 - the chunked axis of an argument is *mapped*: element ``i`` of a chunk stands
@@ -47,7 +47,7 @@ for anything it cannot prove.  The rules it applies:
   result of the requested combine (one that keeps the axis, or does not
   depend on it; a sum asked for a mean, a mean asked for a sum).
 
-Importing this module does not import jax; :func:`check_chunkable` does.
+Importing this module does not import jax; :func:`~sphinx_jaxhlo.check_chunkable` does.
 """
 
 from __future__ import annotations

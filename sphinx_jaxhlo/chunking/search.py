@@ -11,10 +11,10 @@ all of these hold, in this order:
   on: N-body forces chunk their sources and masses together), longest axis
   first; an axis shorter than both 64 and the stored intermediate over the
   budget is not tried (a chunk of one would still be over the budget);
-- **the proof**: :func:`~sphinx_jaxhlo.chunking.proof.proved_combine`
+- **the proof**: ``proved_combine``
   accepts the candidate on the jaxpr, and gives the combine that rebuilds the
   result (a mean is combined as a mean, a sum as a sum);
-- **the numbers**: :func:`~sphinx_jaxhlo.chunking.rewrite.verify_chunked`
+- **the numbers**: :func:`~sphinx_jaxhlo.verify_chunked`
   finds the chunked call equal to the original on small random inputs (chunks
   of 16), before any compile;
 - **the compile**: the chunked call is compiled for the report's target at the
@@ -28,18 +28,18 @@ all of these hold, in this order:
   size meets the budget, the suggestion says so, with the smallest size's
   figure, if that is below the unchunked function's temp memory (else chunking
   does not help: nothing is shown);
-- **the code as shown**: :func:`~sphinx_jaxhlo.chunking.source.chunked_source` writes the
+- **the code as shown**: :func:`~sphinx_jaxhlo.chunked_source` writes the
   plain-JAX code for that size, and
-  :func:`~sphinx_jaxhlo.chunking.rewrite.verify_chunked_source` runs that text,
+  :func:`~sphinx_jaxhlo.verify_chunked_source` runs that text,
   as a reader would paste it, against the original on random inputs with two
   chunks of that size and a remainder; the words say what ran.
 
 A candidate that fails a step is dropped and the next one tried; when none
 passes the proof and the numbers, nothing is shown.  The search is bounded:
-at most :data:`MAX_PROOFS` argument sets and :data:`MAX_COMPILES` compiles for
+at most ``MAX_PROOFS`` argument sets and ``MAX_COMPILES`` compiles for
 each.  On a TPU the compile worker searches only where XLA's temp memory itself
 is over the budget (the TPU's temp figure, 0 B for most programs, says nothing
-of a chunking there otherwise), with at most :data:`MAX_TPU_COMPILES` compiles:
+of a chunking there otherwise), with at most ``MAX_TPU_COMPILES`` compiles:
 a TPU compile takes 4 to 40 s.  When the proof refuses every set of arguments,
 the suggestion is one line that says where it refuses the first.  Importing this
 module does not import jax.

@@ -73,7 +73,7 @@ class Memory:
         generated code, less what outputs share with donated arguments.  That is what the
         runtime allocates for the program: on a TPU v5e chip, ``bytes_in_use`` (arguments,
         outputs, code) and ``bytes_reserved`` (temp) grew by this within 2 % (or 1 MiB) for
-        148 of the 149 docs programs that ran (``docs/_hardware/tpu-v5e.json``; the other was
+        155 of the 156 docs programs that ran (``docs/_hardware/tpu-v5e.json``; the other was
         given an argument jit drops).  On the CPU it is host memory; the deviceless GPU
         compile reports no generated code.
 
@@ -89,7 +89,7 @@ class Memory:
         - TPU: XLA's figure, kept as it is even below the temporaries: it counts the buffers
           the compiler keeps in the chip's own memory (``S(1)``) besides HBM, and leaves the
           code out, so it is not the HBM the chip needs (it was more than 2 % off what the chip
-          held for 105 of 149 docs programs, more than 2x for 29); :attr:`device_bytes` is.
+          held for 109 of 156 docs programs, more than 2x for 32); :attr:`device_bytes` is.
           Where it is below temp, it was right: a chunked N-body gradient's XLA peak of
           8,120,076,288 B against a temp of 8,199,418,880 B, and the chip reserved
           8,118,910,976 B.  Only a missing figure is replaced by the bound.

@@ -281,7 +281,8 @@ def test_the_seed_on_the_h100_its_gemm_output_first_at_its_line() -> None:
     peak = report.live_at_peak
     assert peak is not None and peak.top is peak.buffers[0]
     top = peak.top
-    assert (top.shape, top.producer_op, top.kind, top.source_lines) == ("f32[5000,20000]", "dot_general", "temp",
+    # the GEMM's output, its cosine computed in its epilogue (the findings' name for it)
+    assert (top.shape, top.producer_op, top.kind, top.source_lines) == ("f32[5000,20000]", "cos of dot_general", "temp",
                                                                        [7])
     assert top.bytes >= 0.95 * peak.bytes
     assert "the largest buffer is the f32[5000,20000] result of dot_general on line 7" in words.peak_sentence(report)
@@ -329,12 +330,14 @@ def test_the_text_says_the_peak_lists_the_buffers_and_the_timeline() -> None:
     assert "Live at the peak" not in summary_text(report, Display(findings=("memory",)))
 
 
-def test_the_timeline_picture_is_420_wide_marks_the_peak_and_escapes_what_it_shows() -> None:
+def test_the_timeline_picture_is_as_wide_as_the_charts_marks_the_peak_and_escapes_what_it_shows() -> None:
     report = corpus_report("gpu:h100", "seed_with_dot")
     assert report.live_at_peak is not None
     report.live_at_peak.buffers[0].producer_op = "<script>x</script>"
     svg = timeline_svg(report, 'uid"x', 'title <b>')
-    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and 'width="420"' in svg
+    from sphinx_jaxhlo.render.sweep_chart import WIDTH
+
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and f'width="{WIDTH}"' in svg
     assert "<script>" not in svg and "&lt;script&gt;" in svg and 'uid&quot;x-title' in svg
     assert f"peak {words.format_bytes(report.live_at_peak.bytes)}, step {report.live_at_peak.step}" in svg
     # a path per band with area (here no other temporaries: every temporary has its band)
@@ -370,13 +373,13 @@ def test_pages_show_the_peak_only_when_asked() -> None:
 
 @pytest.mark.parametrize("value, passed", [
     ("dot_general", True), ("line 7", True), ("dot_general on line 7", True), ("gpu:h100=dot_general", True),
-    ("cos", False), ("line 4", False), ("dot_general on line 4", False),
+    ("cos", True), ("cos of dot_general", True), ("tanh", False), ("line 4", False), ("dot_general on line 4", False),
 ])
 def test_the_peak_top_claim(value: str, passed: bool) -> None:
     report = corpus_report("gpu:h100", "seed_with_dot")
     checks = exp.check_all(exp.parse_expectations({"expect-peak-top": value}), [report])
     assert [c.passed for c in checks] == [passed]
-    assert "f32[5000,20000] made by dot_general on line 7" in checks[0].actual
+    assert "f32[5000,20000] made by cos of dot_general on line 7" in checks[0].actual
 
 
 def test_the_peak_top_claim_names_arguments_and_says_why_it_cannot_be_checked() -> None:
@@ -465,7 +468,7 @@ def test_with_dot_compiled(target: str, tmp_path: Path) -> None:
     assert peak.bytes == report.memory.device_bytes or abs(peak.bytes - report.memory.device_bytes) <= 1024
     if target == "gpu:h100":
         first = peak.buffers[0]
-        assert (first.shape, first.producer_op, first.source_lines) == ("f32[20000,10000]", "dot_general", [4])
+        assert (first.shape, first.producer_op, first.source_lines) == ("f32[20000,10000]", "cos of dot_general", [4])
         assert first.bytes >= 0.95 * peak.bytes
         report_check = exp.check_all(exp.parse_expectations({"expect-peak-top": "dot_general on line 4"}), [report])
         assert report_check[0].passed
@@ -487,7 +490,9 @@ def test_the_html_folds_the_peak_with_its_picture_and_tables() -> None:
     assert folded.get("open") is None  # folded by default
     assert "At its peak (step" in folded.select_one("p.jaxhlo-peak-sentence").get_text()
     figure = folded.select_one("figure.jaxhlo-timeline")
-    assert figure is not None and figure.select_one("svg.jaxhlo-timeline-svg")["width"] == "420"
+    from sphinx_jaxhlo.render.sweep_chart import WIDTH
+
+    assert figure is not None and figure.select_one("svg.jaxhlo-timeline-svg")["width"] == str(WIDTH)
     # the picture's table for screen readers (inside the figure), then the buffers' table
     assert "Memory in use across the program" in figure.get_text(" ")
     tables = folded.select("table")

@@ -285,7 +285,8 @@ def test_the_seed_on_the_h100_its_gemm_output_first_at_its_line() -> None:
     assert (top.shape, top.producer_op, top.kind, top.source_lines) == ("f32[5000,20000]", "cos of dot_general", "temp",
                                                                        [7])
     assert top.bytes >= 0.95 * peak.bytes
-    assert "the largest buffer is the f32[5000,20000] result of cos of dot_general on line 7" in words.peak_sentence(report)
+    sentence = words.peak_sentence(report)
+    assert "the largest buffer is the f32[5000,20000] result of cos of dot_general on line 7" in sentence
 
 
 def test_the_seed_on_the_tpu_says_where_each_buffer_lives() -> None:

@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 #: Beside conf.py: one folder per older release.
 DRIFT_DIR = "_drift"
+#: How many examples a "not compared" reason names before it counts the rest.
+_NAMED = 8
 
 
 def _release_key(folder: Path) -> tuple[int, ...]:
@@ -117,13 +119,27 @@ class DriftTables(SphinxDirective):
                                         f"with the same verdict ({len(minor)}):"))
             section += self._moved(minor)
         if result.not_compared:
-            by_reason: dict[str, list[str]] = {}
+            # by reason, then by example (a slot is example.function.target): a few examples named, the
+            # rest counted (a release that predates a page's examples has hundreds of such slots)
+            by_reason: dict[str, dict[str, int]] = {}
             for slot, why in result.not_compared:
-                by_reason.setdefault(why, []).append(slot.rpartition("/")[2])
+                example = slot.rpartition("/")[2].rsplit(".", 2)[0]
+                counts = by_reason.setdefault(why, {})
+                counts[example] = counts.get(example, 0) + 1
             items = nodes.bullet_list()
-            for why, slots in sorted(by_reason.items()):
-                items += nodes.list_item("", _para(nodes.Text(f"{why}: {len(slots)}, "),
-                                                   nodes.literal(text=", ".join(slots))))
+            for why, examples in sorted(by_reason.items()):
+                slots = sum(examples.values())
+                named = sorted(examples)[:_NAMED]
+                rest = len(examples) - len(named)
+                para = _para(nodes.Text(f"{why}: {len(examples)} example{'s' if len(examples) != 1 else ''} "
+                                        f"({slots} compile{'s' if slots != 1 else ''} of a function for a "
+                                        f"target), "))
+                for i, example in enumerate(named):
+                    if i:
+                        para += nodes.Text(", ")
+                    para += nodes.literal(text=example)
+                para += nodes.Text(f" and {rest} more." if rest else ".")
+                items += nodes.list_item("", para)
             section += _para(nodes.Text("Not compared:"))
             section += items
         return [section]

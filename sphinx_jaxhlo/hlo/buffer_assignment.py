@@ -37,6 +37,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from sphinx_jaxhlo.hlo.decisions.collect import MAX_RECORD_BYTES, read_record
+
 __all__ = [
     "MAX_RECORD_BYTES",
     "Allocation",
@@ -47,10 +49,6 @@ __all__ = [
     "optimized_module",
     "parse_record",
 ]
-
-#: The most a file of XLA's may hold to be read (a gradient of a long unrolled chain writes
-#: a few megabytes).
-MAX_RECORD_BYTES = 64 * 2**20
 
 _ALLOCATION = re.compile(r"allocation (\d+): size (\d+)(.*):\s*$")
 _VALUE = re.compile(r"\s*value: <(\d+) ([^\s{>]+)(\{[\d,]*\})?( \(phi\))?(?: @(\d+))?> "
@@ -227,16 +225,6 @@ def parse_record(text: str) -> BufferAssignment:
     return BufferAssignment(allocations, order, ranges, end)
 
 
-def _read(path: str) -> str | None:
-    try:
-        if os.path.getsize(path) > MAX_RECORD_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def _find(names: list[str], module_name: str | None, suffix: str) -> str | None:
     """The file of the optimized module ``module_name`` (``None``: any) ending in ``suffix`` (the
     highest module number, when XLA dumped several)."""
@@ -266,7 +254,7 @@ def collect(folder: str, module_name: str | None = None) -> tuple[str, str]:
     texts = []
     for suffix in ("-buffer-assignment.txt", "-live-range.txt"):
         name = _find(names, module_name, suffix)
-        text = _read(os.path.join(folder, name)) if name else None
+        text = read_record(os.path.join(folder, name)) if name else None
         if text is None:
             what = "buffer assignment" if "buffer" in suffix else "live ranges"
             return "", (f"XLA wrote no {what} for {module_name or 'the program'}" if name is None
@@ -288,4 +276,4 @@ def optimized_module(folder: str, module_name: str | None = None) -> str:
     except OSError:
         return ""
     name = _find([n for n in names if n.endswith("after_optimizations.txt")], module_name, ".txt")
-    return (_read(os.path.join(folder, name)) or "") if name else ""
+    return (read_record(os.path.join(folder, name)) or "") if name else ""

@@ -45,6 +45,10 @@ _FONT = 11
 _SMALL = 10
 #: The width of one character of the pictures' monospace font, per unit of font size.
 _CHAR = 0.62
+#: The height of a row of flip labels above a line chart (a text box in the browser is about 1.4 font sizes tall).
+_ROW = 15
+#: The room under the lowest decade of a line chart for the 0 B row (two labels' height apart).
+_ZERO_BAND = 20
 _GOOD = "#1a7f37"
 _BAD = "#cf222e"
 _MUTED = "#8c959f"
@@ -204,7 +208,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
                 break
             row_number += 1
     flip_rows = max(1, len(rows))
-    top = 10.0 + 12.0 * flip_rows
+    top = 10.0 + _ROW * flip_rows
     plot_h = 196.0
 
     values = [f.value for _, figs in series for f in figs if f.value]
@@ -213,7 +217,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
     if y_hi - y_lo < 2:
         y_hi, y_lo = y_hi + 1, y_lo - 1
     zero_band = any(f.value == 0 for _, figs in series for f in figs)
-    floor = top + plot_h - (14 if zero_band else 0)
+    floor = top + plot_h - (_ZERO_BAND if zero_band else 0)
 
     def y_of(value: int | None) -> float:
         if not value:
@@ -259,7 +263,7 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
         room.take(x - 1.5, top, x + 1.5, top + plot_h)  # no label over a flip's line
         functions = list(dict.fromkeys(f.function for f in same))
         colour = (styles[functions[0]][1] if len(functions) == 1 else "currentColor") if several else _BAD
-        y = 11.0 + 12.0 * row_number
+        y = 11.0 + _ROW * row_number
         tip = "; ".join(f"flip {number}" + (f" ({flip.function})" if several else "") + f", between {flip.between}: "
                         + "; ".join(flip.changes) for number, flip in zip(numbers, same, strict=True))
         out.append(f'<g class="jaxhlo-sweep-flip" data-function="{_esc(", ".join(functions))}">'

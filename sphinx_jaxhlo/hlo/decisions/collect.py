@@ -23,9 +23,11 @@ from sphinx_jaxhlo.hlo.decisions.quotes import MAX_DECISIONS, gpu_decisions, vis
 from sphinx_jaxhlo.hlo.decisions.records import CPU_PASS, CPU_SOURCE, GPU_PASS, TPU_PASS, TPU_SOURCE
 from sphinx_jaxhlo.hlo.model import HloModule
 
-__all__ = ["COSTLY", "MAX_RECORD_BYTES", "canonical_order", "collect", "collection_options", "collection_refused"]
+__all__ = ["COSTLY", "MAX_RECORD_BYTES", "canonical_order", "collect", "collection_options", "collection_refused",
+           "read_record"]
 
-#: The most a file of the record may hold to be read.
+#: The most a file of XLA's dump folder may hold to be read (a gradient of a long unrolled chain
+#: writes a few megabytes).
 MAX_RECORD_BYTES = 64 * 2**20
 
 
@@ -64,7 +66,9 @@ def collection_refused(flags: Iterable[str], environment_flags: str) -> str | No
     return None
 
 
-def _read(path: str) -> str | None:
+def read_record(path: str) -> str | None:
+    """The text of one file of XLA's dump folder; None when it is missing, unreadable or over
+    :data:`MAX_RECORD_BYTES` (the decision records and the buffer assignment alike)."""
     import os
 
     try:
@@ -126,11 +130,11 @@ def _collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tupl
         prefix = _module_prefix(folder, module_name, ".priority_fusion_dump.txt")
         if prefix is None:
             return [], "XLA wrote no priority-fusion record"
-        dump = _read(os.path.join(folder, f"{prefix}.priority_fusion_dump.txt"))
+        dump = read_record(os.path.join(folder, f"{prefix}.priority_fusion_dump.txt"))
         if dump is None:
             return [], "the priority-fusion record could not be read (missing or too large)"
         after = sorted(n for n in names if n.startswith(prefix + ".") and ".after_priority-fusion." in n)
-        after_text = _read(os.path.join(folder, after[-1])) if after else None
+        after_text = read_record(os.path.join(folder, after[-1])) if after else None
         return gpu_decisions(dump, optimized_hlo, after_text)
     if platform in ("cpu", "tpu"):
         pages = sorted(n for n in names if n.endswith("_fusion.html") and f".{module_name}." in n)
@@ -142,9 +146,9 @@ def _collect(platform: str, folder: str, optimized_hlo: str | HloModule) -> tupl
         if platform == "cpu":
             prefix = _module_prefix(folder, module_name, ".txt")
             after = sorted(n for n in names if prefix and n.startswith(prefix + ".") and f".after_{CPU_PASS}." in n)
-            after_text = _read(os.path.join(folder, after[-1])) if after else None
+            after_text = read_record(os.path.join(folder, after[-1])) if after else None
         for page_name in pages:
-            page = _read(os.path.join(folder, page_name))
+            page = read_record(os.path.join(folder, page_name))
             if page is None:
                 notes.append(f"{page_name} could not be read")
                 continue

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sphinx_jaxhlo.compiler.calls import Call
-from sphinx_jaxhlo.core.specs import ArraySpec
+from sphinx_jaxhlo.core.specs import ArraySpec, container_leaves
 
 __all__ = ["gradient_calls"]
 
@@ -67,20 +67,11 @@ def _undifferentiable(function: str, name: str, value: Any) -> str:
     from sphinx_jaxhlo.core.grads import undifferentiable
 
     dtypes: list[str] = []
-
-    def walk(x: Any) -> None:
+    for x in container_leaves(value):
         if isinstance(x, ArraySpec):
             dtypes.append(x.dtype)
         elif hasattr(x, "dtype") and hasattr(x, "shape"):
             dtypes.append(str(getattr(x.dtype, "name", x.dtype)))
-        elif isinstance(x, (tuple, list)):
-            for v in x:
-                walk(v)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
         elif isinstance(x, int):  # a bool too
             dtypes.append(type(x).__name__)
-
-    walk(value)
     return undifferentiable(PYTHON("grad"), function, name, dtypes)

@@ -25,6 +25,7 @@ from sphinx_jaxhlo.core.specs import (
     Partition,
     SpecError,
     SpecTree,
+    container_leaves,
     parse_args,
     sharding_problems,
 )
@@ -159,20 +160,9 @@ def call_mesh(args: Sequence[Any], kwargs: Mapping[str, Any], given: MeshSpec | 
         different axes, or name axes ``given`` does not have in the same sizes.
     """
     found: dict[tuple[tuple[str, int], ...], tuple[str, ...]] = {}
-
-    def walk(x: Any) -> None:
-        if isinstance(x, AbstractArray):
-            if x.mesh_axes is not None:
-                found.setdefault(x.mesh_axes, x.mesh_types)
-        elif isinstance(x, (tuple, list)):
-            for v in x:
-                walk(v)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-
-    walk(tuple(args))
-    walk(dict(kwargs))
+    for x in container_leaves((tuple(args), dict(kwargs))):
+        if isinstance(x, AbstractArray) and x.mesh_axes is not None:
+            found.setdefault(x.mesh_axes, x.mesh_types)
     meshes = [m for m in found if m]
     if given is not None:
         for axes in meshes:

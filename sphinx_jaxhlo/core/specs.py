@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -513,6 +513,19 @@ def parse_mesh(text: str) -> MeshSpec:
             break
         p.expect(",")
     return MeshSpec(tuple(axes), tuple(kinds))
+
+
+def container_leaves(tree: Any) -> Iterator[Any]:
+    """What a nest of tuples, lists and dicts holds, in order: arrays, specs, Python values
+    (a dict's values, not its keys; anything else is a leaf)."""
+    if isinstance(tree, (tuple, list)):
+        for item in tree:
+            yield from container_leaves(item)
+    elif isinstance(tree, dict):
+        for item in tree.values():
+            yield from container_leaves(item)
+    else:
+        yield tree
 
 
 def iter_array_specs(specs: ArgSpecs) -> list[tuple[str, ArraySpec]]:

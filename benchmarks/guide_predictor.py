@@ -215,6 +215,15 @@ class Graph:
         shape = tuple(int(d) for d in getattr(aval, "shape", ()))
         return Value(shape, str(getattr(aval, "dtype", "")), is_arg=is_arg, literal=hasattr(var, "val"))
 
+    def _add(self, op: Op) -> list[Value]:
+        """Record ``op``: its operands gain a reader, its results their producer; its results."""
+        for v in op.ins:
+            v.users.append(op)
+        for v in op.outs:
+            v.producer = op
+        self.ops.append(op)
+        return op.outs
+
     def _inline(self, jaxpr: Any, args: list[Value], consts: list[Value], loop: Loop | None,
                 remat: bool) -> list[Value]:
         env: dict[Any, Value] = {}
@@ -250,13 +259,7 @@ class Graph:
             elif (key := _cse_key(name, eqn.params, ins, loop, remat)) is not None and key in self._cse:
                 outs = self._cse[key]  # XLA's CSE: the same op of the same operands is computed once
             else:
-                outs = [self._new(v) for v in eqn.outvars]
-                op = Op(name, dict(eqn.params), ins, outs, loop, remat)
-                for v in ins:
-                    v.users.append(op)
-                for v in outs:
-                    v.producer = op
-                self.ops.append(op)
+                outs = self._add(Op(name, dict(eqn.params), ins, [self._new(v) for v in eqn.outvars], loop, remat))
                 if key is not None:
                     self._cse[key] = outs
             for var, val in zip(eqn.outvars, outs, strict=False):
@@ -266,13 +269,8 @@ class Graph:
     def _loop(self, eqn: Any, ins: list[Value], kind: str, trips: int, unroll: int, parent: Loop | None,
               remat: bool) -> list[Value]:
         """A loop op at this level, its body's ops beside it with their loop."""
-        outs = [self._new(v) for v in eqn.outvars]
-        op = Op(kind, dict(eqn.params), ins, outs, parent, remat)
-        for v in ins:
-            v.users.append(op)
-        for v in outs:
-            v.producer = op
-        self.ops.append(op)
+        op = Op(kind, dict(eqn.params), ins, [self._new(v) for v in eqn.outvars], parent, remat)
+        outs = self._add(op)
         body = eqn.params["jaxpr"] if kind == "scan" else eqn.params["body_jaxpr"]
         loop = Loop(kind, max(trips, 1), unroll, parent)
         body_args = [self._new(v) for v in body.jaxpr.invars]

@@ -177,3 +177,26 @@ def test_the_tool_measures_a_plan_and_joins_it_into_a_record(tmp_path: Path) -> 
     again = tmp_path / "again.json"
     assert tool.run(plan, again, deadline=60, resume=[part], only=None) == 0
     assert json.loads(again.read_text())["measured"] == measured
+
+
+def test_a_new_record_keeps_the_earlier_measurements_still_true_with_their_day(tmp_path: Path,
+                                                                                record_data: dict) -> None:
+    """``record --keep``: a session measures what changed or is new; the entries of the earlier
+    record whose snapshot is unchanged stay, with the day they were measured, and one whose
+    program changed since is dropped (measured again or left unmeasured, never shown as true)."""
+    tool = _tool()
+    first, second = record_data["examples"][:2]
+    plan = {"target": "tpu:v5e", "examples": [{"slot": e["slot"], "identity_sha256": str(i) * 64}
+                                              for i, e in enumerate((first, second))]}
+    earlier = copy.deepcopy(record_data)
+    earlier["examples"] = [dict(first), {**second, "program_sha256": "0" * 64}]
+    keep = tmp_path / "earlier.json"
+    keep.write_text(json.dumps(earlier))
+    kept = tool._kept(keep, plan, measured=set())
+    assert [e["slot"] for e in kept] == [first["slot"]]
+    assert kept[0]["date"] == first.get("date", earlier["date"])
+    assert tool._kept(keep, plan, measured={first["slot"]}) == []
+    # the committed record: each entry says its day, the record's date is the latest
+    record = read_record(RECORD)
+    days = {record.measured_on(m) for m in record.measurements.values()}
+    assert record.date == max(days) and all(len(d) == 10 for d in days)

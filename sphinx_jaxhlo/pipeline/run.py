@@ -319,7 +319,7 @@ def measure(build: Build, example: Example, jobs: list[Job]) -> list[Path]:
             continue
         found = record.measurement(slot, program_digest(job.identity, "" if report.error else report.hlo))
         if found is not None:
-            job.result.measured = Measured(record.device, record.date, found.program_bytes, found.warm_ms,
+            job.result.measured = Measured(record.device, record.measured_on(found), found.program_bytes, found.warm_ms,
                                            found.error)
     return read
 

@@ -59,6 +59,18 @@ def test_the_device_figure_is_what_the_chip_held_for_every_docs_example_measured
     assert not off, off
 
 
+def test_what_is_live_at_the_peak_is_what_the_chip_held_for_every_docs_example_measured() -> None:
+    """Within 2 % or 1 MiB: the total live at the peak by XLA's buffer assignment and live ranges
+    (arguments, outputs, code and the temporaries live then, :mod:`sphinx_jaxhlo.hlo.peak`),
+    against what the chip held while the program ran."""
+    record = read_record(RECORD)
+    compared = [m for m in record.measurements.values() if m.live_bytes is not None and m.program_bytes]
+    off = [(m.slot, m.live_bytes, m.program_bytes) for m in compared
+           if abs(m.live_bytes - m.program_bytes) > max(0.02 * m.program_bytes, 2**20)]
+    assert len(compared) >= 180
+    assert not off, off
+
+
 def test_xlas_tpu_peak_is_not_what_the_chip_held() -> None:
     """Why the device figure exists: XLA's TPU peak counts on-chip buffers and leaves the
     code out, so it is off what the chip held for many programs, in both directions."""

@@ -429,6 +429,75 @@ def _versions() -> dict[str, str]:
 
 # -- live (here) -----------------------------------------------------------------------------------
 
+def _live_on_device(entry: dict[str, Any]) -> dict[str, Any]:
+    """One example compiled by the device's own backend (no run), with XLA's buffer assignment
+    dumped, and what is live at its peak computed from it as a deviceless compile's would be (the
+    device's optimized HLO equals the deviceless one: the record's ``same_hlo``)."""
+    import ast
+
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.compiler.compiling import _memory, compiler_options, jit_function
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.hlo import buffer_assignment
+    from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import peak_from_record
+
+    request = CompileRequest.from_json(entry["request"])
+    found: dict[str, Any] = {"slot": entry["slot"]}
+    folder = tempfile.mkdtemp(prefix="jaxhlo-live-")
+    try:
+        fn = _function(request)
+        static = {k: ast.literal_eval(v) for k, v in request.static}
+        structs = to_shape_dtype_structs(request.specs)
+        jitted = jit_function(fn, static_argnames=tuple(static), donate=request.donate)
+        options = compiler_options(dict(request.xla_flags))
+        options["xla_dump_to"] = folder
+        try:
+            compiled = jitted.trace(*structs[0], **structs[1], **static).lower().compile(options)
+        except Exception as exc:  # a refused compile: nothing ran, nothing to compare
+            found["problem"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            return found
+        hlo = compiled.as_text() or ""
+        module = parse_module(hlo)
+        text, note = buffer_assignment.collect(folder, module.name)
+        memory = _memory(compiled)
+        memory.settle("tpu")
+        peak, problem = peak_from_record(text, module, request.source_name, "tpu:v5e", memory)
+        if peak is None:
+            found["problem"] = problem or note or "no buffer assignment"
+        else:
+            found["live_bytes"] = peak.bytes
+            found["device_bytes"] = memory.device_bytes
+    except Exception as exc:
+        found["problem"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return found
+
+
+def live_on_device(plan_path: Path, out: Path, threads: int) -> int:
+    """:func:`live`, on the machine with the device: its backend compiles (in ``threads`` at once:
+    a compile does not hold Python's lock), nothing runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import jax
+    import jax.numpy  # imported once here: the examples' own imports then race on nothing
+    import jax.scipy.special
+
+    jax.devices()
+    plan_data = json.loads(plan_path.read_text(encoding="utf-8"))
+    todo = {e["identity_sha256"]: e for e in plan_data["examples"]}
+    done: dict[str, Any] = {}
+    with ThreadPoolExecutor(threads) as pool:
+        for key, found in zip(todo, pool.map(_live_on_device, todo.values()), strict=True):
+            done[key] = found
+            print(f"{len(done):4d} {found['slot']}: {found.get('live_bytes', found.get('problem'))}", flush=True)
+    out.write_text(json.dumps(done, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
 def live(plan_path: Path, out: Path, timeout: float) -> int:
     """Compile each planned example again here, deviceless, as the docs build does, and keep what
     XLA's buffer assignment says is live at its peak (:mod:`sphinx_jaxhlo.hlo.peak`): the total the
@@ -655,6 +724,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--plan", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
     v.add_argument("--out", type=Path, default=ROOT / "build" / "hardware" / "live.json")
     v.add_argument("--timeout", type=float, default=600.0, help="seconds one compile may take")
+    v.add_argument("--on-device", type=int, metavar="THREADS", default=0,
+                   help="compile with the device's own backend, in this many threads (on the device's machine)")
     c = sub.add_parser("record", help="join the parts into the committed record (here)")
     c.add_argument("parts", type=Path, nargs="+")
     c.add_argument("--plan", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
@@ -667,6 +738,8 @@ def main(argv: list[str] | None = None) -> int:
     if opts.step == "run":
         return run(opts.plan, opts.out, opts.deadline, opts.resume, opts.only, opts.first)
     if opts.step == "live":
+        if opts.on_device:
+            return live_on_device(opts.plan, opts.out, opts.on_device)
         return live(opts.plan, opts.out, opts.timeout)
     return record(opts.parts, opts.plan, opts.out, opts.keep, opts.live)
 

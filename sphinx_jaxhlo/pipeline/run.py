@@ -440,10 +440,12 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
                 status, message = "failed expectation", "; ".join(o.message for o in failed)
             elif err is not None and status == "ok":
                 status = "expected error"
-        temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
+        memory = result.report.memory if result.report and not result.report.error else None
+        figure = memory.acting(result.target) if memory is not None else "temp"
         function = result.function if example.point is None else f"{result.function} at {example.point.label}"
-        records.append(Record(docname, lineno, function, result.target, status, job.origin,
-                              result.seconds, temp, message, job.drift, job.prefetched))
+        records.append(Record(docname, lineno, function, result.target, status, job.origin, result.seconds,
+                              memory.figure(figure) if memory is not None else None, message, job.drift,
+                              job.prefetched, figure))
     return records
 
 

@@ -2,7 +2,7 @@
 
 An example with several functions draws, under its variants table, what that
 table shows of each (function, target): the figure to act on, one per target for
-all its variants (:func:`sphinx_jaxhlo.core.memory.acting_figure`: the HBM a TPU
+all its variants (``core.memory.acting_figure``: the HBM a TPU
 holds, else temp memory).  The rules it follows:
 
 - **One measure per axis.**  Temp memory and the memory a device holds are

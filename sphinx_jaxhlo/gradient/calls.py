@@ -40,7 +40,6 @@ def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
         names = resolve_wrt(name, params, keywords, grad_wrt(items), PYTHON("grad"))
     except ValueError as exc:
         raise OptionProblem("grad", str(exc)) from None
-    given: list[str] = []
     for wrt in names:
         if wrt in params and params.index(wrt) < len(call.args):
             value = call.args[params.index(wrt)]
@@ -50,13 +49,12 @@ def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
             raise OptionProblem("grad", f"{PYTHON('grad')} {wrt!r} is not an argument of this call: "
                                 f"{len(call.args)} positional and {', '.join(call.kwargs) or 'no'} keyword "
                                 "argument(s) given")
-        given.append(wrt)
         problem = _undifferentiable(name, wrt, value)
         if problem:
             raise OptionProblem("grad", problem)
     # the variant takes the call's arguments: its positional ones by position, the others by name
     positional_given = [params[i] if i < len(params) else f"_arg{i}" for i in range(len(call.args))]
-    code, binds, variants = call_variant(name, positional_given, [*call.kwargs, *call.static], given, items,
+    code, binds, variants = call_variant(name, positional_given, [*call.kwargs, *call.static], names, items,
                                          PYTHON("grad"))
     return [(grad_variant_name(name, form), dataclasses.replace(call, gradient=code, gradient_binds=binds,
                                                                 gradient_variant=variant))

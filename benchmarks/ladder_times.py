@@ -231,6 +231,14 @@ def programs(s: dict[str, int]) -> dict[str, tuple[str, Callable[..., Any], Call
         # round each chunk's contribution back to bf16 before the sum)
         return chunked_tokens(xent_sum, 64)(h, w.astype(jnp.float32), labels)
 
+    def xent_sum_bf16_dot(h: Any, w32: Any, labels: Any) -> Any:
+        return xent_sum(h, w32.astype(jnp.bfloat16), labels)
+
+    def xent_f32_weight_bf16_dot_chunked(h: Any, w: Any, labels: Any) -> Any:
+        # the same f32 weight before the loop, rounded to bf16 for each chunk's dot: the
+        # gradient is still summed in f32 (the cast's transpose is f32), the dot stays bf16
+        return chunked_tokens(xent_sum_bf16_dot, 64)(h, w.astype(jnp.float32), labels)
+
     out: dict[str, tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
         "gram_trace_matrices": ("exact", gram_trace_matrices, gram_args),
         "gram_trace_einsum": ("exact", gram_trace_einsum, gram_args),
@@ -270,6 +278,8 @@ def programs(s: dict[str, int]) -> dict[str, tuple[str, Callable[..., Any], Call
         "xent_vocabulary_chunks_value_and_grad": ("copies", value_and_grad_w(xent_vocab_chunks), xent_args),
         "precision_bf16_chunked_grad": ("precision", grad_w(chunked_tokens(xent_sum, 64)), xent_args),
         "precision_upcast_chunked_grad": ("precision", grad_w(xent_upcast_chunked), xent_args),
+        "precision_upcast_bf16_dot_chunked_grad": ("precision", grad_w(xent_f32_weight_bf16_dot_chunked),
+                                                   xent_args),
         "precision_bf16_unchunked_grad": ("precision", grad_w(xent_onehot), xent_args),
     }
     for size in (64, 256, 1024, 4096):

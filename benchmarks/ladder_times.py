@@ -13,7 +13,10 @@ them).  A program the chip cannot hold is recorded with its error
 (RESOURCE_EXHAUSTED), not raised.  From the repository root:
 
     python benchmarks/ladder_times.py                   # writes $OUT/ladder_times.json
+    python benchmarks/ladder_times.py --group exact,primitive   # $OUT/ladder_times_exact_primitive.json
     python benchmarks/ladder_times.py --small --runs 2  # the same programs at small sizes, on any backend
+
+The JSON is rewritten after each program, so a run cut short keeps what it measured.
 
 The JSON holds, per program: ``ms`` (median), ``ms_all``, ``temp_bytes``, ``error`` when
 it failed, and for the precision rows ``grad_rel_error``.  Groups:
@@ -347,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=7, help="timed runs per program (median reported)")
     parser.add_argument("--small", action="store_true", help="small sizes, for a check on any backend")
     parser.add_argument("--only", default="", help="comma-separated program names (default: all)")
+    parser.add_argument("--group", default="", help="comma-separated groups (exact, primitive, batch_size, "
+                        "recompute, chunk_size, copies, precision); the file is then ladder_times_GROUPS.json")
     parser.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for ladder_times.json")
     options = parser.parse_args(argv)
 
@@ -355,7 +360,14 @@ def main(argv: list[str] | None = None) -> int:
 
     s = sizes(options.small)
     table = programs(s)
-    wanted = [n for n in options.only.split(",") if n] or list(table)
+    groups = [g for g in options.group.split(",") if g]
+    wanted = [n for n in options.only.split(",") if n] or [n for n in table if not groups or table[n][0] in groups]
+    unknown = [n for n in wanted if n not in table]
+    if unknown:
+        parser.error(f"unknown programs: {', '.join(unknown)}")
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / ("ladder_times.json" if not groups else f"ladder_times_{'_'.join(groups)}.json")
     device = jax.devices()[0]
     report: dict[str, Any] = {
         "device": f"{device.platform} {getattr(device, 'device_kind', '')}".strip(),
@@ -379,10 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         shown = f"{row['ms']:.3f} ms" if "ms" in row else row.get("error", "")
         print(f"{name:45s} {shown}  temp {row.get('temp_bytes', '-')}", flush=True)
         del args, result
-    out = Path(options.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ladder_times.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {out / 'ladder_times.json'}")
+        # written after every program, so that a run stopped by a time limit keeps what it measured
+        path.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {path}")
     return 0
 
 

@@ -17,6 +17,9 @@ them).  A program the chip cannot hold is recorded with its error
     python benchmarks/ladder_times.py --small --runs 2  # the same programs at small sizes, on any backend
 
 The JSON is rewritten after each program, so a run cut short keeps what it measured.
+A run on a TPU v5e (2026-12-06, ``--runs 5``) is kept in
+``benchmarks/ladder_times_tpu-v5e.json``; docs/guide/bounded.md, chunked.md,
+precision.md and cases.md quote it.
 
 The JSON holds, per program: ``ms`` (median), ``ms_all``, ``temp_bytes``, ``error`` when
 it failed, and for the precision rows ``grad_rel_error``.  Groups:

@@ -43,6 +43,11 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
     # the chunked rewrite: its code and option are plain data; its proof, checks and search use jax
     "sphinx_jaxhlo.chunking": {"": "core", "source": "core", "rewrite": "compiler", "proof": "compiler",
                                "values": "compiler", "search": "compiler"},
+    # the guide's rules: the answer is plain data a report stores; the rules trace with jax.make_jaxpr
+    # (nothing compiled), so they sit with the compile side; the command line is a front
+    "sphinx_jaxhlo.predict": {"": "compiler", "answer": "core", "rules": "core", "graph": "compiler",
+                              "cpu": "compiler", "h100": "compiler", "tpu": "compiler", "front": "compiler",
+                              "command": "front"},
 }
 #: Lines a module may have, about (the issue's 600, with room for a docstring).
 MAX_LINES = 620

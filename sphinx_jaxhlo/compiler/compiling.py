@@ -249,6 +249,9 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
 
     attach_live_at_peak(report, module if report.analysis_error is None else None, source_name)
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
+    from sphinx_jaxhlo.predict.hook import attach_prediction  # the guide's rule, from the jaxpr
+
+    attach_prediction(report, jitted, args, kwargs, source_name)
     return report
 
 

@@ -117,6 +117,9 @@ class Record:
     drift: Drift | None = None
     #: Compiled by the build's scheduler before the document was read.
     prefetched: bool = False
+    #: The guide's rule beside XLA (:mod:`sphinx_jaxhlo.predict.agreement`): ``agrees``, ``disagrees``,
+    #: ``limit`` (a disagreement the example states), ``compile it``, or ``""`` (no prediction).
+    guide: str = ""
 
 
 def store_outcome(cache: ReportCache | None, key: str, identity: str, outcome: Outcome) -> None:

@@ -63,8 +63,10 @@ class Agreement:
             return (f"The guide's rules do not decide this table ({p.table}): {p.why}. "
                     f"XLA {did} it.")
         if self.agrees:
-            return f"As the guide's rule says ({p.title}), XLA {did} the table ({p.table})."
-        return p.disagreement(self.stored)[0].upper() + p.disagreement(self.stored)[1:] + "."
+            return f"As the guide's rule says, XLA {did} the table ({p.table})."
+        expected = "stored" if p.stored else "fused"
+        return (f"The guide's rule expected this table ({p.table}) {expected}; XLA {did} it: "
+                "a case the guide does not cover.")
 
 
 def agreement(report: Report) -> Agreement | None:

@@ -35,6 +35,8 @@ YNN_UNARY = frozenset({"abs", "ceil", "convert_element_type", "erf", "exp", "exp
                        "exp2", "cosh", "stop_gradient"})
 YNN_BINARY = frozenset({"add", "add_any", "max", "min", "mul", "sub", "div", "pow"})
 YNN_DTYPES = frozenset({"float32", "bfloat16", "float64", "int8", "uint8"})
+#: The operand types of a dot YNN takes.
+YNN_DOT_DTYPES = frozenset({"float32", "bfloat16", "float64", "int8"})
 
 
 
@@ -54,9 +56,16 @@ def _ynn_op(op: Op) -> bool:
     if op.prim in ("broadcast_in_dim", "reshape", "squeeze", "expand_dims"):
         return dtype in YNN_DTYPES
     if op.prim == "transpose":
-        # a transposed dot result folds into the dot; elsewhere it is a physical copy YNN does not take
+        # a transposed dot result folds into the dot, and a transpose of elementwise work YNN takes folds
+        # into that work's YNN fusion (the fusion writes in the transposed order); of an argument, or
+        # followed by a reshape (the reshape needs the transposed layout in memory), it is a copy
         src = op.ins[0].producer
-        return src is not None and src.prim == "dot_general"
+        if src is None:
+            return False
+        if src.prim == "dot_general":
+            return True
+        return (src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src) \
+            and not any(u.prim == "reshape" for u in op.outs[0].users)
     if op.prim == "integer_pow":
         return dtype in YNN_DTYPES  # jax lowers it to a chain of multiplies (a divide for y < 0)
     if op.prim == "square":
@@ -65,7 +74,9 @@ def _ynn_op(op: Op) -> bool:
         return dtype in YNN_DTYPES and op.ins[0].dtype in YNN_DTYPES
     if op.prim == "dot_general":
         m, n, _ = _dot_dims(op)
-        return (m > 1 and n > 1 and op.ins[0].dtype in ("float32", "bfloat16", "float64")
+        # YNN's dot types (ynn_support.cc): f32, bf16 and int8 x int8 (to s32, or converted to f32); an f16
+        # dot is converted to f32 around it, and the converts stay outside the fusion
+        return (m > 1 and n > 1 and op.ins[0].dtype in YNN_DOT_DTYPES
                 and op.ins[0].dtype == op.ins[1].dtype)
     if _is_clamp(op):
         return False

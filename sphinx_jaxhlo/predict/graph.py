@@ -307,12 +307,24 @@ def reductions_of(graph: Graph, live: bool = True) -> list[Reduction]:
 
 
 def _is_gemm(op: Op) -> bool:
-    """A dot_general with a free dimension longer than one on both sides: a real contraction."""
+    """A dot_general with a free dimension longer than one on both sides, contracting more than one
+    element: a real contraction."""
+    if trivial_dot(op):
+        return False
     (lc, rc), (lb, rb) = op.params["dimension_numbers"]
     lhs, rhs = op.ins[0].shape, op.ins[1].shape
     lfree = math.prod(d for i, d in enumerate(lhs) if i not in lc and i not in lb)
     rfree = math.prod(d for i, d in enumerate(rhs) if i not in rc and i not in rb)
     return lfree > 1 and rfree > 1
+
+
+def trivial_dot(op: Op) -> bool:
+    """A dot_general that contracts nothing, or only size-1 dimensions: XLA's algebraic simplifier
+    rewrites it into a broadcast multiply (an elementwise op, as ``jnp.outer`` is)."""
+    if op.prim != "dot_general":
+        return False
+    (lc, _), _ = op.params["dimension_numbers"]
+    return math.prod(op.ins[0].shape[i] for i in lc) <= 1
 
 
 def _dot_dims(op: Op) -> tuple[int, int, int]:
@@ -353,7 +365,7 @@ def build_region(red: Reduction, floor: int) -> Region:
         values.append(v)
         if id(op) not in {id(o) for o in ops}:
             ops.append(op)
-        if op.prim == "dot_general":
+        if op.prim == "dot_general" and not trivial_dot(op):
             sources.add("gemm" if _is_gemm(op) else "matvec")
             continue
         if op.prim in REDUCTION_KIND:
@@ -367,7 +379,7 @@ def build_region(red: Reduction, floor: int) -> Region:
         if op.prim in ("iota", "rng_bit_generator", "random_bits", "random_wrap", "random_unwrap"):
             sources.add("other")
             continue
-        if op.prim not in ELEMENTWISE and op.prim not in LAYOUT_OPS:
+        if op.prim not in ELEMENTWISE and op.prim not in LAYOUT_OPS and not trivial_dot(op):
             sources.add("other:" + op.prim)
             continue
         for w in op.ins:

@@ -41,10 +41,9 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if g.two_pass and (dot or costly_read):
         return Decision(True, "jaxhlo-predict-tpu-readers", "two passes over the table (a statistic, then a "
                         "reduction that needs it): a dot's output, or a costly producer, is kept between them")
-    if g.outputs or (g.outside and dot):
+    if (g.outputs or g.outside) and dot:
         return Decision(True, "jaxhlo-predict-tpu-readers", "the table has a reader besides its reductions "
-                        "(a contraction's output read again by the backward pass, or an output); an "
-                        "elementwise table is recomputed for each reader instead")
+                        "(a contraction's output read again by the backward pass, or returned)")
     if "matvec" in g.sources and not (all(op.prim == "dot_general" for op in g.ops) and kinds <= {"sum"}):
         return Decision(True, "jaxhlo-predict-tpu-matvec", "a matrix-vector product's result is stored before "
                         "another reduction")

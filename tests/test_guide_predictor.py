@@ -243,3 +243,19 @@ def test_each_rule_section_states_its_score() -> None:
         else:
             assert found.group(1) == ", ".join(f"{PAGE_TARGET[t]} {scores[t]['agree']} of {scores[t]['answered']}"
                                                for t in COLUMNS), anchor
+
+
+def test_each_rule_is_stated_once_the_page_and_the_table_the_same() -> None:
+    """One source: each rule's heading and first paragraph on the page are the table's title and text
+    (``sphinx_jaxhlo.predict.rules``); each decider returns only its target's anchors."""
+    sections = _sections()
+    for rule in rules.RULES:
+        body = sections[rule.anchor].strip("\n").split("\n")
+        assert body[0] == f"### {rule.title}", rule.anchor
+        paragraph = " ".join("\n".join(body[1:]).strip("\n").split("\n\n")[0].split())
+        assert paragraph == rule.text, rule.anchor
+        source = inspect.getsource(rule.function())
+        returned = set(re.findall(r'"(jaxhlo-predict-[a-z0-9-]+)"', source))
+        allowed = {r.anchor for r in rules.rules_for(rule.target if rule.target != "all" else "cpu")}
+        allowed |= {r.anchor for r in rules.RULES if rule.target == "all"}
+        assert returned <= allowed, (rule.anchor, returned - allowed)

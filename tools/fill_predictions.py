@@ -85,6 +85,7 @@ def predict_snapshot(doc: dict[str, Any], source: str) -> Any:
     from sphinx_jaxhlo.core.request import default_function
     from sphinx_jaxhlo.core.specs import parse_args
     from sphinx_jaxhlo.predict.front import predict_jaxpr
+    from sphinx_jaxhlo.predict.hook import with_flags
 
     ident = doc["identity"]
     name = ident.get("source_name", "example.py")
@@ -97,7 +98,8 @@ def predict_snapshot(doc: dict[str, Any], source: str) -> Any:
     kwargs.update(static)
     closed = jax.jit(fn, static_argnames=tuple(static)).trace(*args, **kwargs).jaxpr
     command = f"python -m sphinx_jaxhlo {name}:{function} --targets {ident['target']}"
-    return predict_jaxpr(closed, ident["target"], command)
+    return with_flags(predict_jaxpr(closed, ident["target"], command),
+                      {str(k): str(v) for k, v in ident.get("xla_flags") or []})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -251,7 +251,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
     from sphinx_jaxhlo.predict.hook import attach_prediction  # the guide's rule, from the jaxpr
 
-    attach_prediction(report, jitted, args, kwargs, source_name)
+    attach_prediction(report, jitted, args, kwargs, source_name, flags)
     return report
 
 

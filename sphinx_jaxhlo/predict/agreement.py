@@ -19,6 +19,10 @@ from .answer import PAGE, Prediction
 
 #: Share of the table's elements a stored buffer (or the temp memory) must reach.
 STORED_SHARE = 0.9
+#: The guide's rules are about large tables: below this many bytes (the size under which a stored
+#: buffer is never shown as a problem, ``jaxhlo_problem_min_size``'s default) a report neither names
+#: a rule nor counts in the agreement; any buffer of a tiny table's size would count as storing it.
+MIN_TABLE_BYTES = 2**20
 
 _ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "bfloat16": 2, "float16": 2, "float32": 4, "int32": 4,
              "uint32": 4, "float64": 8, "int64": 8, "complex64": 8, "complex128": 16}
@@ -72,10 +76,10 @@ class Agreement:
 def agreement(report: Report) -> Agreement | None:
     """The guide's rule and XLA for ``report``; ``None`` without a prediction or a compile."""
     p = report.prediction
-    if p is None or report.error is not None or report.analysis_error:
+    if p is None or report.error is not None or report.analysis_error or p.table_bytes < MIN_TABLE_BYTES:
         return None
     stored = stored_by_xla(report, p)
     return Agreement(p, stored, p.agrees_with(stored))
 
 
-__all__ = ["PAGE", "STORED_SHARE", "Agreement", "agreement", "stored_by_xla"]
+__all__ = ["MIN_TABLE_BYTES", "PAGE", "STORED_SHARE", "Agreement", "agreement", "stored_by_xla"]

@@ -240,12 +240,29 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                        else "every step's table is live at once")
                 decisions.append(Decision(True, "jaxhlo-predict-all-loop",
                                           f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
+        elif target != "cpu" and (between := _between(g)):
+            anchor = "jaxhlo-predict-h100-topk" if target == "gpu:h100" else "jaxhlo-predict-tpu-topk"
+            decisions.append(Decision(True, anchor, f"{between} between the table's source and the reduction is a "
+                                      "kernel of its own: it reads a computed operand from memory and writes "
+                                      "its output for the reduction"))
         else:
             decisions.append(DECIDERS[target](g, graph))
     decisions += _other_tables(graph, table, target, {id(v) for g in regions for v in g.values})
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
+
+
+#: Ops that are not elementwise and not a reduction, and that XLA gives a kernel of their own (a sort, an
+#: FFT library call, a cumulative scan's passes): placed between a computed table and its reduction, the
+#: table is written for them (GPU and TPU).
+BETWEEN = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "fft"})
+
+
+def _between(g: Region) -> str:
+    """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
+    its output is read from memory by the reduction, and a computed operand is written for it."""
+    return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
 
 
 def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list[Decision]:

@@ -13,10 +13,14 @@ from typing import Any
 
 from sphinx_jaxhlo.core.report import Report
 
+from .answer import Prediction
 
-def attach_prediction(report: Report, jitted: Any, args: Any, kwargs: dict[str, Any], source_name: str) -> None:
+
+def attach_prediction(report: Report, jitted: Any, args: Any, kwargs: dict[str, Any], source_name: str,
+                      flags: dict[str, str] | None = None) -> None:
     """Fill ``report.prediction`` for a one-device compile (a sharded program's rules are per device,
-    on shapes the trace does not give: it gets none)."""
+    on shapes the trace does not give: it gets none).  With XLA flags the rules, stated for XLA's
+    defaults, do not decide (:func:`with_flags`)."""
     if report.error is not None or report.devices > 1:
         return
     from .front import base_target, predict_jaxpr
@@ -28,6 +32,19 @@ def attach_prediction(report: Report, jitted: Any, args: Any, kwargs: dict[str, 
     try:
         closed = jitted.trace(*args, **kwargs).jaxpr
         command = f"python -m sphinx_jaxhlo {source_name}:{report.function} --targets {report.target}"
-        report.prediction = predict_jaxpr(closed, report.target, command)
+        report.prediction = with_flags(predict_jaxpr(closed, report.target, command), flags or {})
     except Exception:  # the rules' own failure on an odd program: no prediction, never a failed compile
         report.prediction = None
+
+
+def with_flags(prediction: Prediction, flags: dict[str, str]) -> Prediction:
+    """The prediction of a compile given XLA flags: the rules are stated for XLA's defaults, so with
+    flags (``:xla-flags:``, YNN fusions off...) no rule decides: ``certain=False``, the flags said."""
+    if not flags:
+        return prediction
+    import dataclasses
+
+    named = ", ".join(sorted(flags))
+    return dataclasses.replace(prediction, stored=None, certain=False, where="", where_why="",
+                               why=f"the compile sets XLA flags ({named}); the guide's rules are for XLA's "
+                                   f"defaults (without them: {prediction.verdict}, {prediction.why})")

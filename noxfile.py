@@ -238,7 +238,7 @@ def wheel(session: nox.Session) -> None:
     clean = tmp / "clean"
     shutil.rmtree(clean, ignore_errors=True)
     python = str(clean / "bin" / "python")
-    requirement = f"{wheels[0]}[myst]"  # the README's `pip install "sphinx-jaxhlo[myst]"`, from this wheel
+    requirement = f"{wheels[0]}[myst]"  # the README's `pip install --find-links dist "sphinx-jaxhlo[myst]"`
     if session.venv_backend == "uv":
         uv = getattr(nox.virtualenv, "UV", "uv")  # the uv nox itself uses (on PATH, or its Python's module)
         session.run(uv, "venv", "--quiet", "--python", sys.executable, str(clean), external=True)
@@ -266,13 +266,18 @@ def wheel(session: nox.Session) -> None:
 
 #: The GitHub Actions workflows that ``nox -s lint`` checks.
 WORKFLOWS = ".github/workflows"
+#: Read the Docs' configuration, which ``nox -s lint`` checks against its schema.
+READTHEDOCS = ".readthedocs.yaml"
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy, and the GitHub Actions workflows against the workflow schema that
+    """ruff, mypy, the GitHub Actions workflows against the workflow schema that
     check-jsonschema ships (a misspelt key, a wrong value type or an unknown permission
-    fails it; no network: the schema is in the package).
+    fails it; no network: the schema is in the package), zizmor's audit of the
+    workflows (an action not pinned to a commit, credentials left in the checkout,
+    template injection...; offline, every audit: ``--persona=pedantic``), and
+    ``.readthedocs.yaml`` against Read the Docs' schema.
 
     ``nox -s lint -- FILE.yml`` checks that workflow file alone."""
     session.install("-e", ".[lint,test]")
@@ -280,8 +285,10 @@ def lint(session: nox.Session) -> None:
     if not workflows:
         session.error(f"no workflow in {WORKFLOWS}")
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    session.run("zizmor", "--offline", "--persona=pedantic", "--no-progress", *workflows)
     if session.posargs:
         return
+    session.run("check-jsonschema", "--builtin-schema", "vendor.readthedocs", READTHEDOCS)
     session.run("ruff", "check", "sphinx_jaxhlo", "tests", "tools", "noxfile.py")
     session.run("mypy")
 

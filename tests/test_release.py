@@ -9,6 +9,9 @@ waits for exists, and it publishes by trusted publishing (an OpenID Connect toke
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -155,3 +158,35 @@ def test_the_workflow_builds_once_and_publishes_by_trusted_publishing() -> None:
         assert inputs.get("repository-url") == ("https://test.pypi.org/legacy/" if name == "testpypi" else None)
     assert "tags" in environments["pypi"]["if"] and "workflow_dispatch" in environments["testpypi"]["if"]
     assert "secrets." not in WORKFLOW.read_text(encoding="utf-8")
+
+
+#: A step's action pinned to a commit, the release's tag named beside it: ``owner/name@<40 hex>  # v1.2.3``.
+PINNED = re.compile(r"^\s*-?\s*uses:\s*(?P<action>[\w.-]+/[\w./-]+)@(?P<ref>\S+)(?:\s+#\s*(?P<tag>\S+))?\s*$")
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_tag_named() -> None:
+    """zizmor (``nox -s lint``) refuses an action by tag; this says which line, without zizmor installed."""
+    uses = [line for line in WORKFLOW.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*-?\s*uses:", line)]
+    assert len(uses) >= 5
+    for line in uses:
+        m = PINNED.match(line)
+        assert m is not None, line
+        assert re.fullmatch(r"[0-9a-f]{40}", m["ref"]), f"not pinned to a commit: {line.strip()}"
+        assert m["tag"] and re.fullmatch(r"v\d+(\.\d+)*", m["tag"]), f"the tag is not named: {line.strip()}"
+    # one release of each action in the whole workflow
+    by_action: dict[str, set[str]] = {}
+    for line in uses:
+        m = PINNED.match(line)
+        assert m is not None
+        by_action.setdefault(m["action"], set()).add(f"{m['ref']} {m['tag']}")
+    assert all(len(refs) == 1 for refs in by_action.values()), by_action
+
+
+def test_zizmor_finds_nothing() -> None:
+    """The audit ``nox -s lint`` runs, offline (it reaches no GitHub), with every audit zizmor has."""
+    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
+    if zizmor is None:
+        pytest.skip("zizmor is not installed (pip install zizmor; nox -s lint installs it)")
+    run = subprocess.run([zizmor, "--offline", "--persona=pedantic", "--no-progress", str(WORKFLOW.parent)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

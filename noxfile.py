@@ -201,7 +201,8 @@ def wheel(session: nox.Session) -> None:
 
     Builds the sdist and, from it, the wheel (``python -m build``), checks them (``twine check
     --strict``; the package data in the wheel; tools/release.py: one place for the version, the
-    changelog's section, the metadata and its classifiers), then installs the wheel with the
+    changelog's section, the metadata and its classifiers, an sdist of the package and its metadata
+    alone, no tests: MANIFEST.in), then installs the wheel with the
     README's extra (``[myst]``) into a clean environment of its own, which holds nothing but the
     wheel and its dependencies (not even build and twine), and runs there, outside the clone:
     tools/wheel_smoke.py (import, ``analyze()`` on cpu, a two-page Sphinx site with a ``jax-hlo``

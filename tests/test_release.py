@@ -190,3 +190,25 @@ def test_zizmor_finds_nothing() -> None:
     run = subprocess.run([zizmor, "--offline", "--persona=pedantic", "--no-progress", str(WORKFLOW.parent)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_sdist_is_the_package_and_its_metadata_and_no_tests() -> None:
+    package = ["sphinx_jaxhlo/__init__.py", "sphinx_jaxhlo/static/jaxhlo.css"]
+    good = ["sphinx_jaxhlo-0.1.0/", "sphinx_jaxhlo-0.1.0/PKG-INFO", "sphinx_jaxhlo-0.1.0/pyproject.toml",
+            "sphinx_jaxhlo-0.1.0/LICENSE", "sphinx_jaxhlo-0.1.0/sphinx_jaxhlo.egg-info/SOURCES.txt",
+            *(f"sphinx_jaxhlo-0.1.0/{name}" for name in package)]
+    assert release.sdist_problems(good, package) == []
+    # tests without what they need (the setuptools default: tests/test*.py)
+    (problem,) = release.sdist_problems([*good, "sphinx_jaxhlo-0.1.0/tests/test_api.py"], package)
+    assert "(tests/)" in problem and "tests/test_api.py" in problem
+    (problem,) = release.sdist_problems(good[:-1], package)  # package data left out
+    assert "lacks 1 file(s)" in problem and "sphinx_jaxhlo/static/jaxhlo.css" in problem
+    # the clone's package: modules and data, no byte code
+    files = release.package_files()
+    assert "sphinx_jaxhlo/__init__.py" in files and "sphinx_jaxhlo/static/jaxhlo.css" in files
+    assert not [name for name in files if name.endswith(".pyc")]
+
+
+def test_manifest_keeps_the_tests_out_of_the_sdist() -> None:
+    lines = [ln.split("#")[0].split() for ln in (ROOT / "MANIFEST.in").read_text(encoding="utf-8").splitlines()]
+    assert ["prune", "tests"] in lines

@@ -139,8 +139,13 @@ def read(json_path: Path) -> snapshots.Stored | None:
 
 
 def stamp(json_path: Path) -> snapshots.SlotStamp:
-    """What a build read in a slot (:class:`~sphinx_jaxhlo.store.snapshots.SlotStamp`), from what
-    this process read there: no file read again."""
+    """What a build read in a slot (:class:`~sphinx_jaxhlo.store.snapshots.SlotStamp`): the state
+    of its files when this process read it and the digest of what it read, with no file read
+    or stat again (a slot this process does not keep is read)."""
+    kept = _READ.items.get(str(json_path))
+    if kept is not None:
+        files, stored, _ = kept
+        return snapshots.SlotStamp(files, stored.digest)
     files = _files(json_path)
     try:
         stored = read(json_path)

@@ -284,9 +284,9 @@ class Stored:
     text: str
     path: Path
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """Names what was read (the JSON holds the digests of the texts)."""
+        """Names what was read (the JSON holds the digests of the texts); worked out once."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 

@@ -254,6 +254,10 @@ def test_a_slot_changed_with_its_times_put_back_is_noticed(tmp_path: Path) -> No
     assert snapshots.recheck(slot, kept) is None
     # the process's own copy is not served for it either (inode, size and mtime alike)
     assert analyses.read(slot).text == other.decode()  # type: ignore[union-attr]
+    # a slot this process read, then wrote (a refreshing build): the stamp is of what it holds now
+    snapshots.write(slot, snap, report)  # the first bytes again, as a refreshing build writes them
+    assert slot.read_bytes() == good
+    assert analyses.stamp(slot).digest == kept.digest  # not that of the copy it read before the write
     # a slot that was empty or damaged: changed as soon as its files move
     empty = snapshots.SlotStamp(snapshots.file_state(tmp_path / "b.f.cpu.json"), None)
     assert snapshots.recheck(tmp_path / "b.f.cpu.json", empty) is empty

@@ -126,7 +126,10 @@ def read(json_path: Path) -> snapshots.Stored | None:
 
     :raises SnapshotError: as that function does (a damaged snapshot is read again each time, and refused).
     """
-    files = _files(json_path)
+    return _read(json_path, _files(json_path))
+
+
+def _read(json_path: Path, files: tuple[Any, ...]) -> snapshots.Stored | None:
     if files[0] is None:
         return snapshots.read(json_path)
     key = str(json_path)
@@ -139,16 +142,12 @@ def read(json_path: Path) -> snapshots.Stored | None:
 
 
 def stamp(json_path: Path) -> snapshots.SlotStamp:
-    """What a build read in a slot (:class:`~sphinx_jaxhlo.store.snapshots.SlotStamp`): the state
-    of its files when this process read it and the digest of what it read, with no file read
-    or stat again (a slot this process does not keep is read)."""
-    kept = _READ.items.get(str(json_path))
-    if kept is not None:
-        files, stored, _ = kept
-        return snapshots.SlotStamp(files, stored.digest)
+    """What a slot holds now (:class:`~sphinx_jaxhlo.store.snapshots.SlotStamp`): the state of
+    its files, and the digest of the snapshot this process keeps for that state (read again
+    only when the files moved since, as after a build wrote it)."""
     files = _files(json_path)
     try:
-        stored = read(json_path)
+        stored = _read(json_path, files)
     except snapshots.SnapshotError:
         stored = None
     return snapshots.SlotStamp(files, None if stored is None else stored.digest)

@@ -38,8 +38,9 @@ condition holds, and is checked at each of them like any other (the point is nam
 when it fails); among the items that apply at a point, the most specific applies,
 as above.  ``:expect-flip:`` is about the whole sweep: where a decision flips
 (``gpu:h100=between 4096 and 5000``, ``reduction between 4096 and 5000``, ``none``),
-checked by :func:`sphinx_jaxhlo.core.sweep_claims.check_flip_claims`; a claim over a range
-about a decision is also judged there against the sizes no compile looked at.
+checked by :func:`sphinx_jaxhlo.core.sweep_claims.check_flip_claims`; a claim of any kind over
+a range is also judged there against the sizes no compile looked at (not resolved, never a
+pass), and a range that holds no compiled size is said.
 """
 
 from __future__ import annotations

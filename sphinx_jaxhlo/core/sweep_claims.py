@@ -6,7 +6,9 @@ The rules applied here:
 *A flip claim* (``between A and B``, ``none``, :func:`sphinx_jaxhlo.core.sweeps.parse_flip_claim`)
 is checked against the flips of its function on its target
 (:mod:`sphinx_jaxhlo.core.flips`), along its axis (``none`` without an axis: along
-every axis), where its condition holds at both sides of the flip, of the kind it names.
+every axis), where its condition holds at both sides of the flip, of the kind it names (a kind the map
+did not compare, :attr:`~sphinx_jaxhlo.core.flips.SweepMap.kinds`: its flips between the
+points compiled, which bisection did not locate; ``any``: the kinds the map compared).
 ``between A and B`` holds when such a flip lies between A and B; ``none`` when there is
 no such flip.
 
@@ -38,11 +40,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sphinx_jaxhlo.core.expectations import SWEEP_KINDS, Check, Expectation, Expectations
-from sphinx_jaxhlo.core.flips import Interval, SweepMap
+from sphinx_jaxhlo.core.flips import Interval, SweepMap, find_flips
 from sphinx_jaxhlo.core.sweeps import Condition, Sweep, parse_flip_claim
 
-__all__ = ["DECISION_KINDS", "MEMORY_KINDS", "check_flip_claims", "check_range_claims", "nowhere_words",
-           "not_resolved_words"]
+__all__ = [
+    "DECISION_KINDS",
+    "MEMORY_KINDS",
+    "check_flip_claims",
+    "check_range_claims",
+    "not_resolved_words",
+    "nowhere_words",
+]
 
 #: The claims whose value is a decision of the compiler, which may flip between two sizes.
 DECISION_KINDS = ("reduction", "materialized", "error", "collectives", "kernels")
@@ -107,7 +115,10 @@ def _check_flip(expectation: Expectation, sweep: SweepMap, function: str, target
     axis = sweep.sweep.axis(axis).name
     everywhere = claim.expects_none and not claim.symbol  # "none": along every axis
     condition = expectation.condition
-    flips = [f for f in sweep.flips_of(function, target) if (f.axis == axis or everywhere)
+    compared = sweep.flips_of(function, target)
+    if claim.what not in ("any", *sweep.kinds):  # a kind the map did not compare: its flips between the points
+        compared, _ = find_flips(sweep.sweep, sweep.figures_of(function, target), (claim.what,))
+    flips = [f for f in compared if (f.axis == axis or everywhere)
              and (claim.what == "any" or claim.what in f.kinds)
              and (condition is None or (condition.holds(f.before) and condition.holds(f.after)))]
     found = "; ".join(f"{'/'.join(f.kinds)} between {f.between}" for f in flips[:4]) or "no flip"

@@ -36,7 +36,7 @@ from typing import Any
 from sphinx_jaxhlo.compiler.client import failure_of
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import Outcome, Probe, bisect
+from sphinx_jaxhlo.core.bisection import Outcome, Probe, bisect, chase_of
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.flips import SweepMap
 from sphinx_jaxhlo.core.memory import Measured
@@ -176,9 +176,9 @@ def process_sweep(build: Build, example: Example) -> Processed:
             done.append(take(point, point_example(example, point, chosen), [by_name[target]]))
         return done
 
-    out.sweep = bisect(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets],
-                       compile_probes, example.bisect)
     expectations = example.expectation_set()
+    out.sweep = bisect(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets],
+                       compile_probes, example.bisect, chase_of(expectations))
     out.sweep.checks = [*check_flip_claims(expectations, out.sweep),
                         *check_range_claims(expectations, out.sweep, [o for r in out.results for o in r.outcomes])]
     for check_ in out.sweep.checks:

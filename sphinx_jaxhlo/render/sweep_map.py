@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from docutils import nodes
 
 from sphinx_jaxhlo.core.expectations import Check
-from sphinx_jaxhlo.core.flips import Flip, Interval, PointFigure, SweepMap
+from sphinx_jaxhlo.core.flips import Flip, Interval, PointFigure, SweepMap, lines
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.sweeps import Sweep
@@ -131,6 +132,14 @@ def _flip_nodes(flips: Sequence[Flip], numbered: bool, several: bool, verdicts: 
     return [items] if flips else []
 
 
+def _kernels_change(sweep: SweepMap, target: str, functions: Sequence[str]) -> bool:
+    """Whether two neighbours of one function on one target have different kernel counts."""
+    return any(a.kernels is not None and b.kernels is not None and a.kernels != b.kernels
+               for _, line in lines(sweep.sweep, [f for f in sweep.figures if f.target == target
+                                                   and f.function in functions])
+               for a, b in pairwise(line))
+
+
 def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> list[str]:
     """What bisection did on one target, and, per function, the intervals not resolved."""
     out = []
@@ -141,12 +150,16 @@ def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> l
         out.append("Bisection is off (budget 0): each flip is between two of the sweep's sizes.")
     elif sweep.budget is not None and probes:
         out.append(f"Bisection compiled {len(probes)} more size{'s' if len(probes) != 1 else ''} here (budget "
-                   f"{sweep.budget} for the sweep), each an ordinary compile: {exact} of {len(flips)} flip"
-                   f"{'s' if len(flips) != 1 else ''} located between neighbouring sizes.")
+                   f"{sweep.budget} for the sweep), each an ordinary compile, chasing {sweep.chased}"
+                   + (f": {exact} of {len(flips)} flip{'s' if len(flips) != 1 else ''} located between neighbouring "
+                      "sizes." if flips else "."))
     elif sweep.budget and exact < len(flips):
         out.append(f"Bisection compiled no size here: the sweep's budget of {sweep.budget} was spent.")
     if not flips:
         out.append("No decision flips between neighbouring sizes compiled.")
+    if "kernels" not in sweep.kinds and _kernels_change(sweep, target, functions):
+        out.append("The kernel count changes between sizes too (the table's last column): bisection chases it only "
+                   "where a claim is about it.")
     def listed(intervals: Sequence[Interval]) -> str:
         shown = ", ".join(f"{i.axis}={i.low}..{i.high}" + (f" at {i.between.split(' at ', 1)[1]}"
                                                              if " at " in i.between else "") for i in intervals[:4])
@@ -232,8 +245,8 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
         signatures.append(sweep_signature(sweep.sweep, name, view.source, static))
     count = len(sweep.points)
     probes = len({(f.point, f.function, f.target) for f in sweep.figures if f.point.probe})
-    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two whose decisions "
-                f"differ (budget {sweep.budget}), each an ordinary compile of one function on one target."
+    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two that differ in "
+                f"{sweep.chased} (budget {sweep.budget}), each an ordinary compile of one function on one target."
                 if probes else "")
     block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
                                     *[x for s in signatures[1:] for x in (", ", code(s))],

@@ -283,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["example"]:
         return example_main(args[1:], prog)
     parser = build_parser(prog)
-    ns = parser.parse_args(argv)
+    ns = parser.parse_args(_joined_values(parser, args))
     try:
         return _run(ns, parser, prog)
     except _UsageError as exc:
@@ -291,6 +291,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+def _joined_values(parser: argparse.ArgumentParser, args: Sequence[str]) -> list[str]:
+    """``--expect-max-device -5MB`` as ``--expect-max-device=-5MB``: a value that starts with ``-``
+    and is no option of ours reaches the option, whose own check says what is wrong with it
+    (argparse would take it for an option and say only "expected one argument")."""
+    takes_value = {o for a in parser._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
+    known = set(parser._option_string_actions)
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        following = args[index + 1] if index + 1 < len(args) else None
+        if (arg in takes_value and following is not None and following.startswith("-") and following != "-"
+                and following.split("=", 1)[0] not in known):
+            out.append(f"{arg}={following}")
+            index += 2
+            continue
+        out.append(arg)
+        index += 1
+    return out
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:

@@ -16,6 +16,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from sphinx_jaxhlo import SweepReports, analyze_source
+from sphinx_jaxhlo.core.diagnostics import SUBTYPES
 
 SOURCE = "def product(m, v):\n    return m @ v\n"
 BETWEEN = "not resolved: K=60..64 (both ends agree; the sizes between were not compiled) [NOT RESOLVED]"
@@ -37,6 +38,8 @@ def test_the_directive_resolves_no_claim_over_sizes_it_did_not_compile(app: Any)
     # a claim about one compiled size is resolved by its compile
     assert not any("reduction none" in u for u in unresolved)
     assert len(unresolved) == 4, unresolved
+    # each subtype the build warned with is one the warnings reference lists (and suppress_warnings takes)
+    assert set(re.findall(r"\[jaxhlo\.(\w+)\]", warnings)) <= set(SUBTYPES) and "unresolved" in SUBTYPES
     soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
     rows = [li.get_text(" ", strip=True) for li in soup.select("ul.jaxhlo-expectations li.jaxhlo-unresolved")]
     assert len(rows) == 4 and any("K>=100000" in r for r in rows)

@@ -76,10 +76,10 @@ class Chase:
 
 
 def claim_words(expectation: Expectation) -> str:
-    """``max temp 1MB for K<=8192`` (``gpu:h100=...`` when scoped): a claim as the page names it."""
-    scope = f"{expectation.scope}=" if expectation.scope else ""
+    """``max temp 1MB on gpu:h100 for K<=8192``: a claim as the page names it."""
+    scope = f" on {expectation.scope}" if expectation.scope else ""
     where = f" for {expectation.where}" if expectation.where else ""
-    return f"{expectation.kind.replace('-', ' ')} {scope}{expectation.value}{where}"
+    return f"{expectation.kind.replace('-', ' ')} {expectation.value}{scope}{where}"
 
 
 def chase_of(expectations: Expectations) -> Chase:

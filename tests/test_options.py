@@ -55,3 +55,23 @@ def test_parse_findings_rejects(value: str, message: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_findings(value)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("bad", [[True], True, 3.5, [], ["hkl", 2.0]], ids=repr)
+def test_grad_takes_names_or_positions_and_echoes_what_was_given(bad: object) -> None:
+    from sphinx_jaxhlo import analyze, analyze_source
+    from sphinx_jaxhlo.core.example import OptionProblem
+
+    source = "def f(x):\n    return (x * x).sum()\n"
+    message = f"grad: {bad!r} is not an argument name or position, nor a list of them: give grad='hkl', grad=1 or " \
+              "grad=['pos', 'hkl']"
+    with pytest.raises(OptionProblem) as info:
+        analyze_source(source, "f", "f32[4]", targets="cpu", grad=bad)  # type: ignore[arg-type]
+    assert info.value.message == message
+
+    def f(x: object) -> object:
+        return x
+
+    with pytest.raises(OptionProblem) as info:
+        analyze(f, "f32[4]", targets="cpu", grad=bad)  # type: ignore[arg-type]
+    assert info.value.message == message

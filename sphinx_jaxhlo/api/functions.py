@@ -289,7 +289,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                         f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep, "bisect": bisect}, spell=PYTHON,
+        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect}, spell=PYTHON,
         source_name=source_name).with_grad_variants(PYTHON)
     if example.sweep is not None:
         return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
@@ -437,6 +437,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
+    grad = _grad(grad)
     if bisect is not None and sweep is None:
         raise OptionProblem("option", f"{PYTHON('bisect')} {bisect}: bisection locates the flips of a sweep; it "
                                       f"needs {PYTHON('sweep')}")
@@ -487,6 +488,24 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
+
+
+def _grad(value: Any) -> Any:
+    """``grad=`` as the API takes it: a name or position, or a list of them (the forms ``jax.grad``
+    and ``jax.value_and_grad`` among them); anything else, a bool or a float say, refused in the
+    API's words, the value echoed as given.
+
+    :raises OptionProblem: anything else.
+    """
+    def item(v: Any) -> bool:
+        return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+
+    if value is None or item(value):
+        return value
+    if isinstance(value, (list, tuple)) and value and all(item(v) for v in value):
+        return value
+    raise OptionProblem("option", f"{PYTHON('grad')} {value!r} is not an argument name or position, nor a list of "
+                                  "them: give grad='hkl', grad=1 or grad=['pos', 'hkl']")
 
 
 def _budget(value: Any) -> int:

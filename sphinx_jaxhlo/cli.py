@@ -262,7 +262,7 @@ def _check_expectations(options: dict[str, str]) -> None:
     try:
         expectations = exp.parse_expectations(options)
     except exp.ExpectationSyntaxError as exc:
-        raise _UsageError(str(exc).replace(":expect-", "--expect-").replace(": ", " ", 1)) from None
+        raise _UsageError(exc.spelled(lambda option: f"--{option}")) from None
     unknown = sorted(t for t in expectations.targets_named() if t not in targets_mod.TARGETS)
     if unknown:
         raise _UsageError(f"an expectation names unknown target {', '.join(map(repr, unknown))} "

@@ -60,6 +60,13 @@ def test_the_api_resolves_no_claim_over_sizes_it_did_not_compile() -> None:
     assert NOWHERE in str(info.value)
     # the same claims at the compiled sizes only: resolved, and they hold
     sweep.check(max_temp="1MB for K=60, 1MB for K=64", peak_top="argument m", reduction="none for K=64")
+    # a malformed claim is named as the API spells it
+    for claim, message in (({"max_device": "-5MB"}, "max_device= '-5MB' is not a size"),
+                           ({"kernels": "lots for K>=60"}, "kernels= 'lots': write a count"),
+                           ({"max_temp": "1MB for Q>=4"}, "a claim names 'Q', which the sweep does not give")):
+        with pytest.raises(ValueError) as bad:
+            sweep.check(**claim)
+        assert str(bad.value).startswith(message) and ":expect-" not in str(bad.value), bad.value
     outcomes, problems = sweep.evaluate_options({"expect-max-temp": "cpu=1kB for K>=100000"})
     assert [(o.passed, o.unresolved) for o in outcomes] == [(False, True)] and len(problems) == 1
 

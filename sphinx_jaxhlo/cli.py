@@ -449,7 +449,7 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
 
 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
-    from sphinx_jaxhlo.api.functions import Reports, analyze_hlo
+    from sphinx_jaxhlo.api.functions import analyze_hlo
 
     for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags),
                           ("--grad", ns.grad)):
@@ -470,15 +470,11 @@ def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
         source_path, _ = _split_example(ns.example)
         source = _read(source_path, "source file")
         source_file = os.path.basename(source_path)
+    name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
     try:
-        report = analyze_hlo(text, source_file, target=label)
+        return analyze_hlo(text, source_file, target=label, source=source, show=show, origin=name)
     except ValueError as exc:
         raise _UsageError(f"{ns.hlo_file}: {exc}") from None
-    if source is not None:
-        report.source = source
-    name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
-    return Reports([report], show=show, notes=[
-        f"Analysed from {name}: memory and cost figures need the compiler (not reported)."])
 
 
 # -- python -m sphinx_jaxhlo compilers ---------------------------------------------------------

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx_jaxhlo.api import saved_module
 from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
-from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
@@ -488,6 +488,33 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
+
+
+def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo", source: str | None = None,
+                show: str | Sequence[str] | None = None, origin: str = "a saved module") -> Reports:
+    """Analyze a saved optimized HLO module (``compiled.as_text()``, or XLA's
+    ``*after_optimizations.txt`` from ``--xla_dump_to``): :class:`Reports`, like every other
+    entry, holding the one report of the module.
+
+    The fusions, materialized buffers and reductions come from the text alone; memory and
+    cost figures need the compiler, so they are ``None`` ("not reported").
+
+    :param text: the module's text.
+    :param source_file: the example's file as the HLO metadata names it (full
+        path or base name): only its frames give source lines; ``None``: the
+        innermost frame of any file.
+    :param target: a label for the report's target (a known target name
+        lets per-target claims name it).
+    :param source: the example's source, shown beside the report.
+    :param show: the parts ``str()`` and the HTML show, as :func:`analyze` takes them.
+    :param origin: where the module came from, for the note the reports carry.
+    :raises ValueError: when the text is not an HLO module.
+    """
+    report = saved_module.analyze_hlo(text, source_file, target=target)
+    if source is not None:
+        report.source = source
+    return Reports([report], show=_show(show), notes=[
+        f"Analysed from {origin}: memory and cost figures need the compiler (not reported)."])
 
 
 def _grad(value: Any) -> Any:

@@ -33,12 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sphinx_jaxhlo.api import saved_module
+from sphinx_jaxhlo.api.keywords import checked_budget as _budget
+from sphinx_jaxhlo.api.keywords import checked_grad as _grad
 from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET
 from sphinx_jaxhlo.core.example import (
     PYTHON,
     Example,
@@ -488,59 +490,6 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
-
-
-def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo", source: str | None = None,
-                show: str | Sequence[str] | None = None, origin: str = "a saved module") -> Reports:
-    """Analyze a saved optimized HLO module (``compiled.as_text()``, or XLA's
-    ``*after_optimizations.txt`` from ``--xla_dump_to``): :class:`Reports`, like every other
-    entry, holding the one report of the module.
-
-    The fusions, materialized buffers and reductions come from the text alone; memory and
-    cost figures need the compiler, so they are ``None`` ("not reported").
-
-    :param text: the module's text.
-    :param source_file: the example's file as the HLO metadata names it (full
-        path or base name): only its frames give source lines; ``None``: the
-        innermost frame of any file.
-    :param target: a label for the report's target (a known target name
-        lets per-target claims name it).
-    :param source: the example's source, shown beside the report.
-    :param show: the parts ``str()`` and the HTML show, as :func:`analyze` takes them.
-    :param origin: where the module came from, for the note the reports carry.
-    :raises ValueError: when the text is not an HLO module.
-    """
-    report = saved_module.analyze_hlo(text, source_file, target=target)
-    if source is not None:
-        report.source = source
-    return Reports([report], show=_show(show), notes=[
-        f"Analysed from {origin}: memory and cost figures need the compiler (not reported)."])
-
-
-def _grad(value: Any) -> Any:
-    """``grad=`` as the API takes it: a name or position, or a list of them (the forms ``jax.grad``
-    and ``jax.value_and_grad`` among them); anything else, a bool or a float say, refused in the
-    API's words, the value echoed as given.
-
-    :raises OptionProblem: anything else.
-    """
-    def item(v: Any) -> bool:
-        return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-
-    if value is None or item(value):
-        return value
-    if isinstance(value, (list, tuple)) and value and all(item(v) for v in value):
-        return value
-    raise OptionProblem("option", f"{PYTHON('grad')} {value!r} is not an argument name or position, nor a list of "
-                                  "them: give grad='hkl', grad=1 or grad=['pos', 'hkl']")
-
-
-def _budget(value: Any) -> int:
-    """``bisect=`` checked (:func:`sphinx_jaxhlo.core.bisection.parse_budget`)."""
-    try:
-        return parse_budget(value, PYTHON("bisect"))
-    except ValueError as exc:
-        raise OptionProblem("option", str(exc)) from None
 
 
 def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:

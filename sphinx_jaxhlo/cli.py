@@ -178,7 +178,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                            "jax.grad among them ('hkl, jax.grad'), as FUNCTION_grad_only (the gradient alone); "
                            "a vjp with a cotangent of ones for a non-scalar output")
     what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                      help="seconds one compile may take before the worker is stopped (default 120)")
+                      help="seconds one compile may take before the worker is stopped (default: the directive's rule, "
+                           "a limit per target, 60 s for the CPU, 90 s for a GPU, 300 s for a TPU, with one retry "
+                           "on a fresh worker)")
     what.add_argument("--sweep", metavar="SYMBOLS",
                       help='compile at many sizes: the values of the sizes --args names by symbols, e.g. '
                            '--args "f32[n,3], f32[d,3]" --sweep "n=1000..100000, d=n" (8 sizes on a log scale; '
@@ -353,7 +355,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout or 120.0, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
+                "timeout": ns.timeout, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
                 spell=COMMAND_LINE,
                 source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from sphinx_jaxhlo.core.view_options import parse_assignments, parse_findings, split_top_level
@@ -75,3 +77,41 @@ def test_grad_takes_names_or_positions_and_echoes_what_was_given(bad: object) ->
     with pytest.raises(OptionProblem) as info:
         analyze(f, "f32[4]", targets="cpu", grad=bad)  # type: ignore[arg-type]
     assert info.value.message == message
+
+
+def test_one_timeout_rule_in_every_front(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a number, the API compiles within the directive's limits (the target's, with a
+    retry on a fresh worker); with one, that number, no retry."""
+    from sphinx_jaxhlo.api import functions
+    from sphinx_jaxhlo.compiler.client import Limits, Outcome
+    from sphinx_jaxhlo.core.report import TargetFailure
+    from sphinx_jaxhlo.core.targets import TARGETS
+
+    seen: list[tuple[str, Limits]] = []
+
+    class Worker:
+        def compile_within(self, request: Any, limits: Limits, label: str = "") -> Outcome:
+            target = str(request.target)
+            seen.append((target, limits))
+            return Outcome(None, TargetFailure(target, "f", "timeout", "stopped"), 0.0)
+
+    monkeypatch.setattr(functions, "_get_worker", lambda path: Worker())
+    directive = Limits.fitting(TARGETS["cpu"], None)
+    assert directive.retry is not None  # the directive's rule: a limit per target, and a retry
+
+    def f(x: object) -> object:
+        return x
+
+    source = "def f(x):\n    return x\n"
+    for call in (lambda **k: functions.analyze(f, "f32[4]", targets="cpu", **k),
+                 lambda **k: functions.analyze_source(source, "f", "f32[4]", targets="cpu", cache_dir=None, **k)):
+        seen.clear()
+        with pytest.raises(functions.AnalysisError):
+            call()
+        assert seen == [("cpu", directive)]
+        seen.clear()
+        with pytest.raises(functions.AnalysisError):
+            call(timeout=30)
+        assert seen == [("cpu", Limits(30.0))]
+    with pytest.raises(ValueError, match=r"^timeout: -5 is not a positive number of seconds$"):
+        functions.analyze(f, "f32[4]", targets="cpu", timeout=-5)

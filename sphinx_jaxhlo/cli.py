@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import options as declared
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.example import COMMAND_LINE, OptionProblem, parse_example, parse_show
 from sphinx_jaxhlo.core.request import SHOW_PARTS
@@ -107,28 +108,6 @@ cache:
 """
 
 
-#: Metavar and help of each ``--expect-*`` option (one per :data:`expectations.OPTIONS`).
-EXPECTATION_HELP = {
-    "expect-max-temp": ("SIZE", "temp memory at most SIZE (64MiB, 10GB)"),
-    "expect-min-temp": ("SIZE", "temp memory at least SIZE"),
-    "expect-max-peak": ("SIZE", "XLA's peak memory at most SIZE (on a TPU it counts on-chip buffers: see "
-                                "--expect-max-device)"),
-    "expect-max-device": ("SIZE", "the memory the device holds at most SIZE (arguments, outputs, temp and code; "
-                                  "a TPU's HBM)"),
-    "expect-reduction": ("fused|unfused", "every reduction is fused / unfused"),
-    "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
-    "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "
-                                    "must not fail"),
-    "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
-                                         "or none"),
-    "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
-    "expect-peak-top": ("WHAT", "the largest buffer live at the peak: the operation that made it (dot_general, "
-                                "'argument a'), its line ('line 4'), or both ('dot_general on line 4')"),
-    "expect-flip": ("CLAIM", "with --sweep: where a decision flips: 'between 4096 and 5000', "
-                             "'gpu:h100=reduction between 4096 and 5000', or none"),
-}
-
-
 class _UsageError(Exception):
     """Bad input: exit 2 with this message."""
 
@@ -201,9 +180,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     out.add_argument("--html", metavar="FILE.html",
                      help="also write the directive's rendering as a self-contained HTML page")
     checks = parser.add_argument_group("expectations (exit 1 when one fails)")
-    for option in exp.OPTIONS:
-        metavar, text = EXPECTATION_HELP.get(option, ("VALUE", f"as the directive's :{option}:"))
-        checks.add_argument(f"--{option}", metavar=metavar, help=text)
+    for option in declared.for_front("cli"):  # each claim as declared once (sphinx_jaxhlo.core.options)
+        if option.is_claim:
+            checks.add_argument(f"--{option.name}", metavar=option.value, help=option.help)
     cache = parser.add_argument_group("cache")
     cache.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/sphinx-jaxhlo "
                                                           "or ~/.cache/sphinx-jaxhlo)")
@@ -264,7 +243,7 @@ def _check_expectations(options: dict[str, str]) -> None:
     try:
         expectations = exp.parse_expectations(options)
     except exp.ExpectationSyntaxError as exc:
-        raise _UsageError(exc.spelled(lambda option: f"--{option}")) from None
+        raise _UsageError(exc.spelled(lambda option: declared.spelled(option, "cli"))) from None
     unknown = sorted(t for t in expectations.targets_named() if t not in targets_mod.TARGETS)
     if unknown:
         raise _UsageError(f"an expectation names unknown target {', '.join(map(repr, unknown))} "

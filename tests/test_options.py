@@ -115,3 +115,60 @@ def test_one_timeout_rule_in_every_front(monkeypatch: pytest.MonkeyPatch) -> Non
         assert seen == [("cpu", Limits(30.0))]
     with pytest.raises(ValueError, match=r"^timeout: -5 is not a positive number of seconds$"):
         functions.analyze(f, "f32[4]", targets="cpu", timeout=-5)
+
+
+def test_each_front_takes_the_options_declared_for_it() -> None:
+    """One declaration per option (sphinx_jaxhlo.core.options): the directive's option spec, the
+    command line's flags, the API's keywords and the reference page follow it."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    from sphinx_jaxhlo.api.functions import analyze_source
+    from sphinx_jaxhlo.api.results import claim_options
+    from sphinx_jaxhlo.cli import build_parser
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.expectations import OPTIONS as CLAIMS
+    from sphinx_jaxhlo.core.expectations import claim_keyword
+    from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
+    from sphinx_jaxhlo.sphinxext import directive
+
+    names = [o.name for o in options.OPTIONS]
+    assert len(names) == len(set(names)) and set(CLAIMS) | set(VIEW_OPTIONS) <= set(names)
+    assert list(directive.JaxHloDirective.option_spec) == [o.name for o in options.for_front("directive")]
+    # the command line: a flag per option it takes (the function: FILE.py:FUNCTION), none for the others
+    flags = set(build_parser("prog")._option_string_actions)
+    for option in options.OPTIONS:
+        has_flag = f"--{option.name}" in flags
+        assert has_flag == ("cli" in option.fronts and option.name != "function"), option.name
+    # the API: analyze_source's keywords, and check()'s for a claim
+    keywords = set(inspect.signature(analyze_source).parameters)
+    for option in options.OPTIONS:
+        if option.is_claim:
+            assert claim_options({option.keyword: "1"}) == {option.name: "1"}
+            assert claim_keyword(option.name) == options.spelled(option.name, "api")
+        else:
+            assert (option.keyword in keywords) == ("api" in option.fronts), option.name
+    # the reference page and the directive's own docstring name every option the directive takes
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "reference" / "directive.md").read_text(encoding="utf-8")
+    terms = set(re.findall(r"^`:([a-z-]+):`", page, re.M)) | set(re.findall(r"^`:[a-z-]+:`, `:([a-z-]+):`", page,
+                                                                              re.M))
+    terms |= set(re.findall(r"^`:[a-z-]+:`, `:[a-z-]+:`, `:([a-z-]+):`", page, re.M))
+    assert terms >= {o.name for o in options.for_front("directive")}, \
+        {o.name for o in options.for_front("directive")} - terms
+    assert all(f"``:{o.name}:``" in (directive.__doc__ or "") for o in options.for_front("directive"))
+
+
+@pytest.mark.parametrize(("front", "expected"), [("directive", ":expect-max-device:"),
+                                                  ("cli", "--expect-max-device"), ("api", "max_device=")])
+def test_a_claim_is_named_in_its_fronts_spelling(front: str, expected: str) -> None:
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.expectations import ExpectationSyntaxError, parse_expectations
+
+    assert options.spelled("expect-max-device", front) == expected
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_expectations({"expect-max-device": "-5MB"})
+    assert info.value.spelled(lambda name: options.spelled(name, front)) == \
+        f"{expected} '-5MB' is not a size: write a number with an optional unit (B, kB, MB, GB, TB, KiB, MiB, " \
+        "GiB, TiB), e.g. 64MiB or 10GB"

@@ -18,7 +18,8 @@ The rules, applied the same way on every target:
   step.  The **peak** is the step where it is largest: of the first run of such steps, the last
   (a buffer updated in place during the run holds its last value there, the one the findings
   name); the kernel named at the peak is the step's instruction, or, where that one only moves
-  or views data, the nearest kernel after it.  XLA's own "Live ranges at N (peak)" section is
+  or views data (a copy, a tuple, a bitcast, a TPU's ``slice-done``), the nearest kernel
+  after it.  XLA's own "Live ranges at N (peak)" section is
   not read: on the H100 it names the wrong step for the seed's dot form.  XLA
   reserves the block of temporaries for the whole run, sized by its heap simulation: at least
   what is live at the peak, more where buffers do not pack (the report says how much).
@@ -75,6 +76,10 @@ MAX_ELSEWHERE = 5
 _WHOLE_RUN = ("argument", "output", "constant")
 #: Instructions that compute nothing of their own: a value they define is named by its origin.
 _VIEWS = frozenset({"parameter", "get-tuple-element", "tuple", "bitcast", "while", "copy-done", "copy-start"})
+#: Instructions that only move or view data: the peak is not named after one of them (the
+#: module's rules), but after the nearest kernel.
+_MOVES = _VIEWS | {"copy", "slice-start", "slice-done", "dynamic-slice", "async-start", "async-done",
+                   "optimization-barrier", "constant"}
 
 
 def counted_space(color: int, platform: str) -> bool:
@@ -403,10 +408,11 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
 
 def _running(record: BufferAssignment, namer: _Namer, step: int) -> str:
     """The instruction that runs at ``step``: the step's own, or where that one only moves or views
-    data (a tuple, a constant the TPU sinks into a loop), the nearest kernel after it, else before."""
+    data (a tuple, a copy, a TPU's ``slice-done``, a constant the TPU sinks into a loop: :data:`_MOVES`),
+    the nearest kernel after it, else before."""
     def computes(name: str) -> bool:
         found = namer.instruction(name)
-        return found is not None and found[1].opcode not in _VIEWS and found[1].opcode != "constant"
+        return found is not None and found[1].opcode not in _MOVES
 
     order = record.sequence
     here = order[step] if step < len(order) else ""

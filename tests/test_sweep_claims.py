@@ -41,6 +41,14 @@ def test_the_directive_resolves_no_claim_over_sizes_it_did_not_compile(app: Any)
     # each subtype the build warned with is one the warnings reference lists (and suppress_warnings takes)
     assert set(re.findall(r"\[jaxhlo\.(\w+)\]", warnings)) <= set(SUBTYPES) and "unresolved" in SUBTYPES
     soup = BeautifulSoup((Path(app.outdir) / "index.html").read_text(encoding="utf-8"), "html.parser")
+    # :findings: peak on a sweep: each point's peak in a column of its own, the verdicts kept
+    peak = soup.select("div.jaxhlo")[1]
+    header = [th.get_text(" ", strip=True) for th in peak.select("figure.jaxhlo-graph table thead th")]
+    assert header[1] == "reductions" and header[-1] == "live at the peak", header
+    cells = [tr.find_all("td")[-1].get_text(" ", strip=True)
+             for tr in peak.select("figure.jaxhlo-graph table tbody tr")]
+    assert len(cells) == 2 and all(re.match(r"^[0-9.]+ kB: largest f32\[64,6[04]\] made by argument m", c)
+                                   for c in cells), cells
     rows = [li.get_text(" ", strip=True) for li in soup.select("ul.jaxhlo-expectations li.jaxhlo-unresolved")]
     assert len(rows) == 4 and any("K>=100000" in r for r in rows)
     assert not any("✔" in li.get_text() and "K>=100000" in li.get_text()

@@ -125,6 +125,11 @@ class PointFigure:
     largest_producer: str = ""
     kernels: int | None = None
     kernel_names: list[str] = field(default_factory=list)
+    #: What is live at the peak (:attr:`~sphinx_jaxhlo.core.report.Report.live_at_peak`): its bytes,
+    #: and its largest buffer in words (``f32[4096,4096] made by dot_general on line 4``); ``None``
+    #: and ``""`` where the report has no buffer assignment.
+    peak_bytes: int | None = None
+    peak_top: str = ""
     reductions: list[ReductionState] = field(default_factory=list)
     #: The program's contractions (``dot_general``...) that the compiler computed as a multiply and a
     #: reduce fused in one kernel: reductions it made, no verdict here; a flip compares one with the
@@ -397,6 +402,16 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
     if biggest is not None:
         figure.largest, figure.largest_bytes = biggest.shape, biggest.bytes
         figure.largest_producer = _producer(report, biggest)[0]
+    peak = report.live_at_peak
+    if peak is not None:
+        figure.peak_bytes = peak.bytes
+        top = peak.top
+        if top is not None:
+            made = (f"argument {top.producer_op}" if top.kind == "argument" else top.producer_op) or top.producer \
+                or top.kind
+            lines_ = top.source_lines
+            where = f" on line{'s' if len(lines_) > 1 else ''} {', '.join(map(str, lines_))}" if lines_ else ""
+            figure.peak_top = f"{top.shape or top.kind} made by {made}{where}"
     kernels = [f for f in report.fusions if is_kernel(f)]
     figure.kernels = len(kernels)
     figure.kernel_names = [f"{f.name} (k{f.kind})" if f.kind[:1].isupper() else f.name for f in kernels]

@@ -67,10 +67,10 @@ def _memory_cell(figure: PointFigure) -> Cell:
 
 
 def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = False, verdicts: bool = True,
-                 functions: Sequence[str] | None = None) -> Table:
+                 functions: Sequence[str] | None = None, peak: bool = False) -> Table:
     """One row per point (and function): the sizes, what the point shows (its reductions'
     verdicts; without ``verdicts``, whether it compiled), its measure, its largest stored
-    buffer and its kernels.
+    buffer and its kernels; with ``peak``, what is live at its peak and the largest buffer then.
 
     :param probes: the sizes bisection compiled, instead of the sweep's own points.
     :param functions: only these functions' rows (default: every function's).
@@ -79,7 +79,7 @@ def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = Fal
     several = len(sweep.functions) > 1
     header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()),
               "reductions" if verdicts else "compile", "HBM held" if measure == "device" else "temp",
-              "largest stored buffer", "kernels")
+              "largest stored buffer", "kernels", *(("live at the peak",) if peak else ()))
     rows = []
     chosen = [f for f in sweep.figures if f.target == target and bool(f.point.probe) == probes
               and (functions is None or f.function in functions)]
@@ -92,6 +92,11 @@ def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = Fal
                  Cell(format_bytes(figure.value) if figure.value is not None else ""),
                  Cell(largest, code=bool(figure.largest)),
                  Cell("" if figure.kernels is None else str(figure.kernels))]
+        if peak:
+            cells.append(Cell(f"{format_bytes(figure.peak_bytes)}: largest {figure.peak_top}" if figure.peak_top
+                              else format_bytes(figure.peak_bytes) if figure.peak_bytes is not None else
+                              "" if figure.status in ("compile error", "no report", "missing") else
+                              "no buffer assignment"))
         rows.append(Row(tuple(cells), tone="bad" if figure.status == "compile error" else ""))
     return Table("sweep", title, header, tuple(rows), len(rows))
 
@@ -200,7 +205,9 @@ def _legend(sweep: SweepMap, target_title: str, measure: str, verdicts: bool) ->
 def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -> list[nodes.Node]:
     out: list[nodes.Node] = []
     measure = sweep.measure(target)
-    verdicts = view.display.verdicts
+    # the verdicts go only in the memory view (:findings: memory without reductions); peak adds a column
+    verdicts = view.display.verdicts or "memory" not in view.display.findings
+    peak = view.display.peak
     base = example_id(view)
     several = len(sweep.functions) > 1
     functions = sweep.functions if sweep.sweep.is_grid else [sweep.functions[0]]
@@ -213,10 +220,10 @@ def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -
         legend, text_legend = _legend(sweep, title, measure, verdicts)
         graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading, verdicts=verdicts), title=heading,
                              legend=legend, text_legend=text_legend, classes=["jaxhlo-sweep-map"])
-        graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts),
+        graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts, peak=peak),
                             source_links(view))
         shown = [function] if sweep.sweep.is_grid else sweep.functions
-        probed = points_table(sweep, target, "", probes=True, verdicts=verdicts, functions=shown)
+        probed = points_table(sweep, target, "", probes=True, verdicts=verdicts, functions=shown, peak=peak)
         if probed.rows:
             folded = jaxhlo_details(title=f"The {len(probed.rows)} sizes bisection compiled on {title}", open=False)
             folded += table_node(probed, source_links(view))

@@ -577,3 +577,13 @@ def test_a_peak_at_a_step_that_only_moves_data_names_the_kernel_after_it(opcode:
     # 16 kB held (argument and output); copy.29 and slice-done.3 both live at step 2, their peak
     assert (peak.step, peak.bytes) == (2, 32000)
     assert peak.instruction == "fusion"
+
+
+def test_a_fusion_without_a_jax_operation_is_named_by_what_it_computes() -> None:
+    """Every large buffer is named by an operation, never a bare "fusion": one whose kernel carries
+    no JAX operation is named by the operations inside it."""
+    module = COPY_MODULE
+    record = ba.parse_record(COPY_RECORD.replace("    fusion{}:3-4", "    fusion{}:2-4"))
+    peak = live_at_peak(record, parse_module(module), None, "cpu", Memory())
+    named = {b.name: b.producer_op for b in peak.buffers}
+    assert named["fusion"] == "fusion of exponential", named

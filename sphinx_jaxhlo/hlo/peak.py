@@ -306,6 +306,9 @@ class _Namer:
         named = self.analyzer.buffer(comp, inst, inst.name, shape, value.size, element, [])
         out.producer_op = named.producer_op or inst.opcode
         out.source_lines = named.source_lines
+        if not named.producer_op and inst.opcode == "fusion":  # never a bare "fusion": what it computes
+            out.producer_op, lines = self._fused_op(inst)
+            out.source_lines = out.source_lines or lines
         defining = self.where.get(value.instruction)
         shapes = inst.shape.tuple_shapes
         data = shapes[element] if shapes is not None and element is not None and element < len(shapes) else inst.shape
@@ -317,6 +320,16 @@ class _Namer:
                            and defining[1] is not inst):
             out.note = "loop state"
         return out
+
+    def _fused_op(self, inst: HloInstruction) -> tuple[str, list[int]]:
+        """A fusion the findings could not name by one JAX operation: the operations its
+        instructions were traced from (``exp, add``), else their opcodes, and their lines."""
+        assert self.analyzer is not None
+        inside = [i for _, i in self.analyzer.flatten(inst) if i.opcode not in _MOVES]
+        ops = list(dict.fromkeys(i.op_name for i in inside if i.op_name)) or \
+            list(dict.fromkeys(i.opcode for i in inside))
+        words = ", ".join(ops[:3]) + (", ..." if len(ops) > 3 else "")
+        return (f"fusion of {words}" if words else "fusion"), self.analyzer.lines(inside)
 
     def _argument_copied(self, comp: HloComputation, inst: HloInstruction) -> str | None:
         """The argument a buffer of argument data copies, when it is one (through moves)."""

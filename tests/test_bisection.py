@@ -304,3 +304,18 @@ def test_bisection_locates_where_a_memory_claim_stops_holding() -> None:
     assert (f"Bisection compiled {len(sweep.probes)} more sizes here (budget 48 for the sweep), each an ordinary "
             "compile, chasing the reductions' verdicts, the stored buffers' producers, the compile's success and "
             "where max temp 350kB stops holding.") in " ".join(sweep_text(sweep).split())
+
+
+def test_a_claim_about_one_point_is_not_chased() -> None:
+    from sphinx_jaxhlo.core.bisection import chase_of
+    from sphinx_jaxhlo.core.expectations import parse_expectations
+    from sphinx_jaxhlo.core.sweeps import parse_sweep
+
+    claims = parse_expectations({"expect-max-temp": "1MB for n=1189, 2MB for n>=1300",
+                                 "expect-peak-top": "dot_general for n=1189 and K=4"})
+    line, grid = parse_sweep("n=1189,1519"), parse_sweep("n=1189,1519, K=4,16")
+    assert [e.where for e in chase_of(claims, line).claims.items] == ["n>=1300"]
+    # on a grid, n=1189 leaves K free: two neighbours along K can disagree about it
+    assert [e.where for e in chase_of(claims, grid).claims.items] == ["n=1189", "n>=1300"]
+    assert chase_of(claims).words().endswith("where max temp 1MB for n=1189, max temp 2MB for n>=1300 and 1 more "
+                                             "claim stop holding")

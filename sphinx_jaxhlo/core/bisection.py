@@ -82,14 +82,28 @@ def claim_words(expectation: Expectation) -> str:
     return f"{expectation.kind.replace('-', ' ')} {expectation.value}{scope}{where}"
 
 
-def chase_of(expectations: Expectations) -> Chase:
+def chase_of(expectations: Expectations, sweep: Sweep | None = None) -> Chase:
     """What bisection chases for an example with these claims (see the module's rules): the
     decisions; the kernel count where a claim is about it; the claims about memory figures
-    and the largest buffer at the peak."""
+    and the largest buffer at the peak (over ``sweep``, those a line of it can cross: not a
+    claim about one point, ``for n=4097``).
+    """
     kernels = any(e.kind == "kernels" or (e.kind == "flip" and parse_flip_claim(e.value).what == "kernels")
                   for e in expectations.items)
     kinds = (*DECIDING[:2], *(("kernels",) if kernels else ()), DECIDING[2])
-    return Chase(kinds, Expectations([e for e in expectations.items if e.kind in MEMORY_KINDS]))
+    claims = [e for e in expectations.items if e.kind in MEMORY_KINDS
+              and (sweep is None or not _one_point(e, sweep))]
+    return Chase(kinds, Expectations(claims))
+
+
+def _one_point(expectation: Expectation, sweep: Sweep) -> bool:
+    """Whether a claim's condition fixes every axis of the sweep (``for n=4097``): it applies at
+    one point, so no two neighbours can disagree about it."""
+    condition = expectation.condition
+    if condition is None:
+        return False
+    fixed = {name for name, op, _ in condition.clauses if op in ("=", "==")}
+    return all(fixed & set(axis.names) for axis in sweep.axes)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,9 @@ def chased_words(kinds: Sequence[str], claims: Sequence[str] = ()) -> str:
     (and ``where max temp 1MB for K<=8192 stops holding``): what bisection spends its budget on."""
     parts = [_CHASED[k] for k in COMPARABLE if k in kinds]
     if claims:
-        parts.append("where " + ", ".join(claims) + (" stops" if len(claims) == 1 else " stop") + " holding")
+        named = ", ".join(claims[:2]) + (f" and {len(claims) - 2} more claim{'s' if len(claims) > 3 else ''}"
+                                          if len(claims) > 2 else "")
+        parts.append("where " + named + (" stops" if len(claims) == 1 else " stop") + " holding")
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
 
 

@@ -178,7 +178,7 @@ def process_sweep(build: Build, example: Example) -> Processed:
 
     expectations = example.expectation_set()
     out.sweep = bisect(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets],
-                       compile_probes, example.bisect, chase_of(expectations))
+                       compile_probes, example.bisect, chase_of(expectations, example.sweep))
     out.sweep.checks = [*check_flip_claims(expectations, out.sweep),
                         *check_range_claims(expectations, out.sweep, [o for r in out.results for o in r.outcomes])]
     for check_ in out.sweep.checks:

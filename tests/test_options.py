@@ -69,7 +69,7 @@ def test_grad_takes_names_or_positions_and_echoes_what_was_given(bad: object) ->
               "grad=['pos', 'hkl']"
     with pytest.raises(OptionProblem) as info:
         analyze_source(source, "f", "f32[4]", targets="cpu", grad=bad)  # type: ignore[arg-type]
-    assert info.value.message == message
+    assert info.value.message == message and info.value.subtype == "grad"
 
     def f(x: object) -> object:
         return x

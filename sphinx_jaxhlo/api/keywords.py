@@ -25,7 +25,7 @@ def checked_grad(value: Any) -> Any:
         return value
     if isinstance(value, (list, tuple)) and value and all(item(v) for v in value):
         return value
-    raise OptionProblem("option", f"{PYTHON('grad')} {value!r} is not an argument name or position, nor a list of "
+    raise OptionProblem("grad", f"{PYTHON('grad')} {value!r} is not an argument name or position, nor a list of "
                                   "them: give grad='hkl', grad=1 or grad=['pos', 'hkl']")
 
 

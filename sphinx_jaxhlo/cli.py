@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import options as declared
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.example import COMMAND_LINE, OptionProblem, parse_example, parse_show
 from sphinx_jaxhlo.core.request import SHOW_PARTS
@@ -109,28 +110,6 @@ cache:
 """
 
 
-#: Metavar and help of each ``--expect-*`` option (one per :data:`expectations.OPTIONS`).
-EXPECTATION_HELP = {
-    "expect-max-temp": ("SIZE", "temp memory at most SIZE (64MiB, 10GB)"),
-    "expect-min-temp": ("SIZE", "temp memory at least SIZE"),
-    "expect-max-peak": ("SIZE", "XLA's peak memory at most SIZE (on a TPU it counts on-chip buffers: see "
-                                "--expect-max-device)"),
-    "expect-max-device": ("SIZE", "the memory the device holds at most SIZE (arguments, outputs, temp and code; "
-                                  "a TPU's HBM)"),
-    "expect-reduction": ("fused|unfused", "every reduction is fused / unfused"),
-    "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
-    "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "
-                                    "must not fail"),
-    "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
-                                         "or none"),
-    "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
-    "expect-peak-top": ("WHAT", "the largest buffer live at the peak: the operation that made it (dot_general, "
-                                "'argument a'), its line ('line 4'), or both ('dot_general on line 4')"),
-    "expect-flip": ("CLAIM", "with --sweep: where a decision flips: 'between 4096 and 5000', "
-                             "'gpu:h100=reduction between 4096 and 5000', or none"),
-}
-
-
 class _UsageError(Exception):
     """Bad input: exit 2 with this message."""
 
@@ -180,7 +159,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
                            "jax.grad among them ('hkl, jax.grad'), as FUNCTION_grad_only (the gradient alone); "
                            "a vjp with a cotangent of ones for a non-scalar output")
     what.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                      help="seconds one compile may take before the worker is stopped (default 120)")
+                      help="seconds one compile may take before the worker is stopped (default: the directive's rule, "
+                           "a limit per target, 60 s for the CPU, 90 s for a GPU, 300 s for a TPU, with one retry "
+                           "on a fresh worker)")
     what.add_argument("--sweep", metavar="SYMBOLS",
                       help='compile at many sizes: the values of the sizes --args names by symbols, e.g. '
                            '--args "f32[n,3], f32[d,3]" --sweep "n=1000..100000, d=n" (8 sizes on a log scale; '
@@ -201,9 +182,9 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     out.add_argument("--html", metavar="FILE.html",
                      help="also write the directive's rendering as a self-contained HTML page")
     checks = parser.add_argument_group("expectations (exit 1 when one fails)")
-    for option in exp.OPTIONS:
-        metavar, text = EXPECTATION_HELP.get(option, ("VALUE", f"as the directive's :{option}:"))
-        checks.add_argument(f"--{option}", metavar=metavar, help=text)
+    for option in declared.for_front("cli"):  # each claim as declared once (sphinx_jaxhlo.core.options)
+        if option.is_claim:
+            checks.add_argument(f"--{option.name}", metavar=option.value, help=option.help)
     cache = parser.add_argument_group("cache")
     cache.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/sphinx-jaxhlo "
                                                           "or ~/.cache/sphinx-jaxhlo)")
@@ -264,7 +245,7 @@ def _check_expectations(options: dict[str, str]) -> None:
     try:
         expectations = exp.parse_expectations(options)
     except exp.ExpectationSyntaxError as exc:
-        raise _UsageError(str(exc).replace(":expect-", "--expect-").replace(": ", " ", 1)) from None
+        raise _UsageError(exc.spelled(lambda option: declared.spelled(option, "cli"))) from None
     unknown = sorted(t for t in expectations.targets_named() if t not in targets_mod.TARGETS)
     if unknown:
         raise _UsageError(f"an expectation names unknown target {', '.join(map(repr, unknown))} "
@@ -289,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return predict_main(args[1:], prog)
     parser = build_parser(prog)
-    ns = parser.parse_args(argv)
+    ns = parser.parse_args(_joined_values(parser, args))
     try:
         return _run(ns, parser, prog)
     except _UsageError as exc:
@@ -297,6 +278,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+def _joined_values(parser: argparse.ArgumentParser, args: Sequence[str]) -> list[str]:
+    """``--expect-max-device -5MB`` as ``--expect-max-device=-5MB``: a value that starts with ``-``
+    and is no option of ours reaches the option, whose own check says what is wrong with it
+    (argparse would take it for an option and say only "expected one argument")."""
+    takes_value = {o for a in parser._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
+    known = set(parser._option_string_actions)
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        following = args[index + 1] if index + 1 < len(args) else None
+        if (arg in takes_value and following is not None and following.startswith("-") and following != "-"
+                and following.split("=", 1)[0] not in known):
+            out.append(f"{arg}={following}")
+            index += 2
+            continue
+        out.append(arg)
+        index += 1
+    return out
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
@@ -338,7 +340,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout or 120.0, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
+                "timeout": ns.timeout, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
                 spell=COMMAND_LINE,
                 source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:
@@ -434,7 +436,7 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
 
 
 def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
-    from sphinx_jaxhlo.api.functions import Reports, analyze_hlo
+    from sphinx_jaxhlo.api.functions import analyze_hlo
 
     for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags),
                           ("--grad", ns.grad)):
@@ -455,15 +457,11 @@ def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
         source_path, _ = _split_example(ns.example)
         source = _read(source_path, "source file")
         source_file = os.path.basename(source_path)
+    name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
     try:
-        report = analyze_hlo(text, source_file, target=label)
+        return analyze_hlo(text, source_file, target=label, source=source, show=show, origin=name)
     except ValueError as exc:
         raise _UsageError(f"{ns.hlo_file}: {exc}") from None
-    if source is not None:
-        report.source = source
-    name = "standard input" if ns.hlo_file == "-" else os.path.basename(ns.hlo_file)
-    return Reports([report], show=show, notes=[
-        f"Analysed from {name}: memory and cost figures need the compiler (not reported)."])
 
 
 # -- python -m sphinx_jaxhlo compilers ---------------------------------------------------------

@@ -227,3 +227,95 @@ def test_a_static_argument_takes_the_values_given() -> None:
     assert sweep.intervals == []
     (check,) = sweep.checks
     assert not check.passed and not check.unresolved  # a flip between two chunks given: false, not unknown
+
+
+class KernelCompiler(Compiler):
+    """Fused from 1189 to 1519 as :func:`report_at` says, with one more kernel from 1300: a change
+    of the kernel count alone."""
+
+    def __call__(self, batch: Any) -> list[Outcome]:
+        out = super().__call__(batch)
+        for (request, _), outcome in zip(batch, out, strict=True):
+            n = request.specs.args[0].shape[0]
+            if n >= 1300 and outcome.report is not None:
+                outcome.report.fusions.append(Fusion("loop_add_fusion", "Loop", None, ["add"], f"f32[{n}]", 4 * n))
+        return out
+
+
+def run_with(compiler: Compiler, sweep: str, **options: str) -> Any:
+    example = parse_example(SOURCE, {"args": "f32[n,64], f32[m,64]", "sweep": sweep, "targets": "gpu:h100",
+                                     **options}, docname="cookbook", line=7, ordinal=1)
+    return process(Build(Settings({}), Warnings(), compiler), example)
+
+
+def test_bisection_chases_the_kernel_count_only_where_a_claim_asks() -> None:
+    from sphinx_jaxhlo.render.sweep_map import sweep_text
+
+    compiler = KernelCompiler()
+    done = run_with(compiler, "n=1189,1519, m=n")
+    sweep = done.sweep
+    # both ends fused: the kernel count alone changes, which the page does not chase unless asked
+    assert sweep is not None and compiler.sizes == [1189, 1519] and sweep.flips == [] and sweep.probes == []
+    assert sweep.kinds == ("reduction", "producer", "error")
+    text = " ".join(sweep_text(sweep).split())
+    assert "The kernel count changes between sizes too (the table's last column): bisection chases it only where a " \
+           "claim is about it." in text
+    compiler = KernelCompiler()
+    done = run_with(compiler, "n=1189,1519, m=n", **{"expect-kernels": "<=3"})
+    sweep = done.sweep
+    assert sweep is not None and sweep.kinds == ("reduction", "producer", "kernels", "error")
+    assert [(f.low, f.high, f.kinds) for f in sweep.flips] == [(1299, 1300, ["kernels"])]
+    assert len(compiler.sizes) - 2 == len(sweep.probes) <= 10
+    text = " ".join(sweep_text(sweep).split())
+    assert (f"Bisection compiled {len(sweep.probes)} more sizes here (budget 48 for the sweep), each an ordinary "
+            "compile, chasing the reductions' verdicts, the stored buffers' producers, the kernel count and the "
+            "compile's success: 1 of 1 flip located between neighbouring sizes.") in text
+    # a flip claim about the kernel count asks for it: compared, and its flip located
+    done = run_with(KernelCompiler(), "n=1189,1519, m=n", **{"expect-flip": "kernels between 1299 and 1300"})
+    assert done.sweep is not None and [(c.passed, c.actual) for c in done.sweep.checks] == [
+        (True, "kernels between n=1299 and n=1300")]
+    # a map that did not compare it (the API's, rebuilt from its reports) checks the claim against the
+    # kernel count's flips between the points compiled
+    from sphinx_jaxhlo.core.expectations import parse_expectations
+    from sphinx_jaxhlo.core.sweep_claims import check_flip_claims
+
+    plain = run_with(KernelCompiler(), "n=1189,1519, m=n", bisect="0").sweep
+    assert plain is not None and plain.flips == []
+    (check,) = check_flip_claims(parse_expectations({"expect-flip": "kernels between 1299 and 1300"}), plain)
+    assert check.unresolved and check.actual.startswith("kernels between n=1189 and n=1519: the sweep's points do not "
+                                                        "resolve n=1299..1300")
+
+
+def test_bisection_locates_where_a_memory_claim_stops_holding() -> None:
+    # fused from 1189 to 1519: temp 256 n bytes, within 350 kB up to n=1367
+    compiler = Compiler()
+    plain = run_with(compiler, "n=1189,1519, m=n")
+    assert plain.sweep is not None and plain.sweep.probes == [] and len(compiler.sizes) == 2
+    compiler = Compiler()
+    done = run_with(compiler, "n=1189,1519, m=n", **{"expect-max-temp": "350kB"})
+    sweep = done.sweep
+    assert sweep is not None and sweep.chased_claims == ["max temp 350kB"]
+    assert {1367, 1368} <= set(compiler.sizes[2:]) and len(compiler.sizes) - 2 <= 10
+    assert sweep.flips == []  # no decision changed; the claim's verdict did
+    failed = sorted(o.point for r in done.results for o in r.outcomes if not o.passed)
+    assert failed[0] == "n=1368" and all(int(p.split("=")[1]) >= 1368 for p in failed)
+    from sphinx_jaxhlo.render.sweep_map import sweep_text
+
+    assert (f"Bisection compiled {len(sweep.probes)} more sizes here (budget 48 for the sweep), each an ordinary "
+            "compile, chasing the reductions' verdicts, the stored buffers' producers, the compile's success and "
+            "where max temp 350kB stops holding.") in " ".join(sweep_text(sweep).split())
+
+
+def test_a_claim_about_one_point_is_not_chased() -> None:
+    from sphinx_jaxhlo.core.bisection import chase_of
+    from sphinx_jaxhlo.core.expectations import parse_expectations
+    from sphinx_jaxhlo.core.sweeps import parse_sweep
+
+    claims = parse_expectations({"expect-max-temp": "1MB for n=1189, 2MB for n>=1300",
+                                 "expect-peak-top": "dot_general for n=1189 and K=4"})
+    line, grid = parse_sweep("n=1189,1519"), parse_sweep("n=1189,1519, K=4,16")
+    assert [e.where for e in chase_of(claims, line).claims.items] == ["n>=1300"]
+    # on a grid, n=1189 leaves K free: two neighbours along K can disagree about it
+    assert [e.where for e in chase_of(claims, grid).claims.items] == ["n=1189", "n>=1300"]
+    assert chase_of(claims).words().endswith("where max temp 1MB for n=1189, max temp 2MB for n>=1300 and 1 more "
+                                             "claim stop holding")

@@ -89,6 +89,10 @@ def test_a_function_that_fails_to_trace_exits_1(example: Path, cache: Path) -> N
     (["{example}:nope", "--args", "f32[3]"], "defines no 'nope' (its functions: chunked, fused, with_dot)"),
     (["{example}:fused", "--args", "f32[3]", "--targets", "gpu:h10"], "unknown target 'gpu:h10'"),
     (["{example}:fused", "--args", "f32[3]", "--expect-max-temp", "lots"], "'lots' is not a size"),
+    # a value that starts with "-" reaches its option's own check (not argparse's "expected one argument")
+    (["{example}:fused", "--args", "f32[3]", "--expect-max-device", "-5MB"],
+     "--expect-max-device '-5MB' is not a size"),
+    (["{example}:fused", "--args", "f32[3]", "--timeout", "-5"], "not a positive number"),
     (["{example}:fused", "--args", "f32[3]", "--expect-reduction", "maybe"], "expected 'fused', 'unfused' or 'none'"),
     (["{example}:fused", "--args", "f32[3]", "--expect-reduction", "gpu:h10=fused"], "unknown target 'gpu:h10'"),
     (["{example}:fused", "--args", "f32[3]", "--static", "chunk=range"], "chunk=range is not a Python literal"),

@@ -120,3 +120,17 @@ def test_reduction_expectations_are_about_the_programs_own_reductions() -> None:
 def test_expect_reduction_rejects_other_words() -> None:
     with pytest.raises(ExpectationSyntaxError, match="'fused', 'unfused' or 'none'"):
         parse_expectations({"expect-reduction": "partly"})
+
+
+def test_a_malformed_claim_is_named_in_each_fronts_spelling() -> None:
+    from sphinx_jaxhlo.core.expectations import ExpectationSyntaxError, claim_keyword, parse_expectations
+
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_expectations({"expect-max-device": "-5MB"})
+    error = info.value
+    assert str(error).startswith(":expect-max-device: '-5MB' is not a size")
+    assert error.spelled(lambda option: f"--{option}").startswith("--expect-max-device '-5MB' is not a size")
+    assert error.spelled(claim_keyword).startswith("max_device= '-5MB' is not a size")
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_expectations({"expect-peak-top": "on line"}, spell=claim_keyword)
+    assert str(info.value).startswith("peak_top= 'on line': write the operation")

@@ -523,3 +523,67 @@ def test_the_remat_page_timeline_shows_the_stacked_residuals_checkpointing_remov
     tpu_plain, tpu_checkpointed = peak_of("grad_scan", "tpu-v5e"), peak_of("grad_scan_checkpointed", "tpu-v5e")
     assert abs(tpu_plain.bytes - tpu_checkpointed.bytes) < 2**20
     assert [b.shape for b in tpu_plain.elsewhere].count("f32[8,512,1024]") >= 5
+
+
+#: A program whose largest use is at a plain copy: the peak is named by the kernel after it.
+COPY_MODULE = """\
+HloModule jit_f, is_scheduled=true
+
+%fused_exp (p: f32[2000]) -> f32[2000] {
+  %p = f32[2000]{0} parameter(0)
+  ROOT %e = f32[2000]{0} exponential(%p)
+}
+
+ENTRY %main (a.1: f32[2000]) -> f32[2000] {
+  %a.1 = f32[2000]{0} parameter(0)
+  %copy.29 = f32[2000]{0} copy(%a.1)
+  %slice-done.3 = f32[2000]{0} copy(%copy.29)
+  %fusion = f32[2000]{0} fusion(%slice-done.3), kind=kLoop, calls=%fused_exp
+  ROOT %fusion.1 = f32[2000]{0} fusion(%fusion), kind=kLoop, calls=%fused_exp
+}
+"""
+COPY_RECORD = """\
+allocation 0: size 8000, parameter 0, shape |f32[2000]| at ShapeIndex {}:
+ value: <1 a.1 @0> (size=8000,offset=0): f32[2000]{0}
+allocation 1: size 8000, output shape is |f32[2000]|, maybe-live-out:
+ value: <2 fusion.1 @0> (size=8000,offset=0): f32[2000]{0}
+allocation 2: size 24000, preallocated-temp:
+ value: <3 copy.29 @0> (size=8000,offset=0): f32[2000]{0}
+ value: <4 slice-done.3 @0> (size=8000,offset=8000): f32[2000]{0}
+ value: <5 fusion @0> (size=8000,offset=16000): f32[2000]{0}
+HloLiveRange (max 5):
+  InstructionSequence:
+    0:a.1
+    1:copy.29
+    2:slice-done.3
+    3:fusion
+    4:fusion.1
+  BufferLiveRange:
+    a.1{}:0-5
+    copy.29{}:1-2
+    slice-done.3{}:2-2
+    fusion{}:3-4
+    fusion.1{}:4-5
+"""
+
+
+@pytest.mark.parametrize("opcode", ["copy", "slice-done"])
+def test_a_peak_at_a_step_that_only_moves_data_names_the_kernel_after_it(opcode: str) -> None:
+    """The documented rule: where the peak's own instruction only moves or views data (a copy, a
+    TPU's slice-done), the kernel named is the nearest one after it, never "at copy.29"."""
+    module = COPY_MODULE.replace("%slice-done.3 = f32[2000]{0} copy(", f"%slice-done.3 = f32[2000]{{0}} {opcode}(")
+    record = ba.parse_record(COPY_RECORD)
+    peak = live_at_peak(record, parse_module(module), None, "cpu", Memory())
+    # 16 kB held (argument and output); copy.29 and slice-done.3 both live at step 2, their peak
+    assert (peak.step, peak.bytes) == (2, 32000)
+    assert peak.instruction == "fusion"
+
+
+def test_a_fusion_without_a_jax_operation_is_named_by_what_it_computes() -> None:
+    """Every large buffer is named by an operation, never a bare "fusion": one whose kernel carries
+    no JAX operation is named by the operations inside it."""
+    module = COPY_MODULE
+    record = ba.parse_record(COPY_RECORD.replace("    fusion{}:3-4", "    fusion{}:2-4"))
+    peak = live_at_peak(record, parse_module(module), None, "cpu", Memory())
+    named = {b.name: b.producer_op for b in peak.buffers}
+    assert named["fusion"] == "fusion of exponential", named

@@ -78,7 +78,11 @@ def test_analyze_source_and_a_point_that_cannot_be_made() -> None:
     # a claim at the point that could not be made fails there; elsewhere it holds
     with pytest.raises(AssertionError, match=r"total on cpu: no report \(args\).*\[at n=100000000\]"):
         sweep.check(max_temp="1GB")
-    sweep.check(max_temp="1GB for n<1000")
+    sweep.check(max_temp="1GB for n=16")
+    # over the sizes between, which nothing compiled, the same claim is not resolved (nor a pass)
+    with pytest.raises(AssertionError, match=r"expected max temp 1GB for n<1000, found held at the 1 size compiled "
+                                             r"where n<1000; not resolved: n=16..100000000"):
+        sweep.check(max_temp="1GB for n<1000")
     # no flip can be found beside a point without a report: "none" is not resolved there
     with pytest.raises(AssertionError, match=r"not resolved: n=16..100000000 \(an end has no report to compare\) "
                                              r"\[NOT RESOLVED\]"):

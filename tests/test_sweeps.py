@@ -567,7 +567,8 @@ def test_the_api_value_lists_points_reports_and_flips_and_round_trips() -> None:
     assert "H100: the sizes bisection compiled" in text and re.search(r"4,548\s+fused", text) is None
     assert re.search(r"4,999\s+unfused: reduce_sum \(line 5\)\s+100.0 MB", text)
     assert (f"Bisection compiled {len(sweep.probes)} more sizes here (budget 48 for the sweep), each an ordinary "
-            "compile: 2 of 2 flips located") in " ".join(text.split())
+            "compile, chasing the reductions' verdicts, the stored buffers' producers and the compile's success: 2 of "
+            "2 flips located") in " ".join(text.split())
     assert "not looked at: n=1024..2048, n=2048..4096" in " ".join(text.split())
     again = SweepReports.from_json(sweep.to_json())
     assert again == sweep and [f.between for f in again.flips] == [f.between for f in sweep.flips]
@@ -575,7 +576,8 @@ def test_the_api_value_lists_points_reports_and_flips_and_round_trips() -> None:
     doc = sweep.to_dict()
     assert [f["exact"] for f in doc["map"]["flips"]] == [True, True]
     assert {i["why"] for i in doc["map"]["not_resolved"]} == {"agree"}
-    assert doc["map"]["bisection"] == {"budget": 48, "probes": len(sweep.probes)}
+    assert doc["map"]["bisection"] == {"budget": 48, "probes": len(sweep.probes),
+                                       "compared": ["reduction", "producer", "error"], "claims": []}
     assert repr(sweep) == f"<SweepReports written(f32[n,3], f32[d,3]): {len(sweep)} points on gpu:h100, 2 flips>"
     with pytest.raises(ValueError, match="not a sphinx-jaxhlo sweep"):
         SweepReports.from_json('{"format": "other"}')

@@ -33,12 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sphinx_jaxhlo.api.keywords import checked_budget as _budget
+from sphinx_jaxhlo.api.keywords import checked_grad as _grad
 from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
 from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET
 from sphinx_jaxhlo.core.example import (
     PYTHON,
     Example,
@@ -193,9 +195,11 @@ class _CallJob:
     function: str = ""
 
 
-def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float, pythonpath: tuple[str, ...],
+def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float | None, pythonpath: tuple[str, ...],
                ) -> tuple[list[Report], list[TargetFailure]]:
-    """Compile each function object (its worker looks the cache up, by what the function lowers to)."""
+    """Compile each function object (its worker looks the cache up, by what the function lowers to),
+    within the directive's limits (:meth:`~sphinx_jaxhlo.compiler.client.Limits.fitting`: the
+    target's, with one retry, unless ``timeout`` is given)."""
     reports: list[Report] = []
     failures: list[TargetFailure] = []
     for job in jobs:
@@ -203,7 +207,8 @@ def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float, pythonpa
         if job.failure is not None or job.request is None:
             failures.append(job.failure or TargetFailure(job.target.name, name, "trace", "not lowered"))
             continue
-        outcome = _get_worker(pythonpath).compile(job.request, timeout)
+        outcome = _get_worker(pythonpath).compile_within(job.request, Limits.fitting(job.target, timeout),
+                                                         f"{name} for {job.target.name}")
         if outcome.report is not None:
             reports.append(outcome.report)
         else:
@@ -239,7 +244,7 @@ def _cache(cache_dir: str | os.PathLike[str] | None) -> ReportCache | None:
 
 def analyze_source(source: str, function: str | None = None, args: str | ArgSpecs = "", *,
                    targets: str | Sequence[str] | None = None, static: str | Mapping[str, Any] | None = None,
-                   xla_flags: str | Mapping[str, Any] | None = None, timeout: float = 120,
+                   xla_flags: str | Mapping[str, Any] | None = None, timeout: float | None = None,
                    source_name: str = "example.py", show: Sequence[str] | str | None = None,
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
                    donate: str | Sequence[str] = (), mesh: Any = None,
@@ -257,7 +262,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param static: static arguments, ``"chunk=1000"`` or ``{"chunk": 1000}``
         (Python literals).
     :param xla_flags: compiler options, ``{"xla_cpu_experimental_ynn_fusion_type": ""}``.
-    :param timeout: seconds one compile may take before its worker is stopped.
+    :param timeout: seconds one compile may take before its worker is stopped; ``None`` (the
+        default): the directive's rule, a limit per target with one retry on a fresh worker
+        (``jaxhlo_timeout``).
     :param source_name: the file name the source is compiled under (source
         lines are mapped through it).
     :param show: parts the result shows (``stablehlo`` and ``jaxpr`` are only
@@ -289,7 +296,7 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                         f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": grad, "sweep": sweep, "bisect": bisect}, spell=PYTHON,
+        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect}, spell=PYTHON,
         source_name=source_name).with_grad_variants(PYTHON)
     if example.sweep is not None:
         return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
@@ -341,7 +348,7 @@ def compile_example(example: Example, targets: Sequence[targets_mod.Target], sho
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
             static: str | Mapping[str, Any] | None = None, donate_argnums: int | Sequence[int] | None = None,
             donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
-            timeout: float = 120, cache_dir: str | os.PathLike[str] | None = None,
+            timeout: float | None = None, cache_dir: str | os.PathLike[str] | None = None,
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
             mesh: Any = None, grad: str | int | Sequence[str | int] | None = None,
             sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
@@ -382,7 +389,9 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     :param donate_argnums: positional arguments to donate, as for ``jax.jit``.
     :param donate_argnames: keyword arguments to donate, as for ``jax.jit``.
     :param xla_flags: compiler options for ``compile()``, ``{"name": "value"}``.
-    :param timeout: seconds one compile may take before its worker is stopped.
+    :param timeout: seconds one compile may take before its worker is stopped; ``None`` (the
+        default): the directive's rule, a limit per target with one retry on a fresh worker
+        (``jaxhlo_timeout``).
     :param cache_dir: cache reports in this folder (see
         :func:`~sphinx_jaxhlo.api.functions.default_cache_dir`), keyed by what the
         function lowers to; ``None`` (the default): no cache.
@@ -424,10 +433,10 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             "Not compiled: analyze() was called by a file that the compile worker is running."])
     if not callable(fn):
         raise TypeError(f"analyze() needs a function, not {type(fn).__name__}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
         raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
-    if timeout <= 0:
-        raise ValueError("timeout must be positive")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout: {timeout!r} is not a positive number of seconds")
     _check_collisions(fn, locals())
     _check_spec_list(fn, args, kwargs)
     target_list = resolve_targets(targets)
@@ -437,6 +446,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     nums = _int_tuple(donate_argnums, "donate_argnums")
     names = _str_tuple(donate_argnames, "donate_argnames")
     all_kwargs = {**kwargs, **dict(fn_kwargs or {})}
+    grad = _grad(grad)
     if bisect is not None and sweep is None:
         raise OptionProblem("option", f"{PYTHON('bisect')} {bisect}: bisection locates the flips of a sweep; it "
                                       f"needs {PYTHON('sweep')}")
@@ -489,14 +499,6 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     return _finish(reports, failures, target_list, name, described, parts, "function", notes)
 
 
-def _budget(value: Any) -> int:
-    """``bisect=`` checked (:func:`sphinx_jaxhlo.core.bisection.parse_budget`)."""
-    try:
-        return parse_budget(value, PYTHON("bisect"))
-    except ValueError as exc:
-        raise OptionProblem("option", str(exc)) from None
-
-
 def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     """An option of ``analyze`` passed by the caller that is also a parameter
     of ``fn`` is ambiguous: say how to pass it to ``fn``."""
@@ -505,7 +507,7 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
     except (TypeError, ValueError):
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
-                "xla_flags": None, "timeout": 120, "cache_dir": None, "show": None, "mesh": None, "grad": None,
+                "xla_flags": None, "timeout": None, "cache_dir": None, "show": None, "mesh": None, "grad": None,
                 "sweep": None, "bisect": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:

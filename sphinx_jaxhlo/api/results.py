@@ -101,7 +101,10 @@ class Analysed(ABC):
         :raises TypeError: a keyword that is no claim.
         :raises ValueError: a malformed claim or an unknown target name.
         """
-        return self.evaluate_options(claim_options(claims))
+        try:
+            return self.evaluate_options(claim_options(claims))
+        except exp.ExpectationSyntaxError as exc:  # said as the API spells a claim: max_device=
+            raise ValueError(exc.spelled(exp.claim_keyword)) from None
 
     def check(self: _Self, **claims: Any) -> _Self:
         """Assert what the compiler did, for test suites.

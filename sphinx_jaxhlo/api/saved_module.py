@@ -7,20 +7,23 @@ figures, which need the compiler, are not reported."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from sphinx_jaxhlo.api.reports import REPORTS_SHOW, Reports
 from sphinx_jaxhlo.core import targets as targets_mod
+from sphinx_jaxhlo.core.example import PYTHON, parse_show
 from sphinx_jaxhlo.core.report import Report
 
-__all__ = ["analyze_hlo"]
+__all__ = ["analyze_hlo", "saved_report"]
 
 
-def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo") -> Report:
+def saved_report(text: str, source_file: str | None = None, *, target: str = "hlo") -> Report:
     """Analyze a saved optimized HLO module (``compiled.as_text()``, or XLA's
     ``*after_optimizations.txt`` from ``--xla_dump_to``).
 
     The fusions, materialized buffers and reductions come from the text
     alone; memory and cost figures need the compiler, so they are ``None``
-    ("not reported").  Print or check it through ``Reports([report])``.
+    ("not reported"); :func:`analyze_hlo` gives it as :class:`Reports`.
 
     :param text: the module's text.
     :param source_file: the example's file as the HLO metadata names it (full
@@ -51,3 +54,31 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
     if report.analysis_error is not None:
         raise ValueError(report.analysis_error)
     return report
+
+
+def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo", source: str | None = None,
+                show: str | Sequence[str] | None = None, origin: str = "a saved module") -> Reports:
+    """Analyze a saved optimized HLO module (``compiled.as_text()``, or XLA's
+    ``*after_optimizations.txt`` from ``--xla_dump_to``): :class:`Reports`, like every other
+    entry, holding the one report of the module.
+
+    The fusions, materialized buffers and reductions come from the text alone; memory and
+    cost figures need the compiler, so they are ``None`` ("not reported").
+
+    :param text: the module's text.
+    :param source_file: the example's file as the HLO metadata names it (full
+        path or base name): only its frames give source lines; ``None``: the
+        innermost frame of any file.
+    :param target: a label for the report's target (a known target name
+        lets per-target claims name it).
+    :param source: the example's source, shown beside the report.
+    :param show: the parts ``str()`` and the HTML show, as :func:`analyze` takes them.
+    :param origin: where the module came from, for the note the reports carry.
+    :raises ValueError: when the text is not an HLO module.
+    """
+    parts = parse_show(show, PYTHON) if show is not None else None
+    report = saved_report(text, source_file, target=target)
+    if source is not None:
+        report.source = source
+    return Reports([report], show=list(REPORTS_SHOW) if show is None else list(parts or ()), notes=[
+        f"Analysed from {origin}: memory and cost figures need the compiler (not reported)."])

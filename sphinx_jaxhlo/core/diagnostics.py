@@ -27,6 +27,9 @@ SUBTYPES: dict[str, str] = {
                "(``:expect-error:`` turns an expected failure into the rendered result).",
     "expectation": "A stated expectation (``:expect-max-temp:``, ``:expect-reduction:``...) does not hold "
                    "for a target: the guide's claim and the compiler disagree.",
+    "unresolved": "A claim over a sweep's range (``for CONDITION``, or ``:expect-flip:``) that no compile could "
+                  "settle: it held at every size compiled, but its range holds sizes between two neighbours nothing "
+                  "looked at, or no size the sweep compiled at all. Not a pass; the message names the sizes.",
     "timeout": "Compiling took longer than ``:timeout:`` / ``jaxhlo_timeout``; the worker was stopped.",
     "crash": "The compile worker died (a crash inside XLA, or an example that ended its own process); "
              "the message names the signal.",

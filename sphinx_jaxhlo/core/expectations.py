@@ -38,13 +38,15 @@ condition holds, and is checked at each of them like any other (the point is nam
 when it fails); among the items that apply at a point, the most specific applies,
 as above.  ``:expect-flip:`` is about the whole sweep: where a decision flips
 (``gpu:h100=between 4096 and 5000``, ``reduction between 4096 and 5000``, ``none``),
-checked by :func:`sphinx_jaxhlo.core.sweep_claims.check_flip_claims`; a claim over a range
-about a decision is also judged there against the sizes no compile looked at.
+checked by :func:`sphinx_jaxhlo.core.sweep_claims.check_flip_claims`; a claim of any kind over
+a range is also judged there against the sizes no compile looked at (not resolved, never a
+pass), and a range that holds no compiled size is said.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, memory_space_name
@@ -80,7 +82,23 @@ _CONDITION = re.compile(r"^(?:(?P<scope>[^=<>]+?)\s*=\s*)?(?P<kind>[a-z][a-z-]*)
 
 
 class ExpectationSyntaxError(ValueError):
-    """A malformed expectation option."""
+    """A malformed expectation option: :attr:`option` (``expect-max-temp``, ``""`` when not known)
+    and :attr:`detail` (what is wrong with its value), to be said in each front's spelling
+    (:meth:`spelled`)."""
+
+    def __init__(self, message: str, option: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.option, self.detail = option, detail or message
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with the option as a front spells it: ``spell("expect-max-device")`` ->
+        ``--expect-max-device`` on the command line, ``max_device=`` in the API."""
+        return f"{spell(self.option)} {self.detail}" if self.option else str(self)
+
+
+def claim_keyword(option: str) -> str:
+    """``expect-max-device`` -> ``max_device=``: a claim as the API's ``check()`` takes it."""
+    return option.removeprefix("expect-").replace("-", "_") + "="
 
 
 @dataclass(frozen=True)
@@ -349,10 +367,11 @@ def _validate(kind: str, value: str) -> None:
             raise ExpectationSyntaxError(f"{value!r}: {exc}") from None
 
 
-def parse_expectations(options: dict[str, str]) -> Expectations:
+def parse_expectations(options: dict[str, str], spell: Callable[[str], str] | None = None) -> Expectations:
     """Parse the ``expect-*`` options of a directive.
 
     :param options: option name (``expect-max-temp``) -> raw text.
+    :param spell: how the message names the option (default: the directive's ``:expect-max-temp:``).
     :raises ExpectationSyntaxError: naming the option and the bad value.
     """
     items: list[Expectation] = []
@@ -375,7 +394,8 @@ def parse_expectations(options: dict[str, str]) -> Expectations:
                 seen.add((function, target, _subkey(item), where))
                 items.append(item)
         except ValueError as exc:
-            raise ExpectationSyntaxError(f":{option}: {exc}") from exc
+            name = spell(option) if spell is not None else f":{option}:"
+            raise ExpectationSyntaxError(f"{name} {exc}", option, str(exc)) from exc
     return Expectations(items)
 
 

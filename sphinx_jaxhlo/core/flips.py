@@ -39,6 +39,13 @@ a cost-model decision, XLA's estimated times fused and unfused, as its record gi
 them); for a fused one, the kernel that computes and reduces its data; for a kernel
 count, the kernels.
 
+*What a map compares* (:data:`DECIDING`, unless told): the decisions the page shows, a
+reduction's verdict, the producer of the buffer it reads (the stored buffers, in the
+memory view's words) and the compile's success.  The kernel count is compared only where
+it is asked for (a claim about it: :func:`sphinx_jaxhlo.core.bisection.chase_of`); the map
+records what it compared (:attr:`SweepMap.kinds`), and a flip claim about a kind the map
+did not compare is checked against that kind's flips between the points compiled.
+
 The claims about flips and ranges are checked by :mod:`sphinx_jaxhlo.core.sweep_claims`.
 
 Nothing here compiles or imports anything outside ``sphinx_jaxhlo.core``.
@@ -59,12 +66,31 @@ from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.sweeps import Point, Sweep
 
-__all__ = ["STATUSES", "Flip", "Interval", "PointFigure", "ReductionState", "SweepMap", "sweep_map"]
+__all__ = ["COMPARABLE", "DECIDING", "STATUSES", "Flip", "Interval", "PointFigure", "ReductionState", "SweepMap",
+           "chased_words", "find_flips", "sweep_map"]
 
 #: The statuses of a point, in the order the map's legend gives them.
 STATUSES = ("fused", "unfused", "no reduction", "compile error", "no report", "missing")
 #: Statuses with a report to compare.
 _COMPARED = ("fused", "unfused", "no reduction", "compile error")
+#: What may change between two neighbours (a flip's kinds).
+COMPARABLE = ("reduction", "producer", "kernels", "error")
+#: What a map compares unless told: the decisions a page shows (see the module's rules).
+DECIDING = ("reduction", "producer", "error")
+#: Each kind of flip as a page names what bisection chases.
+_CHASED = {"reduction": "the reductions' verdicts", "producer": "the stored buffers' producers",
+           "kernels": "the kernel count", "error": "the compile's success"}
+
+
+def chased_words(kinds: Sequence[str], claims: Sequence[str] = ()) -> str:
+    """``the reductions' verdicts, the stored buffers' producers and the compile's success``
+    (and ``where max temp 1MB for K<=8192 stops holding``): what bisection spends its budget on."""
+    parts = [_CHASED[k] for k in COMPARABLE if k in kinds]
+    if claims:
+        named = ", ".join(claims[:2]) + (f" and {len(claims) - 2} more claim{'s' if len(claims) > 3 else ''}"
+                                          if len(claims) > 2 else "")
+        parts.append("where " + named + (" stops" if len(claims) == 1 else " stop") + " holding")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
 
 
 @dataclass
@@ -102,6 +128,11 @@ class PointFigure:
     largest_producer: str = ""
     kernels: int | None = None
     kernel_names: list[str] = field(default_factory=list)
+    #: What is live at the peak (:attr:`~sphinx_jaxhlo.core.report.Report.live_at_peak`): its bytes,
+    #: and its largest buffer in words (``f32[4096,4096] made by dot_general on line 4``); ``None``
+    #: and ``""`` where the report has no buffer assignment.
+    peak_bytes: int | None = None
+    peak_top: str = ""
     reductions: list[ReductionState] = field(default_factory=list)
     #: The program's contractions (``dot_general``...) that the compiler computed as a multiply and a
     #: reduce fused in one kernel: reductions it made, no verdict here; a flip compares one with the
@@ -206,6 +237,10 @@ class SweepMap:
     intervals: list[Interval] = field(default_factory=list)
     #: The most probes bisection could compile (``None``: it was not asked to run).
     budget: int | None = None
+    #: What was compared between neighbours (:data:`COMPARABLE`), and so what bisection chased.
+    kinds: tuple[str, ...] = DECIDING
+    #: The claims whose verdict bisection chased where it changes (a memory figure's limit...), as written.
+    chased_claims: list[str] = field(default_factory=list)
 
     def figures_of(self, function: str, target: str) -> list[PointFigure]:
         """The figures of one function on one target, in point order."""
@@ -216,6 +251,11 @@ class SweepMap:
 
     def intervals_of(self, function: str, target: str) -> list[Interval]:
         return [i for i in self.intervals if i.function == function and i.target == target]
+
+    @property
+    def chased(self) -> str:
+        """What bisection spent its budget on, in words (:func:`chased_words`)."""
+        return chased_words(self.kinds, self.chased_claims)
 
     def measure(self, target: str) -> str:
         return next((f.measure for f in self.figures if f.target == target), "temp")
@@ -229,7 +269,8 @@ class SweepMap:
             "axes": [{"names": list(a.names), "values": list(a.values)} for a in self.sweep.axes],
             "functions": list(self.functions),
             "targets": [name for name, _ in self.targets],
-            "bisection": {"budget": self.budget, "probes": len(self.probes)},
+            "bisection": {"budget": self.budget, "probes": len(self.probes), "compared": list(self.kinds),
+                          "claims": list(self.chased_claims)},
             "points": [
                 {**{k: v for k, v in asdict(f).items() if k not in ("point", "reductions")},
                  "point": point(f.point), "probe": f.point.probe, "reductions": [asdict(r) for r in f.reductions]}
@@ -362,6 +403,16 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
     if biggest is not None:
         figure.largest, figure.largest_bytes = biggest.shape, biggest.bytes
         figure.largest_producer = _producer(report, biggest)[0]
+    peak = report.live_at_peak
+    if peak is not None:
+        figure.peak_bytes = peak.bytes
+        top = peak.top
+        if top is not None:
+            made = (f"argument {top.producer_op}" if top.kind == "argument" else top.producer_op) or top.producer \
+                or top.kind
+            lines_ = top.source_lines
+            where = f" on line{'s' if len(lines_) > 1 else ''} {', '.join(map(str, lines_))}" if lines_ else ""
+            figure.peak_top = f"{top.shape or top.kind} made by {made}{where}"
     kernels = [f for f in report.fusions if is_kernel(f)]
     figure.kernels = len(kernels)
     figure.kernel_names = [f"{f.name} (k{f.kind})" if f.kind[:1].isupper() else f.name for f in kernels]
@@ -398,13 +449,16 @@ def _state_words(state: ReductionState | None, key: str = "") -> str:
     return f"unfused, reading {state.buffer} ({format_bytes(state.buffer_bytes)}) from {state.producer}"
 
 
-def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
-    """The flip between two adjacent points, or ``None`` when nothing compared changed."""
+def compare(before: PointFigure, after: PointFigure, axis: str, kinds: Sequence[str] = COMPARABLE) -> Flip | None:
+    """The flip between two adjacent points, or ``None`` when nothing compared changed.
+
+    :param kinds: what to compare (:data:`COMPARABLE`); a flip has only these kinds.
+    """
     if before.status not in _COMPARED or after.status not in _COMPARED:
         return None
     flip = Flip(before.function, before.target, axis, before.point, after.point, [], [])
     a, b = before.point.label, after.point.label
-    if (before.status == "compile error") != (after.status == "compile error"):
+    if "error" in kinds and (before.status == "compile error") != (after.status == "compile error"):
         flip.kinds.append("error")
         failed, works = (before, after) if before.status == "compile error" else (after, before)
         flip.changes.append(f"compiles at {works.point.label}, fails at {failed.point.label} ({failed.error})")
@@ -412,7 +466,7 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
             reasons.append(f"at {side.point.label}: " + (side.error if side.status == "compile error" else
                                                           f"compiles ({side.measure} {format_bytes(side.value)})"))
         return flip
-    if before.status == "compile error":
+    if before.status == "compile error" or after.status == "compile error":
         return None
     old = {r.key: r for r in before.reductions}
     new = {r.key: r for r in after.reductions}
@@ -424,12 +478,14 @@ def compare(before: PointFigure, after: PointFigure, axis: str) -> Flip | None:
         if x is not None and y is not None and x.fused == y.fused and x.producer_key == y.producer_key:
             continue
         kind = "producer" if x is not None and y is not None and x.fused == y.fused else "reduction"
+        if kind not in kinds:
+            continue
         if kind not in flip.kinds:
             flip.kinds.append(kind)
         flip.changes.append(f"{key}: {_state_words(x, key)} at {a} -> {_state_words(y, key)} at {b}")
         flip.reasons_before += [f"{key} at {a}: {r}" for r in (x.reasons if x is not None else [])]
         flip.reasons_after += [f"{key} at {b}: {r}" for r in (y.reasons if y is not None else [])]
-    if before.kernels != after.kernels:
+    if "kernels" in kinds and before.kernels != after.kernels:
         flip.kinds.append("kernels")
         flip.changes.append(f"kernels: {before.kernels} at {a} -> {after.kernels} at {b}")
         # the kernels one side has and the other lacks (a long program's full list says little)
@@ -457,15 +513,19 @@ def lines(sweep: Sweep, figures: Sequence[PointFigure]) -> list[tuple[str, list[
     return out
 
 
-def find_flips(sweep: Sweep, figures: Sequence[PointFigure]) -> tuple[list[Flip], list[Interval]]:
+def find_flips(sweep: Sweep, figures: Sequence[PointFigure], kinds: Sequence[str] = DECIDING
+               ) -> tuple[list[Flip], list[Interval]]:
     """The flips between neighbours on each line, per function and target, and the intervals
-    between neighbours that are not resolved (see the module's rules)."""
+    between neighbours that are not resolved (see the module's rules).
+
+    :param kinds: what is compared (:data:`COMPARABLE`).
+    """
     flips: list[Flip] = []
     intervals: list[Interval] = []
     for axis, line in lines(sweep, figures):
         sizes = not set(sweep.axis(axis).names) <= set(sweep.static)
         for before, after in pairwise(line):
-            flip = compare(before, after, axis)
+            flip = compare(before, after, axis, kinds)
             if flip is not None:
                 flips.append(flip)
             if sizes and after.point[axis] - before.point[axis] > 1 and (flip is None or not flip.exact):
@@ -476,8 +536,10 @@ def find_flips(sweep: Sweep, figures: Sequence[PointFigure]) -> tuple[list[Flip]
 
 
 def sweep_map(sweep: Sweep, outcomes: Sequence[tuple[Point, Sequence[Result], str]], functions: Sequence[str],
-              targets: Sequence[tuple[str, str]]) -> SweepMap:
+              targets: Sequence[tuple[str, str]], kinds: Sequence[str] = DECIDING) -> SweepMap:
     """The figures and flips of a sweep.
+
+    :param kinds: what is compared between neighbours (see the module's rules).
 
     :param outcomes: per point, its results (one per function and target) and why the
         point has none (``""`` when it has); a probe (``point.probe``) has the results of
@@ -497,9 +559,10 @@ def sweep_map(sweep: Sweep, outcomes: Sequence[tuple[Point, Sequence[Result], st
                 figures.append(figure_of(point, results.get((function, target)), measure, function, target,
                                          problem))
     points = [point for point, _, _ in outcomes if not point.probe]
-    flips, intervals = find_flips(sweep, figures)
+    flips, intervals = find_flips(sweep, figures, kinds)
     order = {(f, t): i for i, (t, f) in enumerate((t, f) for t, _ in targets for f in functions)}
     flips.sort(key=lambda f: order.get((f.function, f.target), len(order)))
     intervals.sort(key=lambda i: order.get((i.function, i.target), len(order)))
     return SweepMap(sweep, list(functions), list(targets), points, figures, flips,
-                    probes=[point for point, _, _ in outcomes if point.probe], intervals=intervals)
+                    probes=[point for point, _, _ in outcomes if point.probe], intervals=intervals,
+                    kinds=tuple(k for k in COMPARABLE if k in kinds))

@@ -6,7 +6,9 @@ The rules applied here:
 *A flip claim* (``between A and B``, ``none``, :func:`sphinx_jaxhlo.core.sweeps.parse_flip_claim`)
 is checked against the flips of its function on its target
 (:mod:`sphinx_jaxhlo.core.flips`), along its axis (``none`` without an axis: along
-every axis), where its condition holds at both sides of the flip, of the kind it names.
+every axis), where its condition holds at both sides of the flip, of the kind it names (a kind the map
+did not compare, :attr:`~sphinx_jaxhlo.core.flips.SweepMap.kinds`: its flips between the
+points compiled, which bisection did not locate; ``any``: the kinds the map compared).
 ``between A and B`` holds when such a flip lies between A and B; ``none`` when there is
 no such flip.
 
@@ -16,11 +18,19 @@ sizes it is about lie strictly inside an interval not looked at (both ends agree
 there was not located, or an end has no report): ``:expect-flip: none`` (along its axis,
 where its condition holds) when no flip was found; ``between A and B`` when no flip was
 found between A and B and such an interval overlaps them, or when the only flip found
-spans more than A..B; and a claim over a range (``for CONDITION``) about a decision
-(:data:`DECISION_KINDS`: a reduction's verdict, the stored buffers, an error, the
-collectives, the kernel count) where its condition holds inside such an interval.  A
-claim about memory figures over a range is checked at the sizes compiled: figures grow
-with size between them, and a decision flipping there is what the decision claims report.
+spans more than A..B; and a claim of any other kind over a range (``for CONDITION``: a
+reduction's verdict, the stored buffers, an error, the collectives, the kernel count, a
+memory figure, the largest buffer at the peak) where its condition holds inside such an
+interval.  One rule for every kind: a memory figure does not follow the size between two
+compiles (a layout or a fusion chosen at one size can need far more memory one size
+further), so what held at the ends says nothing about the sizes between.
+
+*A range that holds no compiled size* (``cpu=1kB for n>=100000`` over ``n=256,4096``):
+the claim was checked nowhere; it is not resolved, and its check says that no size of
+the sweep lies in its range, with the sizes the sweep compiled.  No claim vanishes.
+
+A claim without ``for`` is about the sweep's points: it is checked at each of them (its
+check names the point where it fails), and says nothing about the sizes between.
 
 Nothing here compiles or imports anything outside ``sphinx_jaxhlo.core``.
 """
@@ -29,14 +39,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sphinx_jaxhlo.core.expectations import Check, Expectation, Expectations
-from sphinx_jaxhlo.core.flips import Interval, SweepMap
+from sphinx_jaxhlo.core.expectations import SWEEP_KINDS, Check, Expectation, Expectations
+from sphinx_jaxhlo.core.flips import Interval, SweepMap, find_flips
 from sphinx_jaxhlo.core.sweeps import Condition, Sweep, parse_flip_claim
 
-__all__ = ["DECISION_KINDS", "check_flip_claims", "check_range_claims", "not_resolved_words"]
+__all__ = [
+    "DECISION_KINDS",
+    "MEMORY_KINDS",
+    "check_flip_claims",
+    "check_range_claims",
+    "not_resolved_words",
+    "nowhere_words",
+]
 
 #: The claims whose value is a decision of the compiler, which may flip between two sizes.
 DECISION_KINDS = ("reduction", "materialized", "error", "collectives", "kernels")
+#: The claims about a memory figure or the largest buffer at the peak: as unresolved between two
+#: compiles as a decision (a figure can jump and fall back between them).
+MEMORY_KINDS = ("max-temp", "min-temp", "max-peak", "max-device", "peak-top")
 
 
 def check_flip_claims(expectations: Expectations, sweep: SweepMap) -> list[Check]:
@@ -95,7 +115,10 @@ def _check_flip(expectation: Expectation, sweep: SweepMap, function: str, target
     axis = sweep.sweep.axis(axis).name
     everywhere = claim.expects_none and not claim.symbol  # "none": along every axis
     condition = expectation.condition
-    flips = [f for f in sweep.flips_of(function, target) if (f.axis == axis or everywhere)
+    compared = sweep.flips_of(function, target)
+    if claim.what not in ("any", *sweep.kinds):  # a kind the map did not compare: its flips between the points
+        compared, _ = find_flips(sweep.sweep, sweep.figures_of(function, target), (claim.what,))
+    flips = [f for f in compared if (f.axis == axis or everywhere)
              and (claim.what == "any" or claim.what in f.kinds)
              and (condition is None or (condition.holds(f.before) and condition.holds(f.after)))]
     found = "; ".join(f"{'/'.join(f.kinds)} between {f.between}" for f in flips[:4]) or "no flip"
@@ -127,14 +150,15 @@ def _check_flip(expectation: Expectation, sweep: SweepMap, function: str, target
 
 
 def check_range_claims(expectations: Expectations, sweep: SweepMap, checked: Sequence[Check]) -> list[Check]:
-    """A claim over a range (``for CONDITION``) about a decision (:data:`DECISION_KINDS`), that
-    held at every size compiled in its range: not resolved where the range holds sizes
-    between two neighbours that were not looked at (see the module's rules).
+    """Each claim over a range (``for CONDITION``), of any kind, judged against what was not
+    compiled (see the module's rules): not resolved where it held at every size compiled in
+    its range but the range holds sizes between two neighbours that were not looked at, and
+    not resolved when no size compiled lies in its range at all.
 
     :param checked: the claims as checked at each point (a claim that failed at a point is
         not judged again here).
     """
-    ranged = [e for e in expectations.items if e.where and e.kind in DECISION_KINDS]
+    ranged = [e for e in expectations.items if e.where and e.kind not in SWEEP_KINDS]
     if not ranged:
         return []
     failed = {(c.expectation, c.target, c.function) for c in checked if not c.passed}
@@ -160,4 +184,24 @@ def check_range_claims(expectations: Expectations, sweep: SweepMap, checked: Seq
             else f"no size compiled where {e.where}"
         checks.append(Check(e, target, function, False, f"{held}; {not_resolved_words(intervals)}",
                             unresolved=True))
+    judged = {c.expectation for c in checked} | {e for e, _, _ in found}
+    points = [*sweep.points, *sweep.probes]
+    for e in ranged:
+        condition = e.condition
+        if e in judged or condition is None or any(condition.holds(p.as_dict()) for p in points):
+            continue  # judged, or about a point whose compile failed (that failure is reported)
+        checks.append(Check(e, *_scope_words(e, sweep), False, nowhere_words(e, sweep), unresolved=True))
     return checks
+
+
+def nowhere_words(expectation: Expectation, sweep: SweepMap) -> str:
+    """``nothing: no size of the sweep lies where n>=100000; it compiled n from 256 to 4,096 (2 sizes)``."""
+    return f"nothing: no size of the sweep lies where {expectation.where}; it compiled {sweep.sweep.describe()}"
+
+
+def _scope_words(expectation: Expectation, sweep: SweepMap) -> tuple[str, str]:
+    """The target and the function a claim checked nowhere is about, as its check names them."""
+    targets = [name for name, _ in sweep.targets]
+    target = expectation.target or (", ".join(targets) if targets else "every target")
+    function = expectation.function or (", ".join(sweep.functions) if sweep.functions else "(function)")
+    return target, function

@@ -18,7 +18,8 @@ The rules, applied the same way on every target:
   step.  The **peak** is the step where it is largest: of the first run of such steps, the last
   (a buffer updated in place during the run holds its last value there, the one the findings
   name); the kernel named at the peak is the step's instruction, or, where that one only moves
-  or views data, the nearest kernel after it.  XLA's own "Live ranges at N (peak)" section is
+  or views data (a copy, a tuple, a bitcast, a TPU's ``slice-done``), the nearest kernel
+  after it.  XLA's own "Live ranges at N (peak)" section is
   not read: on the H100 it names the wrong step for the seed's dot form.  XLA
   reserves the block of temporaries for the whole run, sized by its heap simulation: at least
   what is live at the peak, more where buffers do not pack (the report says how much).
@@ -75,6 +76,10 @@ MAX_ELSEWHERE = 5
 _WHOLE_RUN = ("argument", "output", "constant")
 #: Instructions that compute nothing of their own: a value they define is named by its origin.
 _VIEWS = frozenset({"parameter", "get-tuple-element", "tuple", "bitcast", "while", "copy-done", "copy-start"})
+#: Instructions that only move or view data: the peak is not named after one of them (the
+#: module's rules), but after the nearest kernel.
+_MOVES = _VIEWS | {"copy", "slice-start", "slice-done", "dynamic-slice", "async-start", "async-done",
+                   "optimization-barrier", "constant"}
 
 
 def counted_space(color: int, platform: str) -> bool:
@@ -301,6 +306,9 @@ class _Namer:
         named = self.analyzer.buffer(comp, inst, inst.name, shape, value.size, element, [])
         out.producer_op = named.producer_op or inst.opcode
         out.source_lines = named.source_lines
+        if not named.producer_op and inst.opcode == "fusion":  # never a bare "fusion": what it computes
+            out.producer_op, lines = self._fused_op(inst)
+            out.source_lines = out.source_lines or lines
         defining = self.where.get(value.instruction)
         shapes = inst.shape.tuple_shapes
         data = shapes[element] if shapes is not None and element is not None and element < len(shapes) else inst.shape
@@ -312,6 +320,16 @@ class _Namer:
                            and defining[1] is not inst):
             out.note = "loop state"
         return out
+
+    def _fused_op(self, inst: HloInstruction) -> tuple[str, list[int]]:
+        """A fusion the findings could not name by one JAX operation: the operations its
+        instructions were traced from (``exp, add``), else their opcodes, and their lines."""
+        assert self.analyzer is not None
+        inside = [i for _, i in self.analyzer.flatten(inst) if i.opcode not in _MOVES]
+        ops = list(dict.fromkeys(i.op_name for i in inside if i.op_name)) or \
+            list(dict.fromkeys(i.opcode for i in inside))
+        words = ", ".join(ops[:3]) + (", ..." if len(ops) > 3 else "")
+        return (f"fusion of {words}" if words else "fusion"), self.analyzer.lines(inside)
 
     def _argument_copied(self, comp: HloComputation, inst: HloInstruction) -> str | None:
         """The argument a buffer of argument data copies, when it is one (through moves)."""
@@ -403,10 +421,11 @@ def live_at_peak(record: BufferAssignment, module: HloModule | None, source_name
 
 def _running(record: BufferAssignment, namer: _Namer, step: int) -> str:
     """The instruction that runs at ``step``: the step's own, or where that one only moves or views
-    data (a tuple, a constant the TPU sinks into a loop), the nearest kernel after it, else before."""
+    data (a tuple, a copy, a TPU's ``slice-done``, a constant the TPU sinks into a loop: :data:`_MOVES`),
+    the nearest kernel after it, else before."""
     def computes(name: str) -> bool:
         found = namer.instruction(name)
-        return found is not None and found[1].opcode not in _VIEWS and found[1].opcode != "constant"
+        return found is not None and found[1].opcode not in _MOVES
 
     order = record.sequence
     here = order[step] if step < len(order) else ""

@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import Outcome, Probe, bisect
+from sphinx_jaxhlo.core.bisection import Chase, Outcome, Probe, bisect, chase_of
 from sphinx_jaxhlo.core.example import PYTHON, Example, OptionProblem, Spelling, check_sweep, sweep_text
 from sphinx_jaxhlo.core.flips import SweepMap
 from sphinx_jaxhlo.core.results import Result
@@ -57,8 +57,11 @@ class SweepRun(Generic[Kept]):
 
 def drive_sweep(sweep: Sweep, entries: Sequence[str], targets: Sequence[tuple[str, str]], budget: int,
                 compile_point: Callable[[Point, tuple[str, ...] | None, Sequence[str]],
-                                        tuple[Kept, Sequence[Result], str]]) -> SweepRun[Kept]:
-    """Compile each point of ``sweep``, then the probes bisection asks for, at most ``budget``.
+                                        tuple[Kept, Sequence[Result], str]],
+                chase: Chase | None = None) -> SweepRun[Kept]:
+    """Compile each point of ``sweep``, then the probes bisection asks for, at most ``budget``,
+    spent on what ``chase`` says (:func:`~sphinx_jaxhlo.core.bisection.chase_of`; default: the
+    decisions).
 
     :param entries: the functions as the example writes them (``""``: the default one).
     :param targets: ``(name, title)`` of each target, in order.
@@ -87,7 +90,7 @@ def drive_sweep(sweep: Sweep, entries: Sequence[str], targets: Sequence[tuple[st
         return [take(point, tuple(dict.fromkeys(written.get(p.function, p.function) for p in group)), [target])
                 for (point, target), group in grouped.items()]
 
-    run.map = bisect(sweep, outcomes, run.functions, list(targets), compile_probes, budget)
+    run.map = bisect(sweep, outcomes, run.functions, list(targets), compile_probes, budget, chase)
     return run
 
 
@@ -136,7 +139,7 @@ def sweep_examples(example: Example, targets: Sequence[targets_mod.Target],
         return kept, results, ""
 
     return drive_sweep(example.sweep, example.functions, [(t.name, t.title) for t in targets], example.bisect,
-                       compile_point)
+                       compile_point, chase_of(example.expectation_set(), example.sweep))
 
 
 # -- a function object's call ----------------------------------------------------------------------

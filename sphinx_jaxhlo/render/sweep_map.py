@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from docutils import nodes
 
 from sphinx_jaxhlo.core.expectations import Check
-from sphinx_jaxhlo.core.flips import Flip, Interval, PointFigure, SweepMap
+from sphinx_jaxhlo.core.flips import Flip, Interval, PointFigure, SweepMap, lines
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.core.sweeps import Sweep
@@ -66,10 +67,10 @@ def _memory_cell(figure: PointFigure) -> Cell:
 
 
 def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = False, verdicts: bool = True,
-                 functions: Sequence[str] | None = None) -> Table:
+                 functions: Sequence[str] | None = None, peak: bool = False) -> Table:
     """One row per point (and function): the sizes, what the point shows (its reductions'
     verdicts; without ``verdicts``, whether it compiled), its measure, its largest stored
-    buffer and its kernels.
+    buffer and its kernels; with ``peak``, what is live at its peak and the largest buffer then.
 
     :param probes: the sizes bisection compiled, instead of the sweep's own points.
     :param functions: only these functions' rows (default: every function's).
@@ -78,7 +79,7 @@ def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = Fal
     several = len(sweep.functions) > 1
     header = (*(a.title for a in sweep.sweep.axes), *(("function",) if several else ()),
               "reductions" if verdicts else "compile", "HBM held" if measure == "device" else "temp",
-              "largest stored buffer", "kernels")
+              "largest stored buffer", "kernels", *(("live at the peak",) if peak else ()))
     rows = []
     chosen = [f for f in sweep.figures if f.target == target and bool(f.point.probe) == probes
               and (functions is None or f.function in functions)]
@@ -91,6 +92,11 @@ def points_table(sweep: SweepMap, target: str, title: str, *, probes: bool = Fal
                  Cell(format_bytes(figure.value) if figure.value is not None else ""),
                  Cell(largest, code=bool(figure.largest)),
                  Cell("" if figure.kernels is None else str(figure.kernels))]
+        if peak:
+            cells.append(Cell(f"{format_bytes(figure.peak_bytes)}: largest {figure.peak_top}" if figure.peak_top
+                              else format_bytes(figure.peak_bytes) if figure.peak_bytes is not None else
+                              "" if figure.status in ("compile error", "no report", "missing") else
+                              "no buffer assignment"))
         rows.append(Row(tuple(cells), tone="bad" if figure.status == "compile error" else ""))
     return Table("sweep", title, header, tuple(rows), len(rows))
 
@@ -131,6 +137,14 @@ def _flip_nodes(flips: Sequence[Flip], numbered: bool, several: bool, verdicts: 
     return [items] if flips else []
 
 
+def _kernels_change(sweep: SweepMap, target: str, functions: Sequence[str]) -> bool:
+    """Whether two neighbours of one function on one target have different kernel counts."""
+    return any(a.kernels is not None and b.kernels is not None and a.kernels != b.kernels
+               for _, line in lines(sweep.sweep, [f for f in sweep.figures if f.target == target
+                                                   and f.function in functions])
+               for a, b in pairwise(line))
+
+
 def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> list[str]:
     """What bisection did on one target, and, per function, the intervals not resolved."""
     out = []
@@ -141,12 +155,16 @@ def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> l
         out.append("Bisection is off (budget 0): each flip is between two of the sweep's sizes.")
     elif sweep.budget is not None and probes:
         out.append(f"Bisection compiled {len(probes)} more size{'s' if len(probes) != 1 else ''} here (budget "
-                   f"{sweep.budget} for the sweep), each an ordinary compile: {exact} of {len(flips)} flip"
-                   f"{'s' if len(flips) != 1 else ''} located between neighbouring sizes.")
+                   f"{sweep.budget} for the sweep), each an ordinary compile, chasing {sweep.chased}"
+                   + (f": {exact} of {len(flips)} flip{'s' if len(flips) != 1 else ''} located between neighbouring "
+                      "sizes." if flips else "."))
     elif sweep.budget and exact < len(flips):
         out.append(f"Bisection compiled no size here: the sweep's budget of {sweep.budget} was spent.")
     if not flips:
         out.append("No decision flips between neighbouring sizes compiled.")
+    if "kernels" not in sweep.kinds and _kernels_change(sweep, target, functions):
+        out.append("The kernel count changes between sizes too (the table's last column): bisection chases it only "
+                   "where a claim is about it.")
     def listed(intervals: Sequence[Interval]) -> str:
         shown = ", ".join(f"{i.axis}={i.low}..{i.high}" + (f" at {i.between.split(' at ', 1)[1]}"
                                                              if " at " in i.between else "") for i in intervals[:4])
@@ -187,7 +205,9 @@ def _legend(sweep: SweepMap, target_title: str, measure: str, verdicts: bool) ->
 def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -> list[nodes.Node]:
     out: list[nodes.Node] = []
     measure = sweep.measure(target)
-    verdicts = view.display.verdicts
+    # the verdicts go only in the memory view (:findings: memory without reductions); peak adds a column
+    verdicts = view.display.verdicts or "memory" not in view.display.findings
+    peak = view.display.peak
     base = example_id(view)
     several = len(sweep.functions) > 1
     functions = sweep.functions if sweep.sweep.is_grid else [sweep.functions[0]]
@@ -200,10 +220,10 @@ def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -
         legend, text_legend = _legend(sweep, title, measure, verdicts)
         graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading, verdicts=verdicts), title=heading,
                              legend=legend, text_legend=text_legend, classes=["jaxhlo-sweep-map"])
-        graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts),
+        graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts, peak=peak),
                             source_links(view))
         shown = [function] if sweep.sweep.is_grid else sweep.functions
-        probed = points_table(sweep, target, "", probes=True, verdicts=verdicts, functions=shown)
+        probed = points_table(sweep, target, "", probes=True, verdicts=verdicts, functions=shown, peak=peak)
         if probed.rows:
             folded = jaxhlo_details(title=f"The {len(probed.rows)} sizes bisection compiled on {title}", open=False)
             folded += table_node(probed, source_links(view))
@@ -232,8 +252,8 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
         signatures.append(sweep_signature(sweep.sweep, name, view.source, static))
     count = len(sweep.points)
     probes = len({(f.point, f.function, f.target) for f in sweep.figures if f.point.probe})
-    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two whose decisions "
-                f"differ (budget {sweep.budget}), each an ordinary compile of one function on one target."
+    bisected = (f" Bisection then compiled {probes} size{'s' if probes != 1 else ''} between two that differ in "
+                f"{sweep.chased} (budget {sweep.budget}), each an ordinary compile of one function on one target."
                 if probes else "")
     block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
                                     *[x for s in signatures[1:] for x in (", ", code(s))],

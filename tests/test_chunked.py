@@ -739,3 +739,41 @@ def test_chunked_source_hands_out_only_code_checked_as_shown_or_says_it_is_not()
 
 def lambda_free_softmax(x):
     return jnp.sum(jax.nn.softmax(x, axis=0) * x, axis=0)
+
+
+# -- the bf16 accumulation hazard ---------------------------------------------------------------------------
+
+
+def bf16_loss(h, w):
+    return jnp.sum(jnp.tanh(h @ w).astype(jnp.float32))
+
+
+def test_a_bf16_weight_differentiated_over_many_chunks_is_warned_of_and_the_fix_works():
+    from sphinx_jaxhlo.chunking.rewrite import LowPrecisionGradientWarning
+
+    rng = np.random.default_rng(0)
+    h = jnp.asarray(rng.standard_normal((1024, 32)), jnp.bfloat16)
+    w = jnp.asarray(rng.standard_normal((32, 16)) / 6, jnp.bfloat16)
+    with pytest.warns(LowPrecisionGradientWarning, match=r"argument 1 is bfloat16 and differentiated: its gradient "
+                                                         r"is summed over the 128 chunks in bfloat16"):
+        summed = jax.grad(chunked(bf16_loss, size=8), argnums=1)(h, w)
+
+    def upcast(h, w32):  # the fix the warning gives: w in f32, cast back inside
+        return bf16_loss(h, w32.astype(jnp.bfloat16))
+
+    fixed = jax.grad(chunked(upcast, size=8), argnums=1)(h, w.astype(jnp.float32))
+    exact = jax.grad(bf16_loss, argnums=1)(h.astype(jnp.float32), w.astype(jnp.float32))
+
+    def error(g):
+        return float(jnp.max(jnp.abs(g.astype(jnp.float32) - exact)) / jnp.max(jnp.abs(exact)))
+
+    unchunked = error(jax.grad(bf16_loss, argnums=1)(h, w))
+    assert error(summed) > 2 * unchunked and error(fixed) < 1.5 * unchunked, (error(summed), error(fixed), unchunked)
+    # no warning where nothing 16-bit is summed over the chunks: the split argument's gradient, a forward pass
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowPrecisionGradientWarning)
+        jax.grad(chunked(bf16_loss, size=8), argnums=0)(h, w)
+        chunked(bf16_loss, size=8)(h, w)
+        jax.grad(chunked(bf16_loss, size=256), argnums=1)(h, w)  # 4 chunks: fewer than the warning's 8

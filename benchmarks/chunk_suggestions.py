@@ -37,7 +37,7 @@ import jax.numpy as jnp
 def kde(q, x):
     d = q[:, None, :] - x[None, :, :]                                # [queries, points, 3]
     return jnp.sum(jnp.exp(-0.5 * jnp.sum(d * d, axis=-1)), axis=1)
-''', "kde", "f32[40000,3], f32[100000,3]", None),
+''', "kde", "f32[50000,3], f32[100000,3]", None),
     "nbody_energy_grad": ('''
 import jax.numpy as jnp
 

@@ -386,6 +386,13 @@ def test_a_compile_that_ran_out_of_memory_still_gets_its_search():
     assert (keywords["argnums"], keywords["combine"]) == (1, "sum"), text
     assert "where the unchunked program does not compile for cpu (RESOURCE_EXHAUSTED, 18.6 GB needed)" in text
     check_as_written(text, {"kde": kde}, specs)
+    # the report's text shows it under the failure, where the reader is stuck
+    from sphinx_jaxhlo.render.text import report_text
+
+    report.chunk_suggestion = text
+    shown = report_text(report, ["summary"])
+    assert "out of memory" in shown and "where the unchunked program does not compile" in shown, shown
+    assert "sphinx_jaxhlo.chunked(kde, argnums=1" in shown, shown
     other = Report(function="kde", target="cpu", error=CompileError("INVALID_ARGUMENT", "no"))
     assert _suggest_chunking(other, kde, specs, {}, 0, "kde", TARGETS["cpu"], {}) == ""
 

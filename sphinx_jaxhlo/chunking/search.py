@@ -445,8 +445,10 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
         call = f"jax.{'value_and_grad' if grad[1] else 'grad'}({call}, argnums={wrt})"
         of = f"the gradient of {fname} chunked before differentiation: "
     instead = f" instead of {format_bytes(original_temp)}" if original_temp else ""
+    budget_words = f" (budget {format_bytes(budget)})"
     if failed:
-        instead = f", where the unchunked program does not compile for {target} ({failed})"
+        instead = ""
+        budget_words += f", where the unchunked program does not compile for {target} ({failed})"
     length = found.candidate.length
     divides = "" if length % found.size == 0 else f", the last one {length % found.size} long"
     trips = -(-length // found.size)
@@ -454,13 +456,14 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
     if found.fits:
         words = (f"Chunking would bound it: {of}the result reduces over {what} ({length} long), and chunked() over "
                  f"{chunks} is proved on the jaxpr (combine={found.combine!r}) and, compiled for {target}, needs "
-                 f"{format_bytes(found.temp)} of temp memory{instead} (budget {format_bytes(budget)}).")
+                 f"{format_bytes(found.temp)} of temp memory{instead}{budget_words}.")
     else:
         smallest = f"no chunk size of at most {-(-length // found.floor)} trips" if found.floor > 1 else \
             "no chunk size"
         words = (f"Chunking {of}over {what} ({length} long) is proved on the jaxpr (combine={found.combine!r}), but "
                  f"{smallest} brings the compiled temp memory within the budget of {format_bytes(budget)}: over "
-                 f"{chunks}, compiled for {target}, it still needs {format_bytes(found.temp)}{instead}.")
+                 f"{chunks}, compiled for {target}, it still needs {format_bytes(found.temp)}{instead}"
+                 f"{budget_words if failed else ''}.")
     words += " " + _trip_words(found, trips, [params[i] if i < len(params) else f"argument {i}"
                                                for i in range(len(args)) if i not in nums and
                                                hasattr(args[i], "shape")])

@@ -67,6 +67,8 @@ def suggested_call(text: str) -> tuple[str, dict[str, Any]]:
     """The function name and keywords of the ``chunked(...)`` line of a suggestion."""
     line = text.split("\n")[1]
     call = ast.parse(line, mode="eval").body
+    if isinstance(call, ast.Call) and ast.unparse(call.func) in ("jax.grad", "jax.value_and_grad"):
+        call = call.args[0]  # a gradient's suggestion: the function chunked before differentiation
     assert isinstance(call, ast.Call) and ast.unparse(call.func) == "sphinx_jaxhlo.chunked", line
     return ast.unparse(call.args[0]), {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
 
@@ -85,8 +87,12 @@ def check_as_written(text: str, namespace: dict[str, Any], specs: Sequence[Any],
     memory must be the figure shown.  Returns the suggested function."""
     line = text.split("\n")[1]
     name, keywords = suggested_call(text)
-    suggested = eval(line, {**namespace, "sphinx_jaxhlo": sphinx_jaxhlo})
+    suggested = eval(line, {**namespace, "sphinx_jaxhlo": sphinx_jaxhlo, "jax": jax})
     original = namespace[name]
+    outer = ast.parse(line, mode="eval").body
+    if isinstance(outer, ast.Call) and ast.unparse(outer.func) in ("jax.grad", "jax.value_and_grad"):
+        wrt = next(ast.literal_eval(k.value) for k in outer.keywords if k.arg == "argnums")
+        original = eval(ast.unparse(outer.func), {"jax": jax})(original, argnums=wrt)
     nums = keywords["argnums"] if isinstance(keywords["argnums"], tuple) else (keywords["argnums"],)
     axes = keywords["axis"] if isinstance(keywords["axis"], tuple) else (keywords["axis"],) * len(nums)
     size = keywords["size"]

@@ -178,7 +178,7 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     ``fn`` by its name, takes the same positional arguments and computes what :func:`chunked`
     computes, with the same operations; every name it introduces is fresh against ``fn``'s
     parameters, its name, its free variables and globals, and ``scope``
-    (:func:`sphinx_jaxhlo.chunking.source.chunked_source` writes it; its parameters are this
+    (``sphinx_jaxhlo.chunking.source.chunked_source`` writes it; its parameters are this
     function's).
 
     :param args: ``fn``'s positional arguments, to check the code on (only shapes and dtypes are used).
@@ -522,7 +522,7 @@ def verify_chunked_source(fn: Callable[..., Any], code: str, *args: Any, argnums
 
     :returns: a :class:`ChunkCheck`; its ``passed`` says whether the results agree.  Code that
         does not run (a ``TypeError`` inside it, or in the original) is a check that failed,
-        with the error in its words (:attr:`ChunkCheck.failure`): never raised as it is.
+        with the error in its words (its ``failure``): never raised as it is.
     :raises ValueError: code that defines no function, or bad ``argnums``, ``size``, ``axis``, ``combine``.
     """
     return source_check(fn, code, args, kwargs, argnums=argnums, size=size, axis=axis, combine=combine, seed=seed,

@@ -4,6 +4,7 @@ shown beside the deviceless figures (and only for the program they measured)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -194,3 +195,72 @@ def test_a_snapshots_report_has_the_memory_rules_however_its_analysis_is_found(t
     from_cache, _ = analyses.report(stored, "", "example.py", cache)
     # 35.05 MB: what the chip held (docs/_hardware/tpu-v5e.json: 35,051,008 B)
     assert first.memory.device_bytes == kept.memory.device_bytes == from_cache.memory.device_bytes == 35_051_520
+
+
+# -- the figure to act on, decided once (core.memory) -----------------------------------------------
+
+def test_the_figure_to_act_on_is_the_tpus_hbm_and_temp_elsewhere_one_for_a_series() -> None:
+    from sphinx_jaxhlo.core.memory import acting_figure
+
+    bounded = docs_report(BOUNDED_MAP).memory
+    # the bounded map's temp on the TPU is not what the chip needs: its HBM is
+    assert bounded.acting("tpu:v5e") == "device" and bounded.figure("device") == bounded.device_bytes
+    assert bounded.acting("cpu") == "temp" and bounded.acting("gpu:h100") == "temp"
+    assert bounded.figure("temp") == bounded.temp_bytes
+    unknown = Memory(temp_bytes=10)  # arguments and outputs not reported: no device figure
+    assert unknown.acting("tpu:v5e") == "temp"
+    # reports compared with each other share one figure: the device's only when each has it
+    assert acting_figure("tpu:v5e", [bounded, bounded]) == "device"
+    assert acting_figure("tpu:v5e", [bounded, unknown]) == "temp"
+    assert acting_figure("gpu:h100", [bounded]) == "temp" and acting_figure("tpu:v5e", []) == "temp"
+
+
+def test_the_variants_table_chart_and_sweep_act_on_one_figure_per_target() -> None:
+    """The variants table, its chart and a sweep's map read the figure from core.memory: on a TPU
+    where one variant lacks the device figure, all of that target's variants show temp."""
+    from sphinx_jaxhlo.core.flips import sweep_map
+    from sphinx_jaxhlo.core.results import Result
+    from sphinx_jaxhlo.core.sweeps import parse_sweep
+    from sphinx_jaxhlo.render.chart import variants_chart
+    from sphinx_jaxhlo.render.overview import variants_table
+
+    held = Report("a", "tpu:v5e", memory=Memory(argument_bytes=100, output_bytes=10, alias_bytes=0,
+                                                 temp_bytes=0, generated_code_bytes=5))
+    held.memory.settle("tpu")
+    lacking = Report("b", "tpu:v5e", memory=Memory(temp_bytes=40))
+    results = {("a", "tpu:v5e"): Result("a", "tpu:v5e", "TPU v5e", report=held),
+               ("b", "tpu:v5e"): Result("b", "tpu:v5e", "TPU v5e", report=lacking)}
+    display = Display()
+    table = variants_table(["a", "b"], [("tpu:v5e", "TPU v5e")], results, display)
+    cells = [row.cells[1].text for row in table.rows]
+    assert cells == ["0 B", "40 B"] and table.title.startswith("Temp memory")
+    chart = variants_chart(["a", "b"], [("tpu:v5e", "TPU v5e")], results, display)
+    assert chart is not None and [p.measure for p in chart.panels] == ["temp"]
+    results[("b", "tpu:v5e")].report = Report("b", "tpu:v5e", memory=dataclasses.replace(held.memory))
+    assert [row.cells[1].text for row in variants_table(["a", "b"], [("tpu:v5e", "TPU v5e")], results,
+                                                         display).rows] == ["HBM 115 B", "HBM 115 B"]
+    sweep = parse_sweep("n=1,2")
+    points = sweep.points()
+    made = sweep_map(sweep, [(points[0], [Result("a", "tpu:v5e", "TPU v5e", report=held)], ""),
+                             (points[1], [Result("a", "tpu:v5e", "TPU v5e", report=lacking)], "")],
+                     ["a"], [("tpu:v5e", "TPU v5e")])
+    assert made.measure("tpu:v5e") == "temp" and [f.value for f in made.figures] == [0, 40]
+
+
+def test_drift_compares_the_device_figure_a_release_moving_hbm_but_not_temp_is_a_difference() -> None:
+    from sphinx_jaxhlo.store.drift import compare
+
+    before = docs_report(BOUNDED_MAP)
+    after = docs_report(BOUNDED_MAP)
+    after.memory = dataclasses.replace(before.memory, generated_code_bytes=(before.memory.generated_code_bytes or 0)
+                                       + 2 * 2**20)
+    after.memory.settle("tpu")
+    assert after.memory.temp_bytes == before.memory.temp_bytes and after.memory.peak_bytes == before.memory.peak_bytes
+    tools = {"jax": "0.10.2"}
+    drift = compare(before, after, tools, tools, 0.05)
+    assert drift is not None and drift.figures_moved
+    assert (drift.device_before, drift.device_after) == (before.memory.device_bytes, after.memory.device_bytes)
+    # 2 MiB more HBM is beyond 5 % of the 3.3 MB this program holds: a warning, and said as it is
+    assert drift.significant
+    assert "device memory 3.3 MB -> 5.4 MB" in drift.message and "temp" not in drift.message
+    assert compare(before, docs_report(BOUNDED_MAP), tools, tools, 0.05) is None

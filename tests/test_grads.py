@@ -17,9 +17,10 @@ from bs4 import BeautifulSoup
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo.cli import main as cli_main
-from sphinx_jaxhlo.compiler.calls import gradient_of
 from sphinx_jaxhlo.core.example import COMMAND_LINE, DIRECTIVE, PYTHON, OptionProblem, parse_example
-from sphinx_jaxhlo.core.grads import add_grad_variant, parse_grad_option
+from sphinx_jaxhlo.gradient.build import variant_function
+from sphinx_jaxhlo.gradient.option import parse_grad_option
+from sphinx_jaxhlo.gradient.source import add_grad_variant, call_variant
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = (ROOT / "docs" / "examples" / "seed.py").read_text(encoding="utf-8")
@@ -60,11 +61,34 @@ def test_the_variant_is_value_and_grad_for_a_scalar_and_a_ones_vjp_otherwise():
     out, d_w = namespace["rows_grad"](w, x)
     np.testing.assert_allclose(out, namespace["rows"](w, x), rtol=1e-6)
     np.testing.assert_allclose(d_w, jax.grad(lambda v: jnp.sum(namespace["rows"](v, x)))(w), rtol=1e-5)
-    # the worker's gradient of a function object is the same computation
-    got = gradient_of(namespace["rows"], (0,))(w, x)
+    # a function object's gradient is built from code by the same generator, which the worker runs
+    code, binds, variants = call_variant("rows", ["w", "x"], [], ["w"], ["0"], "grad:")
+    got = variant_function(namespace["rows"], code, binds, variants[0])(w, x)
     np.testing.assert_allclose(got[1], d_w, rtol=1e-6)
-    got = gradient_of(namespace["loss"], (), ("scale",))(w, x, scale=3.0)
-    np.testing.assert_allclose(got[1], d_scale, rtol=1e-6)
+    code, binds, variants = call_variant("loss", ["w", "x"], ["scale"], ["scale"], ["scale", "jax.grad"], "grad:")
+    assert variants == ["loss_grad_only"] and "def loss_grad_only(w, x, *, scale):" in code
+    got = variant_function(namespace["loss"], code, binds, variants[0])(w, x, scale=3.0)
+    np.testing.assert_allclose(got, d_scale, rtol=1e-6)
+
+
+def test_the_code_of_a_function_objects_gradient_is_the_code_a_grad_example_shows():
+    """One generator writes both: for a function object with the example's signature, the variant's
+    code is the text a ``:grad:`` example appends to its source (a lambda is named ``function``, and
+    a parameter with no name of its own gets a fresh one)."""
+    source = "import jax.numpy as jnp\n\ndef with_dot(pos, hkl):\n    return jnp.sum(jnp.cos(pos @ hkl.T))\n"
+    shown = add_grad_variant(source, "with_dot", ["hkl"], "grad:")
+    code, binds, variants = call_variant("with_dot", ["pos", "hkl"], [], ["hkl"], ["hkl"], "grad:")
+    assert binds == "with_dot" and variants == ["with_dot_grad"]
+    assert shown.endswith("\n\n\n" + code)
+    code, binds, variants = call_variant("<lambda>", ["argument 0", "argument 1"], [], ["argument 1"], ["1"],
+                                         "grad:")
+    assert binds == "function" and "def function_grad(_arg0, _arg1):" in code
+    assert "return function(_arg0, _arg1)" in code and "jax.vjp(_of, _arg1)" in code
+    pos, hkl = _normal(2, (6, 3)), _normal(3, (4, 3))
+    value, d_hkl = variant_function(lambda p, h: jnp.sum(jnp.cos(p @ h.T)), code, binds, variants[0])(pos, hkl)
+    want_value, want = jax.value_and_grad(lambda h: jnp.sum(jnp.cos(pos @ h.T)))(hkl)
+    np.testing.assert_allclose(value, want_value, rtol=1e-6)
+    np.testing.assert_allclose(d_hkl, want, rtol=1e-5)
 
 
 def test_parse_and_the_errors_name_the_option_as_each_front_spells_it():

@@ -43,6 +43,10 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
     # the chunked rewrite: its code and option are plain data; its proof, checks and search use jax
     "sphinx_jaxhlo.chunking": {"": "core", "source": "core", "rewrite": "compiler", "proof": "compiler",
                                "values": "compiler", "search": "compiler"},
+    # the gradient variant: its option and its code are plain data; its calls and the worker's build of it
+    # are the compile side's
+    "sphinx_jaxhlo.gradient": {"": "core", "option": "core", "source": "core", "calls": "compiler",
+                               "build": "compiler"},
 }
 #: Lines a module may have, about (the issue's 600, with room for a docstring).
 MAX_LINES = 620

@@ -475,3 +475,24 @@ def test_a_docs_host_without_jax_renders_the_seed_from_snapshots(tmp_path: Path)
     text = b.get_text()
     assert "20.1 GB, unfused" in text and "50.4 MB, fused" in text
     assert re.search(r"Compiled for CPU, H100, TPU v5e with jax 0\.\d+\.\d+, jax-cuda12-pjrt .*libtpu", text)
+
+
+@pytest.mark.parametrize("slot", ["index/jaxhlo-home-seed.explicit.gpu-h100.json",
+                                  "index/jaxhlo-home-seed.explicit.tpu-v5e.json"])
+def test_a_snapshot_and_the_same_module_saved_are_analysed_by_one_filler(slot: str) -> None:
+    """A snapshot read again and ``analyze_hlo`` of its module fill the same analysis
+    (hlo.report_analysis), as the compile did: the findings a page shows are the saved module's."""
+    from sphinx_jaxhlo import analyze_hlo
+
+    stored = snapshots.read(Path(__file__).resolve().parent.parent / "docs" / "_snapshots" / slot)
+    assert stored is not None
+    source_name = str(stored.snapshot.identity["source_name"])
+    report = stored.snapshot.report("", source_name)
+    saved = analyze_hlo(report.hlo, source_name, target=report.target)
+    assert report.fusions and report.reductions
+    for field in ("fusions", "materialized", "reductions", "argument_copies", "host_buffers", "collectives"):
+        assert getattr(saved, field) == getattr(report, field), field
+    # what only a compile has: its decision records and buffer assignment, memory figures
+    assert saved.live_at_peak is None and saved.memory.temp_bytes is None
+    with pytest.raises(ValueError, match="not an HLO module"):
+        analyze_hlo("nothing here")

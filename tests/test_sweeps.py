@@ -627,3 +627,34 @@ def test_a_contraction_stays_a_reduction_across_a_flip() -> None:
     gemm = compare(before, PointFigure(b, "f", "tpu:v5e", "no reduction"), "n")
     assert gemm is not None and "-> a GEMM (a dot kernel: the contraction has no reduce of its own) at n=4096" in \
         gemm.changes[0] and "absent" not in gemm.changes[0]
+
+
+def test_one_driver_compiles_each_point_then_each_probe_under_the_examples_own_entry() -> None:
+    """The sweep's one driver (the directive's, the API's and the command line's): the sweep's
+    points for every function and target, then each probe once per point and target, of the
+    function as the example writes it (the default one is ``""`` though its reports say ``written``);
+    a point that cannot be made keeps its problem, and the map names the function by its real name."""
+    from sphinx_jaxhlo.core.results import Result
+    from sphinx_jaxhlo.core.targets import get_target
+    from sphinx_jaxhlo.pipeline.sweep import sweep_examples
+
+    example = parse_example(SOURCE, {**OPTIONS, "sweep": "n=1024,4096,5000,16384, d=n"}, spell=PYTHON)
+    assert example.functions == ("",)
+    compiled: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+
+    def compile_example(made: Any, targets: Any) -> tuple[str, list[Result]]:
+        assert made.point is not None and made.sweep is None
+        compiled.append((made.point.label, made.functions, tuple(t.name for t in targets)))
+        request = type("R", (), {"specs": made.specs, "function": "", "target": targets[0].name,
+                                 "source": made.source})()
+        return made.point.label, [Result("written", t.name, t.title, report=seed_report(request)) for t in targets]
+
+    run = sweep_examples(example, [get_target("gpu:h100")], compile_example, lambda *_: "cannot")
+    own = [(p, ("",), ("gpu:h100",)) for p in ("n=1024", "n=4096", "n=5000", "n=16384")]
+    assert compiled[:4] == own and len(compiled) > 4
+    # every probe between two sizes whose decisions differ, of the example's own entry, on the one target
+    assert all(entry == ("",) and targets == ("gpu:h100",) for _, entry, targets in compiled[4:])
+    assert run.kept == [label for label, _, _ in compiled] and [p.label for p in run.points] == run.kept
+    assert run.functions == ["written"] and run.map.functions == ["written"]
+    assert [f.between for f in run.map.flips] == ["n=4999 and n=5000", "n=16383 and n=16384"]
+    assert all(f.exact for f in run.map.flips)

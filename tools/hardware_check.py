@@ -427,11 +427,138 @@ def _versions() -> dict[str, str]:
     return out
 
 
+# -- live (here) -----------------------------------------------------------------------------------
+
+def _live_on_device(entry: dict[str, Any]) -> dict[str, Any]:
+    """One example compiled by the device's own backend (no run), with XLA's buffer assignment
+    dumped, and what is live at its peak computed from it as a deviceless compile's would be (the
+    device's optimized HLO equals the deviceless one: the record's ``same_hlo``)."""
+    import ast
+
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.compiler.compiling import _memory, compiler_options, jit_function
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.hlo import buffer_assignment
+    from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import peak_from_record
+
+    request = CompileRequest.from_json(entry["request"])
+    found: dict[str, Any] = {"slot": entry["slot"]}
+    folder = tempfile.mkdtemp(prefix="jaxhlo-live-")
+    try:
+        fn = _function(request)
+        static = {k: ast.literal_eval(v) for k, v in request.static}
+        structs = to_shape_dtype_structs(request.specs)
+        jitted = jit_function(fn, static_argnames=tuple(static), donate=request.donate)
+        options = compiler_options(dict(request.xla_flags))
+        options["xla_dump_to"] = folder
+        try:
+            compiled = jitted.trace(*structs[0], **structs[1], **static).lower().compile(options)
+        except Exception as exc:  # a refused compile: nothing ran, nothing to compare
+            found["problem"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            return found
+        hlo = compiled.as_text() or ""
+        module = parse_module(hlo)
+        text, note = buffer_assignment.collect(folder, module.name)
+        memory = _memory(compiled)
+        memory.settle("tpu")
+        peak, problem = peak_from_record(text, module, request.source_name, "tpu:v5e", memory)
+        if peak is None:
+            found["problem"] = problem or note or "no buffer assignment"
+        else:
+            found["live_bytes"] = peak.bytes
+            found["device_bytes"] = memory.device_bytes
+    except Exception as exc:
+        found["problem"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return found
+
+
+def live_on_device(plan_path: Path, out: Path, threads: int) -> int:
+    """:func:`live`, on the machine with the device: its backend compiles (in ``threads`` at once:
+    a compile does not hold Python's lock), nothing runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import jax
+    import jax.numpy  # imported once here: the examples' own imports then race on nothing
+    import jax.scipy.special
+
+    jax.devices()
+    plan_data = json.loads(plan_path.read_text(encoding="utf-8"))
+    todo = {e["identity_sha256"]: e for e in plan_data["examples"]}
+    done: dict[str, Any] = {}
+    with ThreadPoolExecutor(threads) as pool:
+        for key, found in zip(todo, pool.map(_live_on_device, todo.values()), strict=True):
+            done[key] = found
+            print(f"{len(done):4d} {found['slot']}: {found.get('live_bytes', found.get('problem'))}", flush=True)
+    out.write_text(json.dumps(done, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+def live(plan_path: Path, out: Path, timeout: float) -> int:
+    """Compile each planned example again here, deviceless, as the docs build does, and keep what
+    XLA's buffer assignment says is live at its peak (:mod:`sphinx_jaxhlo.hlo.peak`): the total the
+    record compares with what the device held.  A snapshot written before the buffer assignment was
+    collected has no such record; this step gives it one without rewriting the snapshot.  Writes
+    after every example, and carries on from what ``out`` holds."""
+    from sphinx_jaxhlo.compiler.client import CompileWorker
+    from sphinx_jaxhlo.core.request import CompileRequest
+    from sphinx_jaxhlo.hlo.model import HloParseError
+    from sphinx_jaxhlo.hlo.parse import parse_module
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+
+    plan_data = json.loads(plan_path.read_text(encoding="utf-8"))
+    done: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    worker = CompileWorker()
+    try:
+        for entry in plan_data["examples"]:
+            key = entry["identity_sha256"]
+            if key in done:
+                continue
+            request = CompileRequest.from_json(entry["request"])
+            outcome = worker.compile(request, timeout)
+            report = outcome.report
+            found: dict[str, Any] = {"slot": entry["slot"]}
+            if report is None:
+                found["problem"] = outcome.failure.message[:300] if outcome.failure else "no report"
+            else:
+                if report.live_at_peak is None and report.buffer_assignment:
+                    try:
+                        module: Any = parse_module(report.hlo) if report.hlo else None
+                    except HloParseError:
+                        module = None
+                    attach_live_at_peak(report, module, request.source_name)
+                if report.live_at_peak is None:
+                    found["problem"] = report.buffer_assignment_note or "no buffer assignment"
+                else:
+                    found["live_bytes"] = report.live_at_peak.bytes
+                    found["device_bytes"] = report.memory.device_bytes
+            done[key] = found
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(done, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.replace(out)
+            print(f"{len(done):4d} {outcome.seconds:7.2f}s {entry['slot']}: "
+                  f"{found.get('live_bytes', found.get('problem'))}", flush=True)
+    finally:
+        worker.close()
+    return 0
+
+
 # -- record (here) ---------------------------------------------------------------------------------
 
-def record(parts: list[Path], plan_path: Path, out: Path) -> int:
+def record(parts: list[Path], plan_path: Path, out: Path, keep: Path | None = None,
+           live_path: Path | None = None) -> int:
     """Join the parts and the plan into the committed record (:mod:`sphinx_jaxhlo.store.hardware`),
-    each measurement compared with its snapshot as it is now."""
+    each measurement compared with its snapshot as it is now.
+
+    :param keep: a record made before (the committed one): its entries whose snapshot has not
+        changed since are kept for the examples the parts did not measure again.
+    :param live_path: what ``live`` wrote: each entry gets ``live_bytes``, the total live at the
+        peak by XLA's buffer assignment, to compare with what the device held.
+    """
     from sphinx_jaxhlo.store.hardware import FORMAT, parse_record
 
     plan_data = json.loads(plan_path.read_text(encoding="utf-8"))
@@ -441,18 +568,50 @@ def record(parts: list[Path], plan_path: Path, out: Path) -> int:
         data = json.loads(path.read_text(encoding="utf-8"))
         meta = {k: data[k] for k in ("target", "device", "versions", "date")}
         for m in data.get("measured", []):
-            measured[m["identity_sha256"]] = m
+            measured[m["identity_sha256"]] = {**m, "date": data["date"]}
     examples = [_entry(entry, measured[entry["identity_sha256"]]) for entry in plan_data["examples"]
                 if entry["identity_sha256"] in measured]
+    kept = _kept(keep, plan_data, {e["slot"] for e in examples}) if keep is not None else []
+    examples += kept
+    if live_path is not None and live_path.exists():
+        live_totals = json.loads(live_path.read_text(encoding="utf-8"))
+        by_slot = {e["slot"]: e["identity_sha256"] for e in plan_data["examples"]}
+        for e in examples:
+            found = live_totals.get(by_slot.get(e["slot"], ""), {})
+            if "live_bytes" in found:
+                e["live_bytes"] = found["live_bytes"]
+    meta["date"] = max([meta.get("date", ""), *(e.get("date") or "" for e in examples)])
     doc = {"hardware_record": FORMAT, **meta, "examples": sorted(examples, key=lambda e: e["slot"])}
     parse_record(doc)  # the form the docs build and the tests read
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    left = len({e["identity_sha256"] for e in plan_data["examples"]} - set(measured))
+    recorded = {e["slot"] for e in examples}
+    left = len({e["identity_sha256"] for e in plan_data["examples"] if e["slot"] not in recorded})
     print(f"{len(examples)} examples of {len(plan_data['examples'])} ({left} programs not measured) -> {out}")
     for key, count in sorted(_tally(examples).items()):
         print(f"  {key}: {count}")
     return 0
+
+
+def _kept(keep: Path, plan_data: dict[str, Any], measured: set[str]) -> list[dict[str, Any]]:
+    """The entries of an earlier record still true: planned now, not measured again, and their
+    snapshot's program (:func:`~sphinx_jaxhlo.store.hardware.program_digest`) unchanged."""
+    from sphinx_jaxhlo.store import snapshots
+    from sphinx_jaxhlo.store.hardware import program_digest
+
+    data = json.loads(keep.read_text(encoding="utf-8"))
+    earlier = {e["slot"]: {"date": data.get("date"), **e} for e in data.get("examples", [])}
+    out = []
+    for planned in plan_data["examples"]:
+        slot = planned["slot"]
+        entry = earlier.get(slot)
+        if entry is None or slot in measured:
+            continue
+        stored = snapshots.read(ROOT / "docs" / "_snapshots" / slot)
+        if stored is not None and entry.get("program_sha256") == program_digest(
+                stored.snapshot.identity, stored.snapshot.texts.get("hlo", "")):
+            out.append(dict(entry))
+    return out
 
 
 #: memory_analysis() fields and the snapshot's names for them.
@@ -471,7 +630,7 @@ def _entry(planned: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
         raise SystemExit(f"{planned['slot']}: the snapshot is gone; plan and measure again")
     facts, hlo = stored.snapshot.facts, stored.snapshot.texts.get("hlo", "")
     row: dict[str, Any] = {"slot": planned["slot"], "program_sha256": program_digest(stored.snapshot.identity, hlo)}
-    for key in ("compile_s", "held_bytes", "memory_analysis", "run_error", "failure", "warm_ms", "warm_runs"):
+    for key in ("compile_s", "date", "held_bytes", "memory_analysis", "run_error", "failure", "warm_ms", "warm_runs"):
         if m.get(key) is not None:
             row[key] = m[key]
     if "warm_ms" in row:
@@ -561,16 +720,28 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--resume", type=Path, nargs="*", default=[], help="parts measured before")
     r.add_argument("--only", help="a regular expression on the slots to measure")
     r.add_argument("--first", help="a regular expression on the slots to measure before the others")
+    v = sub.add_parser("live", help="what XLA's buffer assignment says is live at each example's peak (here)")
+    v.add_argument("--plan", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
+    v.add_argument("--out", type=Path, default=ROOT / "build" / "hardware" / "live.json")
+    v.add_argument("--timeout", type=float, default=600.0, help="seconds one compile may take")
+    v.add_argument("--on-device", type=int, metavar="THREADS", default=0,
+                   help="compile with the device's own backend, in this many threads (on the device's machine)")
     c = sub.add_parser("record", help="join the parts into the committed record (here)")
     c.add_argument("parts", type=Path, nargs="+")
     c.add_argument("--plan", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
     c.add_argument("--out", type=Path, default=ROOT / "docs" / "_hardware" / "tpu-v5e.json")
+    c.add_argument("--keep", type=Path, help="an earlier record: keep its entries whose snapshot is unchanged")
+    c.add_argument("--live", type=Path, help="what the live step wrote (the live-at-peak totals)")
     opts = parser.parse_args(argv)
     if opts.step == "plan":
         return plan(opts.target, opts.docs, opts.out)
     if opts.step == "run":
         return run(opts.plan, opts.out, opts.deadline, opts.resume, opts.only, opts.first)
-    return record(opts.parts, opts.plan, opts.out)
+    if opts.step == "live":
+        if opts.on_device:
+            return live_on_device(opts.plan, opts.out, opts.on_device)
+        return live(opts.plan, opts.out, opts.timeout)
+    return record(opts.parts, opts.plan, opts.out, opts.keep, opts.live)
 
 
 if __name__ == "__main__":

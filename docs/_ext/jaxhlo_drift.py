@@ -67,7 +67,7 @@ def _size_change(before: int | None, after: int | None) -> nodes.paragraph:
 
 
 class DriftTables(SphinxDirective):
-    """One section per older release: the slots whose temp, peak or verdict moved."""
+    """One section per older release: the slots whose temp, device memory, peak or verdict moved."""
 
     option_spec: ClassVar[dict[str, Any]] = {"under": directives.unchanged}
 
@@ -115,7 +115,8 @@ class DriftTables(SphinxDirective):
             section += self._moved(significant)
         if minor:
             tolerance = float(self.config.jaxhlo_drift_tolerance)
-            section += _para(nodes.Text(f"Moved by less than the drift tolerance ({tolerance:.0%} of temp), "
+            section += _para(nodes.Text(f"Moved by less than the drift tolerance ({tolerance:.0%} of temp and of the "
+                                        f"device memory), "
                                         f"with the same verdict ({len(minor)}):"))
             section += self._moved(minor)
         if result.not_compared:
@@ -162,9 +163,10 @@ class DriftTables(SphinxDirective):
                          _para(nodes.literal(text=d.function)),
                          _para(nodes.Text(d.target)),
                          _size_change(d.temp_before, d.temp_after),
+                         _size_change(d.device_before, d.device_after),
                          _size_change(d.peak_before, d.peak_after),
                          _change(d.verdict_before, d.verdict_after)])
-        header = ["example", "function", "target", "temp", "peak", "reductions"]
+        header = ["example", "function", "target", "temp", "device memory", "peak", "reductions"]
         return table_node(header, rows, classes=("jaxhlo-drift",))
 
 

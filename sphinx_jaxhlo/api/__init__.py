@@ -8,8 +8,10 @@ Sphinx directive, ``sphinxext/``): what a notebook, a script or a test suite cal
   (text, HTML for Jupyter, JSON, checking claims);
 - :mod:`~sphinx_jaxhlo.api.reports`: :class:`Reports`, the reports of one function on each target;
 - :mod:`~sphinx_jaxhlo.api.sweep_reports`: :class:`SweepReports`, the same at each size of a sweep;
-- :mod:`~sphinx_jaxhlo.api.saved_module`: :func:`analyze_hlo`, a saved optimized module;
-- :mod:`~sphinx_jaxhlo.api.gradient_calls`: the gradient variants' calls.
+- :mod:`~sphinx_jaxhlo.api.saved_module`: :func:`analyze_hlo`, a saved optimized module.
+
+A sweep is driven by :mod:`sphinx_jaxhlo.pipeline.sweep` and a gradient variant built by
+:mod:`sphinx_jaxhlo.gradient`, for every front alike.
 
 Importing it never imports jax.
 """

@@ -540,10 +540,10 @@ def _check_spec_list(fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) ->
 
 
 def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | None) -> list[tuple[str, Any]]:
-    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.api.gradient_calls.gradient_calls`)."""
+    """The calls of ``fn``'s gradient variants (:func:`sphinx_jaxhlo.gradient.calls.gradient_calls`)."""
     if grad is None:
         return []
-    from sphinx_jaxhlo.api.gradient_calls import gradient_calls
+    from sphinx_jaxhlo.gradient.calls import gradient_calls
 
     try:
         params = list(inspect.signature(_underlying(fn)).parameters.values())

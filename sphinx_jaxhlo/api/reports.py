@@ -16,6 +16,7 @@ from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report, TargetFailure
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW
+from sphinx_jaxhlo.store.cache import checked_report
 
 __all__ = ["REPORTS_SHOW", "AnalysisError", "Reports"]
 
@@ -189,7 +190,7 @@ class Reports(Analysed, Sequence[Report]):
             failures = [TargetFailure(**f) for f in data.get("failures") or []]
         except TypeError as exc:
             raise ValueError(f"malformed failure: {exc}") from exc
-        return cls([Report.from_dict(r) for r in data["reports"]], failures=failures,
+        return cls([checked_report(r) for r in data["reports"]], failures=failures,
                    function=str(data.get("function", "")), args=str(data.get("args", "")),
                    show=list(data.get("show") or REPORTS_SHOW), compiled_via=str(data.get("compiled_via", "")),
                    notes=list(data.get("notes") or []), targets=list(data.get("targets") or []))

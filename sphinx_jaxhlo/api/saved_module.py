@@ -1,7 +1,8 @@
 """A saved optimized HLO module analysed without the compiler: ``analyze_hlo``
 (also ``python -m sphinx_jaxhlo --hlo-file FILE``).  The fusions, materialized buffers,
-reductions and collectives come from the text alone; memory and cost figures,
-which need the compiler, are not reported."""
+reductions and collectives come from the text alone, filled by the same code as a
+compile's (:func:`~sphinx_jaxhlo.hlo.report_analysis.fill_analysis`); memory and cost
+figures, which need the compiler, are not reported."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
         lets per-target expectations name it).
     :raises ValueError: when the text is not an HLO module.
     """
-    from sphinx_jaxhlo.hlo.fusion import analyze_module
+    from sphinx_jaxhlo.hlo.report_analysis import fill_analysis
 
     match = re.search(r"^\s*HloModule\s+([^\s,]+)(.*)$", text, re.MULTILINE)
     if match is None:
@@ -38,20 +39,15 @@ def analyze_hlo(text: str, source_file: str | None = None, *, target: str = "hlo
         raise ValueError("this module looks unoptimized (it is not scheduled and holds no fusion): its "
                          "instructions are not kernels. Give the optimized module: compiled.as_text(), or "
                          "XLA's *after_optimizations.txt from --xla_dump_to (not *before_optimizations.txt)")
-    analysis = analyze_module(text, source_file, target=target.strip().lower() or None)
     module = match.group(1)
     known = targets_mod.TARGETS.get(target.strip().lower())
+    partitions = re.search(r"\bnum_partitions=(\d+)", match.group(2))
     report = Report(function=module.removeprefix("jit_") or module, target=target.strip().lower() or "hlo",
                     target_description=known.description if known else "a saved HLO module", hlo=text,
+                    devices=int(partitions.group(1)) if partitions else 1,
                     buffer_assignment_note="a saved module holds no buffer assignment (XLA writes it beside the "
                                            "module, *-buffer-assignment.txt and *-live-range.txt)")
-    report.fusions, report.materialized, report.reductions = (
-        analysis.fusions, analysis.materialized, analysis.reductions)
-    report.argument_copies = analysis.argument_copies
-    report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
-    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
-
-    partitions = re.search(r"\bnum_partitions=(\d+)", match.group(2))
-    report.devices = int(partitions.group(1)) if partitions else 1
-    report.collectives = analyze_collectives(text, (), source_file)
+    fill_analysis(report, source_file)  # as for a compile: the one filler
+    if report.analysis_error is not None:
+        raise ValueError(report.analysis_error)
     return report

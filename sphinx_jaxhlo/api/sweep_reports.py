@@ -6,8 +6,9 @@ the sweep (:class:`~sphinx_jaxhlo.core.flips.SweepMap`: each point's figures, an
 flips between neighbours), prints as text tables, shows as the directive's HTML in
 Jupyter, round-trips through JSON, and checks claims over ranges
 (:meth:`SweepReports.check`).  :func:`compile_sweep` and :func:`sweep_call` make one,
-point by point, through a compile function the caller gives (the API's); nothing
-here compiles or imports jax.
+point by point, through a compile function the caller gives (the API's) and the sweep's one driver
+(:mod:`sphinx_jaxhlo.pipeline.sweep`, the directive's too); nothing here compiles or
+imports jax.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
 from sphinx_jaxhlo.api.results import Analysed
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, Outcome, Probe, bisect
-from sphinx_jaxhlo.core.example import PYTHON, Example, OptionProblem, sweep_text
+from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, Outcome
+from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.flips import Flip, SweepMap, sweep_map
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
-from sphinx_jaxhlo.core.specs import SpecError, format_tree, parse_args, size_symbols
+from sphinx_jaxhlo.core.specs import SpecError, format_tree, parse_args
 from sphinx_jaxhlo.core.sweep_claims import check_flip_claims, check_range_claims
 from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_sweep
-from sphinx_jaxhlo.pipeline.plan import point_example, sweep_points
+from sphinx_jaxhlo.pipeline.sweep import DEFAULT_FUNCTION, call_sweep, drive_sweep, sweep_examples
 
 __all__ = ["SweepReports", "compile_sweep", "sweep_call"]
 
@@ -260,79 +261,31 @@ def _probe_of(sweep: Sweep, values: Mapping[str, int], axis: str) -> Point:
     raise ValueError(f"probe {dict(values)} is on no line of the sweep {sweep.text!r}")
 
 
-def _bisect(sweep: Sweep, points: list[Point], reports: list[Reports], names: Sequence[str], targets: Sequence[str],
-            budget: int, compile_probe: Callable[[Point, Sequence[str], str], Reports]) -> None:
-    """Bisect the sweep's intervals whose ends differ (:mod:`sphinx_jaxhlo.core.bisection`),
-    appending each probe's point and reports to ``points`` and ``reports``.
-
-    :param compile_probe: compiles ``(point, functions, target)``.
-    """
-    name = names[0] if names else "(function)"
-    outcomes = [_outcome(p, r, name) for p, r in zip(points, reports, strict=True)]
-
-    def compile_probes(probes: list[Probe]) -> list[Outcome]:
-        grouped: dict[tuple[Point, str], list[str]] = {}
-        for probe in probes:
-            grouped.setdefault((probe.point, probe.target), []).append(probe.function)
-        done = []
-        for (point, target), functions in grouped.items():
-            made = compile_probe(point, functions, target)
-            points.append(point)
-            reports.append(made)
-            done.append(_outcome(point, made, name))
-        return done
-
-    if budget:
-        bisect(sweep, outcomes, list(names) or [name], [(t, _title(t)) for t in targets], compile_probes, budget)
-
-
-# -- making one --------------------------------------------------------------------------------
+# -- making one: the fronts' compile of a point, through the sweep's one driver ----------------------
 
 
 def compile_sweep(example: Example, targets: Sequence[targets_mod.Target], show: Sequence[str],
                   compile_one: Callable[..., Reports], **options: Any) -> SweepReports:
     """Compile each point of a swept example (an ordinary example each) with
     ``compile_one(example, targets, show, **options)`` (the API's
-    :func:`~sphinx_jaxhlo.api.functions.compile_example`); a point whose arguments cannot be made
-    has that as its failure."""
+    :func:`~sphinx_jaxhlo.api.functions.compile_example`), through the sweep's driver
+    (:func:`~sphinx_jaxhlo.pipeline.sweep.sweep_examples`); a point whose arguments cannot be
+    made has that as its failure."""
     assert example.sweep is not None
-    names = [t.name for t in targets]
-    functions = [f or "(default function)" for f in example.functions] or ["(default function)"]
-    reports = []
-    for point in sweep_points(example):
-        if point.example is None:
-            failures = [TargetFailure(t, f, "args", point.problem) for f in functions for t in names]
-            reports.append(Reports([], failures=failures, function=functions[0], targets=names, show=show))
-        else:
-            reports.append(compile_one(point.example, targets, show, **options))
-    # the default function's name is known once a point compiled it
-    compiled = list(dict.fromkeys(r.function for point_reports in reports for r in point_reports))
-    named = compiled or functions
-    written = dict(zip(named, example.functions, strict=False))  # a probe compiles the example's own entry
-    by_name = {t.name: t for t in targets}
+    name = next((f for f in example.functions if f), DEFAULT_FUNCTION)
 
-    def compile_probe(point: Point, probed: Sequence[str], target: str) -> Reports:
-        made = point_example(example, point, tuple(dict.fromkeys(written.get(f, f) for f in probed)))
-        if made.example is None:
-            failures = [TargetFailure(target, f, "args", made.problem) for f in probed]
-            return Reports([], failures=failures, function=probed[0], targets=[target], show=show)
-        return compile_one(made.example, [by_name[target]], show, **options)
+    def compile_point(made: Example, chosen: list[targets_mod.Target]) -> tuple[Reports, Sequence[Result]]:
+        reports = compile_one(made, chosen, show, **options)
+        return reports, _outcome(made.point or Point(()), reports, name)[1]
 
-    points = [p.point for p in sweep_points(example)]
-    _bisect(example.sweep, points, reports, named, names, example.bisect, compile_probe)
-    return SweepReports(example.sweep, points, reports, function=", ".join(named), targets=names, show=show,
-                        bisect=example.bisect)
+    def cannot_make(point: Point, problem: str, functions: tuple[str, ...], at: list[str]) -> Reports:
+        named = [f or DEFAULT_FUNCTION for f in functions]
+        failures = [TargetFailure(t, f, "args", problem) for f in named for t in at]
+        return Reports([], failures=failures, function=named[0], targets=at, show=show)
 
-
-def _strings(tree: Any) -> Iterator[str]:
-    if isinstance(tree, str):
-        yield tree
-    elif isinstance(tree, (tuple, list)):
-        for item in tree:
-            yield from _strings(item)
-    elif isinstance(tree, Mapping):
-        for item in tree.values():
-            yield from _strings(item)
+    run = sweep_examples(example, targets, compile_point, cannot_make)
+    return SweepReports(example.sweep, run.points, run.kept, function=", ".join(run.functions),
+                        targets=[t.name for t in targets], show=show, bisect=example.bisect)
 
 
 def _at(tree: Any, values: Mapping[str, int]) -> Any:
@@ -352,58 +305,35 @@ def _at(tree: Any, values: Mapping[str, int]) -> Any:
 def sweep_call(analyze: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any],
                sweep: str | Mapping[str, Any], static: Mapping[str, Any], name: str, target_names: Sequence[str],
                bisect: int = DEFAULT_BUDGET, **options: Any) -> SweepReports:
-    """:func:`~sphinx_jaxhlo.analyze` of a function object at each point of ``sweep``: the
-    symbols its spec strings name are sizes, the others static arguments by name; then
-    the sizes bisection probes to locate each flip (at most ``bisect`` of them).
+    """:func:`~sphinx_jaxhlo.analyze` of a function object at each point of ``sweep``
+    (:func:`~sphinx_jaxhlo.pipeline.sweep.call_sweep`: the symbols its spec strings name are
+    sizes, the others static arguments by name), through the sweep's driver
+    (:func:`~sphinx_jaxhlo.pipeline.sweep.drive_sweep`): then the sizes bisection probes to
+    locate each flip (at most ``bisect`` of them).  A probe compiles every function of the call.
 
     :param target_names: the names of the targets ``options`` asks for.
 
     :raises ValueError: a malformed sweep, a size no symbol gives, a symbol also in ``static``.
     """
-    try:
-        parsed = parse_sweep(sweep_text(sweep))
-    except SweepError as exc:
-        raise OptionProblem("sweep", f"{PYTHON('sweep')} {exc}") from None
-    used: list[str] = []
-    for text in _strings([list(args), dict(kwargs)]):
-        try:
-            used += [s for s, _ in size_symbols(text) if s not in used]
-        except SpecError:
-            continue  # a malformed spec: analyze() says so, at each point
-    missing = [s for s in used if s not in parsed.symbols]
-    if missing:
-        raise OptionProblem("args", f"size {missing[0]!r} has no value: {PYTHON('sweep')} gives "
-                                    f"{', '.join(parsed.symbols)}")
-    static_symbols = tuple(s for s in parsed.symbols if s not in used)
-    sizes = [s for s in used if s in static]
-    if sizes:
-        given = f"{sizes[0]}={static[sizes[0]]!r}"
-        raise OptionProblem("option", f"{PYTHON('static')} {given}: {sizes[0]} is a size of the arguments, given "
-                                      f"by the sweep; remove {given}")
-    clash = [s for s in static_symbols if s in static]
-    if clash:
-        raise OptionProblem("option", f"{PYTHON('static')} {clash[0]} is swept by {PYTHON('sweep')} too")
-    parsed = dataclasses.replace(parsed, args=", ".join(s for s in _strings(list(args)) if isinstance(s, str)),
-                                 static=static_symbols)
-    def compile_at(point: Point, targets: Sequence[str]) -> Reports:
+    parsed = call_sweep(sweep, args, kwargs, static)
+
+    def compile_at(point: Point, _functions: tuple[str, ...] | None,
+                   targets: Sequence[str]) -> tuple[Reports, Sequence[Result], str]:
         values = point.as_dict()
         try:
             point_args, point_kwargs = _at(list(args), values), _at(dict(kwargs), values)
         except SpecError as exc:
             failures = [TargetFailure(t, name, "args", f"at {point.label}: {exc}") for t in targets]
-            return Reports([], failures=failures, function=name, targets=targets)
-        point_static = {**static, **{s: values[s] for s in static_symbols}}
+            done = Reports([], failures=failures, function=name, targets=targets)
+            return done, _outcome(point, done, name)[1], ""
+        point_static = {**static, **{s: values[s] for s in parsed.static}}
         chosen = {**options, "targets": list(targets)} if list(targets) != list(target_names) else options
         try:
             done = analyze(fn, *point_args, static=point_static, fn_kwargs=point_kwargs, **chosen)
         except AnalysisError as exc:
             done = Reports([], failures=exc.failures, function=name, targets=targets)
         assert isinstance(done, Reports)
-        return done
+        return done, _outcome(point, done, name)[1], ""
 
-    points = parsed.points()
-    reports = [compile_at(point, target_names) for point in points]
-    functions = list(dict.fromkeys(r.function for point_reports in reports for r in point_reports)) or [name]
-    _bisect(parsed, points, reports, functions, target_names, bisect,
-            lambda point, _functions, target: compile_at(point, [target]))
-    return SweepReports(parsed, points, reports, function=name, targets=target_names, bisect=bisect)
+    run = drive_sweep(parsed, (name,), [(t, _title(t)) for t in target_names], bisect, compile_at)
+    return SweepReports(parsed, run.points, run.kept, function=name, targets=target_names, bisect=bisect)

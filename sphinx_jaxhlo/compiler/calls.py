@@ -31,7 +31,7 @@ from sphinx_jaxhlo.core.specs import (
 )
 
 __all__ = ["AbstractArray", "Call", "abstract_arguments", "describe_arguments", "dumps",
-           "gradient_of", "make_call", "modules_sent_by_value", "sharding_problems_of"]
+           "make_call", "modules_sent_by_value", "sharding_problems_of"]
 
 #: jax config values sent with a call when the caller changed them: they
 #: change what a function traces to.
@@ -77,12 +77,12 @@ class Call:
     config: dict[str, Any] = field(default_factory=dict)
     #: The mesh to lay the arguments over: the one given, or the one their shardings were made on.
     mesh: MeshSpec | None = None
-    #: For the gradient variant (``analyze(..., grad=...)``): the positional arguments and the
-    #: keyword arguments it is taken with respect to (:func:`gradient_of`); both empty: ``fn`` itself.
-    grad_argnums: tuple[int, ...] = ()
-    grad_argnames: tuple[str, ...] = ()
-    #: Whether the gradient variant returns the value too (``jax.value_and_grad``) or not (``jax.grad``).
-    grad_value: bool = True
+    #: For a gradient variant (``analyze(..., grad=...)``): its code
+    #: (:func:`sphinx_jaxhlo.gradient.source.call_variant`), the name the code gives ``fn``, and
+    #: the variant to compile (:func:`sphinx_jaxhlo.gradient.build.variant_function`); ``""``: ``fn`` itself.
+    gradient: str = ""
+    gradient_binds: str = ""
+    gradient_variant: str = ""
 
 
 def _is_array_like(value: Any) -> bool:
@@ -241,40 +241,6 @@ def make_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, 
     if problems:
         raise ValueError(problems[0])
     return call
-
-
-def gradient_of(fn: Callable[..., Any], argnums: Sequence[int], argnames: Sequence[str] = (),
-                value: bool = True) -> Callable[..., Any]:
-    """The gradient variant of ``fn`` (in the compile worker): its value (with ``value``) and
-    the gradient with respect to ``args[argnums]`` and ``kwargs[argnames]``, a
-    vector-Jacobian product with a cotangent of ones, as the ``:grad:`` option's
-    code computes it (:mod:`sphinx_jaxhlo.core.grads`): ``jax.value_and_grad`` for a
-    scalar output, or ``jax.grad`` without ``value``.  It keeps ``fn``'s signature, so
-    static arguments and donations are named as for ``fn``.
-    """
-    import functools
-
-    nums, names = tuple(argnums), tuple(argnames)
-
-    @functools.wraps(fn)
-    def grad(*args: Any, **kwargs: Any) -> Any:
-        import jax
-        import jax.numpy as jnp
-
-        def of(*wrt: Any) -> Any:
-            values, keywords = list(args), dict(kwargs)
-            for i, value in zip(nums, wrt[:len(nums)], strict=True):
-                values[i] = value
-            for name, value in zip(names, wrt[len(nums):], strict=True):
-                keywords[name] = value
-            return fn(*values, **keywords)
-
-        out, pullback = jax.vjp(of, *[args[i] for i in nums], *[kwargs[n] for n in names])
-        grads = pullback(jax.tree.map(jnp.ones_like, out))
-        grad = grads[0] if len(grads) == 1 else grads
-        return (out, grad) if value else grad
-
-    return grad
 
 
 def _dtype_name(dtype: Any) -> str:

@@ -29,6 +29,7 @@ from typing import Any
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest, default_function
 from sphinx_jaxhlo.core.targets import Target
+from sphinx_jaxhlo.store.cache import checked_report
 
 
 def failure_of(request: CompileRequest | CallRequest, kind: str, message: str,
@@ -55,7 +56,7 @@ class Outcome:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         failure = data.get("failure")
-        return cls(None if data.get("report") is None else Report.from_dict(data["report"]),
+        return cls(None if data.get("report") is None else checked_report(data["report"]),
                    None if failure is None else TargetFailure(**failure),
                    float(data.get("seconds") or 0.0))
 
@@ -305,7 +306,7 @@ class CompileWorker:
         seconds = time.perf_counter() - start
         answer: dict[str, Any] = json.loads(line)
         if "report" in answer:
-            return Outcome(Report.from_dict(answer["report"]), None, seconds)
+            return Outcome(checked_report(answer["report"]), None, seconds)
         f = answer["failure"]
         return Outcome(None, failure_of(request, f["kind"], f["message"], f.get("line")), seconds)
 

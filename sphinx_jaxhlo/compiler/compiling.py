@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from sphinx_jaxhlo.compiler.arguments import describe_shardings
 from sphinx_jaxhlo.compiler.lowering import UnsupportedTargetError, compile_options, lower_for
 from sphinx_jaxhlo.core.report import CompileError, Cost, Memory, Report, Sharding
+from sphinx_jaxhlo.hlo.report_analysis import fill_analysis, read_dump_folder
 
 __all__ = ["BUFFERS_VARIABLE", "DECISIONS_VARIABLE", "ExampleFailure", "compile_and_analyze", "compiler_options",
            "example_line", "format_exception", "jit_function", "parse_oom"]
@@ -162,9 +163,8 @@ def compiler_options(flags: dict[str, str]) -> dict[str, Any]:
 def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwargs: dict[str, Any],
                         flags: dict[str, str], extras: tuple[str, ...], source_name: str, function: str,
                         lowered: Any = None, arguments: str = "arguments", mesh: Any = None) -> Report:
-    """Lower (unless given) and compile for the target, then fill the report."""
-    from sphinx_jaxhlo.hlo.fusion import analyze_module
-
+    """Lower (unless given) and compile for the target, then fill the report: what XLA wrote in the
+    dump folder and the analysis (:mod:`sphinx_jaxhlo.hlo.report_analysis`, as for a snapshot)."""
     start = time.perf_counter()
     options = compiler_options(flags)
     dump = _dump_plan(target, flags)
@@ -193,7 +193,7 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
                 report.error = CompileError(status, message[:4000], needed, available)
                 report.compile_seconds = time.perf_counter() - start
                 if status == "RESOURCE_EXHAUSTED":
-                    _out_of_memory_record(report, dump, source_name)
+                    _out_of_memory_record(report, dump, target.platform, source_name)
                 return report
         finally:
             if record_folder is not None:
@@ -207,22 +207,14 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     from sphinx_jaxhlo.hlo.model import HloParseError
     from sphinx_jaxhlo.hlo.parse import parse_module
 
-    try:  # once, for the decisions and the analysis
-        module: Any = parse_module(report.hlo)
-    except HloParseError:
-        module = report.hlo  # the analysis says why it does not parse
+    module: Any = None
+    with contextlib.suppress(HloParseError):  # once, for the records and the analysis (which says why not)
+        module = parse_module(report.hlo)
     report.fusion_decisions_note, report.buffer_assignment_note = dump.decisions_note, dump.buffers_note
     if record_folder is not None:
-        from sphinx_jaxhlo.hlo import buffer_assignment
-        from sphinx_jaxhlo.hlo.decisions.collect import collect
-
         try:
-            if dump.decisions:
-                report.fusion_decisions, report.fusion_decisions_note = collect(target.platform, record_folder,
-                                                                                module)
-            if dump.buffers:
-                report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(
-                    record_folder, _module_name(module))
+            read_dump_folder(report, record_folder, target.platform, decisions=dump.decisions, buffers=dump.buffers,
+                             module=module)
         finally:
             shutil.rmtree(record_folder, ignore_errors=True)
     if "stablehlo" in extras:
@@ -233,22 +225,8 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     report.memory = _memory(compiled)
     report.memory.settle(target.platform)
     report.cost = _cost(compiled)
-    try:
-        analysis = analyze_module(module, source_name, target=report.target)
-    except ValueError as exc:  # HloParseError: keep the figures, say what failed
-        report.analysis_error = str(exc)
-    else:
-        report.fusions, report.materialized, report.reductions = (
-            analysis.fusions, analysis.materialized, analysis.reductions)
-        report.argument_copies = analysis.argument_copies
-        report.host_buffers, report.host_fusions = analysis.host_buffers, analysis.host_fusions
-        from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
-
-        attach_quotes(report)
-    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
-
-    attach_live_at_peak(report, module if report.analysis_error is None else None, source_name)
-    _add_mesh(report, target, compiled, args, kwargs, mesh, source_name)
+    _add_mesh(report, target, compiled, args, kwargs, mesh)
+    fill_analysis(report, source_name, module)
     return report
 
 
@@ -305,43 +283,18 @@ def _dump_plan(target: Any, flags: dict[str, str]) -> _DumpPlan:
     return _DumpPlan(folder, decisions, everything, decisions_note, buffers, buffers_note)
 
 
-def _out_of_memory_record(report: Report, dump: _DumpPlan, source_name: str) -> None:
-    """What a compile that ran out of memory left: the TPU's compiler writes its buffer assignment,
-    live ranges and optimized module before it refuses (libtpu 0.0.42), so the report can say
-    what is live at the peak it refused; the module is kept as the report's HLO, to name them."""
+def _out_of_memory_record(report: Report, dump: _DumpPlan, platform: str, source_name: str) -> None:
+    """What a compile that ran out of memory left (:func:`~sphinx_jaxhlo.hlo.report_analysis.read_dump_folder`):
+    what is live at the peak it refused."""
     if dump.folder is None or not dump.buffers:
         report.buffer_assignment_note = dump.buffers_note
         return
-    from sphinx_jaxhlo.hlo import buffer_assignment
-    from sphinx_jaxhlo.hlo.model import HloParseError
-    from sphinx_jaxhlo.hlo.parse import parse_module
-    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
-
-    report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(dump.folder)
-    if not report.buffer_assignment:
-        return
-    report.hlo = buffer_assignment.optimized_module(dump.folder)
-    try:
-        module: Any = parse_module(report.hlo) if report.hlo else None
-    except HloParseError:
-        module = None
-    attach_live_at_peak(report, module, source_name)
+    read_dump_folder(report, dump.folder, platform, decisions=False, buffers=True)
+    fill_analysis(report, source_name)
 
 
-def _module_name(module: Any) -> str:
-    """The optimized module's name (``jit_with_dot``), from the module or its text."""
-    name = getattr(module, "name", None)
-    if isinstance(name, str):
-        return name
-    m = re.match(r"\s*HloModule\s+([^\s,]+)", str(module))
-    return m.group(1) if m else ""
-
-
-def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any,
-              source_name: str) -> None:
-    """The mesh, the layouts and the collectives (:mod:`sphinx_jaxhlo.hlo.collectives`)."""
-    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
-
+def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dict[str, Any], mesh: Any) -> None:
+    """The mesh and the layouts (the collectives over the mesh are part of the analysis)."""
     report.devices = target.device_count
     kinds = [str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", ())]
     report.mesh = [[str(name), int(size)] + ([kinds[i]] if i < len(kinds) and kinds[i] != "auto" else [])
@@ -350,11 +303,6 @@ def _add_mesh(report: Report, target: Any, compiled: Any, args: Any, kwargs: dic
         inputs, outputs = describe_shardings(compiled, args, kwargs)
         report.input_shardings = [Sharding(**row) for row in inputs]
         report.output_shardings = [Sharding(**row) for row in outputs]
-    if report.analysis_error is None:
-        try:
-            report.collectives = analyze_collectives(report.hlo, [(a[0], a[1]) for a in report.mesh], source_name)
-        except ValueError as exc:
-            report.analysis_error = f"collectives: {exc}"
 
 
 def _memory(compiled: Any) -> Memory:

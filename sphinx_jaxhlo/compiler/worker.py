@@ -259,10 +259,10 @@ def compile_call(data: dict[str, Any]) -> Report:
     mesh = _call_mesh(target, call)
     args, kwargs = abstract_arguments(call, mesh if target.device_count > 1 else None)
     fn = call.fn
-    if call.grad_argnums or call.grad_argnames:
-        from sphinx_jaxhlo.compiler.calls import gradient_of
+    if call.gradient:
+        from sphinx_jaxhlo.gradient.build import variant_function
 
-        fn = gradient_of(call.fn, call.grad_argnums, call.grad_argnames, getattr(call, "grad_value", True))
+        fn = variant_function(call.fn, call.gradient, call.gradient_binds, call.gradient_variant)
     jitted = jit_function(fn, static_argnames=tuple(call.static), options=call.jit_options)
     kwargs.update(call.static)
     with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):

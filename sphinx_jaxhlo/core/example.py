@@ -21,14 +21,6 @@ from typing import Any
 from sphinx_jaxhlo.chunking.source import ChunkOption, add_variant, parse_chunk_option, variant_name
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core.bisection import DEFAULT_BUDGET, parse_budget
-from sphinx_jaxhlo.core.grads import (
-    add_grad_variant,
-    grad_variant_names,
-    grad_wrt,
-    parse_grad_option,
-    resolve_wrt,
-    undifferentiable,
-)
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS, default_function
 from sphinx_jaxhlo.core.settings import as_list
 from sphinx_jaxhlo.core.specs import (
@@ -44,6 +36,8 @@ from sphinx_jaxhlo.core.specs import (
 )
 from sphinx_jaxhlo.core.sweeps import Point, Sweep, SweepError, parse_flip_claim, parse_sweep
 from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS, parse_assignments
+from sphinx_jaxhlo.gradient.option import grad_variant_names, grad_wrt, parse_grad_option, resolve_wrt, undifferentiable
+from sphinx_jaxhlo.gradient.source import add_grad_variant
 
 __all__ = ["DEFAULT_SHOW", "SHOW_PARTS", "Example", "OptionProblem", "Spelling", "parse_example"]
 
@@ -182,7 +176,7 @@ class Example:
     def with_grad_variants(self, spell: Spelling = DIRECTIVE) -> Example:
         """With ``:grad:``, the example with the gradient variant of each function
         (a chunked variant's too) appended to its source and listed after the functions
-        (:mod:`sphinx_jaxhlo.core.grads`).  A chunked variant's gradient proves what the
+        (:mod:`sphinx_jaxhlo.gradient`).  A chunked variant's gradient proves what the
         chunked variant proves.
 
         :raises OptionProblem: (``grad``) a function the option cannot apply to, named as

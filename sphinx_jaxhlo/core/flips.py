@@ -53,6 +53,7 @@ from itertools import pairwise
 from typing import Any
 
 from sphinx_jaxhlo.core.expectations import Check
+from sphinx_jaxhlo.core.memory import acting_figure
 from sphinx_jaxhlo.core.report import Fusion, FusionDecision, Materialized, Reduction, Report, is_kernel
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
@@ -248,10 +249,8 @@ class SweepMap:
 # -- one point --------------------------------------------------------------------------------------
 
 def _measure(target: str, reports: Sequence[Report]) -> str:
-    """A TPU's device memory when every report has it, else temp (see the module's rules)."""
-    if target.startswith("tpu") and reports and all(r.memory.device_bytes is not None for r in reports):
-        return "device"
-    return "temp"
+    """The figure to act on across the points (:func:`sphinx_jaxhlo.core.memory.acting_figure`)."""
+    return acting_figure(target, [r.memory for r in reports])
 
 
 def _is_counter(shape: str) -> bool:
@@ -356,7 +355,7 @@ def figure_of(point: Point, result: Result | None, measure: str, function: str, 
             first = first[len(report.error.status) + 2:]
         figure.error = f"{report.error.status}: {first}"[:300]
         return figure
-    figure.value = report.memory.device_bytes if measure == "device" else report.memory.temp_bytes
+    figure.value = report.memory.figure(measure)
     # the device's memory (a TPU's HBM): a buffer kept in the chip's own memory is not stored there
     biggest = max((m for m in report.materialized if m.kind == "intermediate" and not _is_counter(m.shape)
                    and m.in_device_memory), key=lambda m: m.bytes, default=None)

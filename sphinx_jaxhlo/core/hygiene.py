@@ -1,7 +1,7 @@
 """Fresh names for the code we generate for a reader to paste (a chunked rewrite, a gradient variant).
 
 The rule, applied by :func:`sphinx_jaxhlo.chunking.source.chunked_source` and
-:func:`sphinx_jaxhlo.core.grads.add_grad_variant`: every name the generated code
+:func:`sphinx_jaxhlo.gradient.source.add_grad_variant`: every name the generated code
 introduces (its function's locals, its inner functions, their parameters and
 its lambdas' parameters, the module-level names of its imports and of the
 function itself) is fresh against

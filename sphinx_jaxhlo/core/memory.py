@@ -1,14 +1,29 @@
-"""The memory figures of a compile and where its buffers live.
+"""The memory figures of a compile, the one a reader should act on, and where its buffers live.
 
 :class:`Memory` holds what ``compiled.memory_analysis()`` says and the two figures derived
 from it, the device memory and the peak, by the rules of :meth:`Memory.settle`; the memory
 spaces (:data:`MEMORY_SPACE_NAMES`) say where a buffer lives: the device's memory (a TPU's
 HBM), a TPU chip's own memory, the host's.  Plain data; part of every report
 (:mod:`sphinx_jaxhlo.core.report`).
+
+**The figure to act on** is decided here, once (:meth:`Memory.acting`,
+:func:`acting_figure`), for everything that shows or compares one memory figure: the
+variants table and chart, a sweep's map and its flips, drift between toolchains and
+releases, the build report.  The rules:
+
+- On a TPU, what the device holds (``device``: arguments, outputs, temp and code, the HBM
+  the chip needs): a TPU's temp is 0 B for most programs, since the compiler keeps its
+  intermediates in the chip's own memory, and XLA's peak counts those on-chip buffers and
+  leaves the code out (:meth:`Memory.settle`).
+- Elsewhere, temp (``temp``): the memory the compiled program adds to its arguments and
+  outputs, the figure its fusion decisions move.
+- Reports compared with each other on one target (an example's variants, a sweep's points)
+  are compared on one figure: the device's only when every one of them has it, else temp.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -111,6 +126,31 @@ class Memory:
                        or (leaves_temp_out and not self.peak_is_estimate))
         if replace:
             self.peak_bytes, self.peak_is_estimate = bound, True
+
+
+    def figure(self, name: str) -> int | None:
+        """A figure by the name :data:`ACTING_FIGURES` gives it (``device``, ``temp``)."""
+        return self.device_bytes if name == "device" else self.temp_bytes
+
+    def acting(self, target: str) -> str:
+        """The name of the figure to act on for this report alone (see the module's rules):
+        ``device`` on a TPU when it is reported, else ``temp``.
+
+        :param target: the target's name (``tpu:v5e``) or platform.
+        """
+        return "device" if target.split(":", 1)[0].startswith("tpu") and self.device_bytes is not None else "temp"
+
+
+#: The figures a reader may be told to act on, by name, and what each is called.
+ACTING_FIGURES = {"device": "device memory held", "temp": "temp"}
+
+
+def acting_figure(target: str, memories: Iterable[Memory]) -> str:
+    """The one figure to act on for reports compared with each other on ``target`` (an example's
+    variants, a sweep's points): the device's when every one of them acts on it, else temp
+    (see the module's rules); temp when there is none."""
+    names = {memory.acting(target) for memory in memories}
+    return "device" if names == {"device"} else "temp"
 
 
 class Measured(NamedTuple):

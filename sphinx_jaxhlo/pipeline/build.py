@@ -111,12 +111,16 @@ class Record:
     #: Where the report came from: "compiled", "cache", "snapshot", or "" (none).
     origin: str
     seconds: float
-    temp_bytes: int | None
+    #: The memory figure to act on (:meth:`sphinx_jaxhlo.core.memory.Memory.acting`: the HBM a TPU
+    #: holds, else temp), ``None`` without a report; :attr:`memory_figure` names it.
+    memory_bytes: int | None
     message: str = ""
     #: How the report differs from the one stored before it, when it does.
     drift: Drift | None = None
     #: Compiled by the build's scheduler before the document was read.
     prefetched: bool = False
+    #: ``temp`` or ``device``.
+    memory_figure: str = "temp"
 
 
 def store_outcome(cache: ReportCache | None, key: str, identity: str, outcome: Outcome) -> None:

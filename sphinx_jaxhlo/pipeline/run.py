@@ -15,11 +15,10 @@ named steps:
 5. :func:`check`: expectations checked, warnings, the build's records.
 
 A sweep (``:sweep:``) is a plan of many ordinary examples: :func:`process_sweep`
-takes each of its points (:func:`~sphinx_jaxhlo.pipeline.plan.sweep_points`) through
-the same steps, then finds where the compiler's decisions flip
-(:func:`~sphinx_jaxhlo.core.flips.sweep_map`), locates each flip by compiling the sizes
-between (:mod:`~sphinx_jaxhlo.core.bisection`, each probe an ordinary example too) and
-checks the claims about the flips and the ranges.
+hands each of its points to the same steps through the sweep's one driver
+(:mod:`sphinx_jaxhlo.pipeline.sweep`, which the API and the command line use too: it
+maps the flips and locates each by compiling the sizes between, each probe an ordinary
+example too), then checks the claims about the flips and the ranges.
 
 Nothing here imports Sphinx or docutils: the Sphinx extension renders what
 :func:`process` returns, the API turns it into :class:`~sphinx_jaxhlo.Reports`.
@@ -36,7 +35,6 @@ from typing import Any
 from sphinx_jaxhlo.compiler.client import failure_of
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.bisection import Outcome, Probe, bisect
 from sphinx_jaxhlo.core.example import Example
 from sphinx_jaxhlo.core.flips import SweepMap
 from sphinx_jaxhlo.core.memory import Measured
@@ -44,19 +42,17 @@ from sphinx_jaxhlo.core.report import TargetFailure
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.settings import MODE_VARIABLE, WRITING_MODES
 from sphinx_jaxhlo.core.sweep_claims import check_flip_claims, check_range_claims
-from sphinx_jaxhlo.core.sweeps import Point
 from sphinx_jaxhlo.pipeline.build import Build, Record, store_outcome
 from sphinx_jaxhlo.pipeline.plan import (
     Job,
-    SweepPoint,
     plan,
-    point_example,
     resolve_targets,
     shown_parts,
     snapshot_answers,
     sweep_points,
     timeout_limits,
 )
+from sphinx_jaxhlo.pipeline.sweep import sweep_examples
 from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport, is_deterministic
 from sphinx_jaxhlo.store.drift import compare
@@ -132,10 +128,10 @@ def process_for(build: Build, example: Example, out: Processed) -> Processed:
 
 
 def process_sweep(build: Build, example: Example) -> Processed:
-    """Each point of a sweep as an ordinary example, then its map: the figures of
-    each point, the flips between neighbours, and the claims about the flips checked.
-    A point that does not compile, or whose arguments cannot be made, is a point of
-    the map, not a failed example."""
+    """Each point of a sweep as an ordinary example, through the sweep's one driver
+    (:func:`~sphinx_jaxhlo.pipeline.sweep.sweep_examples`), then the claims about the
+    flips and the ranges checked.  A point that does not compile, or whose arguments
+    cannot be made, is a point of the map, not a failed example."""
     assert example.sweep is not None
     out = Processed(example)
     points = sweep_points(example)
@@ -150,34 +146,17 @@ def process_sweep(build: Build, example: Example) -> Processed:
         return out
     out.show = shown_parts(example, build.settings)
 
-    def take(point: Point, sweep_point: SweepPoint, targets: list[targets_mod.Target]) -> Outcome:
-        if sweep_point.example is None:
-            return point, [], sweep_point.problem
-        done = process_for(build, sweep_point.example, Processed(sweep_point.example, targets=targets))
+    def compile_point(point_example: Example, targets: list[targets_mod.Target]) -> tuple[None, list[Result]]:
+        done = process_for(build, point_example, Processed(point_example, targets=targets))
         out.results += done.results
         out.records += done.records
         out.slots |= done.slots
         out.dependencies += done.dependencies
         out.compiled = out.compiled or done.compiled
-        if not out.functions:
-            out.functions = done.functions
-        return point, done.results, ""
+        return None, done.results
 
-    outcomes = [take(point.point, point, out.targets) for point in points]
-    functions = out.functions or [fn or "(default function)" for fn in example.functions]
-    # a probe compiles the example's own entry for a function (the default one is "")
-    written = dict(zip(functions, example.functions, strict=False))
-    by_name = {t.name: t for t in out.targets}
-
-    def compile_probes(probes: list[Probe]) -> list[Outcome]:
-        done: list[Outcome] = []
-        for (point, target), group in _by_point_and_target(probes).items():
-            chosen = tuple(dict.fromkeys(written.get(p.function, p.function) for p in group))
-            done.append(take(point, point_example(example, point, chosen), [by_name[target]]))
-        return done
-
-    out.sweep = bisect(example.sweep, outcomes, functions, [(t.name, t.title) for t in out.targets],
-                       compile_probes, example.bisect)
+    run = sweep_examples(example, out.targets, compile_point, lambda *_: None)
+    out.functions, out.sweep = run.functions, run.map
     expectations = example.expectation_set()
     out.sweep.checks = [*check_flip_claims(expectations, out.sweep),
                         *check_range_claims(expectations, out.sweep, [o for r in out.results for o in r.outcomes])]
@@ -186,14 +165,6 @@ def process_sweep(build: Build, example: Example) -> Processed:
             build.reporter.warn(check_.message, "unresolved" if check_.unresolved else "expectation",
                                 example.location)
     return out
-
-
-def _by_point_and_target(probes: list[Probe]) -> dict[tuple[Point, str], list[Probe]]:
-    """A round's probes grouped: one compile per point and target, of the functions probed there."""
-    grouped: dict[tuple[Point, str], list[Probe]] = {}
-    for probe in probes:
-        grouped.setdefault((probe.point, probe.target), []).append(probe)
-    return grouped
 
 
 def look_up(build: Build, example: Example, jobs: list[Job]) -> list[Job]:
@@ -319,7 +290,7 @@ def measure(build: Build, example: Example, jobs: list[Job]) -> list[Path]:
             continue
         found = record.measurement(slot, program_digest(job.identity, "" if report.error else report.hlo))
         if found is not None:
-            job.result.measured = Measured(record.device, record.date, found.program_bytes, found.warm_ms,
+            job.result.measured = Measured(record.device, record.measured_on(found), found.program_bytes, found.warm_ms,
                                            found.error)
     return read
 
@@ -469,10 +440,12 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
                 status, message = "failed expectation", "; ".join(o.message for o in failed)
             elif err is not None and status == "ok":
                 status = "expected error"
-        temp = result.report.memory.temp_bytes if result.report and not result.report.error else None
+        memory = result.report.memory if result.report and not result.report.error else None
+        figure = memory.acting(result.target) if memory is not None else "temp"
         function = result.function if example.point is None else f"{result.function} at {example.point.label}"
-        records.append(Record(docname, lineno, function, result.target, status, job.origin,
-                              result.seconds, temp, message, job.drift, job.prefetched))
+        records.append(Record(docname, lineno, function, result.target, status, job.origin, result.seconds,
+                              memory.figure(figure) if memory is not None else None, message, job.drift,
+                              job.prefetched, figure))
     return records
 
 

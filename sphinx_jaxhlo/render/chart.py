@@ -1,8 +1,9 @@
 """The variants chart as plain data: one panel per measure, the bars grouped by target.
 
 An example with several functions draws, under its variants table, what that
-table shows of each (function, target) (``overview.variant_measure``): temp
-memory, or the HBM a TPU holds.  The rules it follows:
+table shows of each (function, target): the figure to act on, one per target for
+all its variants (``core.memory.acting_figure``: the HBM a TPU
+holds, else temp memory).  The rules it follows:
 
 - **One measure per axis.**  Temp memory and the memory a device holds are
   different measures (what it holds also counts the arguments, outputs and code),
@@ -27,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sphinx_jaxhlo.core.memory import acting_figure
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.overview import variant_measure
 
 __all__ = ["Bar", "BarGroup", "Chart", "Panel", "bar_text", "chart_scale", "variants_chart"]
 
@@ -130,16 +131,13 @@ def variants_chart(functions: Sequence[str], targets: Sequence[tuple[str, str]],
     order the targets first show it; ``None`` when no bar would be drawn."""
     by_measure: dict[str, list[BarGroup]] = {}
     for target, title in targets:
-        measured: list[tuple[str, int, Report]] = []
-        measure = ""
-        for fn in functions:
-            r = results.get((fn, target))
-            if r is None or r.report is None or r.report.error:
-                continue
-            measure, value = variant_measure(target, r.report)
-            measured.append((fn, value, r.report))
-        if not measured:
+        found = [(fn, results.get((fn, target))) for fn in functions]
+        compiled = [(fn, r.report) for fn, r in found if r is not None and r.report is not None and not r.report.error]
+        if not compiled:
             continue
+        # one figure for the target's variants, the one to act on (core.memory), as the table shows
+        measure = acting_figure(target, [report.memory for _, report in compiled])
+        measured = [(fn, report.memory.figure(measure) or 0, report) for fn, report in compiled]
         positive = [v for _, v, _ in measured if v > 0]
         smallest = min(positive) if len(positive) > 1 else 0.0
         bars = tuple(Bar(fn, float(value), bar_text(value, smallest),

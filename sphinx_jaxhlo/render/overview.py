@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sphinx_jaxhlo.core.memory import acting_figure
 from sphinx_jaxhlo.core.report import Collective, CompileError, Report
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
@@ -170,15 +171,12 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
 
 # -- by variant --------------------------------------------------------------------------------------
 
-def variant_measure(target: str, report: Report) -> tuple[str, int]:
-    """What the variants table (and its chart) shows of one variant on one target:
-    ``("device", bytes)`` on a TPU, the HBM the program holds (arguments, outputs, temp and
-    code), since a TPU's temp is 0 for most programs and its XLA peak counts on-chip
-    buffers; else ``("temp", bytes)``, the intermediates' memory."""
-    mem = report.memory
-    if target.startswith("tpu") and mem.device_bytes is not None:
-        return "device", mem.device_bytes
-    return "temp", mem.temp_bytes or 0
+def variant_measure(target: str, report: Report, variants: Sequence[Report] = ()) -> tuple[str, int]:
+    """What the variants table (and its chart) shows of one variant on one target: the figure
+    to act on (:func:`sphinx_jaxhlo.core.memory.acting_figure`: the HBM a TPU holds, else
+    temp), one for all the target's ``variants`` (default: this one alone), and its bytes."""
+    measure = acting_figure(target, [r.memory for r in (variants or [report])])
+    return measure, report.memory.figure(measure) or 0
 
 
 def measure_text(measure: str, value: float) -> str:
@@ -202,6 +200,11 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
     verdict when the example gives verdicts (:attr:`Display.verdicts`)."""
     rows = []
     measures = []
+
+    def compiled(target: str) -> list[Report]:
+        found = [results.get((fn, target)) for fn in functions]
+        return [r.report for r in found if r is not None and r.report is not None and not r.report.error]
+
     for fn in functions:
         cells = [code(fn)]
         for target, _ in targets:
@@ -212,7 +215,7 @@ def variants_table(functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 cells.append(Cell(short_status(r)))
             else:
                 verdict = reduction_verdict(r.report) if display.verdicts else ""
-                measure, value = variant_measure(target, r.report)
+                measure, value = variant_measure(target, r.report, compiled(target))
                 measures.append(measure)
                 text = measure_text(measure, value)
                 text += f", {verdict}" if verdict else ""

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Bump when the data stored in the environment changes shape.
-ENV_VERSION = 7
+ENV_VERSION = 8
 STATIC = Path(__file__).parent.parent / "static"
 
 

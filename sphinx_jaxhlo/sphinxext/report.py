@@ -11,6 +11,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.blocks import table
+from sphinx_jaxhlo.render.overview import measure_text
 from sphinx_jaxhlo.sphinxext.state import build_state, document_data
 
 if TYPE_CHECKING:
@@ -45,23 +46,27 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             node.replace_self(nodes.paragraph(text="No jax-hlo examples in this build."))
             continue
         rows = [[r.docname, str(r.line), r.function, r.target,
-                 f"{r.seconds:.2f} s" if r.origin == "compiled" else "—", _size(r.temp_bytes),
+                 f"{r.seconds:.2f} s" if r.origin == "compiled" else "—",
+                 "—" if r.memory_bytes is None else measure_text(r.memory_figure, r.memory_bytes),
                  r.origin or "—", r.status] for r in records]
-        out: list[nodes.Node] = [table(["document", "line", "function", "target", "compile time", "temp",
-                                        "report from", "status"], rows, ["jaxhlo-report"])]
+        out: list[nodes.Node] = [table(["document", "line", "function", "target", "compile time",
+                                        "memory (temp; HBM held on a TPU)", "report from", "status"], rows,
+                                       ["jaxhlo-report"])]
         drifted = [r for r in records if r.drift is not None]
         if drifted:
             out.append(nodes.rubric(text="Changed since the stored reports"))
             out.append(nodes.paragraph(text=(
                 "Reports that differ from the last one stored for the same example and target (a snapshot, "
                 "or the cache's last report, made by another toolchain). Rows marked warned moved a verdict, "
-                "or temp memory beyond jaxhlo_drift_tolerance.")))
+                "or temp or the device's memory beyond jaxhlo_drift_tolerance.")))
             drift_rows = [[r.docname, str(r.line), r.function, r.target, d.versions_before, d.versions_after,
-                           _size(d.temp_before), _size(d.temp_after), _size(d.peak_before), _size(d.peak_after),
+                           _size(d.temp_before), _size(d.temp_after), _size(d.device_before),
+                           _size(d.device_after), _size(d.peak_before), _size(d.peak_after),
                            d.verdict_before, d.verdict_after, "warned" if d.significant else ""]
                           for r in drifted if (d := r.drift) is not None]
             out.append(table(["document", "line", "function", "target", "versions before", "versions after",
-                              "temp before", "temp after", "peak before", "peak after", "verdict before",
+                              "temp before", "temp after", "device before", "device after", "peak before",
+                              "peak after", "verdict before",
                               "verdict after", "drift"], drift_rows, ["jaxhlo-report", "jaxhlo-drift"]))
         node.replace_self(out)
 

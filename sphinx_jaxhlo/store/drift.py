@@ -2,11 +2,13 @@
 
 When the toolchain changes (a new jax, jaxlib, CUDA plugin or libtpu), the
 build compares each fresh report with the stored one (a snapshot, or the
-cache's last entry for the example) on three figures a reader's claims rest
-on: temp memory, peak memory and the verdict (the reductions fused or not, or
-the compile error).  A change of verdict, or of temp by more than the
-tolerance, is worth a ``jaxhlo.drift`` warning; every difference goes into the
-build report's "changed since" table.
+cache's last entry for the example) on the figures a reader's claims rest on:
+temp memory, the memory the device holds (on a TPU the figure to act on,
+:mod:`sphinx_jaxhlo.core.memory`: a release can move a TPU's HBM and leave temp
+at 0 B), XLA's peak and the verdict (the reductions fused or not, or the compile
+error).  A change of verdict, or of temp or of the device's memory by more than
+the tolerance, is worth a ``jaxhlo.drift`` warning; every difference goes into
+the build report's "changed since" table.
 
 :func:`sphinx_jaxhlo.store.releases.compare_folders` does the same between
 two folders of snapshots, one per release.
@@ -54,10 +56,19 @@ class Drift:
     temp_after: int | None
     peak_before: int | None
     peak_after: int | None
+    #: What the device holds (:attr:`~sphinx_jaxhlo.core.memory.Memory.device_bytes`).
+    device_before: int | None
+    device_after: int | None
     verdict_before: str
     verdict_after: str
-    #: The verdict changed, or temp moved by more than the tolerance.
+    #: The verdict changed, or temp or the device's memory moved by more than the tolerance.
     significant: bool
+
+    @property
+    def figures_moved(self) -> bool:
+        """Whether a figure or the verdict differs (not the toolchain alone)."""
+        return (self.temp_before, self.device_before, self.peak_before, self.verdict_before) != (
+            self.temp_after, self.device_after, self.peak_after, self.verdict_after)
 
     @property
     def message(self) -> str:
@@ -65,6 +76,8 @@ class Drift:
         parts = []
         if self.temp_before != self.temp_after:
             parts.append(f"temp {_size(self.temp_before)} -> {_size(self.temp_after)}")
+        if self.device_before != self.device_after:
+            parts.append(f"device memory {_size(self.device_before)} -> {_size(self.device_after)}")
         if self.peak_before != self.peak_after:
             parts.append(f"peak {_size(self.peak_before)} -> {_size(self.peak_after)}")
         if self.verdict_before != self.verdict_after:
@@ -81,26 +94,29 @@ def _size(value: int | None) -> str:
 def compare(before: Report, after: Report, toolchain_before: Mapping[str, str],
             toolchain_after: Mapping[str, str], tolerance: float) -> Drift | None:
     """The drift from ``before`` to ``after``, or ``None`` when the toolchain
-    and the three figures are all the same.
+    and the figures are all the same.
 
-    :param tolerance: a temp change counts when it exceeds this fraction of the
-        larger of the two figures (0: any change counts).
+    :param tolerance: a change of temp or of the device's memory counts when it exceeds
+        this fraction of the larger of the two figures (0: any change counts).
     """
-    temp_before = None if before.error else before.memory.temp_bytes
-    temp_after = None if after.error else after.memory.temp_bytes
-    peak_before = None if before.error else before.memory.peak_bytes
-    peak_after = None if after.error else after.memory.peak_bytes
+    def figures(report: Report) -> tuple[int | None, int | None, int | None]:
+        if report.error:
+            return None, None, None
+        return report.memory.temp_bytes, report.memory.device_bytes, report.memory.peak_bytes
+
+    (temp_before, device_before, peak_before), (temp_after, device_after, peak_after) = figures(before), figures(after)
     verdict_before, verdict_after = verdict(before), verdict(after)
-    same_figures = (temp_before, peak_before, verdict_before) == (temp_after, peak_after, verdict_after)
-    if same_figures and dict(toolchain_before) == dict(toolchain_after):
+    drift = Drift(after.function, after.target, versions_text(toolchain_before), versions_text(toolchain_after),
+                  temp_before, temp_after, peak_before, peak_after, device_before, device_after, verdict_before,
+                  verdict_after, verdict_before != verdict_after)
+    if not drift.figures_moved and dict(toolchain_before) == dict(toolchain_after):
         return None
-    significant = verdict_before != verdict_after
-    if temp_before is not None and temp_after is not None:
-        significant |= abs(temp_after - temp_before) > tolerance * max(temp_before, temp_after)
-    elif temp_before != temp_after:
-        significant = True
-    return Drift(after.function, after.target, versions_text(toolchain_before), versions_text(toolchain_after),
-                 temp_before, temp_after, peak_before, peak_after, verdict_before, verdict_after, significant)
+    for old, new in ((temp_before, temp_after), (device_before, device_after)):
+        if old is not None and new is not None:
+            drift.significant |= abs(new - old) > tolerance * max(old, new)
+        elif old != new:
+            drift.significant = True
+    return drift
 
 
 # -- between two releases: two folders of snapshots ----------------------------------------

@@ -70,6 +70,12 @@ class Measurement:
     #: Median wall time of the warm runs, in milliseconds, and how many there were.
     warm_ms: float | None = None
     warm_runs: int = 0
+    #: The day this example was measured (ISO date; ``""``: the record's date).
+    date: str = ""
+    #: What XLA's buffer assignment says is live at the program's peak (arguments, outputs,
+    #: code and the temporaries live then), from the deviceless compile: compared with
+    #: :attr:`program_bytes` (``None``: not computed for this example).
+    live_bytes: int | None = None
 
     @property
     def program_bytes(self) -> int | None:
@@ -89,6 +95,10 @@ class Record:
     versions: Mapping[str, str]
     measurements: Mapping[str, Measurement]
     path: Path | None = None
+
+    def measured_on(self, measurement: Measurement) -> str:
+        """The day ``measurement`` was made (the record's date for an entry that has none)."""
+        return measurement.date or self.date
 
     def measurement(self, slot: str, digest: str | None) -> Measurement | None:
         """The measurement of a snapshot as it is now: ``None`` when the record has none for
@@ -142,13 +152,18 @@ def _measurement(entry: Any, where: str) -> Measurement:
     for key in ("same_figures", "same_hlo", "same_error"):
         if entry.get(key) is not None and not isinstance(entry.get(key), bool):
             raise RecordError(f"{where}: {key} must be true or false")
+    date = entry.get("date", "")
+    if not isinstance(date, str) or (date and len(date) != 10):
+        raise RecordError(f"{where}: date must be YYYY-MM-DD")
+    live = entry.get("live_bytes")
     return Measurement(
         slot=slot, program_sha256=digest, memory_analysis=figures,
         same_figures=entry.get("same_figures"), same_hlo=entry.get("same_hlo"),
         error=str(error.get("status", "")), same_error=entry.get("same_error", True) is not False,
         held_bytes=None if held is None else _int(held, f"{where}: held_bytes"),
         unused_argument_bytes=_int(entry.get("unused_argument_bytes", 0), f"{where}: unused_argument_bytes"),
-        warm_ms=None if warm is None else float(warm), warm_runs=_int(entry.get("warm_runs", 0), f"{where}: warm_runs"))
+        warm_ms=None if warm is None else float(warm), warm_runs=_int(entry.get("warm_runs", 0), f"{where}: warm_runs"),
+        date=date, live_bytes=None if live is None else _int(live, f"{where}: live_bytes"))
 
 
 def parse_record(data: Any, path: Path | None = None) -> Record:

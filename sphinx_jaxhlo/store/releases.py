@@ -93,8 +93,7 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
         drift, target = analyses.compared(old, new, source_name, tolerance, cache)
         if target == "cpu":
             tools_before, tools_after = dict(old.snapshot.toolchain), dict(new.snapshot.toolchain)
-        if drift is None or (drift.temp_before, drift.peak_before, drift.verdict_before) == (
-                drift.temp_after, drift.peak_after, drift.verdict_after):
+        if drift is None or not drift.figures_moved:
             unchanged += 1
             continue
         moved.append(SlotDrift(docname, slot.rsplit(".", 2)[0], drift))

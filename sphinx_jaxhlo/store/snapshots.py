@@ -161,47 +161,12 @@ def derived_fields() -> frozenset[str]:
 
 
 def reanalyze(report: Report, source_name: str) -> None:
-    """Fill the analysis fields of ``report`` from its HLO, as the compile worker does
-    (the text parsed once, for the fusions and the collectives)."""
-    from sphinx_jaxhlo.hlo.fusion import analyze_module
-    from sphinx_jaxhlo.hlo.parse import parse_module
-    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+    """Fill the analysis fields of ``report`` from its HLO, as the compile worker does: the
+    one filler, :func:`~sphinx_jaxhlo.hlo.report_analysis.fill_analysis` (kept under this
+    name: what reading a snapshot calls, and the tests count)."""
+    from sphinx_jaxhlo.hlo.report_analysis import fill_analysis
 
-    if report.error is not None:  # a compile that ran out of memory may have its buffer assignment
-        try:
-            attach_live_at_peak(report, parse_module(report.hlo) if report.hlo else None, source_name)
-        except ValueError:
-            attach_live_at_peak(report, None, source_name)
-        return
-    if not report.hlo:
-        return
-    try:
-        module = parse_module(report.hlo)
-        analysis = analyze_module(module, source_name, target=report.target)
-    except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
-        report.analysis_error = str(exc)
-        attach_live_at_peak(report, None, source_name)
-        return
-    attach_live_at_peak(report, module, source_name)
-    for f in fields(analysis):
-        if hasattr(report, f.name):
-            setattr(report, f.name, getattr(analysis, f.name))
-    from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
-
-    attach_quotes(report)
-    reread_collectives(report, source_name, module)
-
-
-def reread_collectives(report: Report, source_name: str, module: Any = None) -> None:
-    """Fill the collectives of ``report`` from its HLO (or ``module``, the HLO
-    parsed) and its stored mesh, as the compile worker does."""
-    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
-
-    try:
-        report.collectives = analyze_collectives(report.hlo if module is None else module,
-                                                 [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
-    except ValueError as exc:
-        report.analysis_error = f"collectives: {exc}"
+    fill_analysis(report, source_name)
 
 
 def summary(report: Report) -> dict[str, str]:

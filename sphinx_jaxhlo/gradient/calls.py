@@ -1,8 +1,9 @@
 """The gradient variants of a function given to the Python API (``analyze(fn, ..., grad=...)``):
-the calls to compile, one per form the option asks for, each refused before anything compiles
-when ``jax.grad`` would refuse it.  Runs in the caller's process (no jax import); the compile
-worker never imports it, so the option's rules (:mod:`sphinx_jaxhlo.core.grads`,
-:mod:`sphinx_jaxhlo.core.example`) stay out of the reports' cache key.
+the calls to compile, one per form the option asks for, each carrying the code of its variant
+(:func:`sphinx_jaxhlo.gradient.source.call_variant`, the code a ``:grad:`` example shows), and
+each refused before anything compiles when ``jax.grad`` would refuse it.  Runs in the caller's
+process (no jax import); the compile worker runs the code (:mod:`sphinx_jaxhlo.gradient.build`),
+and never imports the option's rules: what it compiles is in the reports' cache key, they are not.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ __all__ = ["gradient_calls"]
 def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
                    positional: Sequence[str] | None) -> list[tuple[str, Call]]:
     """The calls of a function's gradient variants (``analyze(..., grad=...)``), each with its
-    name (:mod:`sphinx_jaxhlo.core.grads`: one per form the option asks for).
+    name (:mod:`sphinx_jaxhlo.gradient.option`: one per form the option asks for).
 
     :param name: the function's name; ``positional``: its positional parameters (``None``: no
         signature, positions only).
@@ -29,7 +30,8 @@ def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
     import dataclasses
 
     from sphinx_jaxhlo.core.example import PYTHON, OptionProblem
-    from sphinx_jaxhlo.core.grads import grad_forms, grad_variant_name, grad_wrt, parse_grad_option, resolve_wrt
+    from sphinx_jaxhlo.gradient.option import grad_forms, grad_variant_name, grad_wrt, parse_grad_option, resolve_wrt
+    from sphinx_jaxhlo.gradient.source import call_variant
 
     items = parse_grad_option(grad, PYTHON("grad"))
     params = list(positional) if positional is not None else [f"argument {i}" for i in range(len(call.args))]
@@ -38,14 +40,10 @@ def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
         names = resolve_wrt(name, params, keywords, grad_wrt(items), PYTHON("grad"))
     except ValueError as exc:
         raise OptionProblem("grad", str(exc)) from None
-    nums: list[int] = []
-    by_name: list[str] = []
     for wrt in names:
         if wrt in params and params.index(wrt) < len(call.args):
-            nums.append(params.index(wrt))
             value = call.args[params.index(wrt)]
         elif wrt in call.kwargs:
-            by_name.append(wrt)
             value = call.kwargs[wrt]
         else:
             raise OptionProblem("grad", f"{PYTHON('grad')} {wrt!r} is not an argument of this call: "
@@ -54,17 +52,20 @@ def gradient_calls(name: str, call: Call, grad: str | int | Sequence[str | int],
         problem = _undifferentiable(name, wrt, value)
         if problem:
             raise OptionProblem("grad", problem)
-    return [(grad_variant_name(name, form),
-             dataclasses.replace(call, grad_argnums=tuple(nums), grad_argnames=tuple(by_name),
-                                 grad_value=form == "jax.value_and_grad"))
-            for form in grad_forms(items)]
+    # the variant takes the call's arguments: its positional ones by position, the others by name
+    positional_given = [params[i] if i < len(params) else f"_arg{i}" for i in range(len(call.args))]
+    code, binds, variants = call_variant(name, positional_given, [*call.kwargs, *call.static], names, items,
+                                         PYTHON("grad"))
+    return [(grad_variant_name(name, form), dataclasses.replace(call, gradient=code, gradient_binds=binds,
+                                                                gradient_variant=variant))
+            for form, variant in zip(grad_forms(items), variants, strict=True)]
 
 
 def _undifferentiable(function: str, name: str, value: Any) -> str:
     """The message for an argument value (a spec, an array's shape and dtype, a Python value, or a
     pytree of those) that ``jax.grad`` refuses, or ``""``."""
     from sphinx_jaxhlo.core.example import PYTHON
-    from sphinx_jaxhlo.core.grads import undifferentiable
+    from sphinx_jaxhlo.gradient.option import undifferentiable
 
     dtypes: list[str] = []
     for x in container_leaves(value):

@@ -1,0 +1,120 @@
+"""A report's analysis, filled from what XLA gave: the one filler for a fresh compile, a
+snapshot read again and a saved module.
+
+- :func:`read_dump_folder` reads what a compile left in its private dump folder: XLA's
+  records of its fusion decisions (:mod:`sphinx_jaxhlo.hlo.decisions.collect`), its buffer
+  assignment and live ranges (:mod:`sphinx_jaxhlo.hlo.buffer_assignment`), and, for a
+  compile that ran out of memory, the optimized module the compiler wrote before it
+  refused (the TPU's does, libtpu 0.0.42), kept as the report's HLO to name the buffers.
+- :func:`fill_analysis` derives everything else from the report's HLO and those records,
+  the text parsed once: the fusions, materialized buffers and reductions
+  (:func:`~sphinx_jaxhlo.hlo.fusion.analyze_module`), the quotes of XLA's decisions
+  (:func:`~sphinx_jaxhlo.hlo.decisions.quotes.attach_quotes`), what is live at the peak
+  (:func:`~sphinx_jaxhlo.hlo.peak.attach_live_at_peak`) and the collectives over the
+  report's mesh (:func:`~sphinx_jaxhlo.hlo.collectives.analyze_collectives`).  A module
+  that does not parse keeps its figures and says why in ``analysis_error``; a compile
+  that failed gets only what is live at the peak it refused.
+
+The compile worker fills a report with it once XLA has compiled
+(:mod:`sphinx_jaxhlo.compiler.compiling`), a snapshot's report is filled with it whenever
+it is read (:mod:`sphinx_jaxhlo.store.snapshots`: a better analysis applies to old
+snapshots), and ``analyze_hlo`` fills a saved module's report with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.hlo.model import HloModule
+
+__all__ = ["fill_analysis", "module_name", "read_dump_folder"]
+
+
+def module_name(module: object) -> str:
+    """The optimized module's name (``jit_with_dot``), from the module or its text."""
+    name = getattr(module, "name", None)
+    if isinstance(name, str):
+        return name
+    m = re.match(r"\s*HloModule\s+([^\s,]+)", str(module))
+    return m.group(1) if m else ""
+
+
+def read_dump_folder(report: Report, folder: str, platform: str, *, decisions: bool, buffers: bool,
+                     module: HloModule | str | None = None) -> None:
+    """Read into ``report`` what a compile left in its dump folder.
+
+    :param platform: the target's platform (``gpu``), whose decision records are read.
+    :param decisions: read XLA's records of its fusion decisions.
+    :param buffers: read the buffer assignment and live ranges.
+    :param module: the optimized module, parsed or as text (a compile that succeeded: its
+        files are found by its name); ``None`` for a compile that failed.
+    """
+    from sphinx_jaxhlo.hlo import buffer_assignment
+
+    if report.error is not None:
+        if buffers:
+            report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(folder)
+            if report.buffer_assignment:
+                report.hlo = buffer_assignment.optimized_module(folder)
+        return
+    if decisions:
+        from sphinx_jaxhlo.hlo.decisions.collect import collect
+
+        report.fusion_decisions, report.fusion_decisions_note = collect(platform, folder,
+                                                                        report.hlo if module is None else module)
+    if buffers:
+        report.buffer_assignment, report.buffer_assignment_note = buffer_assignment.collect(
+            folder, module_name(report.hlo if module is None else module))
+
+
+def parsed(report: Report) -> HloModule | None:
+    """The report's HLO parsed; ``None`` when there is none or it does not parse."""
+    from sphinx_jaxhlo.hlo.parse import parse_module
+
+    if not report.hlo:
+        return None
+    try:
+        return parse_module(report.hlo)
+    except ValueError:
+        return None
+
+
+def fill_analysis(report: Report, source_name: str | None, module: HloModule | None = None) -> None:
+    """Fill the analysis fields of ``report`` from its HLO (see the module's rules).
+
+    :param source_name: the example's file: only its frames give source lines (``None``: the
+        innermost frame of any file).
+    :param module: the report's HLO already parsed (else it is parsed here).
+    """
+    from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
+
+    if report.error is not None:  # a compile that ran out of memory may have its buffer assignment
+        attach_live_at_peak(report, parsed(report) if module is None else module, source_name)
+        return
+    if not report.hlo:
+        return
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
+    from sphinx_jaxhlo.hlo.parse import parse_module
+
+    try:
+        module = parse_module(report.hlo) if module is None else module
+        analysis = analyze_module(module, source_name, target=report.target)
+    except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
+        report.analysis_error = str(exc)
+        attach_live_at_peak(report, None, source_name)
+        return
+    for f in fields(analysis):
+        if hasattr(report, f.name):
+            setattr(report, f.name, getattr(analysis, f.name))
+    from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
+
+    attach_quotes(report)
+    attach_live_at_peak(report, module, source_name)
+    from sphinx_jaxhlo.hlo.collectives import analyze_collectives
+
+    try:
+        report.collectives = analyze_collectives(module, [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
+    except ValueError as exc:
+        report.analysis_error = f"collectives: {exc}"

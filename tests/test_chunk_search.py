@@ -459,7 +459,7 @@ def test_an_energy_under_grad_is_chunked_before_differentiation():
 
 def test_a_gradient_variant_is_read_from_the_generated_code():
     from sphinx_jaxhlo.chunking.search import gradient_variant_of
-    from sphinx_jaxhlo.core.grads import add_grad_variant
+    from sphinx_jaxhlo.gradient.source import add_grad_variant
 
     source = add_grad_variant(ENERGY, "energy", ("src", "jax.grad", "jax.value_and_grad"))
     assert gradient_variant_of(source, "energy_grad") == ("energy", (1,), True)

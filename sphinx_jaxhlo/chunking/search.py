@@ -475,17 +475,19 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
     return "\n".join([words, call, found.code]).rstrip("\n")
 
 
-def gradient_variant_of(source: str, function: str) -> tuple[str, tuple[int, ...], bool] | None:
+def gradient_variant_of(source: str, function: str, known: frozenset[str] = frozenset()
+                        ) -> tuple[str, tuple[int, ...], bool] | None:
     """For ``function``, a ``:grad:`` variant of an example's source (``energy_grad``): the function
     it differentiates, the positions of the arguments it differentiates with respect to, and
     whether the value comes with the gradient; ``None`` for any other function.
 
-    Read from the variant's code (:mod:`sphinx_jaxhlo.core.grads`): a function named by a form's
+    Read from the variant's code (:mod:`sphinx_jaxhlo.gradient.source`): a function named by a form's
     suffix whose first statement defines the function of the differentiated arguments, which
-    calls the original."""
+    calls the original: a top-level ``def`` of the source, or one of ``known`` (the name the code of
+    ``analyze(fn, grad=...)`` binds the function object to)."""
     import ast
 
-    from sphinx_jaxhlo.core.grads import FORMS, grad_variant_name
+    from sphinx_jaxhlo.gradient.option import FORMS, grad_variant_name
 
     tree = ast.parse(source)
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -494,7 +496,7 @@ def gradient_variant_of(source: str, function: str) -> tuple[str, tuple[int, ...
         return None
     inner = node.body[0]
     call = inner.body[-1].value if inner.body and isinstance(inner.body[-1], ast.Return) else None
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in defs:
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in {*defs, *known}:
         return None
     base = call.func.id
     form = next((f for f in FORMS if grad_variant_name(base, f) == function), None)

@@ -268,13 +268,18 @@ def compile_call(data: dict[str, Any]) -> Report:
     with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
     # a gradient variant (grad=): the caller's function is chunked before differentiation
-    grad = None if fn is call.fn else (tuple(call.grad_argnums), bool(getattr(call, "grad_value", True)))
-    if target.device_count == 1 and not report.chunk_suggestion and not (grad and call.grad_argnames):
+    origin = None
+    if call.gradient:
+        from sphinx_jaxhlo.chunking.search import gradient_variant_of
+
+        origin = gradient_variant_of(call.gradient, call.gradient_variant, frozenset({call.gradient_binds}))
+    if target.device_count == 1 and not report.chunk_suggestion and (origin or not call.gradient):
         from sphinx_jaxhlo.chunking.source import function_name
 
         report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0,
-                                                    function_name(call.fn) if grad else data["function"], target,
-                                                    dict(data.get("xla_flags", {})), tuple(call.static), grad)
+                                                    function_name(call.fn) if origin else data["function"], target,
+                                                    dict(data.get("xla_flags", {})), tuple(call.static),
+                                                    origin[1:] if origin else None)
     return report
 
 

@@ -201,7 +201,8 @@ def wheel(session: nox.Session) -> None:
 
     Builds the sdist and, from it, the wheel (``python -m build``), checks them (``twine check
     --strict``; the package data in the wheel; tools/release.py: one place for the version, the
-    changelog's section, the metadata and its classifiers), then installs the wheel with the
+    changelog's section, the metadata and its classifiers, an sdist of the package and its metadata
+    alone, no tests: MANIFEST.in), then installs the wheel with the
     README's extra (``[myst]``) into a clean environment of its own, which holds nothing but the
     wheel and its dependencies (not even build and twine), and runs there, outside the clone:
     tools/wheel_smoke.py (import, ``analyze()`` on cpu, a two-page Sphinx site with a ``jax-hlo``
@@ -238,7 +239,7 @@ def wheel(session: nox.Session) -> None:
     clean = tmp / "clean"
     shutil.rmtree(clean, ignore_errors=True)
     python = str(clean / "bin" / "python")
-    requirement = f"{wheels[0]}[myst]"  # the README's `pip install "sphinx-jaxhlo[myst]"`, from this wheel
+    requirement = f"{wheels[0]}[myst]"  # the README's `pip install --find-links dist "sphinx-jaxhlo[myst]"`
     if session.venv_backend == "uv":
         uv = getattr(nox.virtualenv, "UV", "uv")  # the uv nox itself uses (on PATH, or its Python's module)
         session.run(uv, "venv", "--quiet", "--python", sys.executable, str(clean), external=True)
@@ -266,13 +267,18 @@ def wheel(session: nox.Session) -> None:
 
 #: The GitHub Actions workflows that ``nox -s lint`` checks.
 WORKFLOWS = ".github/workflows"
+#: Read the Docs' configuration, which ``nox -s lint`` checks against its schema.
+READTHEDOCS = ".readthedocs.yaml"
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy, and the GitHub Actions workflows against the workflow schema that
+    """ruff, mypy, the GitHub Actions workflows against the workflow schema that
     check-jsonschema ships (a misspelt key, a wrong value type or an unknown permission
-    fails it; no network: the schema is in the package).
+    fails it; no network: the schema is in the package), zizmor's audit of the
+    workflows (an action not pinned to a commit, credentials left in the checkout,
+    template injection...; offline, every audit: ``--persona=pedantic``), and
+    ``.readthedocs.yaml`` against Read the Docs' schema.
 
     ``nox -s lint -- FILE.yml`` checks that workflow file alone."""
     session.install("-e", ".[lint,test]")
@@ -280,8 +286,10 @@ def lint(session: nox.Session) -> None:
     if not workflows:
         session.error(f"no workflow in {WORKFLOWS}")
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    session.run("zizmor", "--offline", "--persona=pedantic", "--no-progress", *workflows)
     if session.posargs:
         return
+    session.run("check-jsonschema", "--builtin-schema", "vendor.readthedocs", READTHEDOCS)
     session.run("ruff", "check", "sphinx_jaxhlo", "tests", "tools", "noxfile.py")
     session.run("mypy")
 

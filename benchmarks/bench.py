@@ -40,7 +40,7 @@ Measures (the goals are from the project's issue tracker):
    and the sweep rebuilt from its cache (goal: nothing compiled);
 13. a docs host's build from snapshots (``-E``, nothing compiled), with no cache and with one,
    against plain pages: extra milliseconds per report, and the fixed cost of a build
-   (``benchmarks/snapshot_path.py``; goals: at most 4 ms a report from snapshots, 2 ms cached);
+   (``benchmarks/snapshot_path.py``; goals: at most 2 ms a report from snapshots, 1 ms cached);
 14. the drift page's comparisons, cold and unchanged (goal: an unchanged page under a second).
 
 ``--pages`` runs 7 and 8 only, ``--parse`` 9 only (seconds); ``--scheduling`` runs 10, 1 and 2;

@@ -904,27 +904,35 @@ def write_report() -> dict[str, Any]:
                     entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                     continue
                 try:
-                    pred = predict(prog.source, *_split_specs(prog.specs), target=target)
+                    pred = predict(prog.source, *_split_specs(prog.specs), target=target).to_dict()
                 except Exception as exc:
-                    pred = {"stored": None, "rule": "error", "why": f"{type(exc).__name__}: {exc}"}
-                agree = pred["stored"] == rec["stored"]
+                    pred = {"stored": None, "certain": False, "rule": "error", "why": f"{type(exc).__name__}: {exc}"}
+                # an answer the rules do not give ("compile it") is no agreement: it is counted apart
+                answered = bool(pred["certain"]) and pred["stored"] is not None
+                agree = pred["stored"] == rec["stored"] if answered else None
                 row = {"truth": rec["stored"], "truth_buffer": rec["buffer"], "truth_by": rec["by"],
                        "temp_bytes": rec["temp_bytes"], "memory_space": rec["memory_space"],
-                       "prediction": pred["stored"], "rule": pred["rule"], "why": pred.get("why", ""),
-                       "agree": agree}
+                       "prediction": pred["stored"], "certain": bool(pred["certain"]), "rule": pred["rule"],
+                       "why": pred.get("why", ""), "agree": agree}
                 if target == "gpu:h100":
                     row["operand_copy"] = rec["operand_copy"]
                     row["predicted_operand_copy"] = pred.get("operand_copy", False)
                 entry["targets"][target] = row
-                stats = summary.setdefault(fam, {}).setdefault(target, {"programs": 0, "agree": 0, "misses": []})
+                stats = summary.setdefault(fam, {}).setdefault(target, {"programs": 0, "agree": 0, "misses": [],
+                                                                         "answered": 0, "abstained": []})
                 stats["programs"] += 1
-                stats["agree"] += int(agree)
-                if not agree:
+                stats["answered"] += int(agree is not None)
+                stats["agree"] += int(bool(agree))
+                if agree is False:
                     stats["misses"].append(prog.name)
+                elif agree is None:
+                    stats["abstained"].append(prog.name)
             programs.append(entry)
     for fam in summary.values():
         for stats in fam.values():
-            stats["accuracy"] = round(stats["agree"] / stats["programs"], 4) if stats["programs"] else None
+            # right of the answers given; the share answered beside it
+            stats["accuracy"] = round(stats["agree"] / stats["answered"], 4) if stats["answered"] else None
+            stats["answered_share"] = round(stats["answered"] / stats["programs"], 4) if stats["programs"] else None
     import jax
 
     copies: dict[str, dict[str, int]] = {}
@@ -933,9 +941,10 @@ def write_report() -> dict[str, Any]:
         for target, row in entry["targets"].items():
             if row.get("truth") is None:
                 continue
-            counts = rules.setdefault(target, {}).setdefault(row["rule"], {"programs": 0, "agree": 0})
+            counts = rules.setdefault(target, {}).setdefault(row["rule"], {"programs": 0, "agree": 0, "answered": 0})
             counts["programs"] += 1
-            counts["agree"] += int(row["agree"])
+            counts["answered"] += int(row["agree"] is not None)
+            counts["agree"] += int(bool(row["agree"]))
             if "operand_copy" in row:
                 c = copies.setdefault(entry["family"], {"programs": 0, "agree": 0})
                 c["programs"] += 1

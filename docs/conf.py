@@ -42,6 +42,9 @@ jaxhlo_snapshot_dir = "_snapshots"
 # What a real TPU v5e chip held and how long each example ran, measured by tools/hardware_check.py
 # (see reference/targets.md): shown beside the deviceless figures of every example it measured.
 jaxhlo_hardware_dir = "_hardware"
+# The guide's pages may not contradict their own examples: where the guide's rule
+# (sphinx_jaxhlo.predict) and XLA disagree on one of them, the build warns jaxhlo.predict.
+jaxhlo_guide_pages = ["guide/"]
 
 # sphinx-book-theme: JAX's own documentation uses it, so readers who arrive from
 # the jax.jit docs find the same navigation, search box and light/dark switch.

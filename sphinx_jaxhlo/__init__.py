@@ -41,6 +41,10 @@ _CHUNKED = ("ChunkCheck", "ChunkError", "check_chunkable", "chunked", "chunked_s
 
 
 def __getattr__(name: str) -> Any:
+    if name == "predict":  # the guide's rules (:mod:`sphinx_jaxhlo.predict`): the module, callable
+        import importlib
+
+        return importlib.import_module("sphinx_jaxhlo.predict")
     if name in _API:
         from sphinx_jaxhlo import api
 
@@ -56,4 +60,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API, *_CHUNKED])
+    return sorted([*globals(), *_API, *_CHUNKED, "predict"])

@@ -3,7 +3,9 @@
 ``python -m sphinx_jaxhlo compilers install|status`` manages the GPU and TPU
 compilers of the compile workers (see :mod:`sphinx_jaxhlo.core.compilers`);
 ``python -m sphinx_jaxhlo example seed.py`` writes an example file that ships
-in the package (the README's, for an install without a clone).
+in the package (the README's, for an install without a clone);
+``python -m sphinx_jaxhlo predict FILE.py:FUNCTION --args ...`` gives the guide's answer from the
+jaxpr, without compiling (:mod:`sphinx_jaxhlo.predict.command`).
 
 Otherwise it compiles a function of a file for each target, from argument shapes, in the
 compile worker (exactly as the directive compiles an example), prints the
@@ -282,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compilers_main(args[1:], prog)
     if args[:1] == ["example"]:
         return example_main(args[1:], prog)
+    if args[:1] == ["predict"]:
+        from sphinx_jaxhlo.predict.command import main as predict_main
+
+        return predict_main(args[1:], prog)
     parser = build_parser(prog)
     ns = parser.parse_args(argv)
     try:

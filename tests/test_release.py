@@ -9,6 +9,9 @@ waits for exists, and it publishes by trusted publishing (an OpenID Connect toke
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -155,3 +158,57 @@ def test_the_workflow_builds_once_and_publishes_by_trusted_publishing() -> None:
         assert inputs.get("repository-url") == ("https://test.pypi.org/legacy/" if name == "testpypi" else None)
     assert "tags" in environments["pypi"]["if"] and "workflow_dispatch" in environments["testpypi"]["if"]
     assert "secrets." not in WORKFLOW.read_text(encoding="utf-8")
+
+
+#: A step's action pinned to a commit, the release's tag named beside it: ``owner/name@<40 hex>  # v1.2.3``.
+PINNED = re.compile(r"^\s*-?\s*uses:\s*(?P<action>[\w.-]+/[\w./-]+)@(?P<ref>\S+)(?:\s+#\s*(?P<tag>\S+))?\s*$")
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_tag_named() -> None:
+    """zizmor (``nox -s lint``) refuses an action by tag; this says which line, without zizmor installed."""
+    uses = [line for line in WORKFLOW.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*-?\s*uses:", line)]
+    assert len(uses) >= 5
+    for line in uses:
+        m = PINNED.match(line)
+        assert m is not None, line
+        assert re.fullmatch(r"[0-9a-f]{40}", m["ref"]), f"not pinned to a commit: {line.strip()}"
+        assert m["tag"] and re.fullmatch(r"v\d+(\.\d+)*", m["tag"]), f"the tag is not named: {line.strip()}"
+    # one release of each action in the whole workflow
+    by_action: dict[str, set[str]] = {}
+    for line in uses:
+        m = PINNED.match(line)
+        assert m is not None
+        by_action.setdefault(m["action"], set()).add(f"{m['ref']} {m['tag']}")
+    assert all(len(refs) == 1 for refs in by_action.values()), by_action
+
+
+def test_zizmor_finds_nothing() -> None:
+    """The audit ``nox -s lint`` runs, offline (it reaches no GitHub), with every audit zizmor has."""
+    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
+    if zizmor is None:
+        pytest.skip("zizmor is not installed (pip install zizmor; nox -s lint installs it)")
+    run = subprocess.run([zizmor, "--offline", "--persona=pedantic", "--no-progress", str(WORKFLOW.parent)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_sdist_is_the_package_and_its_metadata_and_no_tests() -> None:
+    package = ["sphinx_jaxhlo/__init__.py", "sphinx_jaxhlo/static/jaxhlo.css"]
+    good = ["sphinx_jaxhlo-0.1.0/", "sphinx_jaxhlo-0.1.0/PKG-INFO", "sphinx_jaxhlo-0.1.0/pyproject.toml",
+            "sphinx_jaxhlo-0.1.0/LICENSE", "sphinx_jaxhlo-0.1.0/sphinx_jaxhlo.egg-info/SOURCES.txt",
+            *(f"sphinx_jaxhlo-0.1.0/{name}" for name in package)]
+    assert release.sdist_problems(good, package) == []
+    # tests without what they need (the setuptools default: tests/test*.py)
+    (problem,) = release.sdist_problems([*good, "sphinx_jaxhlo-0.1.0/tests/test_api.py"], package)
+    assert "(tests/)" in problem and "tests/test_api.py" in problem
+    (problem,) = release.sdist_problems(good[:-1], package)  # package data left out
+    assert "lacks 1 file(s)" in problem and "sphinx_jaxhlo/static/jaxhlo.css" in problem
+    # the clone's package: modules and data, no byte code
+    files = release.package_files()
+    assert "sphinx_jaxhlo/__init__.py" in files and "sphinx_jaxhlo/static/jaxhlo.css" in files
+    assert not [name for name in files if name.endswith(".pyc")]
+
+
+def test_manifest_keeps_the_tests_out_of_the_sdist() -> None:
+    lines = [ln.split("#")[0].split() for ln in (ROOT / "MANIFEST.in").read_text(encoding="utf-8").splitlines()]
+    assert ["prune", "tests"] in lines

@@ -221,6 +221,50 @@ def test_a_damaged_snapshot_is_refused_with_a_reason(tmp_path: Path, damage: str
             snapshots.read(slot)
 
 
+def _put_back(path: Path, data: bytes, times: os.stat_result) -> None:
+    """``cp -p`` of a file of the same size over ``path``: same inode, size and times, other bytes."""
+    path.write_bytes(data)
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def test_a_slot_changed_with_its_times_put_back_is_noticed(tmp_path: Path) -> None:
+    """The stamp a build keeps of a slot: untouched files cost a stat; files rewritten with their
+    old times (``cp -p``, ``touch -d``) are read again, and the content decides."""
+    from sphinx_jaxhlo.store import analyses
+
+    report = stored_report("cpu__explicit")
+    snap = snapshots.Snapshot.from_report(report, snapshots.identity(request(report.source, "cpu")), {"jax": "1"})
+    slot = tmp_path / "a.f.cpu.json"
+    snapshots.write(slot, snap, report)
+    analyses.forget()
+    kept = analyses.stamp(slot)
+    assert kept.digest == snapshots.read(slot).digest  # type: ignore[union-attr]
+    assert snapshots.recheck(slot, kept) is kept  # untouched: the same stamp
+    times, good = slot.stat(), slot.read_bytes()
+    # the same bytes written again with the old times: read again, same content, a new state kept
+    _put_back(slot, good, times)
+    again = snapshots.recheck(slot, kept)
+    assert again is not None and again is not kept and again.digest == kept.digest
+    # other bytes of the same size, the old times and inode: changed, by content
+    other = good.replace(b'"temp_bytes": ', b'"temp_bytes":  ', 1).replace(b"\n}", b"}", 1)
+    assert len(other) == len(good) and other != good
+    _put_back(slot, other, times)
+    assert (slot.stat().st_ino, slot.stat().st_size, slot.stat().st_mtime_ns) == \
+        (times.st_ino, times.st_size, times.st_mtime_ns)
+    assert snapshots.recheck(slot, kept) is None
+    # the process's own copy is not served for it either (inode, size and mtime alike)
+    assert analyses.read(slot).text == other.decode()  # type: ignore[union-attr]
+    # a slot this process read, then wrote (a refreshing build): the stamp is of what it holds now
+    snapshots.write(slot, snap, report)  # the first bytes again, as a refreshing build writes them
+    assert slot.read_bytes() == good
+    assert analyses.stamp(slot).digest == kept.digest  # not that of the copy it read before the write
+    # a slot that was empty or damaged: changed as soon as its files move
+    empty = snapshots.SlotStamp(snapshots.file_state(tmp_path / "b.f.cpu.json"), None)
+    assert snapshots.recheck(tmp_path / "b.f.cpu.json", empty) is empty
+    shutil.copy(slot, tmp_path / "b.f.cpu.json")
+    assert snapshots.recheck(tmp_path / "b.f.cpu.json", empty) is None
+
+
 def test_identity_changes_say_what_changed() -> None:
     a = snapshots.identity(request())
     b = snapshots.identity(CompileRequest(source="def f(x):\n    return x + 1\n", function="f",
@@ -348,6 +392,37 @@ def test_a_damaged_snapshot_folder_gives_one_true_warning(project: Path, tmp_pat
     assert sorted(p.name for p in folder.iterdir()) == ["example-1.default.cpu.buffer_assignment.gz",
                                                        "example-1.default.cpu.hlo.gz", "example-1.default.cpu.json"]
 
+
+def test_a_snapshot_folder_put_back_by_any_means_is_noticed(project: Path, tmp_path: Path) -> None:
+    """A snapshot folder damaged, then put back from a backup whose files are older than the
+    build that saw the damage (``mv``, ``cp -p`` over the damaged file, a write and ``touch``
+    to the old time): the document is read again each time (Sphinx's check of a dependency, by
+    its modification time, would keep the page and its warning)."""
+    build(project, tmp_path / "out")
+    folder = project / "_snapshots" / "other"
+    slot = folder / "example-1.default.cpu.json"
+    backup = tmp_path / "backup"
+    shutil.copytree(folder, backup)  # with the files' times, as cp -a or an archive keeps them
+    good = slot.read_text()
+    for restore in ("mv", "cp -p", "touch"):
+        slot.write_text("<<<<<<< HEAD\n" + good)
+        result, log = build(project, tmp_path / "out", env=mode("use"))
+        (warning,) = warnings(log)
+        assert "cannot be used: not JSON" in warning and "third on cpu" in warning, (restore, log)
+        if restore == "mv":
+            shutil.rmtree(folder)
+            shutil.copytree(backup, tmp_path / "kept")
+            subprocess.run(["mv", str(tmp_path / "kept"), str(folder)], check=True)
+        elif restore == "cp -p":  # over the damaged file: its inode kept
+            subprocess.run(["cp", "-p", str(backup / slot.name), str(slot)], check=True)
+        else:
+            slot.write_text(good)
+            subprocess.run(["touch", "-r", str(backup / slot.name), str(slot)], check=True)
+        assert slot.stat().st_mtime_ns < (tmp_path / "out" / "other.html").stat().st_mtime_ns
+        result, log = build(project, tmp_path / "out", "-W", env=mode("use"))
+        assert result["rc"] == 0 and warnings(log) == [], (restore, log)
+        page = BeautifulSoup((tmp_path / "out" / "other.html").read_text(), "html.parser").get_text()
+        assert "cannot be used" not in page and "Memory" in page, restore
 
 def test_check_mode_passes_on_fresh_snapshots_and_reports_edits_as_drift(project: Path, tmp_path: Path) -> None:
     build(project, tmp_path / "out")

@@ -13,13 +13,13 @@ Every such block is one of:
   (lines to add to a file of the reader's own); not run.
 - **install**: a block that makes a virtual environment and installs into it.
   Checked cheaply by default: every extra it names exists in pyproject.toml,
-  and each ``compilers install`` command runs with ``--dry-run`` (its flags
-  parse; the pinned pip commands are printed, nothing is installed).  With
-  ``JAXHLO_TEST_INSTALL=1`` it really runs, in the fresh copy (network, a few
-  minutes), and the blocks after it use the environment it made; the package
-  named as PyPI's (``pip install "sphinx-jaxhlo[myst]"``) is installed from the
-  copy instead, as the version under test is the clone's (``nox -s wheel``
-  installs the built wheel in its place).
+  it installs from the clone (``pip install ".[myst]"``) or from a wheel built
+  there (``--find-links dist``), never from PyPI while the package is not
+  released there (docs/changelog.md has no dated release), and each
+  ``compilers install`` command runs with ``--dry-run`` (its flags parse; the
+  pinned pip commands are printed, nothing is installed).  With
+  ``JAXHLO_TEST_INSTALL=1`` it really runs as written, in the fresh copy
+  (network, a few minutes), and the blocks after it use the environment it made.
 - **long**: a block that runs nox sessions (a docs build: minutes).  Checked
   cheaply: every session it names exists in noxfile.py (CI runs the sessions
   themselves).
@@ -50,7 +50,7 @@ DOCUMENTS = ("README.md", "docs/quickstart.md")
 SHELL = ("sh", "bash", "shell", "console")
 FILE_MARK = re.compile(r"^(?:#|<!--)\s*([\w./-]+\.(?:py|md|rst|txt))\s*(?:-->)?\s*$")
 FULL_INSTALL = os.environ.get("JAXHLO_TEST_INSTALL") == "1"
-#: The package as PyPI's, in an install command: ``"sphinx-jaxhlo[myst]"``.
+#: The package by its name on PyPI, in an install command: ``"sphinx-jaxhlo[myst]"``.
 FROM_INDEX = re.compile(r"""(?P<quote>["']?)sphinx-jaxhlo(?P<extras>\[[\w,-]+\])?(?P=quote)(?=\s|$)""")
 
 
@@ -108,10 +108,20 @@ def test_every_shell_and_python_block_is_run_or_marked() -> None:
         assert any(k == "run" for w, k in kinds.items() if w.startswith(document + ":")), kinds
 
 
-def from_clone(text: str) -> str:
-    """An install block with the package named as PyPI's replaced by the clone it runs in."""
-    return "\n".join(FROM_INDEX.sub(lambda m: f'".{m["extras"] or ""}"', line) if "pip install" in line else line
-                     for line in text.splitlines())
+#: A release's section in docs/changelog.md: ``## 0.1.0 (2026-12-10)`` (a section without a date is not out).
+RELEASED = re.compile(r"^## \S+ \(\d{4}-\d{2}-\d{2}\)$", re.M)
+#: What the documents say until the first release: the package is not on PyPI yet.
+NOT_ON_PYPI = re.compile(r"not on PyPI yet")
+
+
+def released() -> bool:
+    """Whether a release of the package is out (on PyPI): the changelog dates a section."""
+    return bool(RELEASED.search((REPO / "docs" / "changelog.md").read_text(encoding="utf-8")))
+
+
+def from_index(line: str) -> bool:
+    """A pip command that installs the package from PyPI (not from the clone, not from a wheel's folder)."""
+    return "pip install" in line and bool(FROM_INDEX.search(line)) and "--find-links" not in line
 
 
 def test_install_names_real_extras_and_a_working_compilers_command(tmp_path: Path) -> None:
@@ -120,15 +130,26 @@ def test_install_names_real_extras_and_a_working_compilers_command(tmp_path: Pat
     assert installs
     for document in DOCUMENTS:
         mine = [block for block in installs if block.document == document]
-        # each document installs the package from PyPI, and the compilers
-        assert any(FROM_INDEX.search(block.text) for block in mine), f"{document} does not install from PyPI"
         assert any("sphinx_jaxhlo compilers install" in block.text for block in mine), \
             f"{document} does not install the compilers"
+        text = (REPO / document).read_text(encoding="utf-8")
+        if released():  # the first command a reader runs installs the release
+            assert any(from_index(line) for block in mine for line in block.text.splitlines()), \
+                f"{document}: a release is out (docs/changelog.md), but no block installs it from PyPI"
+            assert not NOT_ON_PYPI.search(text), f"{document} still says the package is not on PyPI"
+        else:  # nothing run as written installs what PyPI does not have
+            assert any(re.search(r'pip install (-e )?"\.\[myst\]"', block.text) for block in mine), \
+                f"{document} does not install from the clone"
+            wrong = [f"{block.where}: {line}" for block in ALL if block.language in SHELL
+                     for line in block.text.splitlines() if from_index(line)]
+            assert not wrong, f"installs from PyPI, where the package is not yet: {wrong}"
+            # the reader is told, and shown the line that works after the release
+            assert NOT_ON_PYPI.search(text), f"{document} does not say that the package is not on PyPI yet"
+            assert '`python -m pip install "sphinx-jaxhlo[myst]"`' in text, \
+                f"{document} does not show the line that installs the release"
     for block in installs:
         for named in re.findall(r'pip install[^\n]*?(?:\.|sphinx-jaxhlo)\[([\w,-]+)\]', block.text):
             assert set(named.split(",")) <= extras, (block.where, named, extras)
-        if FROM_INDEX.search(block.text):
-            assert not FROM_INDEX.search(from_clone(block.text)) and '".[' in from_clone(block.text), block.where
         commands = [line for line in block.text.splitlines() if "sphinx_jaxhlo compilers install" in line]
         for line in commands:
             args = shlex.split(line.split("#")[0])
@@ -184,7 +205,7 @@ def run_document(document: str, cwd: Path, tmp_path: Path) -> list[tuple[Block, 
             (cwd / name).write_text(block.text, encoding="utf-8")
             continue
         if block.kind == "install" and FULL_INSTALL:
-            command = ["bash", "-e", "-c", from_clone(block.text)]
+            command = ["bash", "-e", "-c", block.text]
         elif block.kind != "run":
             continue
         elif block.language in SHELL:

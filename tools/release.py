@@ -11,7 +11,11 @@ runs its checks on the clone.  The rules:
 - a tag is ``v`` and the version (``v0.1.0``);
 - the built files are one wheel and one sdist of that version, whose metadata names the
   license (an SPDX expression and its file), the Python versions, the project's addresses,
-  and only classifiers PyPI knows (PyPI refuses an upload with any other).
+  and only classifiers PyPI knows (PyPI refuses an upload with any other);
+- the sdist is the source the wheel is built from: every file of the package in the clone
+  (modules and package data), the metadata files, and nothing else: no tests (the suite
+  reads the whole repository, docs and snapshots included; a release's tests run from its
+  tag, MANIFEST.in says so), no docs, no build leftovers.
 
     python tools/release.py [--tag TAG] [--dist DIR]
 
@@ -25,6 +29,7 @@ import ast
 import email.parser
 import re
 import sys
+import tarfile
 import zipfile
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -37,6 +42,10 @@ CHANGELOG = ROOT / "docs" / "changelog.md"
 
 #: The addresses every release's metadata names (``[project.urls]`` in pyproject.toml).
 PROJECT_URLS = ("Homepage", "Documentation", "Source", "Changelog", "Issues")
+#: The package's folder: everything in it goes into the sdist (and the wheel).
+PACKAGE = ROOT / "sphinx_jaxhlo"
+#: The sdist's files besides the package's, as setuptools writes them (the ``.egg-info`` folder too).
+SDIST_FILES = frozenset({"PKG-INFO", "pyproject.toml", "setup.cfg", "README.md", "LICENSE", "MANIFEST.in"})
 #: The classifier that makes the package show up among Sphinx extensions on PyPI.
 SPHINX_CLASSIFIER = "Framework :: Sphinx :: Extension"
 
@@ -90,6 +99,36 @@ def dist_problems(version: str, names: Iterable[str]) -> list[str]:
     return []
 
 
+def package_files(folder: Path = PACKAGE) -> list[str]:
+    """The package's files in the clone, as paths from its root (``sphinx_jaxhlo/...``): what
+    the sdist must carry.  Byte code and caches are not the package's."""
+    return sorted(path.relative_to(folder.parent).as_posix() for path in folder.rglob("*")
+                  if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+
+
+def sdist_problems(members: Iterable[str], package: Iterable[str]) -> list[str]:
+    """What is wrong with an sdist's members (its ``tar`` names, under one top folder): a file of
+    the package missing, or a file that is neither the package's nor metadata (tests, docs...)."""
+    names = set()
+    tops = set()
+    for member in members:
+        top, _, name = member.partition("/")
+        tops.add(top)
+        if name:
+            names.add(name)
+    problems = [] if len(tops) == 1 else [f"the sdist has {len(tops)} top folders, not one: {sorted(tops)}"]
+    missing = sorted(set(package) - names)
+    if missing:
+        problems.append(f"the sdist lacks {len(missing)} file(s) of the package: {missing[:5]}")
+    strays = sorted(name for name in names - set(package) - SDIST_FILES
+                    if not name.startswith(("sphinx_jaxhlo/", "sphinx_jaxhlo.egg-info/")) and not name.endswith("/"))
+    folders = sorted({name.split("/")[0] + ("/" if "/" in name else "") for name in strays})
+    if strays:
+        problems.append(f"the sdist carries {len(strays)} file(s) that are not the package's or its metadata "
+                        f"({', '.join(folders)}): {strays[:5]}")
+    return problems
+
+
 def metadata_problems(metadata: str, known_classifiers: Collection[str]) -> list[str]:
     """What a wheel's METADATA lacks, or names that PyPI would refuse."""
     fields = email.parser.HeaderParser().parsestr(metadata)
@@ -130,6 +169,10 @@ def main(argv: list[str]) -> int:
     if options.dist is not None:
         files = [path for path in options.dist.iterdir() if path.is_file()]
         problems += dist_problems(version, (path.name for path in files))
+        for sdist in (path for path in files if path.name.endswith(".tar.gz")):
+            with tarfile.open(sdist) as archive:
+                members = [m.name + ("/" if m.isdir() else "") for m in archive.getmembers()]
+            problems += [f"{sdist.name}: {problem}" for problem in sdist_problems(members, package_files())]
         wheels = [path for path in files if path.suffix == ".whl"]
         if len(wheels) == 1:
             from trove_classifiers import classifiers  # installed by nox -s wheel

@@ -227,6 +227,9 @@ def compile_and_analyze(report: Report, target: Any, jitted: Any, args: Any, kwa
     report.cost = _cost(compiled)
     _add_mesh(report, target, compiled, args, kwargs, mesh)
     fill_analysis(report, source_name, module)
+    from sphinx_jaxhlo.predict.hook import attach_prediction  # the guide's rule, from the jaxpr
+
+    attach_prediction(report, jitted, args, kwargs, source_name, flags)
     return report
 
 

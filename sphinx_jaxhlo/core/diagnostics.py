@@ -43,6 +43,11 @@ SUBTYPES: dict[str, str] = {
     "drift": "A report differs from the one stored before it (a snapshot, or the cache's last report of the "
              "example) by more than ``jaxhlo_drift_tolerance`` in temp memory, or in its verdict: a toolchain "
              "upgrade moved a claim. The message gives both figures and both versions.",
+    "predict": "On a page named by ``jaxhlo_guide_pages``, the guide's rule (:mod:`sphinx_jaxhlo.predict`) and "
+               "XLA disagree about an example's largest table: the guide contradicts its own example. The message "
+               "names the rule and what each said. An example that shows a limit of the rules the page states marks it "
+               "with ``:guide-limit:`` (every function; or ``f, g@tpu:v5e``), or with a comment ``# jaxhlo: "
+               "guide-limit`` in its code.",
     "cache": "A cache entry was refused (not a valid report, or a report of another example) and compiled "
              "again, or a cache at a URL could not be read or written.",
     "chunk": "A ``:chunk:`` variant cannot be made or trusted: the option is malformed or names an argument "

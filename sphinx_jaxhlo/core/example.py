@@ -124,6 +124,9 @@ class Example:
     bisect: int = DEFAULT_BUDGET
     #: For one point of a sweep (:func:`sphinx_jaxhlo.pipeline.plan.sweep_points`): its values.
     point: Point | None = None
+    #: ``:guide-limit:``: the functions (``f``, or ``f@target``) whose disagreement with the guide's rule
+    #: is a limit the page states (``("all",)``: every one); no ``jaxhlo.predict`` warning for them.
+    guide_limit: tuple[str, ...] = ()
 
     @property
     def location(self) -> tuple[str, int]:
@@ -445,7 +448,9 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
         grad=parse_grad(options.get("grad"), spell), sweep=sweep,
-        bisect=parse_bisect(options.get("bisect"), sweep, spell), **where)
+        bisect=parse_bisect(options.get("bisect"), sweep, spell),
+        guide_limit=(tuple(as_list(options["guide-limit"])) or ("all",)) if "guide-limit" in options else (),
+        **where)
 
 
 # -- sweeps: ``:sweep:``, sizes named by symbols in ``:args:``, claims over ranges

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sphinx_jaxhlo.core.memory import DEVICE_MEMORY_SPACE, TPU_SCALAR_MEMORY_SPACE, LiveAtPeak, LiveBuffer, Memory
+from sphinx_jaxhlo.predict.answer import Prediction
 
 #: Version of the JSON form.  Part of every cache key.
 SCHEMA_VERSION = 7
@@ -438,13 +439,16 @@ class Report:
     #: What is live at the peak and the memory in use across the program order, derived from
     #: :attr:`buffer_assignment` (:mod:`sphinx_jaxhlo.hlo.peak`); ``None`` without it.
     live_at_peak: LiveAtPeak | None = None
+    #: The guide's answer for this program and target (:mod:`sphinx_jaxhlo.predict`), made from the
+    #: jaxpr where the compile happened; ``None`` when not made (a sharded program, an older report).
+    prediction: Prediction | None = None
     schema_version: int = SCHEMA_VERSION
 
     # -- JSON ---------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        for key in ("chunk_check", "chunk_suggestion"):
+        for key in ("chunk_check", "chunk_suggestion", "prediction"):
             if not data[key]:
                 del data[key]  # reports without them keep their stored form
         return data
@@ -474,6 +478,7 @@ class Report:
             d["output_shardings"] = [Sharding(**x) for x in d.get("output_shardings") or []]
             d["collectives"] = [Collective(**c) for c in d.get("collectives") or []]
             d["live_at_peak"] = _live_at_peak(d["live_at_peak"]) if d.get("live_at_peak") else None
+            d["prediction"] = Prediction.from_dict(d["prediction"]) if d.get("prediction") else None
             return cls(**d)
         except (TypeError, AttributeError, KeyError) as exc:
             raise ValueError(f"malformed report: {exc}") from exc

@@ -24,10 +24,12 @@ DEFAULT_SHOW: tuple[str, ...] = ("source", "summary", "memory", "hlo")
 
 
 
+@functools.lru_cache(maxsize=1024)
 def default_function(source: str) -> str | None:
     """The name of the last top-level ``def`` of ``source`` (what an example
     compiles without ``:function:``), or ``None`` (none, or the source does
-    not parse)."""
+    not parse).  Kept per source: the directive, the forecast, the plan and the
+    page ask for the same example's, and parsing it is most of what they pay."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):

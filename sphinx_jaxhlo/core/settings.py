@@ -195,6 +195,11 @@ SETTINGS: tuple[Setting, ...] = (
             "An ``intersphinx_mapping`` entry of your own named ``jaxhlo`` is left as it is.",
             check=lambda value: None if value is None or re.match(r"[a-z][a-z0-9+.-]*://\S+$", value) else
             f"jaxhlo_guide_url must be an address such as 'https://host/path/', not {value!r}"),
+    Setting("jaxhlo_guide_pages", [], (list, tuple),
+            "Documents (names, or prefixes ending in ``/``: ``'guide/'``) whose examples the guide's rules must "
+            "explain: there, an example whose largest table XLA treats otherwise than the rule that "
+            "names it (:mod:`sphinx_jaxhlo.predict`) warns ``jaxhlo.predict``, unless the example marks it as a "
+            "stated limit. Every build counts the agreement over all its examples in its last lines."),
     # -- where compiles run (sphinx_jaxhlo.compiler.executors)
     Setting("jaxhlo_executor", None, (str, type(None), object),
             "Where compiles run. ``None``: compile workers on this machine (``jaxhlo_workers``). "

@@ -121,6 +121,9 @@ class Record:
     prefetched: bool = False
     #: ``temp`` or ``device``.
     memory_figure: str = "temp"
+    #: The guide's rule beside XLA (:mod:`sphinx_jaxhlo.predict.agreement`): ``agrees``, ``disagrees``,
+    #: ``limit`` (a disagreement the example states), ``compile it``, or ``""`` (no prediction).
+    guide: str = ""
 
 
 def store_outcome(cache: ReportCache | None, key: str, identity: str, outcome: Outcome) -> None:

@@ -27,6 +27,7 @@ Nothing here imports Sphinx or docutils: the Sphinx extension renders what
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -443,10 +444,41 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
         memory = result.report.memory if result.report and not result.report.error else None
         figure = memory.acting(result.target) if memory is not None else "temp"
         function = result.function if example.point is None else f"{result.function} at {example.point.label}"
+        guide = guide_check(build, example, result.report, result.function) if result.report else ""
         records.append(Record(docname, lineno, function, result.target, status, job.origin, result.seconds,
                               memory.figure(figure) if memory is not None else None, message, job.drift,
-                              job.prefetched, figure))
+                              job.prefetched, figure, guide))
     return records
+
+
+_GUIDE_LIMIT = re.compile(r"#\s*jaxhlo:\s*guide-limit\b[ \t]*([\w, \t]*)")
+
+
+def guide_check(build: Build, example: Example, report: Any, function: str) -> str:
+    """The guide's rule beside XLA for one report (a :class:`Record`'s ``guide``); on a page of
+    ``jaxhlo_guide_pages``, a disagreement the example does not mark as a stated limit warns."""
+    from sphinx_jaxhlo.predict.agreement import agreement
+
+    found = agreement(report)
+    if found is None:
+        return ""
+    if found.agrees is None:
+        return "compile it"
+    if found.agrees:
+        return "agrees"
+    limits = [m.group(1) for m in _GUIDE_LIMIT.finditer(example.source)]
+    if any(not names.strip() or function in re.split(r"[,\s]+", names) for names in limits):
+        return "limit"
+    base = function.split(" at ", 1)[0]
+    if {"all", base, f"{base}@{report.target}"} & set(example.guide_limit):
+        return "limit"
+    docname = example.location[0]
+    pages = [str(p) for p in build.settings.guide_pages]
+    if any(docname == p or (p.endswith("/") and docname.startswith(p)) for p in pages):
+        p = found.prediction
+        build.reporter.warn(f"{function} on {report.target}: {found.sentence} (rule {p.rule}: {p.title}; "
+                            "a limit the page states is marked with :guide-limit:)", "predict", example.location)
+    return "disagrees"
 
 
 def report_failure(build: Build, example: Example, failure: TargetFailure, target: str) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.rows import OpLookup, largest_intermediate, largest_on_chip, lines_text, reduction_label
 
-__all__ = ["Finding", "findings", "mesh_findings"]
+__all__ = ["Finding", "findings", "guide_findings", "mesh_findings"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Finding:
     text: str
     #: What made the stored data and why it was not fused (an unfused reduction's finding).
     reason: Reason | None = None
+    #: The guide's rule this finding names (its anchor, ``jaxhlo-predict-...``) and the rule's title.
+    rule: str = ""
+    rule_title: str = ""
 
 
 def _buffer_words(buf: Materialized, ops: OpLookup) -> str:
@@ -116,6 +119,8 @@ def findings(report: Report, display: Display, difference: Finding | None = None
                                          "the values reduced never go to memory."))
     elif fused:
         out.append(Finding("info", "", f"{len(fused)} other reduction{'s are' if len(fused) > 1 else ' is'} fused."))
+    if verdict:
+        out += guide_findings(report)
     biggest = largest_intermediate(report)
     if "memory" not in display.findings:
         return out
@@ -138,6 +143,19 @@ def findings(report: Report, display: Display, difference: Finding | None = None
         out.append(Finding("info", "", "No buffer is stored between kernels: the computation runs from "
                                        f"the arguments to the result without an intermediate in memory{also}."))
     return out
+
+
+def guide_findings(report: Report) -> list[Finding]:
+    """The guide's rule for the largest table, beside what XLA did (:mod:`sphinx_jaxhlo.predict.agreement`):
+    named and linked; a disagreement said plainly."""
+    from sphinx_jaxhlo.predict.agreement import agreement
+
+    found = agreement(report)
+    if found is None:
+        return []
+    p = found.prediction
+    title = "The guide disagrees" if found.agrees is False else "The guide"
+    return [Finding("info", title, found.sentence, rule=p.rule, rule_title=p.title)]
 
 
 def mesh_findings(report: Report, display: Display | None = None) -> list[Finding]:

@@ -95,6 +95,11 @@ def finding_node(finding: Finding, links: SourceLinks | None = None, source: str
         found = para(nodes.strong(text=f"{finding.title}: "), *body, classes=classes)
     else:
         found = para(*body, classes=classes)
+    if finding.rule:  # the guide's rule, linked to its section (resolved on any site by the inventory)
+        found += nodes.Text(" Rule: ")
+        found += jaxhlo_alternative(finding.rule_title or finding.rule, finding.rule_title or finding.rule,
+                                    label=finding.rule, classes=["jaxhlo-alternative", "jaxhlo-rule"])
+        found += nodes.Text(".")
     if finding.reason is None:
         return found
     box = nodes.container(classes=["jaxhlo-finding"])

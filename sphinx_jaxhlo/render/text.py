@@ -83,7 +83,8 @@ def summary_text(report: Report, display: Display | None = None) -> str:
     display = display or Display()
     parts: list[str] = []
     for f in findings(report, display):
-        parts.append(_wrap((f"{f.title}: " if f.title else "") + f.text))
+        rule = f" Rule: {f.rule_title} ({f.rule})." if f.rule else ""
+        parts.append(_wrap((f"{f.title}: " if f.title else "") + f.text + rule))
         if f.reason is not None:
             parts.append(reason_text(f.reason))
     if report.analysis_error:

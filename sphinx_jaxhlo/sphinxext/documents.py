@@ -42,7 +42,7 @@ from sphinx_jaxhlo.sphinxext.compat import note_dependency
 from sphinx_jaxhlo.sphinxext.directive import error_box, jaxhlo_example
 from sphinx_jaxhlo.sphinxext.html import fragment_usable, text_keys, writes_pages
 from sphinx_jaxhlo.sphinxext.state import NOT_REPLAYED, build_state, document_data
-from sphinx_jaxhlo.store import snapshots
+from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import is_deterministic
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     slots: set[str] = set()
     incomplete = False
+    root = snapshot_root(app)
     for node in list(doctree.findall(jaxhlo_example)):
         example = node["example"]
         docname = example.docname
@@ -114,6 +115,8 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
         for path in processed.dependencies:
             # read again when the snapshot changes (edited, or brought by a pull)
             note_dependency(app.env, path, docname)
+            if root is not None and root in path.parents:  # a slot: its content too (see snapshots_changed)
+                data.slots.setdefault(docname, {})[str(path)] = analyses.stamp(path)
         if processed.error:
             incomplete = True  # its snapshots, if any, are not the document's to prune
             node.replace_self(error_box(processed.error))
@@ -121,7 +124,6 @@ def process_document(app: Sphinx, doctree: nodes.document) -> None:
         slots |= processed.slots
         state.progress.step(docname, processed.compiled, build.scheduler)
         node.replace_self(render(app, node, processed) or nodes.paragraph())
-    root = snapshot_root(app)
     if root is not None and build.mode in WRITING_MODES and not incomplete:
         # slots no example of the document has any more (an example, function or target removed)
         snapshots.prune(snapshots.document_folder(root, docname), slots)

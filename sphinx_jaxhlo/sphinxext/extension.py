@@ -104,11 +104,30 @@ def outdated_documents(app: Sphinx, env: BuildEnvironment, added: AbstractSet[st
         outdated |= data.report_docs
     stamp = toolchain_stamp()
     outdated |= {doc for doc, s in data.stamps.items() if s != stamp}
+    outdated |= snapshots_changed(data.slots)
     root = builds.snapshot_root(app)
     if removed and root is not None and build_state(app).settings.snapshot_mode in WRITING_MODES:
         for docname in removed:
             snapshots.prune(snapshots.document_folder(root, docname), ())
     return sorted(outdated - set(removed))
+
+
+def snapshots_changed(slots: dict[str, dict[str, snapshots.SlotStamp]]) -> set[str]:
+    """The documents one of whose snapshots has other content than when the document was read,
+    however its files changed (Sphinx's own check of a dependency, by its modification time,
+    misses a file put back with an older time: ``mv`` from a backup, ``cp -p``, ``touch -d``).
+    A slot whose files are untouched costs one ``stat`` per file; the others are read again,
+    and those with the same content keep their new state (``slots`` is updated)."""
+    changed = set()
+    for docname, stamps in slots.items():
+        for path, recorded in stamps.items():
+            kept = snapshots.recheck(Path(path), recorded)
+            if kept is None:
+                changed.add(docname)
+                break
+            if kept is not recorded:
+                stamps[path] = kept
+    return changed
 
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:

@@ -3,7 +3,7 @@ the summary line at the end of a build."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from sphinx.util import logging
@@ -48,10 +48,11 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         rows = [[r.docname, str(r.line), r.function, r.target,
                  f"{r.seconds:.2f} s" if r.origin == "compiled" else "—",
                  "—" if r.memory_bytes is None else measure_text(r.memory_figure, r.memory_bytes),
-                 r.origin or "—", r.status] for r in records]
-        out: list[nodes.Node] = [table(["document", "line", "function", "target", "compile time",
-                                        "memory (temp; HBM held on a TPU)", "report from", "status"], rows,
-                                       ["jaxhlo-report"])]
+                 r.origin or "—", r.status, r.guide or "—"] for r in records]
+        out: list[nodes.Node] = [nodes.paragraph(text=guide_line(records))] if guide_line(records) else []
+        out.append(table(["document", "line", "function", "target", "compile time",
+                          "memory (temp; HBM held on a TPU)", "report from", "status", "guide's rule"], rows,
+                         ["jaxhlo-report"]))
         drifted = [r for r in records if r.drift is not None]
         if drifted:
             out.append(nodes.rubric(text="Changed since the stored reports"))
@@ -69,6 +70,19 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                               "peak after", "verdict before",
                               "verdict after", "drift"], drift_rows, ["jaxhlo-report", "jaxhlo-drift"]))
         node.replace_self(out)
+
+
+def guide_line(records: list[Any]) -> str:
+    """How often the guide's rule and XLA agree over the records (:mod:`sphinx_jaxhlo.predict`)."""
+    counts = {key: sum(1 for r in records if r.guide == key)
+              for key in ("agrees", "disagrees", "limit", "compile it")}
+    total = sum(counts.values())
+    if not total:
+        return ""
+    answered = counts["agrees"] + counts["disagrees"] + counts["limit"]
+    return (f"The guide's rules and XLA: {counts['agrees']} of {answered} answered reports agree "
+            f"({counts['disagrees'] + counts['limit']} disagree, {counts['limit']} of them stated limits); "
+            f"{counts['compile it']} of {total} left to the compile (near the H100's break-even or no rule).")
 
 
 def summarize(app: Sphinx) -> None:
@@ -93,6 +107,9 @@ def summarize(app: Sphinx) -> None:
     if slowest is not None and slowest.seconds > 0:
         line += f"; slowest: {slowest.function} for {slowest.target} in {slowest.docname} ({slowest.seconds:.2f} s)"
     logger.info(line)
+    guide = guide_line(records)
+    if guide:
+        logger.info("jax-hlo: %s", guide)
     for r in bad:
         logger.info("  %s:%s: %s", app.env.doc2path(r.docname), r.line,
                     r.message or f"{r.function} on {r.target}: {r.status}")

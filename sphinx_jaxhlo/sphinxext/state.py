@@ -28,6 +28,7 @@ from sphinx_jaxhlo.core.settings import Settings
 from sphinx_jaxhlo.pipeline.build import Ahead, Build, Record
 from sphinx_jaxhlo.pipeline.schedule import Scheduler
 from sphinx_jaxhlo.store.cache import ReportCache
+from sphinx_jaxhlo.store.snapshots import SlotStamp
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -205,10 +206,14 @@ class DocumentData:
     missing: dict[str, set[str]] = field(default_factory=dict)
     #: The keys of the module texts each document's page writes beside it (``_jaxhlo/``).
     texts: dict[str, set[str]] = field(default_factory=dict)
+    #: The snapshot slots each document read -> their stamps: the document is read again when
+    #: a slot's content changes, however its files changed (their times may go back).
+    slots: dict[str, dict[str, SlotStamp]] = field(default_factory=dict)
 
     def clear(self, docname: str) -> None:
         self.records.pop(docname, None)
         self.texts.pop(docname, None)
+        self.slots.pop(docname, None)
         self.warnings.pop(docname, None)
         self.stamps.pop(docname, None)
         self.report_docs.discard(docname)
@@ -228,6 +233,8 @@ class DocumentData:
                 self.stamps[docname] = other.stamps[docname]
             if docname in other.texts:
                 self.texts[docname] = other.texts[docname]
+            if docname in other.slots:
+                self.slots[docname] = other.slots[docname]
         for target, docs in other.missing.items():
             self.missing.setdefault(target, set()).update(docs & docnames)
 

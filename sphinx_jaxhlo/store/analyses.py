@@ -9,8 +9,8 @@ here it is paid once per snapshot and version of the analysis code:
 
 - :func:`read` reads a snapshot once per process: reading the same slot again
   (the forecast, then the page; the page, then the drift page) gives the same
-  object while its files are the same (inode, size and time of the JSON and of
-  each text).  The readers that ``-j`` forks inherit what the main process read.
+  object while its files are the same (inode, size, modification and change time
+  of the JSON and of each text).  The readers that ``-j`` forks inherit what the main process read.
 - :func:`report` analyses it once.  The analysis is kept in this process, and
   in the report cache (a folder or an fsspec URL, :mod:`sphinx_jaxhlo.store.cache`)
   as ``analyses/<key[:2]>/<key>.analysis`` (JSON), where the key is a digest of the
@@ -42,7 +42,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
 import pickle
 from collections import OrderedDict
 from pathlib import Path
@@ -54,7 +53,7 @@ from sphinx_jaxhlo.store import snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport, ReportCache, checked_report
 from sphinx_jaxhlo.store.drift import Drift, compare
 
-__all__ = ["analysis_fingerprint", "compared", "forget", "read", "report"]
+__all__ = ["analysis_fingerprint", "compared", "forget", "read", "report", "stamp"]
 
 #: What the analysis of a snapshot depends on besides the snapshot: this
 #: module, every module it imports at any depth, and the GPU descriptions.
@@ -118,17 +117,8 @@ def forget() -> None:
 # -- reading -------------------------------------------------------------------------------------
 
 def _files(json_path: Path) -> tuple[Any, ...]:
-    """Inode, size and time of the JSON and of each text a slot may have: what says the files are the same."""
-    stem = json_path.name.removesuffix(".json")
-    out: list[Any] = []
-    for path in (json_path, *(json_path.with_name(f"{stem}.{kind}.gz") for kind in snapshots.TEXT_KINDS)):
-        try:
-            st = os.stat(path)
-        except OSError:
-            out.append(None)
-        else:
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(out)
+    """What says the slot's files are the same (:func:`sphinx_jaxhlo.store.snapshots.file_state`)."""
+    return snapshots.file_state(json_path)
 
 
 def read(json_path: Path) -> snapshots.Stored | None:
@@ -136,7 +126,10 @@ def read(json_path: Path) -> snapshots.Stored | None:
 
     :raises SnapshotError: as that function does (a damaged snapshot is read again each time, and refused).
     """
-    files = _files(json_path)
+    return _read(json_path, _files(json_path))
+
+
+def _read(json_path: Path, files: tuple[Any, ...]) -> snapshots.Stored | None:
     if files[0] is None:
         return snapshots.read(json_path)
     key = str(json_path)
@@ -146,6 +139,18 @@ def read(json_path: Path) -> snapshots.Stored | None:
         if stored is not None:
             _READ.put(key, stored, len(stored.text) + sum(len(t) for t in stored.snapshot.texts.values()), files)
     return stored
+
+
+def stamp(json_path: Path) -> snapshots.SlotStamp:
+    """What a slot holds now (:class:`~sphinx_jaxhlo.store.snapshots.SlotStamp`): the state of
+    its files, and the digest of the snapshot this process keeps for that state (read again
+    only when the files moved since, as after a build wrote it)."""
+    files = _files(json_path)
+    try:
+        stored = _read(json_path, files)
+    except snapshots.SnapshotError:
+        stored = None
+    return snapshots.SlotStamp(files, None if stored is None else stored.digest)
 
 
 # -- analysing -----------------------------------------------------------------------------------

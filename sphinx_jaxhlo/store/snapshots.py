@@ -249,9 +249,9 @@ class Stored:
     text: str
     path: Path
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """Names what was read (the JSON holds the digests of the texts)."""
+        """Names what was read (the JSON holds the digests of the texts); worked out once."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
@@ -437,3 +437,60 @@ def _stored_summary(stored: Stored) -> Any:
 def _short(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+# -- has a slot changed since a build read it? ---------------------------------------------------
+#
+# A build that read a slot keeps its stamp: the state of its files and the digest of its content.
+# The next build stats the files (cheap); only when a state differs does it read the snapshot
+# again, and the document is read again only when the content differs.  Modification times alone
+# miss a file put back with an older one (``mv`` from a backup, ``cp -p``, ``touch -d``, an
+# archive unpacked); the change time (ctime) is set by the system at every write, rename and
+# ``touch`` and no tool sets it back, so any change moves the state, and the digest decides.
+
+
+def file_state(json_path: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
+    """Inode, size, modification and change time (ns) of a slot's JSON and of each text it may
+    have (``None`` for one that is not there): equal states mean the same files, unchanged."""
+    stem = json_path.name.removesuffix(".json")
+    out: list[tuple[int, int, int, int] | None] = []
+    for path in (json_path, *(json_path.with_name(f"{stem}.{kind}.gz") for kind in TEXT_KINDS)):
+        try:
+            st = path.stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SlotStamp:
+    """What a build read in a slot: the state of its files, and the digest of the snapshot
+    (:attr:`Stored.digest`: its JSON, which holds the digests of its texts, each checked when
+    read); ``None`` for an empty slot or a damaged snapshot."""
+
+    state: tuple[tuple[int, int, int, int] | None, ...]
+    digest: str | None
+
+
+def content_digest(json_path: Path) -> str | None:
+    """The digest of the snapshot in a slot; ``None`` when empty or damaged."""
+    try:
+        stored = read(json_path)
+    except SnapshotError:
+        return None
+    return None if stored is None else stored.digest
+
+
+def recheck(json_path: Path, recorded: SlotStamp) -> SlotStamp | None:
+    """The slot's stamp if its content is what ``recorded`` says (the same object when its files
+    are untouched; one with their new state when only that moved), ``None`` when it changed.
+    A slot that was empty or damaged is changed as soon as any of its files is touched."""
+    state = file_state(json_path)
+    if state == recorded.state:
+        return recorded
+    digest = content_digest(json_path)
+    if digest is None or digest != recorded.digest:
+        return None
+    return SlotStamp(state, digest)

@@ -1,0 +1,300 @@
+"""The guide's CPU rules: XLA's own dots, argmax fusions, reduce-window splits and YNN fusions.
+
+XLA CPU hands sums, means, maxima and most f32 contractions to YNNPACK
+(``xla/backends/cpu/transforms/library_rewriter.cc``, ``xla/backends/cpu/ynn_support.cc``): a YNN
+fusion grows from the reduction through producers YNN's op table has.  What it does not take is
+written to memory before it.
+"""
+
+from __future__ import annotations
+
+from .graph import (
+    ELEMENTWISE,
+    LAYOUT_OPS,
+    REDUCTION_KIND,
+    TABLE_SHARE,
+    Decision,
+    Graph,
+    Op,
+    Reduction,
+    Region,
+    Value,
+    _dot_dims,
+    _kept,
+    build_region,
+)
+
+# -- per-target decisions -----------------------------------------------------------------------
+
+
+#: XLA CPU's YNN tables at the installed jaxlib (measured: cos, sin, tan, divide and power are not
+#: taken into a YNN fusion in this version although newer XLA lists them).
+YNN_UNARY = frozenset({"abs", "ceil", "convert_element_type", "erf", "exp", "expm1", "floor", "log", "log1p",
+                       "logistic", "neg", "round", "rsqrt", "sign", "sqrt", "tanh",
+                       # jax primitives whose CPU lowering is made of the ops above
+                       "exp2", "cosh", "stop_gradient"})
+YNN_BINARY = frozenset({"add", "add_any", "max", "min", "mul", "sub", "div", "pow"})
+YNN_DTYPES = frozenset({"float32", "bfloat16", "float64", "int8", "uint8"})
+#: The operand types of a dot YNN takes.
+YNN_DOT_DTYPES = frozenset({"float32", "bfloat16", "float64", "int8"})
+
+
+
+
+def _is_clamp(op: Op) -> bool:
+    """A max (min) with a constant whose operand or reader is a min (max) with a constant: XLA's clamp."""
+    if op.prim not in ("max", "min") or not any(w.literal or w.size == 1 for w in op.ins):
+        return False
+    other = "min" if op.prim == "max" else "max"
+    near = [w.producer for w in op.ins if w.producer is not None] + [u for v in op.outs for u in v.users]
+    return any(o is not None and o.prim == other and any(w.literal or w.size == 1 for w in o.ins) for o in near)
+
+
+def _ynn_op(op: Op) -> bool:
+    """Whether XLA CPU's YNN fusion takes this op in (its table, its dtypes)."""
+    dtype = op.outs[0].dtype if op.outs else ""
+    if op.prim in ("broadcast_in_dim", "reshape", "squeeze", "expand_dims"):
+        return dtype in YNN_DTYPES
+    if op.prim == "transpose":
+        # a transposed dot result folds into the dot, and a transpose of elementwise work YNN takes folds
+        # into that work's YNN fusion (the fusion writes in the transposed order); of an argument, or
+        # followed by a reshape (the reshape needs the transposed layout in memory), it is a copy
+        src = op.ins[0].producer
+        if src is None:
+            return False
+        if src.prim == "dot_general":
+            return True
+        return (src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src) \
+            and not any(u.prim == "reshape" for u in op.outs[0].users)
+    if op.prim == "integer_pow":
+        return dtype in YNN_DTYPES  # jax lowers it to a chain of multiplies (a divide for y < 0)
+    if op.prim == "square":
+        return dtype in YNN_DTYPES
+    if op.prim == "convert_element_type":
+        return dtype in YNN_DTYPES and op.ins[0].dtype in YNN_DTYPES
+    if op.prim == "dot_general":
+        m, n, _ = _dot_dims(op)
+        # YNN's dot types (ynn_support.cc): f32, bf16 and int8 x int8 (to s32, or converted to f32); an f16
+        # dot is converted to f32 around it, and the converts stay outside the fusion
+        return (m > 1 and n > 1 and op.ins[0].dtype in YNN_DOT_DTYPES
+                and op.ins[0].dtype == op.ins[1].dtype)
+    if _is_clamp(op):
+        return False
+    if op.prim not in YNN_UNARY and op.prim not in YNN_BINARY:
+        return False
+    return dtype in YNN_DTYPES and all(w.dtype in YNN_DTYPES for w in op.ins)
+
+
+def _ynn_reduce(red: Reduction) -> bool:
+    if red.kind not in ("sum", "max", "min"):
+        return False
+    dtype = red.operand.dtype
+    if red.kind == "sum":
+        return dtype in ("float32", "float64", "int8", "uint8")  # bf16/f16 sums are upcast to f32 first
+    return dtype in ("float32", "bfloat16", "float16", "float64", "int8", "uint8")
+
+
+def _link_ops(g: Region) -> list[Op]:
+    """The ops between a group's reductions and the region ops that read their results (a two-pass
+    statistic's path back into the table: ``max`` -> ``stop_gradient`` -> broadcast -> ``sub``)."""
+    results = {id(o) for r in g.reductions for o in r.op.outs}
+    region = {id(o) for o in g.ops}
+    out: list[Op] = []
+    seen: set[int] = set()
+
+    def walk(v: Value, depth: int) -> bool:
+        if id(v) in results:
+            return True
+        if depth == 0 or v.producer is None or id(v.producer) in region:
+            return False
+        op = v.producer
+        hit = False
+        for w in op.ins:
+            hit = walk(w, depth - 1) or hit
+        if hit and id(op) not in seen:
+            seen.add(id(op))
+            out.append(op)
+        return hit
+
+    top = max((v.size for v in g.values), default=1)
+    for op in g.ops:
+        for w in op.ins:
+            if w.size < top:
+                walk(w, 12)
+    return out
+
+
+def _reduced(red: Reduction) -> int:
+    """Elements folded into one result."""
+    return max(1, red.operand.size // max(1, _kept(red)))
+
+
+def _canonical_dot(op: Op) -> bool:
+    """A YNN dot in row-major form: ``[M, K] @ [K, N]`` (jax writes a transposed operand of the
+    backward pass into the dimension numbers instead)."""
+    if op.prim != "dot_general" or not _ynn_op(op):
+        return False
+    (lc, rc), (_, rb) = op.params["dimension_numbers"]
+    lhs_rank = len(op.ins[0].shape)
+    first_free = min((d for d in range(len(op.ins[1].shape)) if d not in rb), default=0)
+    return tuple(lc) == (lhs_rank - 1,) and tuple(rc) == (first_free,)
+
+
+def _ynn_chain_to_output(op: Op) -> bool:
+    """A reader whose computation, forward to the program's outputs or a reduction, is YNN ops only:
+    the YNN fusion of the reductions can take it in as more of its roots."""
+    todo, seen = [op], set()
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if o.prim in REDUCTION_KIND:
+            continue
+        if not _ynn_op(o) or len(seen) > 64:
+            return False
+        todo += [u for v in o.outs for u in v.users]
+    return True
+
+
+def _into_canonical_dot(op: Op) -> bool:
+    """A reader that YNN's dot fusion takes in: the dot itself, or a chain of YNN elementwise ops,
+    each result read once, that ends in it (softmax's normalisation before ``@ v``)."""
+    for _ in range(8):
+        if op.prim == "dot_general":
+            return _canonical_dot(op)
+        if not _ynn_op(op) or len(op.outs) != 1 or len(op.outs[0].users) != 1:
+            return False
+        op = op.outs[0].users[0]
+    return False
+
+
+def _reaches_reduction(v: Value, depth: int) -> bool:
+    """A value read by a reduction, directly or through converts and reshapes."""
+    for u in v.users:
+        if u.prim in REDUCTION_KIND:
+            return True
+        if (depth > 0 and u.prim in ("convert_element_type", "reshape", "transpose")
+                and any(_reaches_reduction(w, depth - 1) for w in u.outs)):
+            return True
+    return False
+
+
+def _from_reduction(v: Value, depth: int) -> bool:
+    """A (small) value computed from a reduction's result."""
+    if v.producer is None or depth == 0:
+        return False
+    if v.producer.prim in REDUCTION_KIND:
+        return True
+    return any(_from_reduction(w, depth - 1) for w in v.producer.ins)
+
+
+
+
+def _operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
+    """The table-sized elementwise computation of a dot operand, back to its sources."""
+    values: list[Value] = []
+    ops: list[Op] = []
+    todo, seen = [v], set()
+    while todo:
+        w = todo.pop()
+        if id(w) in seen or w.is_arg or w.producer is None:
+            continue
+        seen.add(id(w))
+        op = w.producer
+        values.append(w)
+        if op.prim not in ELEMENTWISE and op.prim not in LAYOUT_OPS:
+            continue
+        ops.append(op)
+        todo += [x for x in op.ins if x.size >= floor and not x.literal]
+    return values, ops
+
+
+def _forward_ops(red: Reduction, table: int, depth: int = 8) -> set[int]:
+    """The ops a reduction's result reaches through values smaller than the table."""
+    out: set[int] = set()
+    todo = [(v, depth) for v in red.op.outs]
+    while todo:
+        v, d = todo.pop()
+        for u in v.users:
+            if id(u) in out:
+                continue
+            out.add(id(u))
+            if d > 0 and u.prim not in REDUCTION_KIND:
+                todo += [(w, d - 1) for w in u.outs if w.size < table]
+    return out
+
+
+def _joins(g: Region) -> tuple[list[Reduction], bool]:
+    """Which of a group's reductions must share a YNN fusion through their results (a result that
+    reaches another's table computation, or meets another's result), and whether one shares the
+    table with the others but never meets them."""
+    if len(g.reductions) < 2:
+        return [], False
+    table = max(r.operand.size for r in g.reductions)
+    regions = {id(r.op): {id(o) for o in build_region(r, max(1, int(TABLE_SHARE * r.operand.size))).ops}
+               for r in g.reductions}
+    forward = {id(r.op): _forward_ops(r, table) for r in g.reductions}
+    linking: list[Reduction] = []
+    met: set[int] = set()
+    for r in g.reductions:
+        for q in g.reductions:
+            if q is r:
+                continue
+            if forward[id(r.op)] & regions[id(q.op)] or forward[id(r.op)] & forward[id(q.op)]:
+                if r not in linking:
+                    linking.append(r)
+                met |= {id(r.op), id(q.op)}
+    isolated = any(id(r.op) not in met for r in g.reductions)
+    return linking, isolated
+
+
+#: Below this many elements an op is not "preferred by YNN" (``IsInstructionPreferredByYnn``).
+YNN_MIN_ELEMENTS = 4096
+
+
+def decide_cpu(g: Region, graph: Graph) -> Decision:
+    kinds = {r.kind for r in g.reductions}
+    dots = [op for op in g.ops if op.prim == "dot_general"]
+    if dots and any(not _ynn_op(d) for d in dots):
+        return Decision(True, "jaxhlo-predict-cpu-dot", "the contraction is not a YNN dot (dtype, a vector "
+                        "operand): XLA's own dot writes its result")
+    if not g.ops:
+        return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument directly")
+    if kinds & {"top_k", "approx_top_k"}:
+        return Decision(True, "jaxhlo-predict-cpu-other", "top_k sorts a stored operand")
+    if kinds <= {"arg"} and not dots:
+        return Decision(False, "jaxhlo-predict-cpu-arg", "argmax/argmin are XLA loop fusions that take "
+                        "elementwise producers in")
+    if not all(_ynn_reduce(r) for r in g.reductions):
+        if max(_reduced(r) for r in g.reductions) <= 32 and not dots:
+            return Decision(False, "jaxhlo-predict-cpu-other", "a reduction of 32 elements or fewer a result is "
+                            "not split: XLA's loop fusion takes its producers in")
+        return Decision(True, "jaxhlo-predict-cpu-other",
+                        f"a {'/'.join(sorted(kinds))} reduction of {g.reductions[0].operand.dtype} is not a YNN "
+                        "reduction: XLA splits it into a reduce-window that fuses nothing")
+    non_ynn = [op for op in g.ops if not _ynn_op(op)]
+    if all(op.prim in ("transpose", "reshape") for op in g.ops):
+        non_ynn = []  # a reduction of a transposed argument reads the argument (the transpose folds in)
+    if non_ynn:
+        names = sorted({"clamp" if _is_clamp(op) else op.prim for op in non_ynn})
+        return Decision(True, "jaxhlo-predict-cpu-ynn", f"not in YNN's op table: {', '.join(names)}")
+    link = _link_ops(g)
+    if link and not all(_ynn_op(op) for op in link):
+        names = sorted({op.prim for op in link if not _ynn_op(op)})
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "the second pass needs the first's statistic through "
+                        f"{', '.join(names)}, not in YNN's table: the two reductions cannot share one fusion, "
+                        "so the table is written")
+    linking, isolated = _joins(g)
+    joinable = min((_kept(r) for r in linking or g.reductions), default=0) >= YNN_MIN_ELEMENTS
+    outside = [o for o in g.outside if not _into_canonical_dot(o) and not (joinable and _ynn_chain_to_output(o))]
+    if outside or g.outputs:
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "a table value has a reader outside the reductions "
+                        "(the backward pass, an output): YNN fuses only through values with one reader")
+    if isolated:
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table whose results never meet: "
+                        "two YNN fusions, so the table is written")
+    if linking and not joinable:
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table join in one YNN fusion "
+                        f"only through results of >= {YNN_MIN_ELEMENTS} elements")
+    return Decision(False, "jaxhlo-predict-cpu-ynn", "every producer is in YNN's table and has one reader")

@@ -1,0 +1,308 @@
+"""``predict``: the guide's rules applied to a function's jaxpr, for one target.
+
+Traces the function with ``jax.make_jaxpr`` (nothing is lowered or compiled), finds the table (the
+largest operand of a reduction, a loop body's counted times its trips), groups the table-sized values
+each reduction reads, and asks the target's rules (:mod:`sphinx_jaxhlo.predict.rules`) in the guide's
+order.  The answer is a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .answer import NEAR_BREAK_EVEN, Prediction
+from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
+from .graph import (
+    _ITEMSIZE,
+    ELEMENTWISE,
+    REDUCTION_KIND,
+    TABLE_SHARE,
+    Decision,
+    Graph,
+    Loop,
+    Region,
+    _ids,
+    _is_gemm,
+    build_region,
+    group_regions,
+    reductions_of,
+)
+from .h100 import _unaligned_matvec, decide_gpu
+from .tpu import decide_tpu, where_stored
+
+#: The targets the rules know, and the sharded forms that take a target's rules per device.
+TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
+
+DECIDERS: dict[str, Callable[[Region, Graph], Decision]] = {"cpu": decide_cpu, "gpu:h100": decide_gpu,
+                                                              "tpu:v5e": decide_tpu}
+
+
+def base_target(target: str) -> str:
+    """The one-device target whose rules apply: ``gpu:h100x8`` -> ``gpu:h100``, ``tpu:v5e-8`` -> ``tpu:v5e``."""
+    name = target.strip().lower()
+    if name in DECIDERS:
+        return name
+    for base in ("gpu:h100", "tpu:v5e"):
+        rest = name[len(base):]
+        if name.startswith(base) and rest[:1] in ("x", "-") and rest[1:].isdigit():
+            return base
+    raise ValueError(f"the guide has no rules for target {target!r}; it has rules for {', '.join(TARGETS)} "
+                     "(and their sharded forms, gpu:h100xN and tpu:v5e-N, per device)")
+
+
+def load_function(source: str, name: str = "f") -> Any:
+    """The function ``name`` of a module's source text."""
+    module = types.ModuleType("jaxhlo_predict_program")
+    exec(compile(source, "<program>", "exec"), module.__dict__)
+    return module.__dict__[name]
+
+
+def structs_of(specs: str) -> tuple[Any, ...]:
+    """``jax.ShapeDtypeStruct`` arguments from the package's spec text (``"f32[3,4], f32[4]"``)."""
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import parse_args
+
+    args, _ = to_shape_dtype_structs(parse_args(specs))
+    return tuple(args)
+
+
+def _struct(spec: Any) -> Any:
+    if isinstance(spec, str):
+        structs = structs_of(spec)
+        if len(structs) != 1:
+            raise ValueError(f"one spec per argument, got {spec!r}")
+        return structs[0]
+    return spec
+
+
+def _loops_of(g: Region) -> Iterable[Loop]:
+    loop = g.loop
+    while loop is not None:
+        yield loop
+        loop = loop.parent
+
+
+def _gemm_in(g: Region) -> bool:
+    return any(op.prim == "dot_general" and _is_gemm(op) for op in g.ops)
+
+
+def _chunks(regions: list[Region]) -> bool:
+    """Several reductions of equal tables computed from one shared argument at the top level: a
+    Python loop over chunks (or an unrolled scan) that XLA sees whole."""
+    top = [g for g in regions if g.loop is None and g.ops]
+    if len(top) < 3:
+        return False
+    shapes = {g.reductions[0].operand.shape for g in top}
+    return len(shapes) == 1
+
+
+def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", **kwarg_specs: Any) -> Prediction:
+    """Will XLA write the table (the largest intermediate a reduction reads) to memory, by the guide's rules?
+
+    Answers from the function's jaxpr alone (``jax.make_jaxpr``; nothing is lowered or compiled).
+
+    :param fn: the function, or a module's source text whose function ``f`` is taken.
+    :param arg_specs: one a positional argument: a spec string as the package writes them
+        (``"f32[4096,4096]"``) or a ``jax.ShapeDtypeStruct`` (anything with shape and dtype).
+    :param target: ``cpu``, ``gpu:h100`` or ``tpu:v5e`` (or a sharded form, ``gpu:h100x8``,
+        ``tpu:v5e-8``: the rules are per device, on the arguments as one device holds them).
+    :param kwarg_specs: keyword arguments, specs as the positional ones.
+    :returns: a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
+    :raises ValueError: an unknown target or a bad spec.
+    """
+    import jax
+
+    target = base_target(target)
+    function: Callable[..., Any] = load_function(fn, "f") if isinstance(fn, str) else fn
+    structs = tuple(_struct(s) for s in arg_specs)
+    kwargs = {k: _struct(v) for k, v in kwarg_specs.items()}
+    return predict_jaxpr(jax.make_jaxpr(function)(*structs, **kwargs), target,
+                         _command(function, structs, kwargs, target))
+
+
+def predict_call(fn: Callable[..., Any], args: str, target: str, command: str = "") -> Prediction:
+    """The guide's answer for ``fn`` called with the arguments of an ``:args:`` text (pytrees and
+    keyword arguments included), as a compile would call it."""
+    import jax
+
+    from sphinx_jaxhlo.compiler.arguments import to_shape_dtype_structs
+    from sphinx_jaxhlo.core.specs import parse_args
+
+    structs, kwargs = to_shape_dtype_structs(parse_args(args))
+    return predict_jaxpr(jax.make_jaxpr(fn)(*structs, **kwargs), target, command)
+
+
+def _spec_text(struct: Any) -> str:
+    from sphinx_jaxhlo.core.specs import DTYPES
+
+    names = {jax_name: short for short, (jax_name, _) in reversed(DTYPES.items())}
+    dtype = str(getattr(struct, "dtype", ""))
+    return f"{names.get(dtype, dtype)}[{','.join(str(d) for d in getattr(struct, 'shape', ()))}]"
+
+
+def _command(fn: Any, structs: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> str:
+    """The one-line compile of ``fn`` that answers where the rules do not."""
+    import inspect
+    import shlex
+
+    try:
+        where = inspect.getsourcefile(fn) or "FILE.py"
+    except TypeError:
+        where = "FILE.py"
+    name = getattr(fn, "__name__", "FUNCTION")
+    if not name.isidentifier():
+        name = "FUNCTION"
+    if not where.endswith(".py"):
+        where = "FILE.py"
+    specs = ", ".join([*(_spec_text(s) for s in structs), *(f"{k}={_spec_text(v)}" for k, v in kwargs.items())])
+    return f"python -m sphinx_jaxhlo {shlex.quote(where + ':' + name)} --args {shlex.quote(specs)} --targets {target}"
+
+
+def predict_jaxpr(closed: Any, target: str, command: str = "") -> Prediction:
+    """The guide's answer for a traced program (a ``ClosedJaxpr``) on ``target``.
+
+    :param command: the compile that answers when the rules do not (default: a generic one).
+    """
+    from .rules import rule_title
+
+    target = base_target(target)
+    graph = Graph(closed)
+    every = reductions_of(graph, live=False)
+    copy = target == "gpu:h100" and _unaligned_matvec(graph)
+    if not every:
+        return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
+                          "the program has no reduction", operand_copy=copy)
+    table = max(r.scaled for r in every)
+    big = max(every, key=lambda r: r.scaled)
+    decisions = decide_all(graph, target, table)
+    stored = [d for d in decisions if d.stored and d.certain]
+    unsure = [d for d in decisions if not d.certain or d.stored is None]
+    chosen = stored[0] if stored else (unsure[0] if unsure else decisions[0])
+    certain = bool(stored) or not unsure
+    itemsize = _ITEMSIZE.get(big.operand.dtype, 4)
+    nbytes = big.scaled * itemsize
+    where, where_why = ("", "")
+    if target == "tpu:v5e" and certain and stored:
+        where, where_why = where_stored(nbytes)
+    why = chosen.why
+    if not certain and chosen.figures:
+        why = f"{NEAR_BREAK_EVEN}: {why}"
+    shape = ", ".join(str(d) for d in big.operand.shape)
+    loop = " per step" if big.scaled != big.operand.size else ""
+    return Prediction(
+        target, (True if stored else (None if not certain else False)), certain, chosen.rule,
+        rule_title(chosen.rule), why, f"{big.operand.dtype}[{shape}]{loop}, {_bytes_text(nbytes)}", nbytes,
+        big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
+        round(chosen.figures.get("us_unfused", 0.0), 2), copy,
+        "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
+
+
+def _bytes_text(n: int) -> str:
+    from sphinx_jaxhlo.core.sizes import format_bytes
+
+    return format_bytes(n)
+
+
+def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
+    """Each table-sized region's decision, and those of table-sized values outside them."""
+    table_reds = [r for r in reductions_of(graph) if r.scaled >= TABLE_SHARE * table]
+    regions = group_regions([build_region(r, max(1, int(TABLE_SHARE * r.operand.size))) for r in table_reds])
+    decisions = []
+    chunked = _chunks(regions)
+    for g in regions:
+        loops = list(_loops_of(g))
+        if "loop" in g.sources:
+            decisions.append(Decision(True, "jaxhlo-predict-all-loop", "the table is a loop's stacked output, "
+                                      "reduced after the loop"))
+        elif loops and not all(lp.unrolled for lp in loops):
+            d = DECIDERS[target](g, graph)
+            verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
+            decisions.append(Decision(False, "jaxhlo-predict-all-loop",
+                                      f"a {loops[0].kind} reduces inside its body: one step's table at a time "
+                                      f"(per step: {d.rule}, {verdict})"))
+        elif (loops or chunked) and target != "tpu:v5e":
+            d = DECIDERS[target](g, graph)
+            what = "an unrolled scan" if loops else "a Python loop over chunks"
+            if not d.certain or d.stored is None:
+                decisions.append(Decision(None, "jaxhlo-predict-all-loop", f"{what}: each step as it would be "
+                                          f"alone, and alone it is near the break-even ({d.why})", certain=False,
+                                          figures=d.figures))
+            elif target == "gpu:h100" and not d.stored and not _gemm_in(g):
+                decisions.append(Decision(False, "jaxhlo-predict-all-loop", f"{what}: each step fuses as it "
+                                          f"would alone ({d.rule}); only GEMM steps are merged into one"))
+            elif target == "cpu" and loops and not d.stored:
+                decisions.append(Decision(False, "jaxhlo-predict-all-loop", f"{what}: every step fuses "
+                                          f"as it would alone ({d.rule}), so few steps' buffers are live"))
+            else:
+                how = ("the steps' GEMMs are merged into one" if target == "gpu:h100" and _gemm_in(g)
+                       else "every step's table is live at once")
+                decisions.append(Decision(True, "jaxhlo-predict-all-loop",
+                                          f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
+        elif target != "cpu" and (between := _between(g)):
+            anchor = "jaxhlo-predict-h100-topk" if target == "gpu:h100" else "jaxhlo-predict-tpu-topk"
+            decisions.append(Decision(True, anchor, f"{between} between the table's source and the reduction is a "
+                                      "kernel of its own: it reads a computed operand from memory and writes "
+                                      "its output for the reduction"))
+        else:
+            decisions.append(DECIDERS[target](g, graph))
+    decisions += _other_tables(graph, table, target, {id(v) for g in regions for v in g.values})
+    if not decisions:
+        decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
+    return decisions
+
+
+#: Ops that are not elementwise and not a reduction, and that XLA gives a kernel of their own (a sort, an
+#: FFT library call, a cumulative scan's passes): placed between a computed table and its reduction, the
+#: table is written for them (GPU and TPU).
+BETWEEN = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "fft"})
+
+
+def _between(g: Region) -> str:
+    """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
+    its output is read from memory by the reduction, and a computed operand is written for it."""
+    return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
+
+
+def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list[Decision]:
+    """Table-sized intermediates outside the reductions' regions (a gradient's backward tables)."""
+    out = []
+    for op in graph.live_ops():
+        for v in op.outs:
+            if id(v) in seen or v.size < TABLE_SHARE * table or v.is_out or not v.users or op.loop is not None:
+                continue
+            if op.prim in ("scan", "while"):
+                out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
+            elif op.prim == "dot_general" and _is_gemm(op):
+                if target == "gpu:h100":
+                    out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))
+                elif target == "cpu" and not all(_ynn_op(u) for u in v.users):
+                    out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a dot's table-sized output is read "
+                                        "by an op YNN does not take"))
+            elif target == "cpu" and op.prim in ELEMENTWISE and any(u.prim == "dot_general" for u in v.users):
+                values, ops = _operand_region(v, int(TABLE_SHARE * table))
+                if _ids(values) & seen and all(_canonical_dot(u) for u in v.users if u.prim == "dot_general"):
+                    continue  # the reductions' decision covers it (softmax before ``@ v``)
+                from_dot = any(w.producer is not None and w.producer.prim == "dot_general" for w in values)
+                read_by_reduction = any(u.prim in REDUCTION_KIND for w in values for u in w.users)
+                uses_reduction = any(_from_reduction(w, 6) for o in ops for w in o.ins if id(w) not in _ids(values))
+                feeds_reduction = any(_reaches_reduction(o, 3) for d in v.users if d.prim == "dot_general"
+                                      for o in d.outs)
+                if from_dot and not read_by_reduction and not uses_reduction and not feeds_reduction:
+                    out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a contraction reads a table that another "
+                                        "contraction computed, with no reduction between: the elementwise part is "
+                                        "XLA's loop fusion, written between the two YNN dots"))
+                    continue
+                inside = {id(o) for o in ops} | {id(u) for u in v.users if u.prim == "dot_general"}
+                shared = [w for w in values if any(id(u) not in inside for u in w.users)]
+                bad = [o for o in ops if not _ynn_op(o)]
+                if bad or shared:
+                    why = (f"{', '.join(sorted({o.prim for o in bad}))} not in YNN's table" if bad
+                           else "a value of it has another reader")
+                    out.append(Decision(True, "jaxhlo-predict-cpu-ynn", f"a dot reads a table computed "
+                                        f"elementwise ({why}): YNN's dot fusion cannot take it in"))
+    return out
+
+
+#: The H100's split-K GEMM pads K to a multiple of this (measured: K = 10016 is not padded, 10000 is).

@@ -1,0 +1,158 @@
+"""The guide's rules, one entry each: anchor, target, title, text, and the function that applies it.
+
+This table is the one source of the rules: the predictor page (``docs/guide/predict.md``) renders each
+rule's title and statement from it (``jax-hlo-predict-rule``), the answers
+(:class:`~sphinx_jaxhlo.predict.answer.Prediction`) carry the title, and a report names the rule by
+its anchor.  The functions are the per-target deciders that return the anchor (one function may apply
+several rules of its target, in the guide's order); a test checks that each function returns only the
+anchors this table gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the guide."""
+
+    #: The page's label of the rule's section (``jaxhlo-predict-h100-cost``).
+    anchor: str
+    #: ``all``, ``cpu``, ``gpu:h100`` or ``tpu:v5e``.
+    target: str
+    #: The section's heading.
+    title: str
+    #: The rule, stated (the page's first paragraph of the section).
+    text: str
+    #: The dotted name of the function that applies it (in :mod:`sphinx_jaxhlo.predict`).
+    applies: str
+
+    def function(self) -> Callable[..., Any]:
+        """The function that applies the rule (imported on use: it needs the jaxpr graph)."""
+        import importlib
+
+        module, name = self.applies.rsplit(".", 1)
+        return getattr(importlib.import_module(f"sphinx_jaxhlo.predict.{module}"), name)  # type: ignore[no-any-return]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("jaxhlo-predict-all-loop", "all", "Loops: only a loop that reduces inside bounds memory",
+         "A `lax.scan`, `lax.fori_loop` or `lax.map` that reduces *inside* its body holds one step's "
+         "table at a time (with `unroll=k`, k steps'); one whose stacked output is reduced afterwards "
+         'stores the whole table, `batch_size` or not. A Python `for` over chunks, or `unroll=True`, is '
+         "straight-line code XLA sees whole: the CPU keeps every step's table live, the H100 may merge "
+         "the steps' GEMMs into one GEMM of the whole table (twenty steps of 1,000 rows, not ten of "
+         '2,000), the TPU fuses each step as alone (800 MB for a Python loop where the scan needs 40 MB, '
+         "{ref}`jaxhlo-guide-bounded-unrolled`). Under `jax.grad` a scan keeps every step's residuals "
+         'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`).', "front.decide_all"),
+    Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
+         "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
+         "dimensions), writes nothing of the table's size.",
+         "front.predict_jaxpr"),
+    Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
+         "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "
+         "`vmap(jnp.dot)` over one operand, the seed's 3-column `pos @ hkl.T`) is a GEMM kernel, in any "
+         'element type, and its output is stored: elementwise work can ride in its epilogue, but a '
+         'reduction is another kernel ("the producer is not fusible", `priority_fusion.cc`), from a 16 × '
+         "16 product to the seed's 20 GB ({ref}`jaxhlo-guide-matrix-gemm`); no flag changes it "
+         '({ref}`jaxhlo-guide-cases-gpu-flags`). A contraction over a size-1 or empty dimension is a '
+         'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`).', "h100.decide_gpu"),
+    Rule("jaxhlo-predict-h100-matvec", "gpu:h100",
+         "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
+         'A matrix-vector product is a multiply and a reduce, or past 10,000,000 operand elements a small '
+         'GEMM ({ref}`jaxhlo-guide-matrix-small-contractions`); either way its result, a vector, is '
+         'stored before another reduction ("both the producer and the consumer contain a reduce"). What '
+         'can be large is a copy: a contraction with a narrow side (a vector, or 64 rows or columns or '
+         'fewer) and a long `K` not a multiple of 32, over a large matrix, is a split-K GEMM that pads '
+         '`K` (`split_k_gemm_rewriter.cc`), copying the operand:',
+         "h100.decide_gpu"),
+    Rule("jaxhlo-predict-h100-topk", "gpu:h100", "3. top-k, sorts, scans and FFTs read a stored operand",
+         '`lax.top_k` and `lax.approx_max_k` of a computed table read it from memory (`top_k_of_cos` '
+         'above). So does a sort, a cumulative op (`jnp.cumsum`, `lax.cummax`) or an FFT between the '
+         "table's source and the reduction: each is a kernel of its own (a sort kernel, a cuFFT call, a "
+         "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
+         'output is written for the reduction (a `sort` of an argument).', "h100.decide_gpu"),
+    Rule("jaxhlo-predict-h100-softmax", "gpu:h100",
+         "4. Softmax: a reduction over another axis reads its whole output",
+         "A softmax (the row's maximum, `exp(x - max)`, its sum, the divide) is one Triton kernel "
+         '(`softmax_rewriter_triton.cc`). A reduction over the *same* axis after it joins the kernel '
+         "(`softmax_rows`); one over *another* axis reads the softmax's whole output from memory "
+         '(`softmax_columns`). A log-sum-exp of a costly producer (400 cycles or more, see rule 5: '
+         '`tanh`, `cos`) stores the producer (`logsumexp_of_cos`).', "h100.decide_gpu"),
+    Rule("jaxhlo-predict-h100-cost", "gpu:h100", "5. Otherwise: the cost model, once per reader",
+         "Priority fusion stores an elementwise producer when computing it inside the reduction's kernel, "
+         'once for each reader, is estimated slower than writing and reading it back '
+         '(`CalculateProducerPriority`; the estimates of `gpu_performance_model.cc`). Three things '
+         'decide:',
+         "h100.decide_gpu"),
+    Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
+         'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '
+         "(`IsDotSupportedByYnn`, `ynn_support.cc`) but XLA's own, which writes its result. So is a table "
+         'that one contraction computes and another reads, with only elementwise work between and no '
+         "reduction around (`exp(x @ y.T) @ y`, a gradient's backward products): XLA's loop fusion "
+         "computes it between two YNN dots. With a reduction on the way, as in attention's softmax, one "
+         'YNN fusion grows through both contractions:', "cpu.decide_cpu"),
+    Rule("jaxhlo-predict-cpu-arg", "cpu", "2. argmax and argmin take anything in",
+         "`argmax` and `argmin` are a variadic reduce that YNN does not take; XLA's loop fusion does, "
+         'with any elementwise producer (`CpuInstructionFusion`, `cpu_instruction_fusion.cc`): the cosine '
+         'a sum stores is computed inside an argmax (`argmax_of_cos`). A product is a YNN dot, though: an '
+         "argmax of a product's values is the next rule.", "cpu.decide_cpu"),
+    Rule("jaxhlo-predict-cpu-other", "cpu", "3. Other reductions YNN lacks store a computed operand",
+         '`prod`, `any`, `all`, integer and `f16` sums (`IsReduceLikeOpSupportedByYnn` takes add, max and '
+         "min reducers, not `s32` sums) and an argmax of a product's values ({ref}`example "
+         '<jaxhlo-guide-matrix-cpu-gates>`) are not YNN reductions. Folding more than 32 elements a '
+         "result, XLA's tree reduction rewriter splits them into a `reduce-window` that fuses nothing, so "
+         "a computed operand is stored (`prod_of_exp`, `any_of_compare`); over 32 or fewer, XLA's loop "
+         'fusion takes it in. `top_k` sorts a stored operand.', "cpu.decide_cpu"),
+    Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
+         'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
+         "reduction, and a YNN GEMM above it, through the producers in YNN's table whose values have one "
+         'reader (`LibraryRewriter::AddFusionCandidates`, `library_rewriter.cc`; `GetYnnUnaryOpMap` and '
+         '`GetYnnBinaryOpMap`):', "cpu.decide_cpu"),
+    Rule("jaxhlo-predict-tpu-complex", "tpu:v5e", "1. Complex data is stored",
+         'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
+         'which are stored, in HBM here:', "tpu.decide_tpu"),
+    Rule("jaxhlo-predict-tpu-topk", "tpu:v5e", "2. An exact top-k of a contraction; a sort, scan or FFT",
+         '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not '
+         'store it, and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an '
+         "FFT between the table's source and the reduction stores the table it reads (on-chip at these "
+         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`):', "tpu.decide_tpu"),
+    Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
+         "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
+         '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '
+         'reduction and the backward pass of `jax.grad` of a loss not linear in the sums, a value '
+         'returned with its gradient ({ref}`jaxhlo-guide-seed-grad-tpu`), or an output; so are a costly '
+         'producer (`cos`, `sin`, `tan`) of an argument read in two passes and the operand of an `argmax` '
+         'over every axis (relaid out first). An elementwise table is computed again for each reader '
+         'instead, and `jax.checkpoint` around the reduction makes the backward pass compute the dot '
+         'again:', "tpu.decide_tpu"),
+    Rule("jaxhlo-predict-tpu-matvec", "tpu:v5e", "4. A matrix-vector product before a reduction",
+         'A matrix-vector product is a multiply and a reduce in `f32`, its result, a vector, stored '
+         'on-chip before another reduction ({ref}`jaxhlo-guide-matrix-small-contractions`); a plain sum '
+         'of it folds in. A batch of them with their own vectors and a long enough `K` is a dot on the '
+         'matrix unit ({ref}`jaxhlo-guide-matrix-batched-matvec`).', "tpu.decide_tpu"),
+    Rule("jaxhlo-predict-tpu-fused", "tpu:v5e", "5. Otherwise one output fusion",
+         'A real dot, the elementwise work around it and the reductions of its output are one output '
+         "fusion, in any element type, sibling reductions included: nothing of the table's size is "
+         "stored, for the seed's three forms ({ref}`jaxhlo-guide-seed-symptom`) or a sum, an argmin and a "
+         'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). Whole rows broadcast and '
+         'summed over `k` are no dot: stored ({ref}`jaxhlo-guide-matrix-broadcast`).',
+         "tpu.decide_tpu"),
+)
+
+#: The rules by anchor.
+BY_ANCHOR: dict[str, Rule] = {rule.anchor: rule for rule in RULES}
+
+
+def rule_title(anchor: str) -> str:
+    """The title of the rule ``anchor`` (empty for an unknown anchor)."""
+    rule = BY_ANCHOR.get(anchor)
+    return rule.title if rule is not None else ""
+
+
+def rules_for(target: str) -> list[Rule]:
+    """The rules that apply on ``target`` (``all``'s first), in the guide's order."""
+    return [r for r in RULES if r.target in ("all", target)]

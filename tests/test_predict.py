@@ -1,0 +1,162 @@
+"""``sphinx_jaxhlo.predict``: the answer's form, the command line, the TPU's ``where`` and the break-even band.
+
+Nothing here compiles: the rules read jaxprs only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax.numpy as jnp
+import pytest
+
+import sphinx_jaxhlo
+from sphinx_jaxhlo.cli import main as cli_main
+from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.predict import Prediction
+from sphinx_jaxhlo.predict.front import base_target, predict
+from sphinx_jaxhlo.predict.h100 import BREAK_EVEN_BAND, near_break_even
+from sphinx_jaxhlo.predict.rules import BY_ANCHOR
+from sphinx_jaxhlo.predict.tpu import ON_CHIP_LIMIT, where_stored
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cos_rows(x: jnp.ndarray) -> jnp.ndarray:
+    return jnp.sum(jnp.cos(x.T), axis=1)
+
+
+def test_the_package_module_is_callable_and_answers_a_frozen_prediction() -> None:
+    got = sphinx_jaxhlo.predict(_cos_rows, "f32[4096,4096]", target="gpu:h100")
+    assert isinstance(got, Prediction)
+    assert (got.stored, got.certain, got.rule) == (True, True, "jaxhlo-predict-h100-cost")
+    assert got.title == BY_ANCHOR[got.rule].title
+    assert got.us_fused > got.us_unfused > 0 and "fused" in got.why and "us" in got.why
+    assert got.table.startswith("float32[4096, 4096]") and got.table_elements == 4096 * 4096
+    with pytest.raises(AttributeError):
+        got.stored = False  # type: ignore[misc]
+    assert "gpu:h100: stored" in repr(got) and got.rule in repr(got)
+    assert Prediction.from_dict(json.loads(got.to_json())) == got
+
+
+def test_near_the_break_even_it_abstains_with_the_compile_that_answers() -> None:
+    def f(x: jnp.ndarray, y: jnp.ndarray) -> jnp.ndarray:
+        return jnp.sum(jnp.exp(x * y), 0)
+
+    got = predict(f, "f32[1500,1500]", "f32[1500,1500]", target="gpu:h100")
+    assert (got.stored, got.certain, got.answered, got.verdict) == (None, False, False, "compile it")
+    assert got.why.startswith("the cost model decides near break-even: compile it")
+    assert got.command.startswith("python -m sphinx_jaxhlo ") and "--targets gpu:h100" in got.command
+    assert ":f " in got.command and "f32[1500,1500], f32[1500,1500]" in got.command
+    assert near_break_even(got.us_fused / got.us_unfused)
+    # far from it, the same program is answered
+    assert predict(f, "f32[8192,8192]", "f32[8192,8192]", target="gpu:h100").answered
+    assert not near_break_even(1 + 2 * BREAK_EVEN_BAND) and near_break_even(1.0)
+
+
+def test_tpu_says_where_a_stored_table_lives() -> None:
+    def two_passes(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+        return jnp.var(a @ b, axis=1)
+
+    small = predict(two_passes, "f32[1024,256]", "f32[256,1024]", target="tpu:v5e")
+    large = predict(two_passes, "f32[8192,256]", "f32[256,8192]", target="tpu:v5e")
+    assert small.stored and large.stored
+    assert (small.where, large.where) == ("on-chip", "HBM")
+    assert "S(1)" in small.where_why and "every measurement" in large.where_why
+    assert where_stored(ON_CHIP_LIMIT)[0] == "on-chip" and where_stored(ON_CHIP_LIMIT + 1)[0] == "HBM"
+    assert predict(two_passes, "f32[1024,256]", "f32[256,1024]", target="cpu").where == ""
+
+
+def test_sharded_targets_take_their_one_device_rules_and_unknown_ones_are_refused() -> None:
+    assert base_target("gpu:h100x8") == "gpu:h100" and base_target("tpu:v5e-8") == "tpu:v5e"
+    for bad in ("gpu:a100", "tpu:v5e-x", "cpu2"):
+        with pytest.raises(ValueError, match="no rules for target"):
+            base_target(bad)
+
+
+def test_a_report_keeps_its_prediction_through_json_and_older_reports_have_none() -> None:
+    answer = predict(_cos_rows, "f32[64,64]", target="cpu")
+    report = Report(function="f", target="cpu", prediction=answer)
+    again = Report.from_json(report.to_json())
+    assert again.prediction == answer
+    plain = Report(function="f", target="cpu")
+    assert "prediction" not in plain.to_dict() and Report.from_json(plain.to_json()).prediction is None
+
+
+def test_importing_the_package_answer_does_not_import_jax() -> None:
+    code = ("import sys, sphinx_jaxhlo.predict, sphinx_jaxhlo.core.report, sphinx_jaxhlo.predict.agreement; "
+            "print('jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text("import jax.numpy as jnp\n\ndef near(x, y):\n    return jnp.sum(jnp.exp(x * y), 0)\n\n"
+                       "def rows(x):\n    return jnp.sum(jnp.cos(x.T), axis=1)\n", encoding="utf-8")
+    assert cli_main(["predict", f"{program}:rows", "--args", "f32[4096,4096]", "--targets", "gpu:h100, cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "gpu:h100: stored  [jaxhlo-predict-h100-cost]" in out and "cpu: stored" in out
+    assert cli_main(["predict", f"{program}:near", "--args", "f32[1500,1500], f32[1500,1500]",
+                     "--targets", "gpu:h100", "--json"]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["gpu:h100"]["certain"] is False
+    assert data["gpu:h100"]["command"].endswith("--args 'f32[1500,1500], f32[1500,1500]' --targets gpu:h100")
+    assert cli_main(["predict", f"{program}:nothing", "--args", "f32[4]"]) == 2
+    assert "no function 'nothing'" in capsys.readouterr().err
+    assert cli_main(["predict", f"{program}:rows", "--args", "f32[4]", "--targets", "gpu:a100"]) == 2
+
+
+def test_the_review_findings_each_follow_an_xla_mechanism() -> None:
+    """Each answer here was checked against a deviceless compile first (see docs/guide/predict.md)."""
+    import jax
+    from jax import lax
+
+    # a contraction over a size-1 dimension is rewritten into a broadcast multiply: no GEMM to store
+    def outer_k1(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jnp.sum(jnp.cos(jnp.dot(x[:, None], y[None, :])), axis=0)
+
+    assert predict(outer_k1, "f32[100000]", "f32[50000]", target="gpu:h100").rule != "jaxhlo-predict-h100-gemm"
+    assert predict(outer_k1, "f32[100000]", "f32[50000]", target="tpu:v5e").stored is False
+
+    # the TPU recomputes an elementwise table returned beside its reduction
+    def ema(e: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array]:
+        n = 0.999 * e + 0.001 * p
+        return n, jnp.sqrt(jnp.sum((n - p) ** 2))
+
+    assert predict(ema, "f32[8192,4096]", "f32[8192,4096]", target="tpu:v5e").stored is False
+    # on the CPU a transpose of YNN work folds into the fusion; followed by a reshape it is a copy
+    x = "f32[4096,4096]"
+    assert predict(lambda a: jnp.sum(jnp.exp(a).T, axis=1), x, target="cpu").stored is False
+    assert predict(lambda a: jnp.sum(jnp.exp(a).T.reshape(4096 * 64, 64), axis=1), x, target="cpu").stored is True
+
+    # int8 x int8 -> f32 is a YNN dot: its exp and sum join the fusion
+    def s8(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.sum(jnp.exp(lax.dot(a, b, preferred_element_type=jnp.float32) * 0.01))
+
+    assert predict(s8, "i8[2048,512]", "i8[512,2048]", target="cpu").stored is False
+    # a sort, scan or FFT between the producer and the reduction reads a stored table
+    for between in (lambda a: jnp.sum(jnp.cumsum(jnp.exp(a), 0), 1), lambda a: jnp.sum(jnp.sort(jnp.sin(a), 1), 0)):
+        for target in ("gpu:h100", "tpu:v5e"):
+            got = predict(between, "f32[1024,1024]", target=target)
+            assert got.stored is True and got.rule.endswith("-topk"), target
+    # a complex value computed from real data is expanded in the TPU's fusion; complex arguments are split
+    def phases(p: jax.Array, h: jax.Array) -> jax.Array:
+        return jnp.sum(jnp.exp(2j * jnp.pi * (p @ h.T)), axis=0)
+
+    assert predict(phases, "f32[100000,3]", "f32[50000,3]", target="tpu:v5e").stored is False
+    assert predict(lambda a, b: jnp.sum(jnp.abs(a * b), 1), "c64[1024,1024]", "c64[1024,1024]",
+                   target="tpu:v5e").rule == "jaxhlo-predict-tpu-complex"
+
+
+def test_xla_flags_leave_the_answer_to_the_compile() -> None:
+    from sphinx_jaxhlo.predict.hook import with_flags
+
+    answer = predict(_cos_rows, "f32[4096,4096]", target="cpu")
+    flagged = with_flags(answer, {"xla_cpu_experimental_ynn_fusion_type": ""})
+    assert (flagged.stored, flagged.certain) == (None, False)
+    assert "xla_cpu_experimental_ynn_fusion_type" in flagged.why and "defaults" in flagged.why
+    assert with_flags(answer, {}) is answer

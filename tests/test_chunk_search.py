@@ -67,6 +67,8 @@ def suggested_call(text: str) -> tuple[str, dict[str, Any]]:
     """The function name and keywords of the ``chunked(...)`` line of a suggestion."""
     line = text.split("\n")[1]
     call = ast.parse(line, mode="eval").body
+    if isinstance(call, ast.Call) and ast.unparse(call.func) in ("jax.grad", "jax.value_and_grad"):
+        call = call.args[0]  # a gradient's suggestion: the function chunked before differentiation
     assert isinstance(call, ast.Call) and ast.unparse(call.func) == "sphinx_jaxhlo.chunked", line
     return ast.unparse(call.args[0]), {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
 
@@ -85,8 +87,12 @@ def check_as_written(text: str, namespace: dict[str, Any], specs: Sequence[Any],
     memory must be the figure shown.  Returns the suggested function."""
     line = text.split("\n")[1]
     name, keywords = suggested_call(text)
-    suggested = eval(line, {**namespace, "sphinx_jaxhlo": sphinx_jaxhlo})
+    suggested = eval(line, {**namespace, "sphinx_jaxhlo": sphinx_jaxhlo, "jax": jax})
     original = namespace[name]
+    outer = ast.parse(line, mode="eval").body
+    if isinstance(outer, ast.Call) and ast.unparse(outer.func) in ("jax.grad", "jax.value_and_grad"):
+        wrt = next(ast.literal_eval(k.value) for k in outer.keywords if k.arg == "argnums")
+        original = eval(ast.unparse(outer.func), {"jax": jax})(original, argnums=wrt)
     nums = keywords["argnums"] if isinstance(keywords["argnums"], tuple) else (keywords["argnums"],)
     axes = keywords["axis"] if isinstance(keywords["axis"], tuple) else (keywords["axis"],) * len(nums)
     size = keywords["size"]
@@ -301,3 +307,162 @@ def test_every_suggestion_of_the_corpus_runs_as_written_and_compiles_to_its_figu
             _check_example_suggestion(text, example, target)
             made.append(program.name)
     print(f"suggestions on {target}: {made}")
+
+
+# -- issue 54: where the suggestion is needed most ---------------------------------------------------------
+
+
+def xent_bf16(h, w, labels):
+    """A cross-entropy in bf16, the label picked by a one-hot mask (no gather)."""
+    logits = h @ w
+    lse = jax.nn.logsumexp(logits.astype(jnp.float32), axis=-1)
+    picked = jnp.sum(jnp.where(labels[:, None] == jnp.arange(w.shape[1]), logits, 0), axis=-1)
+    return jnp.mean(lse - picked.astype(jnp.float32))
+
+
+def xent_gather(h, w, labels):
+    logits = h @ w
+    lse = jax.nn.logsumexp(logits.astype(jnp.float32), axis=-1)
+    return jnp.mean(lse - jnp.take_along_axis(logits, labels[:, None], axis=-1)[:, 0].astype(jnp.float32))
+
+
+XENT_SPECS = (jax.ShapeDtypeStruct((2048, 64), jnp.bfloat16), jax.ShapeDtypeStruct((64, 8192), jnp.bfloat16),
+              jax.ShapeDtypeStruct((2048,), jnp.int32))
+
+
+def test_a_bf16_cross_entropy_gets_a_proved_suggestion_checked_in_bf16():
+    text = suggest_chunking(xent_bf16, XENT_SPECS, {}, 201 * 10**6, original_temp=201 * 10**6)
+    assert "\n" in text, text  # before: every candidate dropped ("cannot make random values of dtype bfloat16")
+    _, keywords = suggested_call(text)
+    assert (keywords["argnums"], keywords["combine"]) == ((0, 2), "mean"), text
+    assert "is proved on the jaxpr (combine='mean')" in text and "ran as written on random bf16[" in text, text
+    check_as_written(text, {"xent_bf16": xent_bf16}, XENT_SPECS)
+
+
+def test_random_bf16_and_f16_values_are_made_in_f32_and_cast():
+    spec16 = (jax.ShapeDtypeStruct((100, 8), jnp.float16),)
+    result = sphinx_jaxhlo.verify_chunked(lambda x: jnp.sum(jnp.tanh(x), axis=0), *spec16, size=16)
+    assert result.passed and result.shapes == ("f16[37,8]",), result.describe()
+
+
+def test_what_the_proof_cannot_follow_is_not_said_to_change_the_result():
+    with pytest.raises(sphinx_jaxhlo.ChunkError) as caught:
+        sphinx_jaxhlo.check_chunkable(xent_gather, *XENT_SPECS, argnums=(0, 2), combine="mean")
+    assert caught.value.unknown and caught.value.primitive == "gather"
+    assert "would change the result" not in str(caught.value)
+    assert "the proof cannot follow it, so it cannot prove the chunked rewrite" in str(caught.value)
+    text = suggest_chunking(xent_gather, XENT_SPECS, {}, 201 * 10**6)
+    assert "over axis 0 of h (2048 long), the proof on the jaxpr cannot prove it: `gather` at " in text, text
+    # a softmax's normalisation is proved to change the result: said so
+    with pytest.raises(sphinx_jaxhlo.ChunkError, match="would change the result") as caught:
+        sphinx_jaxhlo.check_chunkable(softmax_weights, S(100, 3))
+    assert not caught.value.unknown
+
+
+def test_the_size_is_capped_by_the_trips_and_the_words_say_what_each_trip_reads(monkeypatch):
+    from sphinx_jaxhlo.chunking import search
+
+    assert search.trip_cap(268 * 2**20) == 16 and search.trip_cap(600_000) > 7000
+    # each trip reads all of w (1 MB): with 4 MB to read again at most, 16 trips (the least cap) at most
+    monkeypatch.setattr(search, "REREAD_BYTES", 4 * 2**20)
+    text = suggest_chunking(xent_bf16, XENT_SPECS, {}, 201 * 10**6, budget=4 * 2**20, original_temp=201 * 10**6)
+    _, keywords = suggested_call(text)
+    assert keywords["size"] >= 2048 // 16, text  # the budget alone would take smaller chunks
+    words = text.split("\n")[0]
+    assert f"The loop takes {2048 // keywords['size']} trips, each reading all of w (1.0 MB) again" in words, words
+    assert "smaller chunks are not suggested: more trips would read over 4.2 MB again" in words, words
+
+
+def kde(q, x):
+    d = q[:, None, :] - x[None, :, :]
+    return jnp.sum(jnp.exp(-0.5 * jnp.sum(d * d, axis=-1)), axis=1)
+
+
+def test_a_compile_that_ran_out_of_memory_still_gets_its_search():
+    """The worker's gate: a RESOURCE_EXHAUSTED report has no analysis (no reductions, no temp), and the
+    search runs all the same: it is where the reader is stuck."""
+    from sphinx_jaxhlo.compiler.worker import _suggest_chunking
+    from sphinx_jaxhlo.core.report import CompileError, Report
+
+    report = Report(function="kde", target="cpu", error=CompileError("RESOURCE_EXHAUSTED", "out of memory",
+                                                                    18_650_000_000, 15_750_000_000))
+    specs = (S(2000, 3), S(20000, 3))
+    text = _suggest_chunking(report, kde, specs, {}, 0, "kde", TARGETS["cpu"], {})
+    _, keywords = suggested_call(text)
+    assert (keywords["argnums"], keywords["combine"]) == (1, "sum"), text
+    assert "where the unchunked program does not compile for cpu (RESOURCE_EXHAUSTED, 18.6 GB needed)" in text
+    check_as_written(text, {"kde": kde}, specs)
+    # the report's text shows it under the failure, where the reader is stuck
+    from sphinx_jaxhlo.render.text import report_text
+
+    report.chunk_suggestion = text
+    shown = report_text(report, ["summary"])
+    assert "out of memory" in shown and "where the unchunked program does not compile" in shown, shown
+    assert "sphinx_jaxhlo.chunked(kde, argnums=1" in shown, shown
+    other = Report(function="kde", target="cpu", error=CompileError("INVALID_ARGUMENT", "no"))
+    assert _suggest_chunking(other, kde, specs, {}, 0, "kde", TARGETS["cpu"], {}) == ""
+
+
+ENERGY = '''
+import jax.numpy as jnp
+
+
+def energy(pos, src):
+    d = pos[:, None, :] - src[None, :, :]
+    r2 = jnp.sum(d * d, axis=-1) + 1e-3
+    return jnp.sum(r2 ** -0.5)
+'''
+
+
+def _energy() -> Callable[..., Any]:
+    namespace: dict[str, Any] = {}
+    exec(ENERGY, namespace)
+    return namespace["energy"]
+
+
+def _check_gradient_suggestion(text: str, energy: Callable[..., Any], specs: Sequence[Any], value: bool) -> None:
+    words, line, *code = text.split("\n")
+    form = "value_and_grad" if value else "grad"
+    assert line.startswith(f"jax.{form}(sphinx_jaxhlo.chunked(energy, argnums="), text
+    assert line.endswith("axis=0, combine='sum'), argnums=0)"), line
+    assert words.startswith("Chunking would bound it: the gradient of energy chunked before differentiation: the "
+                            "result reduces over axis 0 of "), words
+    assert "ran as written" in words and f"against energy_{'grad' if value else 'grad_only'}" in words, words
+    inner = ast.parse(line, mode="eval").body.args[0]  # the chunked(...) call
+    size = next(ast.literal_eval(k.value) for k in inner.keywords if k.arg == "size")
+    namespace = {"energy": energy, "jax": jax, "sphinx_jaxhlo": sphinx_jaxhlo}
+    exec("\n".join(code), namespace)  # the code shown, its last line the gradient
+    pasted = namespace[code[-1].split(" = ")[0]]
+    pos, src = np.random.default_rng(0).standard_normal((2, 2 * size + 7, 3)).astype(np.float32)
+    want = (jax.value_and_grad if value else jax.grad)(energy)(pos, src)
+    for got in (pasted(pos, src), eval(line, namespace)(pos, src)):
+        for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got), strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-4 * float(np.max(np.abs(w))))
+    spec_temp = sphinx_jaxhlo.analyze(eval(line, namespace), *specs, targets="cpu")["cpu"].memory.temp_bytes
+    assert format_bytes(spec_temp) == shown_figure(text), text
+
+
+def test_an_energy_under_grad_is_chunked_before_differentiation():
+    """`:grad: pos` (the directive's path, analyze_source): the report of energy_grad suggests
+    jax.value_and_grad(chunked(energy, argnums=1, ...), argnums=0), run as written and compiled."""
+    specs = (S(6000, 3), S(6000, 3))
+    reports = sphinx_jaxhlo.analyze_source(ENERGY, "energy", "f32[6000,3], f32[6000,3]", targets="cpu",
+                                           grad="pos")
+    by_name = {r.function: r for r in reports}
+    assert by_name["energy_grad"].memory.temp_bytes > 100 * 10**6
+    _check_gradient_suggestion(by_name["energy_grad"].chunk_suggestion, _energy(), specs, True)
+    # analyze(grad=) of a live function: the same
+    grad_report = next(r for r in sphinx_jaxhlo.analyze(_energy(), *specs, targets="cpu", grad=0)
+                       if r.function.endswith("_grad"))
+    _check_gradient_suggestion(grad_report.chunk_suggestion, _energy(), specs, True)
+
+
+def test_a_gradient_variant_is_read_from_the_generated_code():
+    from sphinx_jaxhlo.chunking.search import gradient_variant_of
+    from sphinx_jaxhlo.gradient.source import add_grad_variant
+
+    source = add_grad_variant(ENERGY, "energy", ("src", "jax.grad", "jax.value_and_grad"))
+    assert gradient_variant_of(source, "energy_grad") == ("energy", (1,), True)
+    assert gradient_variant_of(source, "energy_grad_only") == ("energy", (1,), False)
+    assert gradient_variant_of(source, "energy") is None
+    assert gradient_variant_of(ENERGY + "\n\ndef energy_grad(pos, src):\n    return pos\n", "energy_grad") is None

@@ -651,3 +651,129 @@ def test_a_size_too_large_to_run_here_says_what_ran_instead():
     assert result.passed and not result.as_shown and result.size == 16
     assert result.describe().startswith("chunked(big_sine_sum), in place of the code shown (its chunks of 10000000 "
                                         "are too large to run here), checked on random f32[37] in 3 chunks")
+
+
+# -- names all from the pool, `_` included; code handed out only checked -----------------------------------
+
+#: Every name the generated code may introduce (each preferred name and its alternatives), `_` first.
+GENERATED = ["_", "unused", "ys", "size", "chunk_size", "chunk_length", "k", "n_chunks", "chunk_count", "r", "rest",
+             "remainder", "x_chunks", "x_stack", "x_main", "x_whole", "part", "chunk_result", "on_chunk", "x_c",
+             "x_chunk", "step", "scan_step", "add_chunk", "total", "running", "accumulated", "chunk", "chunk_args",
+             "xs", "start", "identity", "initial", "s", "struct", "spec", "m", "value", "leaf", "t", "result",
+             "summed", "kwargs", "kw", "jax", "jnp", "lax", "jax_", "min", "divmod"]
+
+
+def _every_generated_name():
+    """A function with the chunked `x` and every generated name as a scalar parameter, each scaling the result."""
+    names = ", ".join(GENERATED)
+    product = " * ".join(GENERATED)
+    namespace = {"_jnp": jnp}
+    exec(f"def scaled(x, {names}):\n    return _jnp.max(_jnp.tanh(x) * ({product}), axis=1)\n", namespace)
+    return namespace["scaled"]
+
+
+def test_a_parameter_named_like_every_generated_name_underscore_included_gives_the_original():
+    fn = _every_generated_name()
+    values = [_normal(0, (5, 70)), *(jnp.float32(1.0 + 0.01 * i) for i in range(len(GENERATED)))]
+    specs = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in values]
+    source = chunked_source(fn, size=16, axis=1, combine="max", args=specs)
+    assigned = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assert not assigned & {"x", *GENERATED}, (assigned & set(GENERATED), source)
+    assert "# Checked by sphinx_jaxhlo: the code shown (scaled_chunked) ran as written" in source
+    written = _define(source, scaled=fn)["scaled_chunked"]
+    _close(written(*values), fn(*values), 1e-6)  # 70 = 4 chunks of 16 and a remainder of 6
+
+
+def scale_or_one(x, _):
+    """Tolerates `_ = None` (the old code's rebinding): 17 where the original gives 18, said issue 51."""
+    return jnp.sum(x) * (1.0 if _ is None else _)
+
+
+def times_underscore(x, _):
+    return jnp.sum(jnp.sin(x), axis=0) * _
+
+
+def test_a_parameter_named_underscore_keeps_its_value_before_the_last_shorter_chunk():
+    x, under = jnp.ones((18,), jnp.float32), jnp.float32(1.0)
+    specs = [jax.ShapeDtypeStruct((18,), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32)]
+    source = chunked_source(scale_or_one, size=4, args=specs)
+    assert ", _ = " not in source
+    assert float(_define(source, scale_or_one=scale_or_one)["scale_or_one_chunked"](x, under)) == 18.0
+    # the code written before (`total, _ = lax.scan(...)`) rebinds _ to None before the last, shorter chunk:
+    # its 2 elements count 1.0 each instead of _ = 2.0 (34, not 36); the check as shown catches it
+    old = source.replace(", unused = ", ", _ = ")
+    assert float(_define(old, scale_or_one=scale_or_one)["scale_or_one_chunked"](x, jnp.float32(2.0))) == 34.0
+    bad = sphinx_jaxhlo.verify_chunked_source(scale_or_one, old, *specs, size=4)
+    assert not bad.passed and "DIFFERENT" in bad.describe()
+
+
+def test_a_failed_check_is_reported_never_raised_raw():
+    specs = (jax.ShapeDtypeStruct((70, 3), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32))
+    old = chunked_source(times_underscore, size=16).replace(", unused = ", ", _ = ")
+    result = sphinx_jaxhlo.verify_chunked_source(times_underscore, old, *specs, size=16)  # no TypeError raised
+    assert not result.passed and result.as_shown and result.failure.startswith(
+        "the code (times_underscore_chunked) raised TypeError: unsupported operand type(s) for *")
+    assert result.describe().startswith("the code shown (times_underscore_chunked) FAILED the check on random "
+                                        "f32[37,3], f32[]: the code (times_underscore_chunked) raised TypeError")
+    broken = sphinx_jaxhlo.verify_chunked_source(times_underscore, "def f(x, _):\n    return undefined_name\n",
+                                                 *specs, size=16)
+    assert not broken.passed and "NameError" in broken.failure
+    syntax = sphinx_jaxhlo.verify_chunked_source(times_underscore, "def f(x:\n", *specs, size=16)
+    assert not syntax.passed and "does not parse: SyntaxError" in syntax.failure
+    right = chunked_source(times_underscore, size=16, args=specs)
+    assert sphinx_jaxhlo.verify_chunked_source(times_underscore, right, *specs, size=16).passed
+
+
+def test_chunked_source_hands_out_only_code_checked_as_shown_or_says_it_is_not():
+    unchecked = chunked_source(times_underscore, size=16)
+    assert "# Not checked: chunked_source was given no arguments to run it on (args=...)" in unchecked
+    by_name = chunked_source("times_underscore", 0, 16, arg_names=["x", "_"])
+    assert "# Not checked: chunked_source was given the function's name, not the function" in by_name
+    specs = (jax.ShapeDtypeStruct((70, 3), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32))
+    checked = chunked_source(times_underscore, size=16, args=specs)
+    assert "# Checked by sphinx_jaxhlo: the code shown (times_underscore_chunked) ran as written on random" in checked
+    # a rewrite that would not compute the result: no code at all
+    with pytest.raises(ChunkError, match=r"softmax|normalisation"):
+        chunked_source(lambda_free_softmax, args=(jax.ShapeDtypeStruct((40, 3), jnp.float32),), size=16)
+
+
+def lambda_free_softmax(x):
+    return jnp.sum(jax.nn.softmax(x, axis=0) * x, axis=0)
+
+
+# -- the bf16 accumulation hazard ---------------------------------------------------------------------------
+
+
+def bf16_loss(h, w):
+    return jnp.sum(jnp.tanh(h @ w).astype(jnp.float32))
+
+
+def test_a_bf16_weight_differentiated_over_many_chunks_is_warned_of_and_the_fix_works():
+    from sphinx_jaxhlo.chunking.rewrite import LowPrecisionGradientWarning
+
+    rng = np.random.default_rng(0)
+    h = jnp.asarray(rng.standard_normal((1024, 32)), jnp.bfloat16)
+    w = jnp.asarray(rng.standard_normal((32, 16)) / 6, jnp.bfloat16)
+    with pytest.warns(LowPrecisionGradientWarning, match=r"argument 1 is bfloat16 and differentiated: its gradient "
+                                                         r"is summed over the 128 chunks in bfloat16"):
+        summed = jax.grad(chunked(bf16_loss, size=8), argnums=1)(h, w)
+
+    def upcast(h, w32):  # the fix the warning gives: w in f32, cast back inside
+        return bf16_loss(h, w32.astype(jnp.bfloat16))
+
+    fixed = jax.grad(chunked(upcast, size=8), argnums=1)(h, w.astype(jnp.float32))
+    exact = jax.grad(bf16_loss, argnums=1)(h.astype(jnp.float32), w.astype(jnp.float32))
+
+    def error(g):
+        return float(jnp.max(jnp.abs(g.astype(jnp.float32) - exact)) / jnp.max(jnp.abs(exact)))
+
+    unchunked = error(jax.grad(bf16_loss, argnums=1)(h, w))
+    assert error(summed) > 2 * unchunked and error(fixed) < 1.5 * unchunked, (error(summed), error(fixed), unchunked)
+    # no warning where nothing 16-bit is summed over the chunks: the split argument's gradient, a forward pass
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowPrecisionGradientWarning)
+        jax.grad(chunked(bf16_loss, size=8), argnums=0)(h, w)
+        chunked(bf16_loss, size=8)(h, w)
+        jax.grad(chunked(bf16_loss, size=256), argnums=1)(h, w)  # 4 chunks: fewer than the warning's 8

@@ -113,6 +113,11 @@ _CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"
 _CALLS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 
 
+#: The reasons that say what the proof does not follow (a ``gather``, a ``scan``, a merging reshape),
+#: rather than what it shows would change the result: their refusal says "cannot prove".
+_UNFOLLOWED = ("cannot follow", "does not know", "cannot match", "merges the chunked axis")
+
+
 #: What a partial result becomes when negated.
 _NEGATED = {"sum": "sum", "mean": "mean", "max": "min", "min": "max"}
 
@@ -147,9 +152,11 @@ class _Prover:
     def refuse(self, eqn: Any, why: str) -> ChunkError:
         where = self.where(eqn)
         at = f" at {where}" if where else ""
-        return ChunkError(f"chunked({self.name}): `{eqn.primitive.name}`{at} {why}; "
-                          "the chunked rewrite would change the result, so it is refused",
-                          eqn.primitive.name, where)
+        unknown = any(words in why for words in _UNFOLLOWED)  # a blind spot, not a proof of harm
+        end = ("the proof cannot follow it, so it cannot prove the chunked rewrite (which may or may not keep the "
+               "result)" if unknown else "the chunked rewrite would change the result, so it is refused")
+        return ChunkError(f"chunked({self.name}): `{eqn.primitive.name}`{at} {why}; {end}", eqn.primitive.name,
+                          where, unknown=unknown)
 
     def read(self, env: dict[Any, State], var: Any, twins: Sequence[Any] = ()) -> State:
         from jax.extend.core import Literal

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphinx_jaxhlo.chunking.proof import ChunkError, proved_combine
-from sphinx_jaxhlo.chunking.rewrite import ChunkCheck, chunked, verify_chunked, verify_chunked_source
+from sphinx_jaxhlo.chunking.rewrite import ChunkCheck, chunked, source_check, verify_chunked
 from sphinx_jaxhlo.chunking.source import DEFAULT_CHUNK_BUDGET, chunked_source, function_name, positional_parameters
 from sphinx_jaxhlo.core.sizes import format_bytes
 
@@ -134,6 +134,70 @@ def _default_temp(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     return int(compiled.memory_analysis().temp_size_in_bytes)
 
 
+def _default_temp_or_none(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> int | None:
+    try:
+        return _default_temp(fn, args, kwargs)
+    except Exception:
+        return None
+
+
+def _trip_words(found: _Found, trips: int, unsplit: Sequence[str]) -> str:
+    """What the chunks cost in time: the trips through the loop, each reading the unsplit arguments."""
+    if not found.unsplit or not unsplit:
+        return f"The loop takes {trips} trips."
+    names = " and ".join(unsplit)
+    said = (f"The loop takes {trips} trips, each reading all of {names} ({format_bytes(found.unsplit)}) "
+            f"again: {format_bytes(trips * found.unsplit)} in all")
+    if found.floor > 1 and found.size < 2 * found.floor:  # the trip cap chose the size
+        said += (f"; smaller chunks are not suggested: more trips would read over {format_bytes(REREAD_BYTES)} "
+                 "again, and each trip costs time")
+    return said + "."
+
+
+def _scalar_output(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    import jax
+
+    try:
+        out = jax.eval_shape(lambda *a: fn(*a, **kwargs), *args)
+    except Exception:
+        return False
+    leaves = jax.tree.leaves(out)
+    return len(leaves) == 1 and tuple(leaves[0].shape) == ()
+
+
+def gradient(fn: Callable[..., Any], wrt: Sequence[int], value: bool) -> Callable[..., Any]:
+    """``jax.value_and_grad(fn, argnums=wrt)`` (``value``) or ``jax.grad``, for a scalar ``fn``."""
+    import jax
+
+    nums = wrt[0] if len(wrt) == 1 else tuple(wrt)
+    differentiated = (jax.value_and_grad if value else jax.grad)(fn, argnums=nums)
+
+    def out(*args: Any, **kwargs: Any) -> Any:
+        return differentiated(*args, **kwargs)
+
+    out.__name__ = f"{function_name(fn)}_{'grad' if value else 'grad_only'}"
+    return out
+
+
+def _with_gradient(code: str, fn: Callable[..., Any], wrt: Sequence[int], value: bool) -> tuple[str, str]:
+    """The chunked code with one line more, its gradient as the ``:grad:`` variant takes it, and
+    that line's name (fresh against the code and ``fn``'s scope)."""
+    import ast
+
+    from sphinx_jaxhlo.core.hygiene import NamePool, scope_of_function
+
+    tree = ast.parse(code)
+    chunked_name = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)][-1]
+    jax_name = next((a.asname or a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
+                     if a.name == "jax"), "jax")
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {chunked_name, *scope_of_function(fn)}
+    name = NamePool(taken).take(f"{chunked_name}_{'grad' if value else 'grad_only'}")
+    nums = str(wrt[0]) if len(wrt) == 1 else str(tuple(wrt))
+    form = "value_and_grad" if value else "grad"
+    return (f"{code.rstrip()}\n\n\n# its gradient: the function is chunked first, then differentiated\n"
+            f"{name} = {jax_name}.{form}({chunked_name}, argnums={nums})\n"), name
+
+
 @dataclass
 class _Found:
     candidate: Candidate
@@ -145,10 +209,13 @@ class _Found:
     #: the plain-JAX code shown ("" for a function that has no name to call), and its run as shown
     code: str = ""
     shown: ChunkCheck | None = None
+    #: the bytes of the arguments not split (each trip reads them); the smallest size the trip cap allows
+    unsplit: int = 0
+    floor: int = 1
 
 
 def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, budget: int,
-                     max_compiles: int = MAX_COMPILES) -> tuple[int, int, bool]:
+                     max_compiles: int = MAX_COMPILES, floor: int = 1) -> tuple[int, int, bool]:
     """(size, its compiled temp, whether it is within the budget): the largest size that divides ``n``
     whose compiled temp is within the budget, or a size of :func:`chunk_sizes` that does not divide
     ``n`` when it is more than four times as large (a prime length: its divisors are 1 and itself);
@@ -158,6 +225,7 @@ def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, b
     A size that divides the axis is preferred because one that does not leaves a shorter chunk that
     the code computes after the loop, from a slice of the argument: XLA may copy the argument for it
     (``batched_gram_sum`` on f32[65536,32,16], H100: 134 MB at chunks of 5 to 1000, 25 MB at 4096).
+    No size below ``floor`` is tried (:func:`trip_cap`).
     """
     known: dict[int, int | None] = {}
 
@@ -193,9 +261,9 @@ def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, b
         found = [size for size in sizes if known.get(size) is not None and fits(size)]
         return max(found) if found else None
 
-    dividing = divisors(n)
+    dividing = [size for size in divisors(n) if size >= floor]
     best = largest(dividing)
-    others = [size for size in chunk_sizes(n) if n % size and size > 4 * (best or 0)]
+    others = [size for size in chunk_sizes(n) if n % size and size > 4 * (best or 0) and size >= floor]
     better = largest(others)
     if better is not None:
         best = better
@@ -203,6 +271,31 @@ def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, b
         return best, int(known[best] or 0), True
     tried = min(known)
     return tried, int(known[tried] or 0), False
+
+
+#: The most bytes a chunking may read again, over all its trips, from the arguments it does not split,
+#: and the trips it may take in any case (:func:`trip_cap`).
+REREAD_BYTES = 4 * 2**30
+MIN_TRIP_CAP = 16
+
+
+def trip_cap(unsplit_bytes: int) -> int:
+    """The most trips through the loop a suggested chunking may take: every trip reads the arguments it
+    does not split again (a 128k vocabulary's bf16[1024,131072] weight: 268 MB a trip), so the cap keeps
+    those reads under :data:`REREAD_BYTES` in all, and allows :data:`MIN_TRIP_CAP` trips whatever they
+    read.  A budget met only by smaller chunks costs time: for a bf16 cross-entropy over 8,192 tokens and
+    131,072 classes on a TPU v5e, 64-token chunks (128 trips) made its value and gradient 7.7 times as
+    long as unchunked, chunks of 1,024 (8 trips) 1.6 times (the guide's bounded page, its ladder's costs)."""
+    return max(MIN_TRIP_CAP, REREAD_BYTES // unsplit_bytes) if unsplit_bytes > 0 else 2**62
+
+
+def _unsplit_bytes(args: Sequence[Any], kwargs: dict[str, Any], nums: Sequence[int]) -> int:
+    """The bytes of the array arguments a candidate does not split (each trip reads them)."""
+    import numpy as np
+
+    leaves = [a for i, a in enumerate(args) if i not in nums] + list(kwargs.values())
+    return sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in leaves
+               if hasattr(a, "shape") and hasattr(a, "dtype"))
 
 
 def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], stored_bytes: int, budget: int,
@@ -236,8 +329,10 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
             return temp_of(chunked(fn, candidate.argnums, size, candidate.axes, combine, check=False))
 
         estimate = max(1, int(budget * candidate.length / stored_bytes)) if stored_bytes > 0 else 1
-        size, figure, fits = _largest_fitting(temp, candidate.length, estimate, budget, max_compiles)
-        found = _Found(candidate, combine, check, size, figure, fits)
+        unsplit = _unsplit_bytes(args, kwargs, candidate.argnums)
+        floor = -(-candidate.length // trip_cap(unsplit))
+        size, figure, fits = _largest_fitting(temp, candidate.length, estimate, budget, max_compiles, floor)
+        found = _Found(candidate, combine, check, size, figure, fits, unsplit=unsplit, floor=floor)
         if fits:
             if accept(found):
                 return found
@@ -252,7 +347,8 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
                      budget: int = DEFAULT_CHUNK_BUDGET, name: str | None = None, *,
                      temp_of: Callable[[Callable[..., Any]], int | None] | None = None,
                      original_temp: int | None = None, target: str = "cpu",
-                     max_compiles: int = MAX_COMPILES) -> str:
+                     max_compiles: int = MAX_COMPILES, failed: str = "",
+                     grad: tuple[tuple[int, ...], bool] | None = None) -> str:
     """A chunking that bounds a stored intermediate of ``stored_bytes`` to ``budget``:
     words, the ``chunked(...)`` call and its plain-JAX code, one per line group; when
     the proof refuses every candidate, one line that says where it refuses the first
@@ -263,14 +359,32 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
     :param original_temp: the unchunked function's temp memory, for the words.
     :param target: the target's name, for the words.
     :param max_compiles: the most compiles the search of a size may take for one set of arguments.
+    :param failed: why the unchunked program did not compile (``RESOURCE_EXHAUSTED...``), for the words:
+        the search runs all the same, it is where the reader is stuck.
+    :param grad: for a gradient (``:grad:``): the arguments it is taken with respect to, and whether
+        the value comes with it (``jax.value_and_grad``, else ``jax.grad``).  ``fn`` is then the
+        function before differentiation: it is chunked first, and the gradient of the chunked
+        function is compiled, checked as shown and suggested (the gradient function itself keeps
+        the axis it differentiates along, which no chunking of it rebuilds).
     """
     fname = name or function_name(fn)
+    if grad is not None:
+        if not _scalar_output(fn, args, kwargs):
+            return ""
+        differentiate = grad
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            return gradient(f, *differentiate)
+
+        inner_temp = temp_of or (lambda f: _default_temp_or_none(f, args, kwargs))
+
+        def grad_temp(f: Callable[..., Any]) -> int | None:
+            return inner_temp(wrap(f))
+
+        temp_of = grad_temp
 
     def default(f: Callable[..., Any]) -> int | None:
-        try:
-            return _default_temp(f, args, kwargs)
-        except Exception:
-            return None
+        return _default_temp_or_none(f, args, kwargs)
 
     def accept(found: _Found) -> bool:
         """Write the code for the size found and run it as shown against ``fn`` (the code a reader
@@ -280,8 +394,12 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
             return True
         try:
             found.code = chunked_source(fn, nums, found.size, axes, found.combine, fn_name=fname)
-            found.shown = verify_chunked_source(fn, found.code, *args, argnums=nums, size=found.size, axis=axes,
-                                                combine=found.combine, fn_name=fname, **kwargs)
+            pick = original = None
+            if grad is not None:
+                found.code, pick = _with_gradient(found.code, fn, *grad)
+                original = gradient(fn, *grad)
+            found.shown = source_check(fn, found.code, args, kwargs, argnums=nums, size=found.size, axis=axes,
+                                       combine=found.combine, fn_name=fname, pick=pick, original=original)
         except Exception:  # the code does not run as shown: no suggestion from this candidate
             return False
         return found.shown.passed
@@ -306,7 +424,8 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
             over = f"over {what_of(candidate.argnums, candidate.axes)} ({candidate.length} long)"
             if isinstance(why, ChunkError):
                 text = str(why).removeprefix(f"chunked({function_name(fn)}): ")
-                said.append(f"{over}, the proof on the jaxpr refuses: {text}")
+                verb = "cannot prove it" if why.unknown else "refuses"
+                said.append(f"{over}, the proof on the jaxpr {verb}: {text}")
             else:
                 said.append(f"{over}, chunked() is proved on the jaxpr (combine={why.combine!r}), but compiled for "
                             f"{target} over chunks of {why.size} it needs {format_bytes(why.temp)} of temp memory, "
@@ -320,21 +439,69 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
     axis = str(axes[0]) if len(set(axes)) == 1 else str(axes)
     call = (f"sphinx_jaxhlo.chunked({fname}, argnums={argnums}, size={found.size}, axis={axis}, "
             f"combine={found.combine!r})")
+    of = ""
+    if grad is not None:
+        wrt = str(grad[0][0]) if len(grad[0]) == 1 else str(grad[0])
+        call = f"jax.{'value_and_grad' if grad[1] else 'grad'}({call}, argnums={wrt})"
+        of = f"the gradient of {fname} chunked before differentiation: "
     instead = f" instead of {format_bytes(original_temp)}" if original_temp else ""
+    budget_words = f" (budget {format_bytes(budget)})"
+    if failed:
+        instead = ""
+        budget_words += f", where the unchunked program does not compile for {target} ({failed})"
     length = found.candidate.length
     divides = "" if length % found.size == 0 else f", the last one {length % found.size} long"
-    chunks = f"{-(-length // found.size)} chunks of {found.size}{divides}"
+    trips = -(-length // found.size)
+    chunks = f"{trips} chunks of {found.size}{divides}"
     if found.fits:
-        words = (f"Chunking would bound it: the result reduces over {what} ({length} long), and chunked() over "
+        words = (f"Chunking would bound it: {of}the result reduces over {what} ({length} long), and chunked() over "
                  f"{chunks} is proved on the jaxpr (combine={found.combine!r}) and, compiled for {target}, needs "
-                 f"{format_bytes(found.temp)} of temp memory{instead} (budget {format_bytes(budget)}).")
+                 f"{format_bytes(found.temp)} of temp memory{instead}{budget_words}.")
     else:
-        words = (f"Chunking over {what} ({length} long) is proved on the jaxpr (combine={found.combine!r}), but no "
-                 f"chunk size brings the compiled temp memory within the budget of {format_bytes(budget)}: over "
-                 f"{chunks}, compiled for {target}, it still needs {format_bytes(found.temp)}{instead}.")
+        smallest = f"no chunk size of at most {-(-length // found.floor)} trips" if found.floor > 1 else \
+            "no chunk size"
+        words = (f"Chunking {of}over {what} ({length} long) is proved on the jaxpr (combine={found.combine!r}), but "
+                 f"{smallest} brings the compiled temp memory within the budget of {format_bytes(budget)}: over "
+                 f"{chunks}, compiled for {target}, it still needs {format_bytes(found.temp)}{instead}"
+                 f"{budget_words if failed else ''}.")
+    words += " " + _trip_words(found, trips, [params[i] if i < len(params) else f"argument {i}"
+                                               for i in range(len(args)) if i not in nums and
+                                               hasattr(args[i], "shape")])
     if found.shown is not None:
         words += f" Checked: {found.shown.describe()}."
     else:
         check = found.check
         words += (f" Checked: {check.describe()} (a function without a name has no code to show).")
     return "\n".join([words, call, found.code]).rstrip("\n")
+
+
+def gradient_variant_of(source: str, function: str, known: frozenset[str] = frozenset()
+                        ) -> tuple[str, tuple[int, ...], bool] | None:
+    """For ``function``, a ``:grad:`` variant of an example's source (``energy_grad``): the function
+    it differentiates, the positions of the arguments it differentiates with respect to, and
+    whether the value comes with the gradient; ``None`` for any other function.
+
+    Read from the variant's code (:mod:`sphinx_jaxhlo.gradient.source`): a function named by a form's
+    suffix whose first statement defines the function of the differentiated arguments, which
+    calls the original: a top-level ``def`` of the source, or one of ``known`` (the name the code of
+    ``analyze(fn, grad=...)`` binds the function object to)."""
+    import ast
+
+    from sphinx_jaxhlo.gradient.option import FORMS, grad_variant_name
+
+    tree = ast.parse(source)
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    node = defs.get(function)
+    if node is None or not node.body or not isinstance(node.body[0], ast.FunctionDef):
+        return None
+    inner = node.body[0]
+    call = inner.body[-1].value if inner.body and isinstance(inner.body[-1], ast.Return) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in {*defs, *known}:
+        return None
+    base = call.func.id
+    form = next((f for f in FORMS if grad_variant_name(base, f) == function), None)
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    wrt = [a.arg for a in inner.args.args]
+    if form is None or not wrt or any(w not in params for w in wrt):
+        return None
+    return base, tuple(params.index(w) for w in wrt), form == "jax.value_and_grad"

@@ -153,6 +153,10 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     s = pool.take("s", "struct", "spec")
     leaf = pool.take("m", "value", "leaf")
     whole = pool.take("t", "result", "summed")
+    # the scan's stacked outputs (none): `_` where no name of the function's is `_` (the pool counts it a
+    # soft keyword), else fresh: a parameter named `_` keeps its value for the last, shorter chunk
+    ignored = "_" if "_" not in {*scope, *local} and "_" not in (out_name, kwargs) else pool.take("unused", "ys")
+    pool.taken.add(ignored)
     replaced = dict(zip(nums, chunk_vars, strict=True))
     values = [replaced.get(i, p) for i, p in enumerate(params)] + ([f"**{kwargs}"] if keywords else [])
     call = f"{fname}({', '.join(values)})"
@@ -204,7 +208,8 @@ def chunked_source(fn: Callable[..., Any] | str, argnums: int | Sequence[int] = 
     lines.append("")
     lines.append(f"    {total} = {mods.jax}.tree.map({start}, {mods.jax}.eval_shape({part_name}, "
                  f"{', '.join(f'{stacks[num]}[0]' for num in nums)}))")
-    lines.append(f"    {total}, _ = {lax}.scan({step_name}, {total}, [{', '.join(stacks[num] for num in nums)}])")
+    scanned = ", ".join(stacks[num] for num in nums)
+    lines.append(f"    {total}, {ignored} = {lax}.scan({step_name}, {total}, [{scanned}])")
     lines.append(f"    if {r}:")
     tails = []
     for num, a in zip(nums, axes, strict=True):

@@ -23,12 +23,15 @@ class ChunkError(ValueError):
 
     :ivar primitive: the jaxpr operation that stopped the proof (``""`` for an output or the arguments).
     :ivar where: its source location, ``file:line:column (function)``, when jax recorded one.
+    :ivar unknown: the proof stopped at what it cannot follow (an operation it does not know, a
+        ``gather``): it cannot prove the rewrite, which is not to say the rewrite changes the result.
     """
 
-    def __init__(self, message: str, primitive: str = "", where: str = "") -> None:
+    def __init__(self, message: str, primitive: str = "", where: str = "", *, unknown: bool = False) -> None:
         super().__init__(message)
         self.primitive = primitive
         self.where = where
+        self.unknown = unknown
 
 
 @dataclasses.dataclass(frozen=True)

@@ -116,8 +116,14 @@ def compile_request(data: dict[str, Any]) -> Report:
         report = compile_and_analyze(report, target, jitted, args, kwargs, dict(req.xla_flags), req.extras, name,
                                      function, arguments=":args:", mesh=mesh)
     if not req.chunk and target.device_count == 1:
-        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, req.chunk_budget, function, target,
-                                                    dict(req.xla_flags), tuple(static))
+        from sphinx_jaxhlo.chunking.search import gradient_variant_of
+
+        # a :grad: variant: its function is chunked before differentiation
+        origin = gradient_variant_of(source, function)
+        base, grad = (namespace[origin[0]], origin[1:]) if origin else (fn, None)
+        report.chunk_suggestion = _suggest_chunking(report, base, args, kwargs, req.chunk_budget,
+                                                    origin[0] if origin else function, target, dict(req.xla_flags),
+                                                    tuple(static), grad)
     return report
 
 
@@ -133,10 +139,13 @@ def _axis_kinds_named(spec: Any, mesh: Any) -> Iterator[None]:
 
 
 def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any], budget: int, function: str,
-                      target: Any, flags: dict[str, str], static: tuple[str, ...] = ()) -> str:
+                      target: Any, flags: dict[str, str], static: tuple[str, ...] = (),
+                      grad: tuple[tuple[int, ...], bool] | None = None) -> str:
     """The report's chunking suggestion: when a user reduction reads a stored intermediate
-    over the budget, or the temp memory is over it, a chunking proved, checked and compiled
-    for the target (:mod:`sphinx_jaxhlo.chunking.search`)."""
+    over the budget, or the temp memory is over it, or the compile ran out of memory, a
+    chunking proved, checked and compiled for the target (:mod:`sphinx_jaxhlo.chunking.search`);
+    ``grad``: the report is of ``fn``'s gradient (with respect to those arguments, with the value
+    or not), and ``fn`` is chunked before differentiation."""
     from sphinx_jaxhlo.chunking.search import MAX_COMPILES, MAX_TPU_COMPILES, suggest_chunking
     from sphinx_jaxhlo.chunking.source import DEFAULT_CHUNK_BUDGET
     from sphinx_jaxhlo.compiler.compiling import compiler_options
@@ -151,7 +160,14 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
     # on a TPU only where XLA's temp itself is over the budget: its temp figure, 0 B for most programs,
     # says nothing of a chunking otherwise; and few compiles there, each takes 4 to 40 s
     tpu = target.platform == "tpu"
-    if not report.reductions or largest <= budget or (tpu and (temp or 0) <= budget):
+    error = report.error
+    failed = ""
+    if error is not None and error.status == "RESOURCE_EXHAUSTED":  # where the reader is stuck: search
+        from sphinx_jaxhlo.core.sizes import format_bytes
+
+        needed = f", {format_bytes(error.needed_bytes)} needed" if error.needed_bytes else ""
+        failed, largest = f"RESOURCE_EXHAUSTED{needed}", max(largest, error.needed_bytes or 0, 2 * budget)
+    elif error is not None or not report.reductions or largest <= budget or (tpu and (temp or 0) <= budget):
         return ""
 
     def temp_of(candidate: Any) -> int | None:
@@ -165,7 +181,7 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
     try:
         return suggest_chunking(fn, args, kwargs, largest, budget, function, temp_of=temp_of,
                                 original_temp=temp, target=target.name,
-                                max_compiles=MAX_TPU_COMPILES if tpu else MAX_COMPILES)
+                                max_compiles=MAX_TPU_COMPILES if tpu else MAX_COMPILES, failed=failed, grad=grad)
     except Exception:  # a suggestion is a courtesy: never a failure of the report
         return ""
 
@@ -251,10 +267,19 @@ def compile_call(data: dict[str, Any]) -> Report:
     kwargs.update(call.static)
     with mesh_context(mesh), _axis_kinds_named(getattr(call, "mesh", None), mesh):
         report = _compile_call(data, report, target, jitted, args, kwargs, mesh)
-    # the gradient variant is no function of the caller's: a call naming it could not be run as written
-    if target.device_count == 1 and not report.chunk_suggestion and fn is call.fn:
-        report.chunk_suggestion = _suggest_chunking(report, fn, args, kwargs, 0, data["function"], target,
-                                                    dict(data.get("xla_flags", {})), tuple(call.static))
+    # a gradient variant (grad=): the caller's function is chunked before differentiation
+    origin = None
+    if call.gradient:
+        from sphinx_jaxhlo.chunking.search import gradient_variant_of
+
+        origin = gradient_variant_of(call.gradient, call.gradient_variant, frozenset({call.gradient_binds}))
+    if target.device_count == 1 and not report.chunk_suggestion and (origin or not call.gradient):
+        from sphinx_jaxhlo.chunking.source import function_name
+
+        report.chunk_suggestion = _suggest_chunking(report, call.fn, args, kwargs, 0,
+                                                    function_name(call.fn) if origin else data["function"], target,
+                                                    dict(data.get("xla_flags", {})), tuple(call.static),
+                                                    origin[1:] if origin else None)
     return report
 
 

@@ -245,6 +245,14 @@ def text_nodes(title: str, text: str, language: str, opened: bool, detail: str =
     return [jaxhlo_text(title=f"{title} ({detail}{lines:,} lines)", text=text, language=language, open=opened)]
 
 
+def suggestion_nodes(suggestion: str) -> list[nodes.Node]:
+    """A chunking suggestion: its words, then its call and code to copy."""
+    words, call, *code = suggestion.split("\n")
+    suggested = literal_block("\n".join([call, *([""] if code else []), *code]), "python")
+    suggested["classes"].append("jaxhlo-suggested-code")  # wraps, as the source does: a short call to copy
+    return [para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]), suggested]
+
+
 def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
                  difference: Finding | None = None) -> list[nodes.Node]:
     """The per-target parts of one (function, target), in the order of ``parts``;
@@ -262,6 +270,8 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
         out.append(literal_block(report.error.message, "text"))
         if report.live_at_peak is not None and view.display.peak:  # what the refused program needs
             out += peak_nodes(report, f"{uid}-t", source_links(view), view.source)
+        if "\n" in report.chunk_suggestion:  # a chunking that compiles where this did not
+            out += suggestion_nodes(report.chunk_suggestion)
         return out
     links = source_links(view)
     if report.chunk_check:
@@ -270,11 +280,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     if report.chunk_suggestion and "\n" not in report.chunk_suggestion:  # no suggestion, and why
         out.append(para(report.chunk_suggestion, classes=["jaxhlo-callout", "jaxhlo-chunk-refusal"]))
     elif report.chunk_suggestion:
-        words, call, *code = report.chunk_suggestion.split("\n")
-        out.append(para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]))
-        suggested = literal_block("\n".join([call, *([""] if code else []), *code]), "python")
-        suggested["classes"].append("jaxhlo-suggested-code")  # wraps, as the source does: a short call to copy
-        out.append(suggested)
+        out += suggestion_nodes(report.chunk_suggestion)
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t")

@@ -180,6 +180,8 @@ def report_text(report: Report, show: Sequence[str], display: Display | None = N
         out.append(textwrap.indent(err.message.strip(), "    "))
         if report.live_at_peak is not None and display.peak:  # what the refused program needs
             out.append("\n" + peak_text(report))
+        if "\n" in report.chunk_suggestion:  # a chunking that compiles where this did not
+            out += ["", *chunk_text(report)]
         return "\n".join(out)
     for part in dict.fromkeys(show):
         if part == "summary":

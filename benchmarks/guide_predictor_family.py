@@ -843,23 +843,25 @@ def jaxpr_facts(prog: Program) -> dict[str, Any]:
 # -- the compile runs ---------------------------------------------------------------------------
 
 
-def load_truth() -> dict[tuple[str, str], dict[str, Any]]:
+def load_truth(path: Path = TRUTH_FILE) -> dict[tuple[str, str], dict[str, Any]]:
+    """The compiled truth in ``path`` (one JSON record a line), by (program key, target)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    if TRUTH_FILE.exists():
-        for line in TRUTH_FILE.read_text(encoding="utf-8").splitlines():
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rec = json.loads(line)
                 out[(rec["key"], rec["target"])] = rec
     return out
 
 
-def compile_family(targets: list[str], only: str | None, limit: int | None, timeout: float) -> None:
-    """Compile every program not yet in the truth file, for each target; appends as it goes."""
+def compile_truth(progs: list[Program], targets: list[str], path: Path, timeout: float,
+                  limit: int | None = None) -> None:
+    """Compile each program not yet in the truth file ``path``, for each target, and append what
+    the optimized HLO says (:func:`truth_of`) as it goes: the holdout uses it too."""
     import sphinx_jaxhlo
 
-    have = load_truth()
-    TRUTH_FILE.parent.mkdir(parents=True, exist_ok=True)
-    progs = [p for fam, ps in families().items() if only in (None, fam) for p in ps]
+    have = load_truth(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     todo = [(p, t) for t in targets for p in progs if (p.key, t) not in have]
     if limit:
         todo = todo[:limit]
@@ -881,10 +883,16 @@ def compile_family(targets: list[str], only: str | None, limit: int | None, time
             truth = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
         rec = {"key": prog.key, "name": prog.name, "family": prog.family, "target": target, **truth,
                "seconds": round(time.time() - start, 2)}
-        with TRUTH_FILE.open("a", encoding="utf-8") as fh:
+        with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, sort_keys=True) + "\n")
         print(f"[{i + 1}/{len(todo)}] {target} {prog.name}: {truth.get('stored', truth.get('error'))} "
               f"({rec['seconds']} s)", flush=True)
+
+
+def compile_family(targets: list[str], only: str | None, limit: int | None, timeout: float) -> None:
+    """Compile every program not yet in the truth file, for each target; appends as it goes."""
+    progs = [p for fam, ps in families().items() if only in (None, fam) for p in ps]
+    compile_truth(progs, targets, TRUTH_FILE, timeout, limit)
 
 
 def write_report() -> dict[str, Any]:

@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module, _split_specs, jaxpr_facts, truth_of  # noqa: E402
+from guide_predictor_family import Program, _module, _split_specs, compile_truth  # noqa: E402
+from guide_predictor_family import load_truth as family_truth  # noqa: E402
 
 TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_holdout_truth.jsonl"
 FIRST_FILE = ROOT / "benchmarks" / "guide_predictor_holdout_first.json"
@@ -462,43 +463,12 @@ def programs() -> list[Program]:
 
 
 def load_truth() -> dict[tuple[str, str], dict[str, Any]]:
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    if TRUTH_FILE.exists():
-        for line in TRUTH_FILE.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                out[(rec["key"], rec["target"])] = rec
-    return out
+    return family_truth(TRUTH_FILE)
 
 
 def compile_holdout(targets: list[str], timeout: float) -> None:
     """Compile every program not in the truth file yet, for each target (appends as it goes)."""
-    import sphinx_jaxhlo
-
-    have = load_truth()
-    TRUTH_FILE.parent.mkdir(parents=True, exist_ok=True)
-    progs = programs()
-    todo = [(p, t) for t in targets for p in progs if (p.key, t) not in have]
-    print(f"{len(todo)} compiles to do ({len(progs)} programs)", flush=True)
-    facts: dict[str, dict[str, Any]] = {}
-    for i, (prog, target) in enumerate(todo):
-        fact = facts.get(prog.key) or jaxpr_facts(prog)
-        facts[prog.key] = fact
-        start = time.time()
-        try:
-            reports = sphinx_jaxhlo.analyze_source(prog.source, "f", prog.specs, targets=[target], timeout=timeout)
-            report = reports.get(target)
-            if report is None:
-                failure = reports.failures[0].describe() if reports.failures else "no report"
-                truth = {"error": failure.splitlines()[0][:300]}
-            else:
-                truth = truth_of(report, fact["table"], fact["dtype"], fact["dot_operand"])
-        except Exception as exc:
-            truth = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
-        rec = {"key": prog.key, "name": prog.name, "target": target, **truth, "seconds": round(time.time() - start, 2)}
-        with TRUTH_FILE.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, sort_keys=True) + "\n")
-        print(f"[{i + 1}/{len(todo)}] {target} {prog.name}: {truth.get('stored', truth.get('error'))}", flush=True)
+    compile_truth(programs(), targets, TRUTH_FILE, timeout)
 
 
 def score() -> dict[str, Any]:

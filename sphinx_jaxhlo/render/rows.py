@@ -44,10 +44,12 @@ __all__ = [
     "cost_table",
     "detail_tables",
     "fusion_table",
+    "held_name",
     "is_intermediate",
     "largest_intermediate",
     "largest_on_chip",
     "measured_text",
+    "memory_name",
     "memory_rows",
     "memory_table",
     "reduction_table",
@@ -335,19 +337,30 @@ def detail_tables(display: Display) -> tuple[Callable[[Report, Display], Table],
     return fusion_table, buffer_table
 
 
+def memory_name(target: str) -> str:
+    """What a target's device memory is called: ``HBM`` (a TPU's), ``device memory`` (a GPU's),
+    ``host memory`` (the CPU's)."""
+    return {"tpu": "HBM", "cpu": "host memory"}.get(target.split(":", 1)[0], "device memory")
+
+
+def held_name(target: str) -> str:
+    """The one name of what a program holds on a target (arguments, outputs, temp and code, less
+    what is aliased), on every part of every page: ``HBM held``, ``device memory held``..."""
+    return f"{memory_name(target)} held"
+
+
 def memory_rows(report: Report) -> tuple[tuple[str, int | None], ...]:
     """The memory figures of a report, labelled by what each counts on its target: what the
     device holds first (the figure to act on), then its parts, then XLA's peak."""
     m = report.memory
     platform = report.target.split(":", 1)[0]
-    held = {"tpu": "HBM held", "cpu": "host memory held"}.get(platform, "device memory held")
     if m.peak_is_estimate:
         peak_label = "peak (estimate: arguments + output + temp - alias)"
     elif platform == "tpu":
         peak_label = "XLA's peak (counts on-chip buffers, leaves out code: not HBM)"
     else:
         peak_label = "peak"
-    return ((f"{held} (arguments + output + temp + code - alias)", m.device_bytes), ("temp", m.temp_bytes),
+    return ((held_name(report.target), m.device_bytes), ("temp", m.temp_bytes),
             ("arguments", m.argument_bytes), ("output", m.output_bytes), ("alias", m.alias_bytes),
             ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))
 

@@ -39,8 +39,6 @@ _BAD = "#cf222e"
 _HELD = "#c9d1d9"
 _BUFFERS = ("#f4a7a0", "#9ec5fe", "#fbd38d")
 _OTHER = "#e6e9ed"
-#: A legend's next line.
-_NEXT_LINE = ' dy="12"'
 
 
 def _esc(text: str) -> str:
@@ -184,9 +182,10 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
     swatches, keyed = [], []
     for k in keys:
         lines = texts[k]
-        spans = "".join(f'<tspan x="26"{_NEXT_LINE if i else ""}>{_esc(line)}</tspan>' for i, line in enumerate(lines))
         swatches.append(f'<rect x="8" y="{_n(y - 9)}" width="12" height="12" fill="{fills[k]}"/>')
-        keyed.append(f'<text class="jaxhlo-timeline-key" y="{_n(y + 1)}">{spans}</text>')
+        # a text per line: a browser measures a text of several lines as if on one
+        keyed += [f'<text class="jaxhlo-timeline-key" x="26" y="{_n(y + 1 + 12 * i)}">{_esc(line)}</text>'
+                  for i, line in enumerate(lines)]
         y += 4 + 12 * len(lines)
     out.append(f'<g stroke="currentColor" stroke-opacity="0.4">{"".join(swatches)}</g>{"".join(keyed)}')
     name = f"{_esc(uid)}-title"

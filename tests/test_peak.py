@@ -590,3 +590,24 @@ def test_the_timeline_legends_wrap_to_the_picture_and_are_never_cut() -> None:
     assert "…" not in svg and len(lines) > len(bands) + 1  # some wrapped
     assert all(26 + len(line) * 10 * CHAR_WIDTH <= WIDTH for line in lines), lines
     assert wrap_label("ab cd ef", 5) == ["ab cd", "ef"] and wrap_label("abcdefgh", 3) == ["abc", "def", "gh"]
+
+
+def test_the_sentence_names_the_operation_the_user_wrote_never_an_hlo_instruction() -> None:
+    peak = LiveAtPeak(step=21, steps=80, instruction="copy.8", bytes=1000, timeline=[[0, 1000]])
+    sentence = words.peak_sentence(Report(function="f", target="tpu:v5e", live_at_peak=peak))
+    assert "copy.8" not in sentence and "(step 21 of 80, at a copy XLA inserted)" in sentence
+    peak = LiveAtPeak(step=3, steps=6, instruction="fusion.4", bytes=1000, timeline=[[0, 1000]])
+    assert "fusion.4" not in words.peak_sentence(Report(function="f", target="tpu:v5e", live_at_peak=peak))
+    peak.instruction_op, peak.source_lines = "dot_general", [5]
+    assert "(step 3 of 6, at dot_general on line 5)" in words.peak_sentence(
+        Report(function="f", target="tpu:v5e", live_at_peak=peak))
+
+
+@pytest.mark.parametrize("program", ["scan_mlp_grad", "matvec_large_k"])
+def test_a_gemm_with_work_fused_after_it_is_named_alike_on_every_target(program: str) -> None:
+    """The H100's second pass of a split GEMM (its partial products summed, then tanh) is named by
+    the epilogue and the product, as a GEMM with its epilogue is on the TPU: ``tanh of dot_general``."""
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
+
+    names = {m.producer_op for m in analyze_module((CORPUS / "gpu_h100" / f"{program}.txt").read_text()).materialized}
+    assert any(n and n.endswith(" of dot_general") for n in names), names

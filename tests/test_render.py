@@ -452,3 +452,30 @@ def test_a_refusal_names_the_listings_line_linked() -> None:
     (refusal,) = [n for n in found if "jaxhlo-chunk-refusal" in n.get("classes", [])]
     (ref,) = list(refusal.findall(jaxhlo_lineref))
     assert ref["href"].endswith("-L6") and ref.astext() == "6"
+
+
+def test_one_name_for_what_a_target_holds_in_every_table_and_the_text() -> None:
+    """The figure a reader acts on is named as its target's memory, ``HBM held`` on a TPU, in the
+    side-by-side table, the memory table (whose first label is short: its sum is in the note,
+    so the table reads at 420 px), the variants table and the text output."""
+    import dataclasses
+
+    from sphinx_jaxhlo.core.memory import Memory
+    from sphinx_jaxhlo.render import rows
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.overview import comparison_table, variants_table
+    from sphinx_jaxhlo.render.text import report_text
+
+    memory = Memory(argument_bytes=100, output_bytes=10, alias_bytes=0, temp_bytes=0, generated_code_bytes=5,
+                    peak_bytes=300)
+    memory.settle("tpu:v5e")
+    report = dataclasses.replace(report_of("gpu_h100__with_dot.txt"), target="tpu:v5e", memory=memory)
+    result = Result(function="f", target="tpu:v5e", target_title="TPU v5e", report=report)
+    assert comparison_table([result], Display()).rows[0].cells[0].text == "HBM held"
+    table = rows.memory_table(report)
+    assert table.rows[0].cells[0].text == "HBM held" and max(len(r.cells[0].text) for r in table.rows) <= 24
+    assert table.note.startswith("HBM held: arguments + output + temp + generated code")
+    cell = variants_table(["f"], [("tpu:v5e", "TPU v5e")], {("f", "tpu:v5e"): result}, Display()).rows[0].cells[1]
+    assert cell.text.startswith("HBM held ")
+    text = report_text(report, ["memory"])
+    assert "HBM held" in text and "device memory" not in text

@@ -2,7 +2,8 @@
 timeline's bands and table, which every output writes (the page, other builders, the command
 line, ``str()`` of the API's value).
 
-- **The sentence** names the peak's step and what runs there, the memory in use and the largest
+- **The sentence** names the peak's step and the JAX operation that runs there (never an HLO
+  instruction's name: a copy XLA inserted is said as one), the memory in use and the largest
   buffer (never the generated code, unless nothing else is there) with its share; on a TPU it
   adds the largest buffer in the chip's own memory, which is not counted.
 - **The table** lists the buffers of :attr:`~sphinx_jaxhlo.core.memory.LiveAtPeak.buffers`,
@@ -78,8 +79,11 @@ def peak_sentence(report: Report) -> str:
     peak = report.live_at_peak
     if peak is None:
         return ""
-    running = peak.instruction_op or peak.instruction
-    where = f" on {lines_text(peak.source_lines)}" if peak.source_lines else ""
+    # the operation the user wrote; an instruction of XLA's own (a copy it inserted) is not named
+    running = peak.instruction_op
+    if running is None and peak.instruction.split(".")[0] in ("copy", "copy-start", "copy-done"):
+        running = "a copy XLA inserted"
+    where = f" on {lines_text(peak.source_lines)}" if peak.source_lines and peak.instruction_op else ""
     at = f"step {peak.step} of {peak.steps}" + (f", at {running}{where}" if running else "")
     refused = report.error is not None
     head = (f"At the peak the compiler refused ({at}), the program needs" if refused

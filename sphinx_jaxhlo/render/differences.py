@@ -16,7 +16,7 @@ with the differences, found by these rules:
   counted by the operation it names, however it is spelled: JAX's primitive
   (``broadcast_in_dim``, ``dot_general``, ``convert_element_type``) and XLA's
   instruction (``broadcast``, ``dot``, ``convert``) are one producer
-  (:data:`SAME_OPERATION`), so no difference is only a name.
+  (``SAME_OPERATION``), so no difference is only a name.
 - A (shape, producer) is a **difference** when its count is not the same in
   every variant that compiled on that target.  The differences are ordered by
   the bytes they differ by (the count's spread times one buffer's size), the

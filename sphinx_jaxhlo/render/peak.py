@@ -8,13 +8,17 @@ line, ``str()`` of the API's value).
   adds the largest buffer in the chip's own memory, which is not counted.
 - **The table** lists the buffers of :attr:`~sphinx_jaxhlo.core.memory.LiveAtPeak.buffers`,
   largest first, the folded ones as one "N others" row, then those in memory the device figure
-  does not count, then the total.
+  does not count, then the total; in five columns at most, whose text wraps (what the buffer is,
+  its size and share, how long it is held, where, its HLO name), so it fits a page's column;
+  buffers alike in all but their names and steps on one row (``3 × f32[16,32,1024]``).  Its
+  note says in plain words how the total compares with the figures of the report.
 - **The timeline's bands** (:func:`bands`): what is held for the whole run (arguments, outputs,
   constants, code: the same at every step); the largest temporaries at the peak (at most
   :data:`BANDS`), each over the steps it takes memory, those of one shape, operation, line and
   steps as one band (``6 × f32[8,512,1024]``: a scan's stacked residuals); and the other
   temporaries (the rest of each step's use).  The
-  picture (:mod:`sphinx_jaxhlo.render.peak_chart`) and the timeline's table show the same bands.
+  picture (:mod:`sphinx_jaxhlo.render.peak_chart`) draws them; the timeline's table has a row
+  only where a drawn buffer starts or ends, saying which, with the most in use over its steps.
 
 No docutils, no Sphinx, no jax.
 """

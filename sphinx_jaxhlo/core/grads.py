@@ -38,7 +38,6 @@ function in the compile worker (:func:`sphinx_jaxhlo.compiler.calls.gradient_of`
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Iterable, Sequence
 
 from sphinx_jaxhlo.core.hygiene import NamePool, module_names, scope_of_source
@@ -187,19 +186,14 @@ def add_grad_variant(source: str, function: str, wrt: Sequence[str], option: str
     grads = [pool.take(f"_grad_{n}", f"_d_{n}") for n in names]
     returned = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
     said = ", ".join(wrt)
-    # what the code does (a vjp), then what that is for a scalar output
-    if forms == (DEFAULT_FORM,):
-        returns = f"what {mods.jax}.value_and_grad returns"
-    else:
-        returns = "; ".join(f"{grad_variant_name(function, form)} returns what {mods.jax}.{form.split('.')[1]} "
-                            f"does ({FORMS[form][1]})" for form in forms)
-    comment = (f"The gradient of {function} with respect to {', '.join(names)} ({option} {said}), by {mods.jax}.vjp "
-               f"with a cotangent of ones: for a scalar output, {returns}; for any other, the gradient of the sum "
-               "of the outputs.")
     lines = [
         "",
         "",
-        *textwrap.wrap(comment, 86, initial_indent="# ", subsequent_indent="# "),
+        f"# The gradient of {function} with respect to {', '.join(names)} ({option} {said}): "
+        "a vjp with a cotangent of ones,",
+        *([f"# {DEFAULT_FORM} for a scalar output."] if forms == (DEFAULT_FORM,) else
+          [f"# {grad_variant_name(function, form)}: {form} for a scalar output ({FORMS[form][1]})."
+           for form in forms]),
         *mods.imports[:2],
     ]
     for form in forms:

@@ -487,3 +487,119 @@ def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, 
         assert not errors, errors
     finally:
         page.close()
+
+
+# -- the peak view on a page's column ---------------------------------------------------------------
+
+#: For each peak view (``:findings: peak``, opened): each table's width against its box's, and each
+#: text of the timeline picture that leaves the picture or is cut (``…``).
+PEAK_JS = """
+(root) => {
+  const found = {tables: [], labels: []};
+  for (const details of root.querySelectorAll("details")) {
+    const summary = details.querySelector(":scope > summary");
+    if (!summary || !summary.textContent.startsWith("Live at the peak")) { continue; }
+    details.open = true;
+    for (const table of details.querySelectorAll("table")) {
+      const box = table.closest(".jaxhlo-table-box") || table.parentElement;
+      found.tables.push({key: table.className, width: Math.round(table.getBoundingClientRect().width),
+                         box: box.clientWidth, column: Math.round(root.getBoundingClientRect().width)});
+    }
+    for (const svg of details.querySelectorAll("svg.jaxhlo-timeline-svg")) {
+      const frame = svg.getBoundingClientRect();
+      for (const text of svg.querySelectorAll("text")) {
+        const r = text.getBoundingClientRect();
+        if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || text.textContent.includes("…")) {
+          found.labels.push(text.textContent);
+        }
+      }
+    }
+  }
+  return found;
+}
+"""
+
+
+def peak_page(tmp_path: Path, column: int) -> Path:
+    """The peak views of three functions on three targets (the budget's, tests/test_peak.py) in a
+    page whose text column is ``column`` px wide (720: a Sphinx theme's at 1280 px; 654: JAX's
+    sphinx-book-theme's), or the window less its margins where that is narrower."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_peak import BUDGET_PROGRAMS, TARGET_NAMES, corpus_report
+
+    from sphinx_jaxhlo.api.reports import Reports
+
+    parts = [Reports([corpus_report(t, p)], show=["summary"]).to_html() for p in BUDGET_PROGRAMS for t in TARGET_NAMES]
+    page = tmp_path / f"peak-{column}.html"
+    page.write_text('<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" '
+                    'content="width=device-width"></head><body style="margin:0;font:16px/1.5 system-ui,sans-serif">'
+                    f'<main style="width:min({column}px,calc(100vw - 32px));margin:0 16px">{"".join(parts)}</main>'
+                    "</body></html>", encoding="utf-8")
+    return page
+
+
+@pytest.mark.parametrize("width, column", [(1280, 720), (1280, 654), (420, 720)])
+def test_the_peak_view_fits_the_column_and_cuts_no_label(browser: Any, tmp_path: Path, width: int,
+                                                          column: int) -> None:
+    """At 1280 px every table of the peak view is within the text column (a Sphinx theme's 720 px,
+    JAX's 654 px); at 420 px a table wider than the column scrolls inside its box, showing it; no
+    label of the timeline leaves its picture or is cut, at either width (screenshots kept)."""
+    page_file = peak_page(tmp_path, column)
+    server = Server(tmp_path)
+    try:
+        page, errors = open_at(browser, server.url(page_file), "light", width)
+        found = page.locator("main").evaluate(PEAK_JS)
+        assert len(found["tables"]) == 2 * 9, found["tables"]
+        assert not found["labels"], found["labels"]
+        widest = max(t["width"] for t in found["tables"])
+        print(f"{width} px, column {column}: widest peak table {widest} px in {found['tables'][0]['column']} px")
+        if width == 1280:
+            assert not [t for t in found["tables"] if t["width"] > t["box"] + 1], found["tables"]
+        else:
+            assert not [p for p in page.locator("div.jaxhlo").first.evaluate(OVERFLOW_JS)
+                        if "peak" in p or "scrolls without" in p], "a peak table scrolls without showing it"
+        shown = page.locator("details").filter(has_text="Live at the peak").nth(7)
+        shown.scroll_into_view_if_needed()
+        shown.screenshot(path=str(SHOTS / f"peak-{width}-{column}.png"))
+        assert not errors, errors
+        page.close()
+    finally:
+        server.close()
+
+
+@pytest.mark.skipif(not os.environ.get("JAXHLO_DOCS_HTML"), reason="set JAXHLO_DOCS_HTML to a built docs folder")
+@pytest.mark.parametrize("width", [1280, 420])
+def test_the_guide_peak_views_fit_their_column(browser: Any, width: int) -> None:
+    """The guide's pages with ``:findings: peak`` (remat, bounded): at 1280 px no table of a peak
+    view is wider than its column; at either width no label of a timeline leaves it or is cut."""
+    root = Path(os.environ["JAXHLO_DOCS_HTML"]).resolve()
+    server = Server(root)
+    try:
+        for name in ("guide/remat", "guide/bounded"):
+            page, errors = open_at(browser, server.url(root / f"{name}.html"), "light", width)
+            for i in range(page.locator("div.jaxhlo").count()):
+                block = page.locator("div.jaxhlo").nth(i)
+                tabs = block.locator("[role=tab]")
+                for tab in range(max(1, tabs.count())):  # every target's panel, shown
+                    if tabs.count():
+                        tabs.nth(tab).click()
+                    found = block.evaluate(PEAK_JS)
+                    assert not found["labels"], (name, found["labels"])
+                    if width == 1280:
+                        wide = [t for t in found["tables"] if t["width"] > t["box"] + 1]
+                        assert not wide, (name, wide)
+            # the TPU's memory table: its labels wrap, its figures stay in view (remat's unrolled chain)
+            memory = page.locator("table.jaxhlo-memory")
+            for i in range(memory.count()):
+                table = memory.nth(i)
+                if table.evaluate("(t) => t.closest('details') !== null"):
+                    table.evaluate("(t) => { t.closest('details').open = true; }")
+                fit = table.evaluate("(t) => t.offsetParent === null || "
+                                     "t.getBoundingClientRect().width <= t.parentElement.clientWidth + 1")
+                assert fit, f"{name}: a memory table is wider than its box at {width} px"
+            assert not errors, errors
+            page.close()
+    finally:
+        server.close()

@@ -93,9 +93,9 @@ def test_the_device_claim_bounds_what_the_device_holds_not_xlas_tpu_peak() -> No
 
 
 @pytest.mark.parametrize(("target", "held", "peak"), [
-    ("cpu", "host memory held", "peak (estimate: arguments + output + temp - alias)"),
+    ("cpu", "host memory held", "peak (estimate)"),
     ("gpu:h100", "device memory held", "peak"),
-    ("tpu:v5e", "HBM held", "XLA's peak (counts on-chip buffers, leaves out code: not HBM)"),
+    ("tpu:v5e", "HBM held", "XLA's peak (not HBM)"),
 ])  # fmt: skip
 def test_the_memory_table_names_each_figure_by_what_it_counts_on_its_target(target: str, held: str,
                                                                              peak: str) -> None:
@@ -104,11 +104,12 @@ def test_the_memory_table_names_each_figure_by_what_it_counts_on_its_target(targ
     memory.settle(target)
     table = rows.memory_table(Report("f", target, memory=memory))
     labels = [r.cells[0].text for r in table.rows]
-    assert labels[0] == f"{held} (arguments + output + temp + code - alias)"
+    # one name, short (the table is readable at 420 px); what it adds up says the note
+    assert labels[0] == held and table.note.startswith(f"{held[0].upper()}{held[1:]}: arguments + output + temp")
     assert table.rows[0].cells[2].text == "165 bytes"
     assert labels[-1] == peak
     measured = rows.memory_table(Report("f", target, memory=memory), Measured("TPU v5 lite", "2026-12-05", 170, 1.5))
-    assert [r.cells[0].text for r in measured.rows][1] == "held on a TPU v5 lite chip (measured 2026-12-05)"
+    assert [r.cells[0].text for r in measured.rows][1] == f"{held}, measured (TPU v5 lite, 2026-12-05)"
 
 
 def test_the_side_by_side_table_shows_what_a_device_held_beside_the_compile() -> None:
@@ -119,7 +120,8 @@ def test_the_side_by_side_table_shows_what_a_device_held_beside_the_compile() ->
                       measured=Measured("TPU v5 lite", "2026-12-05", 35_051_008, 0.948)),
                Result("f", "cpu", "CPU", report=docs_report(slot.format("cpu")))]
     table = comparison_table(results, Display())
-    assert [c.text for c in table.rows[0].cells][:2] == ["device memory", "35.1 MB of 16 GiB"]
+    label, tpu, cpu = [c.text for c in table.rows[0].cells]
+    assert (label, tpu) == ("memory held", "HBM held: 35.1 MB of 16 GiB") and cpu.startswith("host memory held: ")
     assert [c.text for c in table.rows[1].cells] == ["measured on the device",
                                                      "held 35.1 MB, 0.948 ms a run (TPU v5 lite, 2026-12-05)", "—"]
     refused = rows.measured_text(Measured("TPU v5 lite", "2026-12-05", None, None, "RESOURCE_EXHAUSTED"))
@@ -160,7 +162,7 @@ def test_a_page_shows_what_the_device_held_for_the_program_measured_and_no_other
     soup = BeautifulSoup((tmp_path / "out" / "index.html").read_text(), "html.parser")
     shown = [e.get_text(" ", strip=True) for e in soup.select("div.jaxhlo")]
     assert len(shown) == 2 and all("held 123 MB, 1.25 ms a run (Test CPU, 2026-12-05)" in t for t in shown)
-    assert all("held on a Test CPU chip (measured 2026-12-05)" in t for t in shown)
+    assert all("host memory held, measured (Test CPU, 2026-12-05)" in t for t in shown)
     # the first example edited: its program is not the one measured, so no measurement is shown for it;
     # the record is a dependency of the page, read again when it changes
     index = project / "index.rst"

@@ -326,7 +326,7 @@ def test_the_text_says_the_peak_lists_the_buffers_and_the_timeline() -> None:
     report = corpus_report("gpu:h100", "seed_with_dot")
     text = peak_text(report)
     assert text.index("At its peak (step") < text.index("Live at the peak (step") < text.index("Memory in use")
-    assert re.search(r"\(peak\)\s+\d", text) and "total, device memory" in text
+    assert re.search(r"\(peak\)\s+\d", text) and "total in use, device memory" in text
     assert "Live at the peak" in summary_text(report, Display())
     assert "Live at the peak" not in summary_text(report, Display(findings=("memory",)))
 
@@ -358,7 +358,8 @@ def test_a_long_program_is_drawn_in_few_columns_that_keep_its_peak() -> None:
     shown = words.columns(peak, 140)
     assert len(shown) == 140 and any(s == 3333 for _, _, s in shown)
     table = words.timeline_table(Report(function="f", target="cpu", live_at_peak=peak))
-    assert len(table.rows) <= words.TIMELINE_ROWS and any(r.cells[0].text == "3333 (peak)" for r in table.rows)
+    # no buffer drawn starts or ends: one row, the peak's step and figure in it
+    assert [[c.text for c in r.cells] for r in table.rows] == [["0–4999, peak at 3333", "100.0 kB", "—"]]
 
 
 def test_pages_show_the_peak_only_when_asked() -> None:
@@ -497,7 +498,7 @@ def test_the_html_folds_the_peak_with_its_picture_and_tables() -> None:
     # the picture's table for screen readers (inside the figure), then the buffers' table
     assert "Memory in use across the program" in figure.get_text(" ")
     tables = folded.select("table")
-    assert len(tables) == 2 and "(peak)" in tables[0].get_text(" ")
+    assert len(tables) == 2 and re.search(r"\(peak\)|peak at \d", tables[0].get_text(" "))
     assert {"on-chip", "HBM"} <= {td.get_text().strip() for td in tables[1].select("td")}
 
 
@@ -587,3 +588,90 @@ def test_a_fusion_without_a_jax_operation_is_named_by_what_it_computes() -> None
     peak = live_at_peak(record, parse_module(module), None, "cpu", Memory())
     named = {b.name: b.producer_op for b in peak.buffers}
     assert named["fusion"] == "fusion of exponential", named
+
+
+# -- a light and legible peak view ----------------------------------------------------------------
+
+#: Three functions on three targets: the seed's two forms and a scan's gradient (its loops' stacks).
+BUDGET_PROGRAMS = ("seed_with_dot", "seed_explicit", "scan_mlp_grad")
+#: The most HTML the peak views of an example of three functions on three targets may add to a page.
+BUDGET_BYTES = 50_000
+
+
+def test_the_peak_view_of_three_functions_on_three_targets_weighs_under_its_budget() -> None:
+    from bs4 import BeautifulSoup
+
+    from sphinx_jaxhlo.api.reports import Reports
+
+    total = 0
+    for program in BUDGET_PROGRAMS:
+        for target in TARGET_NAMES:
+            html = Reports([corpus_report(target, program)], show=["summary"]).to_html()
+            soup = BeautifulSoup(html, "html.parser")
+            (view,) = [d for d in soup.select("details") if d.summary.get_text().startswith("Live at the peak")]
+            total += len(str(view).encode())
+    assert total <= BUDGET_BYTES, f"the peak views weigh {total:,} bytes"
+
+
+@pytest.mark.parametrize("target", TARGET_NAMES)
+def test_the_timeline_table_has_a_row_only_where_a_drawn_buffer_starts_or_ends(target: str) -> None:
+    report = corpus_report(target, "scan_mlp_grad")
+    assert report.live_at_peak is not None
+    table = words.timeline_table(report)
+    drawn = [b for b in words.bands(report.live_at_peak) if b.kind == "buffer"]
+    assert len(table.header) == 3 and len(table.rows) <= 2 * len(drawn) + 1
+    # after the first, every row says what starts or ends; the peak's span is marked once
+    assert all(r.cells[2].text.startswith(("+ ", "− ")) for r in table.rows[1:])
+    marked = [r for r in table.rows if "peak" in r.cells[0].text]
+    assert len(marked) == 1 and marked[0].tone == "bad"
+    assert marked[0].cells[1].text == words.format_bytes(report.live_at_peak.bytes)
+
+
+def test_the_buffers_table_folds_its_columns_and_says_its_note_in_plain_words() -> None:
+    for target in TARGET_NAMES:
+        for program in BUDGET_PROGRAMS:
+            report = corpus_report(target, program)
+            table = words.live_table(report)
+            assert len(table.header) <= 5, table.header
+            for phrase in ("do not pack", "every space but", "no figure of XLA"):
+                assert phrase not in table.note, table.note
+    # buffers alike but for their names are one row: the plain scan's three stacks of residuals
+    table = words.live_table(corpus_report("gpu:h100", "scan_mlp_grad"))
+    (stacks,) = [r for r in table.rows if r.cells[0].text.startswith("3 × f32[16,32,1024]")]
+    assert stacks.cells[-1].text.endswith("and 2 more")
+
+
+def test_the_timeline_legends_wrap_to_the_picture_and_are_never_cut() -> None:
+    from sphinx_jaxhlo.render.peak_chart import CHAR_WIDTH, wrap_label
+    from sphinx_jaxhlo.render.sweep_chart import WIDTH
+
+    report = corpus_report("gpu:h100", "scan_mlp_grad")
+    assert report.live_at_peak is not None
+    report.live_at_peak.buffers[0].producer_op = "dynamic_update_slice of a rather long chain of operations"
+    svg = timeline_svg(report, "u", "t")
+    lines = re.findall(r'<text class="jaxhlo-timeline-key"[^>]*>(.*?)</text>', svg)
+    bands = [b for b in words.bands(report.live_at_peak) if b.kind != "other"]
+    assert "…" not in svg and len(lines) > len(bands) + 1  # some wrapped
+    assert all(26 + len(line) * 10 * CHAR_WIDTH <= WIDTH for line in lines), lines
+    assert wrap_label("ab cd ef", 5) == ["ab cd", "ef"] and wrap_label("abcdefgh", 3) == ["abc", "def", "gh"]
+
+
+def test_the_sentence_names_the_operation_the_user_wrote_never_an_hlo_instruction() -> None:
+    peak = LiveAtPeak(step=21, steps=80, instruction="copy.8", bytes=1000, timeline=[[0, 1000]])
+    sentence = words.peak_sentence(Report(function="f", target="tpu:v5e", live_at_peak=peak))
+    assert "copy.8" not in sentence and "(step 21 of 80, at a copy XLA inserted)" in sentence
+    peak = LiveAtPeak(step=3, steps=6, instruction="fusion.4", bytes=1000, timeline=[[0, 1000]])
+    assert "fusion.4" not in words.peak_sentence(Report(function="f", target="tpu:v5e", live_at_peak=peak))
+    peak.instruction_op, peak.source_lines = "dot_general", [5]
+    assert "(step 3 of 6, at dot_general on line 5)" in words.peak_sentence(
+        Report(function="f", target="tpu:v5e", live_at_peak=peak))
+
+
+@pytest.mark.parametrize("program", ["scan_mlp_grad", "matvec_large_k"])
+def test_a_gemm_with_work_fused_after_it_is_named_alike_on_every_target(program: str) -> None:
+    """The H100's second pass of a split GEMM (its partial products summed, then tanh) is named by
+    the epilogue and the product, as a GEMM with its epilogue is on the TPU: ``tanh of dot_general``."""
+    from sphinx_jaxhlo.hlo.fusion import analyze_module
+
+    names = {m.producer_op for m in analyze_module((CORPUS / "gpu_h100" / f"{program}.txt").read_text()).materialized}
+    assert any(n and n.endswith(" of dot_general") for n in names), names

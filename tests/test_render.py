@@ -395,3 +395,87 @@ def test_the_stablehlo_block_says_which_text_it_is() -> None:
     assert stablehlo_detail("func.func public @main(%arg0: tensor<8xf32>)", "CPU") == "lowered for CPU; "
     (node,) = text_nodes("StableHLO", sharded + "\n}\n", "stablehlo", False, detail=stablehlo_detail(sharded, "H100"))
     assert node["title"] == "StableHLO (lowered for H100, with its sdy sharding annotations; 2 lines)"
+
+
+# -- a chunking the report could not suggest ---------------------------------------------------------
+
+#: A refusal as the search stores it, naming places as JAX does (the example's and another file's).
+REFUSAL = ("No chunking to suggest: over axis 0 of pos (20000 long), the proof on the jaxpr refuses: `reshape` at "
+           "example.py:6:11 (f) merges the chunked axis with another axis; the chunked rewrite would change the "
+           "result, so it is refused; over axis 0 of hkl (10000 long), the proof on the jaxpr refuses: `scan` at "
+           "/site-packages/jax/_src/lax/control_flow/loops.py:300:5 (scan) is an operation the checker does not "
+           "know to treat the elements along the chunked axis independently; the chunked rewrite would change "
+           "the result, so it is refused (3 other sets of arguments declined too).")
+
+
+def _refused(show: list[str], display: Any = None, chunking: bool = False) -> str:
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.text import report_text
+
+    report = report_of("gpu_h100__with_dot.txt")
+    report.chunk_suggestion = REFUSAL
+    source = "\n".join(["import jax", "", "", "", "", "def f(pos, hkl):", "    return ..."])
+    view = ExampleView(source=source, show=show, key="doc:1", display=display or Display(), chunking=chunking)
+    result = Result(function="f", target="gpu_h100", target_title="H100", report=report)
+    box = nodes.container()
+    box.extend(render_example(view, ["f"], [("gpu_h100", "H100")], [result]))
+    return " ".join((box.astext() + "\n" + report_text(report, show, view.display)).split())  # the page, the text
+
+
+def test_a_chunking_refusal_is_said_only_where_asked_or_where_it_answers_a_memory_problem() -> None:
+    from sphinx_jaxhlo.render.display import Display
+
+    # memory findings alone: no problem named (no verdict on the reduction), so no word of chunking
+    quiet = _refused(["source", "summary"], Display(findings=("memory",)))
+    assert "chunk" not in quiet.lower()
+    # the seed's 20 GB unfused reduction is a problem: why no chunking answers it, as a memory finding
+    said = _refused(["source", "summary"])
+    assert said.count("No chunking to suggest: over axis 0 of pos (20000 long), reshape on line 6 merges the "
+                      "chunked axis with another axis, so combining chunks would change the result") == 2
+    for words in ("example.py", "loops.py", "proof on the jaxpr", "`", "is refused"):
+        assert words not in said, words  # no file the page lacks, no compiler's words
+    assert "(nor over 3 more)" in said
+    # :chunk: asked: said above the parts, once, even where no problem is named
+    asked = _refused(["source", "summary"], Display(findings=("memory",)), chunking=True)
+    assert asked.count("No chunking to suggest: over axis 0 of pos") == 1
+
+
+def test_a_refusal_names_the_listings_line_linked() -> None:
+    from sphinx_jaxhlo.render.parts import result_nodes
+
+    report = report_of("gpu_h100__with_dot.txt")
+    report.chunk_suggestion = REFUSAL
+    source = "\n".join(["import jax", "", "", "", "", "def f(pos, hkl):", "    return ..."])
+    view = ExampleView(source=source, show=["source", "summary"], key="doc:1", chunking=True)
+    found = result_nodes(view, Result(function="f", target="gpu_h100", target_title="H100", report=report),
+                         ["summary"])
+    (refusal,) = [n for n in found if "jaxhlo-chunk-refusal" in n.get("classes", [])]
+    (ref,) = list(refusal.findall(jaxhlo_lineref))
+    assert ref["href"].endswith("-L6") and ref.astext() == "6"
+
+
+def test_one_name_for_what_a_target_holds_in_every_table_and_the_text() -> None:
+    """The figure a reader acts on is named as its target's memory, ``HBM held`` on a TPU, in the
+    side-by-side table, the memory table (whose first label is short: its sum is in the note,
+    so the table reads at 420 px), the variants table and the text output."""
+    import dataclasses
+
+    from sphinx_jaxhlo.core.memory import Memory
+    from sphinx_jaxhlo.render import rows
+    from sphinx_jaxhlo.render.display import Display
+    from sphinx_jaxhlo.render.overview import comparison_table, variants_table
+    from sphinx_jaxhlo.render.text import report_text
+
+    memory = Memory(argument_bytes=100, output_bytes=10, alias_bytes=0, temp_bytes=0, generated_code_bytes=5,
+                    peak_bytes=300)
+    memory.settle("tpu:v5e")
+    report = dataclasses.replace(report_of("gpu_h100__with_dot.txt"), target="tpu:v5e", memory=memory)
+    result = Result(function="f", target="tpu:v5e", target_title="TPU v5e", report=report)
+    assert comparison_table([result], Display()).rows[0].cells[0].text == "HBM held"
+    table = rows.memory_table(report)
+    assert table.rows[0].cells[0].text == "HBM held" and max(len(r.cells[0].text) for r in table.rows) <= 24
+    assert table.note.startswith("HBM held: arguments + output + temp + generated code")
+    cell = variants_table(["f"], [("tpu:v5e", "TPU v5e")], {("f", "tpu:v5e"): result}, Display()).rows[0].cells[1]
+    assert cell.text.startswith("HBM held ")
+    text = report_text(report, ["memory"])
+    assert "HBM held" in text and "device memory" not in text

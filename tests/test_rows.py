@@ -106,7 +106,7 @@ def test_fused_reductions_are_good_news_and_no_reduction_is_no_row() -> None:
     found = findings(report, Display())
     assert found[0].level == "good" and found[0].text.startswith("the reduction on line 6 (reduce_sum) computes")
     compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=report)], Display())
-    assert [r.cells[0].text for r in compare.rows] == ["device memory", "temp memory", "largest intermediate",
+    assert [r.cells[0].text for r in compare.rows] == ["HBM held", "temp memory", "largest intermediate",
                                                        "reductions", "kernels"]
     without = dataclasses.replace(report, reductions=[])
     compare = comparison_table([Result("f", "tpu:v5e", "TPU v5e", report=without)], Display())
@@ -334,19 +334,21 @@ def test_the_side_by_side_leads_with_what_says_whether_it_fits() -> None:
     compare = comparison_table([Result("f", "gpu:h100", "H100", report=gpu),
                                      Result("f", "tpu:v5e", "TPU v5e", report=tpu)], Display())
     held, temp = compare.rows[0], compare.rows[1]
-    assert [c.text for c in held.cells] == ["device memory", "20.1 GB of 80 GiB", "4.0 MB of 16 GiB"]
+    # one name per target, as in the memory table and the variants table
+    assert [c.text for c in held.cells] == ["memory held", "device memory held: 20.1 GB of 80 GiB",
+                                            "HBM held: 4.0 MB of 16 GiB"]
     assert [c.text for c in temp.cells] == ["temp memory", "20.1 GB", "0 B"]
     variants = variants_table(["f"], [("gpu:h100", "H100"), ("tpu:v5e", "TPU v5e")],
                                    {("f", "gpu:h100"): Result("f", "gpu:h100", "H100", report=gpu),
                                     ("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu)}, Display())
     assert variants.rows[0].cells[1].text.startswith("20.1 GB")
-    assert variants.rows[0].cells[2].text.startswith("HBM 4.0 MB")
+    assert variants.rows[0].cells[2].text.startswith("HBM held 4.0 MB")
     # a TPU variant whose temp is not 0 shows what it holds too: a column of one measure compares row by row
     tpu_temp = dataclasses.replace(tpu, memory=_memory("tpu:v5e", 5_000_000, 3_000_000, io=3_000_000))
     mixed = variants_table(["f", "g"], [("tpu:v5e", "TPU v5e")],
                                 {("f", "tpu:v5e"): Result("f", "tpu:v5e", "TPU v5e", report=tpu),
                                  ("g", "tpu:v5e"): Result("g", "tpu:v5e", "TPU v5e", report=tpu_temp)}, Display())
-    assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["HBM 4.0 MB", "HBM 8.0 MB"]
+    assert [r.cells[1].text.split(",")[0] for r in mixed.rows] == ["HBM held 4.0 MB", "HBM held 8.0 MB"]
 
 
 @pytest.mark.parametrize(("target", "kind"), [("gpu:h100", "gemm"), ("cpu", "elementwise")])

@@ -75,7 +75,7 @@ def chart_mismatches(html: str) -> tuple[int, list[str]]:
                     value = el.get_text(strip=True)
                     shown, _, ratio = value.partition(" (")
                     cell = cells.get((fn, target))
-                    if cell != ("HBM " if measure == "device" else "") + shown:
+                    if cell != ("HBM held " if measure == "device" else "") + shown:
                         wrong.append(f"{fn} on {target} in the {measure} panel: bar {shown!r}, table {cell!r}")
                     bars.setdefault(target, []).append((parse_size(shown.replace(" ", "")),
                                                         ratio.removesuffix("×)") or None, rounding(shown)))

@@ -48,8 +48,13 @@ the verdicts on reductions (``sphinx_jaxhlo.hlo.fusion``) build on it.
   if one does: a GEMM with work after it, else by the op that writes the
   result.  A GEMM or convolution with elementwise work fused after it (an
   epilogue) is named by the last op and the product: ``tanh of dot_general``
-  (the H100's Triton GEMM of ``tanh(x @ w)``), not ``dot_general``, whose
-  result it is not.
+  (the H100's Triton GEMM of ``tanh(x @ w)``, the TPU's convolution fusion of
+  it), not ``dot_general``, whose result it is not, whatever op the kernel's
+  own metadata names; a product XLA computes as multiply and reduce (a
+  matrix-vector product) is a product too.  A kernel whose metadata names a
+  product that does not reach its result through elementwise ops (the TPU's
+  fusion of ``sum(tanh(w @ x), axis=0)``) is named by the op that writes the
+  result (``reduce_sum``).
 """
 
 from __future__ import annotations
@@ -104,11 +109,23 @@ def _basename(path: str) -> str:
 _MAX_TUPLE_DEPTH = 64
 
 
+#: The JAX operations of a product (a GEMM, a convolution), however XLA computes them.
+_PRODUCTS = frozenset({"dot_general", "conv_general_dilated"})
+
+
+def _makes_product(inst: HloInstruction) -> bool:
+    """Whether an instruction computes a product: a dot or a convolution, or a reduce that XLA
+    made of a ``dot_general`` (a matrix-vector product as multiply and reduce: the TPU's and the
+    H100's input fusions)."""
+    return inst.opcode in ("dot", "convolution") or (inst.opcode == "reduce" and producer_op(inst.op_name)
+                                                      in _PRODUCTS)
+
+
 def _with_epilogue(last: str | None, product: str, computing: list[HloInstruction]) -> str:
     """A GEMM's (or convolution's) product with elementwise work fused after it, named by its last op:
     ``tanh of dot_general``; the product alone, or anything else, by ``product``."""
-    made = any(i.opcode in ("dot", "convolution") and producer_op(i.op_name) == product for i in computing)
-    if made and last and last != product and computing and computing[0].opcode not in ("dot", "convolution"):
+    made = any(_makes_product(i) and producer_op(i.op_name) == product for i in computing)
+    if made and last and last != product and computing and not _makes_product(computing[0]):
         return f"{last} of {product}"
     return product
 
@@ -430,10 +447,14 @@ class BufferAnalyzer:
         own = producer_op(producer.op_name) if producer is not inner else None
         computing = self._computing(inner)
         last = producer_op(inner.op_name)
+        found = next((producer_op(i.op_name) for i in computing if _makes_product(i) and producer_op(i.op_name)),
+                     None)
         if index is None and own is not None and not self._names_a_reduce_inside(producer, own, inner):
+            if own == last and found is not None:  # the kernel named by its epilogue: by the product too
+                return _with_epilogue(last, found, computing)
+            if own in _PRODUCTS and not any(producer_op(i.op_name) == own for i in computing):
+                return last or own  # the product does not reach the result: the op that writes it
             return _with_epilogue(last, own, computing)
-        found = next((producer_op(i.op_name) for i in computing if i.opcode in ("dot", "convolution")
-                      and producer_op(i.op_name)), None)
         return _with_epilogue(last, found, computing) if found else last or own
 
     def _names_a_reduce_inside(self, producer: HloInstruction, op: str, result: HloInstruction) -> bool:

@@ -12,7 +12,11 @@ with the differences, found by these rules:
   its kernel's ops, without source lines (HLO names and line numbers change
   between variants; what was computed, and in which shape, does not), and on a
   TPU where it lives: a buffer kept in the chip's own memory (``on-chip``)
-  takes no HBM, and is counted apart from one of the same shape in HBM.
+  takes no HBM, and is counted apart from one of the same shape in HBM.  A producer is
+  counted by the operation it names, however it is spelled: JAX's primitive
+  (``broadcast_in_dim``, ``dot_general``, ``convert_element_type``) and XLA's
+  instruction (``broadcast``, ``dot``, ``convert``) are one producer
+  (``SAME_OPERATION``), so no difference is only a name.
 - A (shape, producer) is a **difference** when its count is not the same in
   every variant that compiled on that target.  The differences are ordered by
   the bytes they differ by (the count's spread times one buffer's size), the
@@ -21,6 +25,8 @@ with the differences, found by these rules:
   ``MIN_SHARE`` (1 %) of the program's size on that target: the arguments,
   outputs and temp memory of the largest variant compared.  A 262 kB buffer
   does not say what changed when the arguments take 134 MB.
+- When no target shows a difference, there is no table: each target's panel says
+  so in one finding.
 - When one of the functions is another's gradient (``:grad:``), they are
   *functions*, not variants of one computation, and the words say so.
 - A buffer here is a value stored between two kernels; buffers whose lives do
@@ -45,13 +51,29 @@ from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.findings import Finding
 from sphinx_jaxhlo.render.rows import Cell, OpLookup, Row, Table, code, is_intermediate, is_scalar, lines_text
 
-__all__ = ["MIN_SHARE", "Difference", "differences", "differences_table", "kind_of", "program_bytes",
-           "target_differences", "variant_finding"]
+__all__ = ["MIN_SHARE", "SAME_OPERATION", "Difference", "differences", "differences_table", "kind_of", "program_bytes",
+           "same_operation", "target_differences", "variant_finding"]
 
 #: Differences per target shown in the table by default (``rows=None``: all).
 SHOWN_PER_TARGET = 3
 #: The smallest difference shown, as a share of the program's size (see the module's rules).
 MIN_SHARE = 0.01
+#: XLA's spellings of JAX's primitives (``broadcast`` for ``broadcast_in_dim``, ``dynamic-slice``
+#: for ``dynamic_slice``), and ``add_any`` (a gradient's sum) for ``add``: a producer is counted
+#: by the operation, not the word.
+SAME_OPERATION = {
+    "broadcast": "broadcast_in_dim", "dot": "dot_general", "convert": "convert_element_type",
+    "select": "select_n", "add_any": "add", "multiply": "mul", "subtract": "sub", "divide": "div",
+    "negate": "neg", "maximum": "max", "minimum": "min", "power": "pow", "exponential": "exp",
+    "cosine": "cos", "sine": "sin", "dynamic-slice": "dynamic_slice",
+    "dynamic-update-slice": "dynamic_update_slice", "scatter-add": "scatter_add",
+}
+
+
+def same_operation(made: str) -> str:
+    """What made a buffer, spelled one way: each operation of ``dot + tanh`` by
+    :data:`SAME_OPERATION` (``dot_general + tanh``)."""
+    return " + ".join(SAME_OPERATION.get(op.strip(), op.strip()) for op in made.split(" + "))
 
 
 @dataclass(frozen=True)
@@ -79,8 +101,11 @@ class Difference:
         return self.made_by + (f" ({lines_text(self.lines)})" if self.lines else "")
 
 
-def _counted(report: Report) -> dict[tuple[str, str], tuple[int, int, set[int]]]:
-    """(shape, producer) -> (count, bytes of one, source lines) of a report's intermediates."""
+def _counted(report: Report, names: dict[tuple[str, str], str]) -> dict[tuple[str, str], tuple[int, int, set[int]]]:
+    """(shape, producer) -> (count, bytes of one, source lines) of a report's intermediates,
+    the producer spelled one way (:func:`same_operation`).
+
+    :param names: filled with the words shown for each key: the first spelling met."""
     ops = OpLookup(report)
     out: dict[tuple[str, str], tuple[int, int, set[int]]] = {}
     for m in report.materialized:
@@ -88,7 +113,9 @@ def _counted(report: Report) -> dict[tuple[str, str], tuple[int, int, set[int]]]
             continue
         made = m.producer_op or ops.kernel(m.producer, m.computation, lines=False)
         # a TPU's buffer kept in the chip's own memory takes no HBM: said with what made it
-        key = (m.shape, made if m.in_device_memory else f"{made}, on-chip")
+        where = "" if m.in_device_memory else ", on-chip"
+        key = (m.shape, same_operation(made) + where)
+        names.setdefault(key, made + where)
         count, size, lines = out.get(key, (0, m.bytes, set()))
         out[key] = (count + 1, max(size, m.bytes), lines | set(m.source_lines))
     return out
@@ -97,7 +124,8 @@ def _counted(report: Report) -> dict[tuple[str, str], tuple[int, int, set[int]]]
 def differences(reports: Sequence[Report]) -> list[Difference]:
     """The differences between the reports of one target (one per variant, in order),
     the largest first."""
-    counted = [_counted(r) for r in reports]
+    names: dict[tuple[str, str], str] = {}
+    counted = [_counted(r, names) for r in reports]
     keys = sorted({k for c in counted for k in c})
     out = []
     for key in keys:
@@ -106,7 +134,7 @@ def differences(reports: Sequence[Report]) -> list[Difference]:
             continue
         size = max(c[key][1] for c in counted if key in c)
         lines = sorted({n for c in counted if key in c for n in c[key][2]})
-        out.append(Difference(key[0], key[1], size, counts, tuple(lines)))
+        out.append(Difference(key[0], names[key], size, counts, tuple(lines)))
     out.sort(key=lambda d: (-d.spread, d.shape, d.made_by))
     return out
 
@@ -155,13 +183,13 @@ def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str
                       gradients: Sequence[str] = ()) -> Table | None:
     """The table the comparison leads with: per target, the largest differences (a row
     per shape and producer, each variant's count), or a row that says there is none.
-    ``None`` when no target has two variants to compare.
+    ``None`` when no target has two variants to compare, or none shows a difference.
 
     :param gradients: the functions that are another's gradient (the words say "functions").
     """
     kind = kind_of(functions, gradients)
     rows: list[Row] = []
-    total = 0
+    total = differing = 0
     for target, title in targets:
         names, found = target_differences(functions, target, results)
         if len(names) < 2:
@@ -176,6 +204,7 @@ def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str
             total += 1
             continue
         total += len(found)
+        differing += len(found)
         shown = found if display.rows is None else found[:SHOWN_PER_TARGET]
         for i, d in enumerate(shown):
             counts = dict(zip(names, d.counts, strict=True))
@@ -183,8 +212,8 @@ def differences_table(functions: Sequence[str], targets: Sequence[tuple[str, str
             cells = [Cell(title if i == 0 else ""), code(d.shape), Cell(d.made_by_text),
                      *[_count_cell(counts[fn], d.bytes) if fn in counts else Cell("—") for fn in functions]]
             rows.append(Row(tuple(cells), lines=d.lines))
-    if not rows:
-        return None
+    if not differing:
+        return None  # no target shows a difference: each panel says so, no table of dashes
     return Table("differences", f"What differs between the {kind}s: buffers stored, by shape and producer",
                  ("target", "shape", "made by", *functions), tuple(rows), total=total,
                  left_out="smaller differences",
@@ -231,8 +260,9 @@ def variant_finding(function: str, names: Sequence[str], found: Sequence[Differe
     others = [n for n in names if n != function]
     items = _items(i, names, found)
     if not items:
-        who = others[0] if len(others) == 1 else f"every other {kind}"
-        return Finding("info", "", f"The same buffers as {who}, by shape and producer.")
+        who = others[0] if len(others) == 1 else f"any other {kind}"
+        return Finding("info", "", f"No difference from {who} in the buffers stored, by shape and producer, of "
+                                   f"{MIN_SHARE:.0%} of the program's size or more.")
     shown = items[:2]
     rest = len(items) - len(shown)
     more = f"; and {rest} smaller difference{'s' if rest > 1 else ''}" if rest else ""

@@ -11,6 +11,7 @@ No docutils, no Sphinx, no jax.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sphinx_jaxhlo.core.memory import memory_space_name
@@ -19,7 +20,7 @@ from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.rows import OpLookup, largest_intermediate, largest_on_chip, lines_text, reduction_label
 
-__all__ = ["Finding", "findings", "guide_findings", "mesh_findings"]
+__all__ = ["Finding", "chunk_refusal", "findings", "guide_findings", "mesh_findings", "shows_refusal"]
 
 
 @dataclass(frozen=True)
@@ -183,3 +184,53 @@ def mesh_findings(report: Report, display: Display | None = None) -> list[Findin
         out.append(Finding("good", "No communication", "every device computes its part from its own data; "
                                                        "no collective was inserted."))
     return out
+
+
+# -- a chunking the report could not suggest ------------------------------------------------------
+
+#: ``example.py:11:11 (loss)``: a place in the example as JAX names it (file, line, column, function).
+_PLACE = re.compile(r"(?:\bat |\bmade at )?([\w./\\-]+\.py):(\d+):\d+(?: \([^()]*\))?")
+
+
+def _refusal_words(text: str, file_path: str) -> str:
+    """The search's refusal (:func:`sphinx_jaxhlo.chunking.search.suggest_chunking`) in a reader's
+    words: each place the example's own line (``on line 11``), a place in another file left out
+    (the page does not have it), the proof's terms said as what they mean for the result."""
+    own = {"example.py", file_path.replace("\\", "/").rsplit("/", 1)[-1]} - {""}
+
+    def place(match: re.Match[str]) -> str:
+        whole, name, line = match.group(0), match.group(1), match.group(2)
+        if name.replace("\\", "/").rsplit("/", 1)[-1] not in own:
+            return "made elsewhere" if whole.startswith("made at") else ""
+        return f"{'made ' if whole.startswith('made at') else ''}on line {line}"
+
+    words = text.removeprefix("No chunking to suggest: ").rstrip(".")
+    words = words.replace("the proof on the jaxpr refuses: ", "")
+    words = _PLACE.sub(place, words)
+    words = re.sub(r"`([^`]+)`", r"\1", words)
+    words = words.replace("; the chunked rewrite would change the result, so it is refused",
+                          ", so combining chunks would change the result")
+    words = words.replace("; the chunked rewrite is refused", "")
+    words = re.sub(r"chunked\(\) is proved on the jaxpr \(combine='(\w+)'\), but compiled for (\S+) over chunks of "
+                   r"(\d+) it needs (.+?) of temp memory, no less than the unchunked ([^;(]+)",
+                   r"chunks of \3 give the same result (combined by \1), but compiled for \2 they still need \4 of "
+                   r"temp memory, no less than the \5 unchunked", words)
+    words = re.sub(r"\((\d+) other sets? of arguments declined too\)", r"(nor over \1 more)", words)
+    return re.sub(r"\s+", " ", words).replace(" ,", ",").strip()
+
+
+def chunk_refusal(report: Report, file_path: str = "") -> Finding | None:
+    """Why no chunking is suggested, where the report's search found none (its stored text is
+    one line; a suggestion has its code on more), in a reader's words (:func:`_refusal_words`);
+    ``None`` where there is nothing to say."""
+    text = report.chunk_suggestion
+    if not text or "\n" in text or not text.startswith("No chunking to suggest"):
+        return None
+    return Finding("info", "No chunking to suggest", f"{_refusal_words(text, file_path)}.")
+
+
+def shows_refusal(found: list[Finding], display: Display, asked: bool) -> bool:
+    """Whether a page says why no chunking is suggested: where the example asked for a chunked
+    variant (``:chunk:``), or, as a memory finding, where the page names a memory problem (an
+    unfused reduction reading large stored data) that a chunking would have answered."""
+    return asked or ("memory" in display.findings and any(f.level == "problem" for f in found))

@@ -17,7 +17,16 @@ from sphinx_jaxhlo.core.report import Collective, CompileError, Report
 from sphinx_jaxhlo.core.results import Result
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, largest_intermediate, largest_on_chip, measured_text
+from sphinx_jaxhlo.render.rows import (
+    Cell,
+    Row,
+    Table,
+    code,
+    held_name,
+    largest_intermediate,
+    largest_on_chip,
+    measured_text,
+)
 
 __all__ = [
     "comparison_table",
@@ -140,21 +149,22 @@ def comparison_table(results: Sequence[Result], display: Display) -> Table:
         chip = largest_on_chip(rep)  # a TPU's, kept in the chip's own memory
         return "none" if chip is None else f"none in HBM; {chip.shape} ({format_bytes(chip.bytes)}) on-chip"
 
+    # one name per target for what it holds (HBM held, device memory held...), on every page
+    names = list(dict.fromkeys(held_name(r.target) for r in results))
+
     def held(rep: Report) -> str:
         text = format_bytes(rep.memory.device_bytes)
         size = device_memory(rep.target)
         if size and rep.memory.device_bytes is not None:
             # devices are sold by binary sizes ("80 GB" of HBM is 80 GiB): say it as the vendor does
             text += f" of {size / 2**30:g} GiB"
-        elif rep.target.split(":", 1)[0] == "cpu":
-            text += " (host)"
-        return text
+        return text if len(names) == 1 else f"{held_name(rep.target)}: {text}"
 
     def temp(rep: Report) -> str:
         return format_bytes(rep.memory.temp_bytes)
 
     # what the device holds first: it answers "does it fit" on every target
-    rows = [row("device memory", held)]
+    rows = [row(names[0] if len(names) == 1 else "memory held", held)]
     if any(r.measured is not None for r in results):
         # what a real device held, from a hardware record, right under what the compile says
         rows.append(Row((Cell("measured on the device"),
@@ -180,8 +190,9 @@ def variant_measure(target: str, report: Report, variants: Sequence[Report] = ()
 
 
 def measure_text(measure: str, value: float) -> str:
-    """``HBM 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell, a bar's value."""
-    return f"HBM {format_bytes(value)}" if measure == "device" else format_bytes(value)
+    """``HBM held 4.4 MB`` or ``50.4 MB`` (temp): a variants table's cell (the figure named as
+    everywhere else, :func:`~sphinx_jaxhlo.render.rows.held_name`)."""
+    return f"{held_name('tpu')} {format_bytes(value)}" if measure == "device" else format_bytes(value)
 
 
 def variants_title(measures: Sequence[str]) -> str:

@@ -23,7 +23,7 @@ from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
 from sphinx_jaxhlo.render.blocks import collapsed_table, literal_block, para, table_node
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.findings import Finding, findings, mesh_findings
+from sphinx_jaxhlo.render.findings import Finding, chunk_refusal, findings, mesh_findings, shows_refusal
 from sphinx_jaxhlo.render.graph import HEAVY_BYTES, GraphError, build_graph
 from sphinx_jaxhlo.render.graph_drawing import graph_svg, graph_text
 from sphinx_jaxhlo.render.nodes import jaxhlo_alternative, jaxhlo_details, jaxhlo_graph, jaxhlo_lineref, jaxhlo_text
@@ -137,14 +137,20 @@ def reason_nodes(reason: Reason) -> list[nodes.Node]:
 # -- parts -------------------------------------------------------------------
 
 def summary_nodes(report: Report, display: Display, links: SourceLinks | None = None,
-                  source: str = "", difference: Finding | None = None, uid: str = "") -> list[nodes.Node]:
+                  source: str = "", difference: Finding | None = None, uid: str = "",
+                  refusal: Finding | None = None) -> list[nodes.Node]:
     """The findings in words (the lines they name linked to the listing), what is live at the
     peak (folded, where the example asks: :attr:`Display.peak`), then the detail tables, collapsed.
 
     :param difference: in a comparison of variants, what this one stores that the others
         do not (:func:`sphinx_jaxhlo.render.findings.findings`).
-    :param uid: names the timeline's picture on the page."""
-    out: list[nodes.Node] = [finding_node(f, links, source) for f in findings(report, display, difference)]
+    :param uid: names the timeline's picture on the page.
+    :param refusal: why no chunking is suggested (:func:`~sphinx_jaxhlo.render.findings.chunk_refusal`),
+        said as a memory finding where the page names a memory problem."""
+    found = findings(report, display, difference)
+    if refusal is not None and shows_refusal(found, display, asked=False):
+        found.append(refusal)  # a memory finding: why the problem above has no chunking to answer it
+    out: list[nodes.Node] = [finding_node(f, links, source) for f in found]
     if report.analysis_error:
         out.append(para(f"The fusion analysis failed: {report.analysis_error}", classes=["jaxhlo-bad"]))
     if display.peak:
@@ -167,12 +173,11 @@ def peak_nodes(report: Report, uid: str, links: SourceLinks | None = None, sourc
     box = jaxhlo_details(title=f"Live at the peak: {format_bytes(peak.bytes)} at step {peak.step} of {peak.steps}",
                          open=False, classes=["jaxhlo-peak"])
     box += para(*linked_text(peak_sentence(report), links, source), classes=["jaxhlo-peak-sentence"])
-    title = f"Memory in use across the program order on {report.target}, the peak marked"
-    legend = ("The steps run left to right in the order XLA scheduled them (a loop's body once); the bands "
-              "are stacked: what is held for the whole run, the largest buffers at the peak over the steps "
-              "they take memory, the other temporaries. The table under it holds the same figures.")
+    title = f"Memory in use over the program on {report.target}, the peak marked"
+    legend = ("Steps left to right in the order XLA runs them (a loop's body once); stacked: what is held "
+              "for the whole run, the largest buffers at the peak, the other temporaries.")
     graph = jaxhlo_graph(svg=timeline_svg(report, uid or "jaxhlo-timeline", title), title=title, legend=legend,
-                         text_legend="The memory in use over spans of the program order, split as the bands are.",
+                         text_legend="The memory in use where the buffers drawn change.",
                          classes=["jaxhlo-timeline"])
     graph += table_node(timeline_table(report), links)
     box += graph
@@ -277,13 +282,18 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     if report.chunk_check:
         out.append(para(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.",
                         classes=["jaxhlo-chunk-check"]))
-    if report.chunk_suggestion and "\n" not in report.chunk_suggestion:  # no suggestion, and why
-        out.append(para(report.chunk_suggestion, classes=["jaxhlo-callout", "jaxhlo-chunk-refusal"]))
+    refusal = chunk_refusal(report, view.file_path)
+    if refusal is not None:  # no suggestion, and why: above the parts only where :chunk: was asked
+        if view.chunking:
+            found = finding_node(refusal, links, view.source)
+            found["classes"].append("jaxhlo-chunk-refusal")
+            out.append(found)
     elif report.chunk_suggestion:
         out += suggestion_nodes(report.chunk_suggestion)
     for part in parts:
         if part == "summary":
-            out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t")
+            out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t",
+                                 refusal=None if view.chunking else refusal)
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             out += graph_nodes(report, f"{example_id(view)}-g{uid.rsplit('-', 1)[-1]}", links)

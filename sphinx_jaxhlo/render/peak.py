@@ -2,18 +2,23 @@
 timeline's bands and table, which every output writes (the page, other builders, the command
 line, ``str()`` of the API's value).
 
-- **The sentence** names the peak's step and what runs there, the memory in use and the largest
+- **The sentence** names the peak's step and the JAX operation that runs there (never an HLO
+  instruction's name: a copy XLA inserted is said as one), the memory in use and the largest
   buffer (never the generated code, unless nothing else is there) with its share; on a TPU it
   adds the largest buffer in the chip's own memory, which is not counted.
 - **The table** lists the buffers of :attr:`~sphinx_jaxhlo.core.memory.LiveAtPeak.buffers`,
   largest first, the folded ones as one "N others" row, then those in memory the device figure
-  does not count, then the total.
+  does not count, then the total; in five columns at most, whose text wraps (what the buffer is,
+  its size and share, how long it is held, where, its HLO name), so it fits a page's column;
+  buffers alike in all but their names and steps on one row (``3 × f32[16,32,1024]``).  Its
+  note says in plain words how the total compares with the figures of the report.
 - **The timeline's bands** (:func:`bands`): what is held for the whole run (arguments, outputs,
   constants, code: the same at every step); the largest temporaries at the peak (at most
   :data:`BANDS`), each over the steps it takes memory, those of one shape, operation, line and
   steps as one band (``6 × f32[8,512,1024]``: a scan's stacked residuals); and the other
   temporaries (the rest of each step's use).  The
-  picture (:mod:`sphinx_jaxhlo.render.peak_chart`) and the timeline's table show the same bands.
+  picture (:mod:`sphinx_jaxhlo.render.peak_chart`) draws them; the timeline's table has a row
+  only where a drawn buffer starts or ends, saying which, with the most in use over its steps.
 
 No docutils, no Sphinx, no jax.
 """
@@ -27,15 +32,13 @@ from dataclasses import dataclass
 from sphinx_jaxhlo.core.memory import LiveAtPeak, LiveBuffer, memory_space_name
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, lines_text, source_cell
+from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, held_name, lines_text, memory_name
 
-__all__ = ["BANDS", "TIMELINE_ROWS", "Band", "bands", "buffer_words", "columns", "live_table", "peak_sentence",
+__all__ = ["BANDS", "Band", "bands", "buffer_words", "columns", "live_table", "peak_note", "peak_sentence",
            "share", "stack", "timeline_table", "use_at"]
 
 #: The most buffers drawn as bands of their own.
 BANDS = 3
-#: The most rows of the timeline's table (its spans merged to fit, each showing its largest use).
-TIMELINE_ROWS = 16
 
 
 def share(part: int, whole: int) -> str:
@@ -75,22 +78,21 @@ def buffer_words(buffer: LiveBuffer) -> str:
     return f"{what} ({buffer.note})" if buffer.note else what
 
 
-def _memory_words(report: Report) -> str:
-    return {"tpu": "HBM", "cpu": "host memory"}.get(report.target.split(":", 1)[0], "device memory")
-
-
 def peak_sentence(report: Report) -> str:
     """The peak in one or two sentences (the module's rules); ``""`` without a live list."""
     peak = report.live_at_peak
     if peak is None:
         return ""
-    running = peak.instruction_op or peak.instruction
-    where = f" on {lines_text(peak.source_lines)}" if peak.source_lines else ""
+    # the operation the user wrote; an instruction of XLA's own (a copy it inserted) is not named
+    running = peak.instruction_op
+    if running is None and peak.instruction.split(".")[0] in ("copy", "copy-start", "copy-done"):
+        running = "a copy XLA inserted"
+    where = f" on {lines_text(peak.source_lines)}" if peak.source_lines and peak.instruction_op else ""
     at = f"step {peak.step} of {peak.steps}" + (f", at {running}{where}" if running else "")
     refused = report.error is not None
     head = (f"At the peak the compiler refused ({at}), the program needs" if refused
             else f"At its peak ({at}), the program holds")
-    text = f"{head} {format_bytes(peak.bytes)} of {_memory_words(report)}"
+    text = f"{head} {format_bytes(peak.bytes)} of {memory_name(report.target)}"
     top = peak.top
     if top is not None:
         text += f"; the largest buffer is {buffer_words(top)}: {format_bytes(top.bytes)}, " \
@@ -107,41 +109,98 @@ def peak_sentence(report: Report) -> str:
     return text
 
 
+def _held_words(buffers: Sequence[LiveBuffer]) -> str:
+    """``argument, the whole run``, ``steps 70–71``: how long a buffer takes memory (buffers
+    alike: from the first one's first step to the last one's last)."""
+    b = buffers[0]
+    if b.kind == "generated code":
+        return "the whole run"
+    if b.kind in ("argument", "output", "constant"):
+        return f"{b.kind}, the whole run"
+    ranges = [x.live for x in buffers if len(x.live) == 2]
+    return f"steps {min(r[0] for r in ranges)}–{max(r[1] for r in ranges)}" if ranges else b.kind
+
+
 def live_table(report: Report) -> Table:
-    """The buffers live at the peak (the module's rules)."""
+    """The buffers live at the peak (the module's rules), in few columns that wrap: what each
+    is (its shape, what made it, its line), its size and share, how long it is held, where it
+    lives (on a TPU, or where some live apart) and its HLO name; buffers alike in all of that
+    but their names on one row (``6 × f32[8,512,1024]``)."""
     peak = report.live_at_peak
     if peak is None:
         return Table("live", "Live at the peak", (), ())
     spaces = report.target.startswith("tpu") or bool(peak.elsewhere)
-    header = ("shape", "size", "of the peak", "kind", "made by", "source", *(("in",) if spaces else ()),
-              "live at steps", "HLO")
+    header = ("buffer", "size", "held", *(("in",) if spaces else ()), "HLO")
     rows: list[Row] = []
 
-    def row(buffer: LiveBuffer, counted: bool) -> Row:
-        where = (Cell(memory_space_name(buffer.memory_space, report.target)),) if spaces else ()
-        live = f"{buffer.live[0]}–{buffer.live[1]}" if len(buffer.live) == 2 else ""
-        if buffer.kind in ("argument", "output", "constant", "generated code"):
-            live = "the whole run"
-        return Row((code(buffer.shape or "—"), Cell(format_bytes(buffer.bytes)),
-                    Cell(share(buffer.bytes, peak.bytes) if counted else "not counted"), Cell(buffer.kind),
-                    Cell(made_by(buffer)), source_cell(buffer.source_lines), *where, Cell(live),
-                    code(buffer.name or "—")), lines=tuple(buffer.source_lines))
+    def group(buffers: Sequence[LiveBuffer]) -> list[list[LiveBuffer]]:
+        alike: dict[tuple[object, ...], list[LiveBuffer]] = {}
+        for b in buffers:
+            whole = b.kind != "temp" or len(b.live) != 2
+            key = (b.shape, made_by(b), tuple(b.source_lines), b.kind, b.memory_space, whole and b.name)
+            alike.setdefault(key, []).append(b)
+        return list(alike.values())
+
+    def row(buffers: list[LiveBuffer], counted: bool) -> Row:
+        b = buffers[0]
+        size = sum(x.bytes for x in buffers)
+        count = f"{len(buffers)} × " if len(buffers) > 1 else ""
+        lines = f", {lines_text(b.source_lines)}" if b.source_lines else ""
+        what = f"{count}{b.shape or '—'} {made_by(b)}{lines}" if b.kind != "generated code" else "generated code"
+        of = share(size, peak.bytes) if counted else "not counted"
+        where = (Cell(memory_space_name(b.memory_space, report.target)),) if spaces else ()
+        names = b.name or "—"
+        if len(buffers) > 1:
+            names += f" and {len(buffers) - 1} more"
+        return Row((Cell(what), Cell(f"{format_bytes(size)}, {of}"), Cell(_held_words(buffers)), *where, code(names)),
+                   lines=tuple(b.source_lines))
 
     def folded(count: int, size: int, counted: bool) -> Row:
-        blank = (Cell(""),) * (len(header) - 3)
-        return Row((Cell(f"{count} other{'s' if count != 1 else ''}"), Cell(format_bytes(size)),
-                    Cell(share(size, peak.bytes) if counted else "not counted"), *blank))
+        of = share(size, peak.bytes) if counted else "not counted"
+        return Row((Cell(f"{count} other{'s' if count != 1 else ''}" + (", each under 1 %" if counted else "")),
+                    Cell(f"{format_bytes(size)}, {of}"), *(Cell(""),) * (len(header) - 2)))
 
-    rows += [row(b, True) for b in peak.buffers]
+    rows += [row(g, True) for g in group(peak.buffers)]
     if peak.others:
         rows.append(folded(peak.others, peak.others_bytes, True))
-    rows += [row(b, False) for b in peak.elsewhere]
+    rows += [row(g, False) for g in group(peak.elsewhere)]
     if peak.elsewhere_others:
         rows.append(folded(peak.elsewhere_others, peak.elsewhere_others_bytes, False))
-    rows.append(Row((Cell(f"total, {_memory_words(report)}"), Cell(format_bytes(peak.bytes)), Cell("100 %"),
-                     *(Cell(""),) * (len(header) - 3))))
+    rows.append(Row((Cell(f"total in use, {memory_name(report.target)}"), Cell(format_bytes(peak.bytes)),
+                     *(Cell(""),) * (len(header) - 2))))
     return Table("live", f"Live at the peak (step {peak.step} of {peak.steps})", header, tuple(rows),
-                 total=len(rows), note=peak.note)
+                 total=len(rows), note=peak_note(report))
+
+
+def peak_note(report: Report) -> str:
+    """How the total at the peak compares with the memory figures of the report, in a reader's
+    words: what XLA reserves and does not use there, the constants no figure counts, what a
+    TPU's XLA peak counts; where the compile ran out of memory, what its message says."""
+    peak = report.live_at_peak
+    if peak is None:
+        return ""
+    parts: list[str] = []
+    if peak.note.startswith("The compile ran out of memory"):
+        parts.append(peak.note.split(". ", 1)[0].rstrip(".") + ".")
+    memory = report.memory
+    held, name = memory.device_bytes, held_name(report.target)
+    unused = max(0, peak.temp_reserved_bytes - peak.temp_live_bytes)
+    if held is not None and held != peak.bytes:
+        why = []
+        if unused:
+            why.append(f"XLA sets aside one block for all temporaries, and {format_bytes(unused)} of it is unused "
+                       "at the peak")
+        if peak.constant_bytes:
+            why.append(f"the constants ({format_bytes(peak.constant_bytes)}) take memory too, though XLA's "
+                       "figures leave them out")
+        more = "more" if peak.bytes > held else "less"
+        parts.append(f"In use at the peak: {format_bytes(abs(peak.bytes - held))} {more} than the "
+                     f"{name} figure ({format_bytes(held)})" + (": " + "; ".join(why) + "." if why else "."))
+    xla_peak = memory.peak_bytes
+    if report.target.startswith("tpu") and xla_peak is not None and not memory.peak_is_estimate:
+        parts.append(f"XLA's own peak ({format_bytes(xla_peak)}) is not HBM: it adds the buffers in the chip's "
+                     "own memory and leaves out the code.")
+    return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -213,8 +272,10 @@ def columns(peak: LiveAtPeak, count: int) -> list[tuple[int, int, int]]:
 
 
 def timeline_table(report: Report) -> Table:
-    """The timeline as a table (what the picture draws): the memory in use over spans of the
-    program order, and what each band holds there."""
+    """The timeline as a table (what the picture draws): a row where the buffers drawn as bands
+    change, saying which start (``+``) and which end (``−``), with the most memory in use over
+    its steps; the span holding the peak says so.  Steps where only the other temporaries
+    change are one row (the picture shows them)."""
     peak = report.live_at_peak
     if peak is None:
         return Table("timeline", "Memory in use across the program", (), ())
@@ -223,45 +284,38 @@ def timeline_table(report: Report) -> Table:
     for i, (start, _) in enumerate(peak.timeline):
         end = peak.timeline[i + 1][0] - 1 if i + 1 < len(peak.timeline) else peak.steps - 1
         spans.append((start, end))
-    spans = _fewer(spans, peak.step, TIMELINE_ROWS)
-    measured = []
+    if not spans:
+        spans = [(0, max(0, peak.steps - 1))]
+
+    def live(step: int) -> tuple[int, ...]:
+        return tuple(k for k, b in enumerate(drawn) if b.kind == "buffer" and b.first <= step <= b.last)
+
+    runs: list[tuple[int, int, tuple[int, ...]]] = []
     for first, last in spans:
-        step = max(range(first, last + 1), key=lambda s: (use_at(peak, s), -s))
-        if first <= peak.step <= last:
-            step = peak.step
-        measured.append((first, last, step, stack(peak, drawn, step)))
-    # a band with no area gets no column
-    shown = [k for k in range(len(drawn)) if any(values[k] for *_, values in measured)]
-    header = ("steps", "in use", *(drawn[k].label for k in shown))
+        # a band may start or end inside a span of equal use: cut there too
+        cuts = sorted({first, *(b.first for b in drawn if first < b.first <= last),
+                       *(b.last + 1 for b in drawn if first <= b.last < last)})
+        for i, a in enumerate(cuts):
+            z = cuts[i + 1] - 1 if i + 1 < len(cuts) else last
+            key = live(a)
+            if runs and runs[-1][2] == key:
+                runs[-1] = (runs[-1][0], z, key)
+            else:
+                runs.append((a, z, key))
     rows = []
-    for first, last, step, values in measured:
+    before: tuple[int, ...] = ()
+    for first, last, key in runs:
+        holds = first <= peak.step <= last
+        step = peak.step if holds else max(range(first, last + 1), key=lambda s: (use_at(peak, s), -s))
         label = f"{first}" if first == last else f"{first}–{last}"
-        if first <= peak.step <= last:
-            label += " (peak)"
-        rows.append(Row((Cell(label), Cell(format_bytes(use_at(peak, step))),
-                         *(Cell(format_bytes(values[k]) if values[k] else "") for k in shown)),
-                        tone="bad" if first <= peak.step <= last else ""))
-    return Table("timeline", "Memory in use across the program", header, tuple(rows), total=len(rows),
-                 note="Each row: a span of steps of the program order and its largest use, split as the "
-                      "picture's bands are.")
-
-
-def _fewer(spans: list[tuple[int, int]], keep: int, most: int) -> list[tuple[int, int]]:
-    """At most ``most`` spans: neighbours joined in groups of equal count, the span holding step
-    ``keep`` (the peak) left alone."""
-    if len(spans) <= most:
-        return spans
-    at = next(i for i, (a, b) in enumerate(spans) if a <= keep <= b)
-    before, after = spans[:at], spans[at + 1:]
-    room = max(2, most - 1)
-    left = max(1, round(room * len(before) / max(1, len(before) + len(after)))) if before else 0
-    right = max(1, room - left) if after else 0
-
-    def join(part: list[tuple[int, int]], groups: int) -> list[tuple[int, int]]:
-        if not part:
-            return []
-        groups = min(groups, len(part))
-        return [(part[g * len(part) // groups][0], part[(g + 1) * len(part) // groups - 1][1])
-                for g in range(groups)]
-
-    return [*join(before, left), spans[at], *join(after, right)]
+        if holds:
+            label += " (peak)" if first == last else f", peak at {peak.step}"
+        changes = [f"+ {format_bytes(drawn[k].bytes)} {drawn[k].label}" for k in key if k not in before]
+        changes += [f"− {drawn[k].label}" for k in before if k not in key]
+        rows.append(Row((Cell(label), Cell(format_bytes(use_at(peak, step))), Cell("; ".join(changes) or "—")),
+                        tone="bad" if holds else ""))
+        before = key
+    held = f"; {format_bytes(peak.held_bytes)} is held throughout" if peak.held_bytes else ""
+    return Table("timeline", "Memory in use across the program", ("steps", "most in use", "buffers that start (+) "
+                 "or end (−)"), tuple(rows), total=len(rows),
+                 note=f"A row where a band of the picture starts or ends{held}.")

@@ -44,10 +44,13 @@ __all__ = [
     "cost_table",
     "detail_tables",
     "fusion_table",
+    "held_name",
     "is_intermediate",
     "largest_intermediate",
     "largest_on_chip",
     "measured_text",
+    "memory_name",
+    "memory_note",
     "memory_rows",
     "memory_table",
     "reduction_table",
@@ -335,21 +338,45 @@ def detail_tables(display: Display) -> tuple[Callable[[Report, Display], Table],
     return fusion_table, buffer_table
 
 
+def memory_name(target: str) -> str:
+    """What a target's device memory is called: ``HBM`` (a TPU's), ``device memory`` (a GPU's),
+    ``host memory`` (the CPU's)."""
+    return {"tpu": "HBM", "cpu": "host memory"}.get(target.split(":", 1)[0], "device memory")
+
+
+def held_name(target: str) -> str:
+    """The one name of what a program holds on a target (arguments, outputs, temp and code, less
+    what is aliased), on every part of every page: ``HBM held``, ``device memory held``..."""
+    return f"{memory_name(target)} held"
+
+
 def memory_rows(report: Report) -> tuple[tuple[str, int | None], ...]:
     """The memory figures of a report, labelled by what each counts on its target: what the
     device holds first (the figure to act on), then its parts, then XLA's peak."""
     m = report.memory
     platform = report.target.split(":", 1)[0]
-    held = {"tpu": "HBM held", "cpu": "host memory held"}.get(platform, "device memory held")
     if m.peak_is_estimate:
-        peak_label = "peak (estimate: arguments + output + temp - alias)"
+        peak_label = "peak (estimate)"
     elif platform == "tpu":
-        peak_label = "XLA's peak (counts on-chip buffers, leaves out code: not HBM)"
+        peak_label = "XLA's peak (not HBM)"
     else:
         peak_label = "peak"
-    return ((f"{held} (arguments + output + temp + code - alias)", m.device_bytes), ("temp", m.temp_bytes),
+    return ((held_name(report.target), m.device_bytes), ("temp", m.temp_bytes),
             ("arguments", m.argument_bytes), ("output", m.output_bytes), ("alias", m.alias_bytes),
             ("generated code", m.generated_code_bytes), (peak_label, m.peak_bytes))
+
+
+def memory_note(report: Report) -> str:
+    """What the memory table's figures are, under it: the first is the sum of the parts below it,
+    the peak as it counts on this target."""
+    m = report.memory
+    held = held_name(report.target)
+    note = f"{held[0].upper()}{held[1:]}: arguments + output + temp + generated code − alias."
+    if m.peak_is_estimate:
+        note += " The peak is an estimate: arguments + output + temp − alias."
+    elif report.target.startswith("tpu"):
+        note += " XLA's peak counts the buffers in the chip's own memory too, and leaves out the code: it is not HBM."
+    return note
 
 
 def measured_text(measured: Measured) -> str:
@@ -370,9 +397,10 @@ def memory_table(report: Report, measured: Measured | None = None) -> Table:
     rows = [Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value))))
             for label, value in memory_rows(report)]
     if measured is not None and measured.held_bytes is not None:
-        rows.insert(1, Row((Cell(f"held on a {measured.device} chip (measured {measured.date})"),
+        rows.insert(1, Row((Cell(f"{held_name(report.target)}, measured ({measured.device}, {measured.date})"),
                             Cell(format_bytes(measured.held_bytes)), Cell(format_exact(measured.held_bytes)))))
-    return Table("memory", "Memory", ("memory", "size", "exact"), tuple(rows), total=len(rows))
+    return Table("memory", "Memory", ("memory", "size", "exact"), tuple(rows), total=len(rows),
+                 note=memory_note(report))
 
 
 def cost_table(report: Report) -> Table:
@@ -397,7 +425,8 @@ def mesh_memory_table(report: Report) -> Table:
 
     rows = tuple(Row((Cell(label), Cell(format_bytes(value)), Cell(format_exact(value)), Cell(whole(value))))
                  for label, value in memory_rows(report))
-    return Table("memory", "Memory", ("memory", "per device", "exact", f"all {n} devices"), rows, total=len(rows))
+    return Table("memory", "Memory", ("memory", "per device", "exact", f"all {n} devices"), rows, total=len(rows),
+                 note=memory_note(report))
 
 
 def axes_text(collective: Collective) -> str:

@@ -19,7 +19,7 @@ from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.hlo.reasons import ALTERNATIVE_TITLES, reason_sentence
 from sphinx_jaxhlo.render import rows as rowmodel
 from sphinx_jaxhlo.render.display import Display
-from sphinx_jaxhlo.render.findings import findings, mesh_findings
+from sphinx_jaxhlo.render.findings import chunk_refusal, findings, mesh_findings, shows_refusal
 from sphinx_jaxhlo.render.overview import comparison_table, compile_error_title
 from sphinx_jaxhlo.render.peak import live_table, peak_sentence, timeline_table
 from sphinx_jaxhlo.render.rows import Table
@@ -155,13 +155,21 @@ def numbered(text: str) -> str:
 _TEXTS = {"hlo": ("Optimized HLO", "hlo"), "stablehlo": ("StableHLO", "stablehlo"), "jaxpr": ("jaxpr", "jaxpr")}
 
 
-def chunk_text(report: Report) -> list[str]:
-    """A ``:chunk:`` variant's numerical check, and the report's chunking suggestion, as text."""
+def chunk_text(report: Report, display: Display | None = None) -> list[str]:
+    """A ``:chunk:`` variant's numerical check, and the report's chunking suggestion, as text; why
+    none is suggested only where the findings name a memory problem it would have answered, as
+    the page does (:func:`~sphinx_jaxhlo.render.findings.shows_refusal`)."""
+    display = display or Display()
     out = []
     if report.chunk_check:
         out.append(textwrap.fill(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.", 100,
                                  initial_indent="  ", subsequent_indent="    "))
-    if report.chunk_suggestion:
+    refusal = chunk_refusal(report)
+    if refusal is not None:
+        if shows_refusal(findings(report, display), display, asked=False):
+            out.append(textwrap.fill(f"{refusal.title}: {refusal.text}", 100, initial_indent="  ",
+                                     subsequent_indent="    "))
+    elif report.chunk_suggestion:
         words, *code = report.chunk_suggestion.split("\n")
         out.append(textwrap.fill(words, 100, initial_indent="  ", subsequent_indent="    "))
         if code:  # else no suggestion: the words say why
@@ -186,7 +194,7 @@ def report_text(report: Report, show: Sequence[str], display: Display | None = N
     for part in dict.fromkeys(show):
         if part == "summary":
             out.append(summary_text(report, display))
-            out += chunk_text(report)
+            out += chunk_text(report, display)
         elif part == "graph":
             out.append(graph_text_part(report))
         elif part == "memory":

@@ -41,12 +41,15 @@ class ExampleView:
     #: The functions that are another's gradient (``:grad:``): the example compares a function
     #: with its gradient, not variants of one computation.
     gradients: Sequence[str] = ()
+    #: Whether the example asked for chunked variants (``:chunk:``): its reports then say why no
+    #: chunking is suggested where none is, above their parts.
+    chunking: bool = False
 
     def cache_parts(self) -> list[object]:
         """Everything of the view the rendering depends on, for cache keys."""
         return [self.source, list(self.show), self.hlo_collapsed, self.hlo_language, self.file_path, self.key,
                 str(self.specs or ""), [list(p) for p in self.static], self.args_text, self.display.key(),
-                self.generated_from, list(self.gradients)]
+                self.generated_from, list(self.gradients), self.chunking]
 
 
 @dataclass(frozen=True)

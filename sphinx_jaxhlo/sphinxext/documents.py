@@ -147,7 +147,7 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed, *, defer: bo
         file_path=example.file_path, key=f"{example.docname}:{example.line}",
         specs=example.specs, static=example.static, display=display_for(settings, example.view_options()),
         args_text=example.sweep.text if example.sweep is not None else "",
-        generated_from=example.generated_from, gradients=example.grad_variants)
+        generated_from=example.generated_from, gradients=example.grad_variants, chunking=example.chunk is not None)
     target_pairs = [(t.name, t.title) for t in processed.targets]
     results = processed.results
     block = node.parent

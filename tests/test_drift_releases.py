@@ -43,8 +43,8 @@ def test_a_moved_figure_is_listed_with_both_values_and_versions(tmp_path: Path) 
     copy_slots(tmp_path / "new")
     new_doc = json.loads((old / f"{SLOTS[1]}.json").read_text(encoding="utf-8"))
     temp = new_doc["facts"]["memory"]["temp_bytes"]
-    for slot in SLOTS:
-        edit(old / f"{slot}.json")  # the older toolchain, the same figures
+    for name in SLOTS:
+        edit(old / f"{name}.json")  # the older toolchain, the same figures
     edit(old / f"{SLOTS[1]}.json", temp_bytes=temp // 2)
     result = compare_folders(tmp_path / "old", tmp_path / "new", "guide", tolerance=0.05)
     assert result.unchanged == 2 and len(result.moved) == 1
@@ -81,3 +81,59 @@ def test_a_target_the_older_release_skipped_is_said_once_per_slot(tmp_path: Path
         path.unlink()
     reasons = dict(compare_folders(tmp_path / "old", tmp_path / "new", "guide").not_compared)
     assert reasons == {f"guide/seed/{SLOTS[1]}": "the older release was not compiled for gpu-h100"}
+
+
+def fail(path: Path, status: str, message: str) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["facts"]["error"] = {"status": status, "message": message, "needed_bytes": None, "available_bytes": None}
+    doc["toolchain"] = {**doc["toolchain"], "jax": "0.8.3", "jaxlib": "0.8.3"}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_what_the_older_release_cannot_compile_is_named_with_its_error(tmp_path: Path) -> None:
+    old = copy_slots(tmp_path / "old")
+    copy_slots(tmp_path / "new")
+    long_line = "x" * 400
+    fail(old / f"{SLOTS[1]}.json", "INVALID_ARGUMENT",
+         f"INVALID_ARGUMENT: No such flag: xla_gpu_new_flag {long_line}\nsecond line of the log")
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.moved == [] and result.unchanged == 2
+    ((slot, why),) = result.not_compared
+    assert slot == f"guide/seed/{SLOTS[1]}"
+    assert why.startswith("jax 0.8.3 does not compile it: INVALID_ARGUMENT: No such flag: xla_gpu_new_flag")
+    assert "second line" not in why and len(why) < 250 and why.endswith("…")
+    # a compile that failed for want of memory is a verdict: compared, and listed where it moved
+    fail(old / f"{SLOTS[1]}.json", "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED: Ran out of memory")
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.not_compared == [] and len(result.moved) == 1
+    moved = result.moved[0].drift
+    assert moved.verdict_before == "error RESOURCE_EXHAUSTED" and moved.temp_before is None
+    assert moved.verdict_after != moved.verdict_before and moved.significant
+
+
+def test_coverage_counts_the_newer_folders_slots_the_older_one_has(tmp_path: Path) -> None:
+    old = copy_slots(tmp_path / "old")
+    new = copy_slots(tmp_path / "new")
+    for path in old.glob(f"{SLOTS[0]}.*"):
+        path.unlink()
+    fail(old / f"{SLOTS[1]}.json", "INVALID_ARGUMENT", "INVALID_ARGUMENT: unknown flag")
+    for path in SEED.glob("jaxhlo-example-seed.with_outer.cpu.*"):
+        shutil.copy(path, new / path.name)
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    # the newer folder: the three slots and one more; the older has two of them (one failed: still covered)
+    assert (result.current, result.covered) == (len(SLOTS) + 1, len(SLOTS) - 1)
+    assert result.unchanged == 1
+    assert {why for _, why in result.not_compared} == {
+        "only the newer release has it", "jax 0.8.3 does not compile it: INVALID_ARGUMENT: unknown flag"}
+
+
+def test_a_page_the_older_release_never_compiled_is_said_so(tmp_path: Path) -> None:
+    copy_slots(tmp_path / "old")
+    new = copy_slots(tmp_path / "new")
+    other = new.parent / "reading"
+    other.mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, other / path.name)
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.unchanged == len(SLOTS)
+    assert result.not_compared == [(f"guide/reading/{SLOTS[0]}", "the older release did not compile this page")]

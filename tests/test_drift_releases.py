@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from sphinx_jaxhlo.store.releases import compare_folders
 
@@ -137,3 +141,35 @@ def test_a_page_the_older_release_never_compiled_is_said_so(tmp_path: Path) -> N
     result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
     assert result.unchanged == len(SLOTS)
     assert result.not_compared == [(f"guide/reading/{SLOTS[0]}", "the older release did not compile this page")]
+
+
+def drift_tool() -> Any:
+    spec = importlib.util.spec_from_file_location("jaxhlo_drift_tool", ROOT / "tools" / "drift.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_drift_tool_builds_the_pages_with_snapshots_smallest_first_and_prunes_removed_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = drift_tool()
+    current = tmp_path / "current"
+    copy_slots(current)
+    (current / "quickstart").mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, current / "quickstart" / path.name)
+    monkeypatch.setattr(tool, "CURRENT", current)
+    assert tool.pages() == ["quickstart", "guide/seed"]
+    out = tmp_path / "old"
+    copy_slots(out)
+    gone = out / "guide" / "seed" / "jaxhlo-example-seed.with_outer.cpu.json"
+    for path in SEED.glob("jaxhlo-example-seed.with_outer.cpu.*"):
+        shutil.copy(path, out / "guide" / "seed" / path.name)
+    (out / "guide" / "removed").mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, out / "guide" / "removed" / path.name)
+    assert tool.prune(out) == 2
+    assert not gone.exists() and not list(gone.parent.glob("jaxhlo-example-seed.with_outer.cpu.*"))
+    assert not (out / "guide" / "removed").exists()
+    assert sorted(p.name for p in (out / "guide" / "seed").glob("*.json")) == sorted(f"{s}.json" for s in SLOTS)

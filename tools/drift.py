@@ -12,8 +12,9 @@ snapshots and the build folder) whose root is that page and which reads no
 other, every example compiled afresh (``JAXHLO_SNAPSHOT_MODE=refresh``).  As
 each page's build ends, its snapshots replace that page's folder in ``--out``
 (default: ``docs/_drift/jax-<the installed version>``), so a run stopped half
-way leaves whole pages behind (the others keep what an earlier run wrote),
-and ``--resume`` goes on with the pages not written yet.  The compiles are kept in a report cache of their own
+way leaves whole pages behind (the others keep what an earlier run wrote;
+``pages.txt`` in ``--out`` lists those it finished), and ``--resume`` goes on
+with the pages not finished yet.  The compiles are kept in a report cache of their own
 (``--cache``), so a page whose build was stopped compiles only what it had
 not.  A compile that fails is a snapshot too (its error recorded): the drift
 page names what the release could not compile and why.  Commit the folder;
@@ -41,6 +42,8 @@ CURRENT = DOCS / "_snapshots"
 #: What the copy of the docs leaves out: the current release's snapshots, the older
 #: releases' (the drift page then warns that it has none), the build.
 LEFT_OUT = ("_build", "_snapshots", "_drift", "__pycache__", "jupyter_execute")
+#: The pages a whole run (not a ``--targets`` pass) finished, one a line, beside the snapshots.
+DONE = "pages.txt"
 #: The docs' own exclude_patterns (conf.py), kept when a page's build excludes the other pages.
 EXCLUDED = ("_build", "examples/README.md")
 
@@ -116,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="the snapshot folder to write (page by page)")
     parser.add_argument("--page", action="append", default=[],
                         help="only this page (e.g. guide/seed; repeatable); default: every page with snapshots")
-    parser.add_argument("--resume", action="store_true", help="keep --out and build only the pages it lacks")
+    parser.add_argument("--resume", action="store_true", help="build only the pages --out/pages.txt does not list")
     parser.add_argument("--targets", default="",
                         help="the default targets of the examples that name none, e.g. cpu,gpu:h100 "
                              "(default: conf.py's): a first pass without the slow TPU compiles, the cache "
@@ -128,8 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     out = (opts.out or DOCS / "_drift" / f"jax-{version}").resolve()
     cache = (opts.cache or Path.home() / ".cache" / "sphinx-jaxhlo" / "drift" / f"jax-{version}").resolve()
     todo = opts.page or pages()
+    done = out / DONE
+    # a whole run starts the list again; --resume and --page add to it
+    finished = set(done.read_text(encoding="utf-8").split()) if done.exists() and (opts.resume or opts.page) else set()
+    if done.exists():
+        done.write_text("".join(f"{name}\n" for name in sorted(finished)), encoding="utf-8")
     if opts.resume:
-        todo = [name for name in todo if not any((out / name).glob("*.json"))]
+        todo = [name for name in todo if name not in finished]
     prune(out)
     total = time.perf_counter()
     made = 0
@@ -154,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             elif count:
                 shutil.rmtree(out / docname, ignore_errors=True)
                 shutil.copytree(staging / docname, out / docname)
+                finished.add(docname)
+                done.write_text("".join(f"{name}\n" for name in sorted(finished)), encoding="utf-8")
             made += count
     print(f"wrote {made} snapshots into {out} in {time.perf_counter() - total:.0f} s, "
           f"{_children_cpu():.0f} s of CPU")

@@ -89,9 +89,15 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
         if old is None and target_of(rel) not in targets_before:
             not_compared.append((f"{docname}/{slot}", f"the older release was not compiled for {target_of(rel)}"))
             continue
-        if old is None and new is not None and not any((base_before / rel.parent).glob("*.json")):
-            not_compared.append((f"{docname}/{slot}", "the older release did not compile this page"))
-            continue
+        if old is None and new is not None:
+            page = {target_of(p.relative_to(base_before)) for p in (base_before / rel.parent).glob("*.json")}
+            if not page:
+                not_compared.append((f"{docname}/{slot}", "the older release did not compile this page"))
+                continue
+            if target_of(rel) not in page:
+                not_compared.append((f"{docname}/{slot}",
+                                     f"the older release did not compile this page for {target_of(rel)}"))
+                continue
         if old is None or new is None:
             not_compared.append((f"{docname}/{slot}", f"only the {'newer' if old is None else 'older'} release has it"))
             continue

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sphinx_jaxhlo.store.releases import compare_folders
+from sphinx_jaxhlo.store.releases import ONLY_NEWER, ONLY_OLDER, compare_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "docs" / "_snapshots" / "guide" / "seed"
@@ -75,7 +75,7 @@ def test_an_edited_example_or_a_lone_slot_is_not_compared(tmp_path: Path) -> Non
     assert result.unchanged == 1 and result.moved == []
     reasons = dict(result.not_compared)
     assert "source_sha256" in reasons[f"guide/seed/{SLOTS[0]}"]
-    assert reasons[f"guide/seed/{SLOTS[2]}"] == "only the older release has it"
+    assert reasons[f"guide/seed/{SLOTS[2]}"] == ONLY_OLDER
 
 
 def test_a_target_the_older_release_skipped_is_said_once_per_slot(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_coverage_counts_the_newer_folders_slots_the_older_one_has(tmp_path: Pat
     assert (result.current, result.covered) == (len(SLOTS) + 1, len(SLOTS) - 1)
     assert result.unchanged == 1
     assert {why for _, why in result.not_compared} == {
-        "only the newer release has it", "jax 0.8.3 does not compile it: INVALID_ARGUMENT: unknown flag"}
+        ONLY_NEWER, "jax 0.8.3 does not compile it: INVALID_ARGUMENT: unknown flag"}
 
 
 def test_a_page_the_older_release_never_compiled_is_said_so(tmp_path: Path) -> None:
@@ -148,9 +148,9 @@ def test_a_page_the_older_release_never_compiled_is_said_so(tmp_path: Path) -> N
     for path in SEED.glob(f"{SLOTS[1]}.*"):  # gpu-h100, which the older run has on the seed page
         shutil.copy(path, other / path.name)
     reasons = dict(compare_folders(tmp_path / "old", tmp_path / "new", "guide").not_compared)
-    assert reasons == {f"guide/reading/{SLOTS[0]}": "only the newer release has it",
+    assert reasons == {f"guide/reading/{SLOTS[0]}": ONLY_NEWER,
                        f"guide/reading/{SLOTS[1]}": "the older release did not compile this page for gpu-h100",
-                       f"guide/reading/{SLOTS[2]}": "only the older release has it"}
+                       f"guide/reading/{SLOTS[2]}": ONLY_OLDER}
 
 
 def drift_tool() -> Any:

@@ -47,6 +47,14 @@ class ReleaseDrift:
     covered: int = 0
 
 
+#: Why a slot of a page both releases compiled is in the newer folder only: the older
+#: release's bisection probed other sizes (its flip lies elsewhere), or the example is newer
+#: than the older release's run.
+ONLY_NEWER = ("only the newer release has it (a size the newer release's bisection probed, "
+              "or an example added since the older release's run)")
+#: ... and in the older folder only (a size only its bisection probed).
+ONLY_OLDER = "only the older release has it"
+
 #: What must be the same in two snapshots' identities for their figures to be compared.
 _SAME_REQUEST = ("source_sha256", "function", "args", "static", "xla_flags", "target", "target_sha256")
 
@@ -99,7 +107,7 @@ def compare_folders(before_root: Path, after_root: Path, under: str = "", tolera
                                      f"the older release did not compile this page for {target_of(rel)}"))
                 continue
         if old is None or new is None:
-            not_compared.append((f"{docname}/{slot}", f"only the {'newer' if old is None else 'older'} release has it"))
+            not_compared.append((f"{docname}/{slot}", ONLY_NEWER if old is None else ONLY_OLDER))
             continue
         covered += 1
         ident_old, ident_new = old.snapshot.identity, new.snapshot.identity

@@ -96,7 +96,8 @@ def _children_cpu() -> float:
 
 def prune(out: Path) -> int:
     """Remove from ``out`` the slots the docs no longer have (no snapshot in ``docs/_snapshots``):
-    examples since removed or renamed, whose older figures nothing compares.
+    examples since removed or renamed, and the sizes only an earlier run's bisection probed,
+    whose older figures nothing compares (the run writes its own probes again).
 
     :return: how many slots went.
     """

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
-from sphinx_jaxhlo.store.releases import compare_folders
+import pytest
+
+from sphinx_jaxhlo.store.releases import ONLY_NEWER, ONLY_OLDER, compare_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "docs" / "_snapshots" / "guide" / "seed"
@@ -43,8 +47,8 @@ def test_a_moved_figure_is_listed_with_both_values_and_versions(tmp_path: Path) 
     copy_slots(tmp_path / "new")
     new_doc = json.loads((old / f"{SLOTS[1]}.json").read_text(encoding="utf-8"))
     temp = new_doc["facts"]["memory"]["temp_bytes"]
-    for slot in SLOTS:
-        edit(old / f"{slot}.json")  # the older toolchain, the same figures
+    for name in SLOTS:
+        edit(old / f"{name}.json")  # the older toolchain, the same figures
     edit(old / f"{SLOTS[1]}.json", temp_bytes=temp // 2)
     result = compare_folders(tmp_path / "old", tmp_path / "new", "guide", tolerance=0.05)
     assert result.unchanged == 2 and len(result.moved) == 1
@@ -71,7 +75,7 @@ def test_an_edited_example_or_a_lone_slot_is_not_compared(tmp_path: Path) -> Non
     assert result.unchanged == 1 and result.moved == []
     reasons = dict(result.not_compared)
     assert "source_sha256" in reasons[f"guide/seed/{SLOTS[0]}"]
-    assert reasons[f"guide/seed/{SLOTS[2]}"] == "only the older release has it"
+    assert reasons[f"guide/seed/{SLOTS[2]}"] == ONLY_OLDER
 
 
 def test_a_target_the_older_release_skipped_is_said_once_per_slot(tmp_path: Path) -> None:
@@ -81,3 +85,101 @@ def test_a_target_the_older_release_skipped_is_said_once_per_slot(tmp_path: Path
         path.unlink()
     reasons = dict(compare_folders(tmp_path / "old", tmp_path / "new", "guide").not_compared)
     assert reasons == {f"guide/seed/{SLOTS[1]}": "the older release was not compiled for gpu-h100"}
+
+
+def fail(path: Path, status: str, message: str) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["facts"]["error"] = {"status": status, "message": message, "needed_bytes": None, "available_bytes": None}
+    doc["toolchain"] = {**doc["toolchain"], "jax": "0.8.3", "jaxlib": "0.8.3"}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_what_the_older_release_cannot_compile_is_named_with_its_error(tmp_path: Path) -> None:
+    old = copy_slots(tmp_path / "old")
+    copy_slots(tmp_path / "new")
+    long_line = "x" * 400
+    fail(old / f"{SLOTS[1]}.json", "INVALID_ARGUMENT",
+         f"INVALID_ARGUMENT: No such flag: xla_gpu_new_flag {long_line}\nsecond line of the log")
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.moved == [] and result.unchanged == 2
+    ((slot, why),) = result.not_compared
+    assert slot == f"guide/seed/{SLOTS[1]}"
+    assert why.startswith("jax 0.8.3 does not compile it: INVALID_ARGUMENT: No such flag: xla_gpu_new_flag")
+    assert "second line" not in why and len(why) < 250 and why.endswith("…")
+    # a compile that failed for want of memory is a verdict: compared, and listed where it moved
+    fail(old / f"{SLOTS[1]}.json", "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED: Ran out of memory")
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.not_compared == [] and len(result.moved) == 1
+    moved = result.moved[0].drift
+    assert moved.verdict_before == "error RESOURCE_EXHAUSTED" and moved.temp_before is None
+    assert moved.verdict_after != moved.verdict_before and moved.significant
+
+
+def test_coverage_counts_the_newer_folders_slots_the_older_one_has(tmp_path: Path) -> None:
+    old = copy_slots(tmp_path / "old")
+    new = copy_slots(tmp_path / "new")
+    for path in old.glob(f"{SLOTS[0]}.*"):
+        path.unlink()
+    fail(old / f"{SLOTS[1]}.json", "INVALID_ARGUMENT", "INVALID_ARGUMENT: unknown flag")
+    for path in SEED.glob("jaxhlo-example-seed.with_outer.cpu.*"):
+        shutil.copy(path, new / path.name)
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    # the newer folder: the three slots and one more; the older has two of them (one failed: still covered)
+    assert (result.current, result.covered) == (len(SLOTS) + 1, len(SLOTS) - 1)
+    assert result.unchanged == 1
+    assert {why for _, why in result.not_compared} == {
+        ONLY_NEWER, "jax 0.8.3 does not compile it: INVALID_ARGUMENT: unknown flag"}
+
+
+def test_a_page_the_older_release_never_compiled_is_said_so(tmp_path: Path) -> None:
+    copy_slots(tmp_path / "old")
+    new = copy_slots(tmp_path / "new")
+    other = new.parent / "reading"
+    other.mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, other / path.name)
+    result = compare_folders(tmp_path / "old", tmp_path / "new", "guide")
+    assert result.unchanged == len(SLOTS)
+    assert result.not_compared == [(f"guide/reading/{SLOTS[0]}", "the older release did not compile this page")]
+    # a page compiled for some targets only (a first pass without the TPU): the others are said per target
+    (tmp_path / "old" / "guide" / "reading").mkdir()
+    for path in SEED.glob(f"{SLOTS[2]}.*"):
+        shutil.copy(path, tmp_path / "old" / "guide" / "reading" / path.name)
+    for path in SEED.glob(f"{SLOTS[1]}.*"):  # gpu-h100, which the older run has on the seed page
+        shutil.copy(path, other / path.name)
+    reasons = dict(compare_folders(tmp_path / "old", tmp_path / "new", "guide").not_compared)
+    assert reasons == {f"guide/reading/{SLOTS[0]}": ONLY_NEWER,
+                       f"guide/reading/{SLOTS[1]}": "the older release did not compile this page for gpu-h100",
+                       f"guide/reading/{SLOTS[2]}": ONLY_OLDER}
+
+
+def drift_tool() -> Any:
+    spec = importlib.util.spec_from_file_location("jaxhlo_drift_tool", ROOT / "tools" / "drift.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_drift_tool_builds_the_pages_with_snapshots_smallest_first_and_prunes_removed_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = drift_tool()
+    current = tmp_path / "current"
+    copy_slots(current)
+    (current / "quickstart").mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, current / "quickstart" / path.name)
+    monkeypatch.setattr(tool, "CURRENT", current)
+    assert tool.pages() == ["quickstart", "guide/seed"]
+    out = tmp_path / "old"
+    copy_slots(out)
+    gone = out / "guide" / "seed" / "jaxhlo-example-seed.with_outer.cpu.json"
+    for path in SEED.glob("jaxhlo-example-seed.with_outer.cpu.*"):
+        shutil.copy(path, out / "guide" / "seed" / path.name)
+    (out / "guide" / "removed").mkdir()
+    for path in SEED.glob(f"{SLOTS[0]}.*"):
+        shutil.copy(path, out / "guide" / "removed" / path.name)
+    assert tool.prune(out) == 2
+    assert not gone.exists() and not list(gone.parent.glob("jaxhlo-example-seed.with_outer.cpu.*"))
+    assert not (out / "guide" / "removed").exists()
+    assert sorted(p.name for p in (out / "guide" / "seed").glob("*.json")) == sorted(f"{s}.json" for s in SLOTS)

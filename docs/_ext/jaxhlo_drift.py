@@ -103,12 +103,18 @@ class DriftTables(SphinxDirective):
         section = nodes.section(ids=[f"jaxhlo-drift-{nodes.make_id(release.name)}"])
         section += nodes.title(text=f"jax {old} → {new}")
         compared = len(result.moved) + result.unchanged
-        significant = sum(s.drift.significant for s in result.moved)
+        beyond = sum(s.drift.significant for s in result.moved)
         section += _para(nodes.Text(
             f"{compared} (example, function, target) compiled by both: {len(result.moved)} moved "
-            f"({significant} beyond the drift tolerance or with another verdict), {result.unchanged} unchanged"
+            f"({beyond} beyond the drift tolerance or with another verdict), {result.unchanged} unchanged"
             + (f"; {len(result.not_compared)} not compared" if result.not_compared else "") + "."))
         section += _para(nodes.Text(f"Before: {versions_text(result.before)}. After: {versions_text(result.after)}."))
+        if result.current:
+            section += _para(nodes.Text(
+                f"Coverage: jax {old} made {result.covered} of the current release's {result.current} snapshots "
+                f"({result.covered / result.current:.0%})"
+                + ("; each slot it did not make, or failed to compile, is under “Not compared” with the reason."
+                   if result.not_compared else ".")))
         significant = [slot for slot in result.moved if slot.drift.significant]
         minor = [slot for slot in result.moved if not slot.drift.significant]
         if significant:

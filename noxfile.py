@@ -122,8 +122,8 @@ def drift(session: nox.Session, jax: str) -> None:
     """Compile the guide with an older jax into docs/_drift/jax-<version> (commit it): the drift page
     (docs/drift.md) compares those snapshots with docs/_snapshots at every docs build, without that jax.
 
-    ``nox -s "drift(jax='0.9.2')"`` one release.  Its TPU compiles take most of the time (20 to 40
-    minutes on two cores).
+    ``nox -s "drift(jax='0.9.2')"`` one release.  Its TPU compiles take most of the time (about an
+    hour of two idle cores per release: docs/releasing.md).
     """
     session.install("-e", ".[myst]", f"jax=={jax}", f"jaxlib=={jax}")
     session.run_install("python", "-m", "sphinx_jaxhlo", "compilers", "install")

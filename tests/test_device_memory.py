@@ -240,7 +240,7 @@ def test_the_variants_table_chart_and_sweep_act_on_one_figure_per_target() -> No
     assert chart is not None and [p.measure for p in chart.panels] == ["temp"]
     results[("b", "tpu:v5e")].report = Report("b", "tpu:v5e", memory=dataclasses.replace(held.memory))
     assert [row.cells[1].text for row in variants_table(["a", "b"], [("tpu:v5e", "TPU v5e")], results,
-                                                         display).rows] == ["HBM 115 B", "HBM 115 B"]
+                                                         display).rows] == ["HBM held 115 B", "HBM held 115 B"]
     sweep = parse_sweep("n=1,2")
     points = sweep.points()
     made = sweep_map(sweep, [(points[0], [Result("a", "tpu:v5e", "TPU v5e", report=held)], ""),

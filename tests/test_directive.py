@@ -169,7 +169,7 @@ def test_build_report_tables_every_example(app: Any) -> None:
     table = soup.select_one("table.jaxhlo-report")
     header = [th.get_text(strip=True) for th in table.select("thead th")]
     assert header == ["document", "line", "function", "target", "compile time", "memory (temp; HBM held on a TPU)",
-                      "report from", "status"]
+                      "report from", "status", "guide's rule"]
     rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.select("tbody tr")]
     assert [(r[0], r[2], r[3], r[7]) for r in rows] == [
         ("index", "phase_sum", "cpu", "ok"), ("index", "scaled", "cpu", "ok")]

@@ -391,7 +391,7 @@ def test_real_host_offload(target: str) -> None:
     done = next(f.name for f in analysis.fusions if f.kind == "custom-call-done")
     (reduction,) = [r for r in analysis.reductions if r.origin == "user"]
     assert reduction.input_materialized in {done, *(m.name for m in analysis.materialized)}
-    report = analyze_hlo(text, target=target.replace("_", ":"))
+    (report,) = analyze_hlo(text, target=target.replace("_", ":"))
     assert report.host_buffers == analysis.host_buffers
     assert report.host_fusions == analysis.host_fusions
 

@@ -311,7 +311,7 @@ ENTRY %e (x: f32[4096,1024]) -> f32[] {
   ROOT %m = f32[] maximum(%a, %b)
 }
 """
-    report = analyze_hlo(module, target="tpu:v5e")
+    (report,) = analyze_hlo(module, target="tpu:v5e")
     assert report.materialized == [] and [m.name for m in report.argument_copies] == ["cd"]
     text = str(Reports([report], show=["summary"]))
     assert "Unfused" not in text

@@ -296,7 +296,8 @@ def test_drift_compares_temp_peak_and_verdict() -> None:
     assert drift is not None and drift.significant
     assert (drift.verdict_before, drift.verdict_after) == ("fused", "unfused")
     assert drift.message == ("f on gpu:h100 changed since jax 0.10.1, jaxlib 0.10.1 (now jax 0.10.2, jaxlib "
-                             "0.10.2): temp 50.4 MB -> 20.1 GB; peak 52.4 MB -> 20.1 GB; reductions fused -> unfused")
+                             "0.10.2): temp 50.4 MB -> 20.1 GB; device memory 52.4 MB -> 20.1 GB; "
+                             "peak 52.4 MB -> 20.1 GB; reductions fused -> unfused")
     # same figures, another toolchain: a row for the table, no warning
     same = compare(after, after, old, new, 0.05)
     assert same is not None and not same.significant
@@ -563,7 +564,7 @@ def test_a_snapshot_and_the_same_module_saved_are_analysed_by_one_filler(slot: s
     assert stored is not None
     source_name = str(stored.snapshot.identity["source_name"])
     report = stored.snapshot.report("", source_name)
-    saved = analyze_hlo(report.hlo, source_name, target=report.target)
+    (saved,) = analyze_hlo(report.hlo, source_name, target=report.target)
     assert report.fusions and report.reductions
     for field in ("fusions", "materialized", "reductions", "argument_copies", "host_buffers", "collectives"):
         assert getattr(saved, field) == getattr(report, field), field

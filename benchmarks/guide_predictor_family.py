@@ -895,9 +895,19 @@ def compile_family(targets: list[str], only: str | None, limit: int | None, time
     compile_truth(progs, targets, TRUTH_FILE, timeout, limit)
 
 
+def predicted(prog: Program, target: str) -> dict[str, Any]:
+    """The rules' answer for one program (jaxpr only), as JSON; a failure of the rules is an answer
+    that decides nothing (``rule: error``), never an exception: the holdout scores with it too."""
+    from guide_predictor import predict
+
+    try:
+        return predict(prog.source, *_split_specs(prog.specs), target=target).to_dict()
+    except Exception as exc:
+        return {"stored": None, "certain": False, "rule": "error", "why": f"{type(exc).__name__}: {exc}", "where": ""}
+
+
 def write_report() -> dict[str, Any]:
     """Predict every program (jaxpr only), compare with the truth, write the results file."""
-    from guide_predictor import predict
 
     truth = load_truth()
     programs = []
@@ -911,10 +921,7 @@ def write_report() -> dict[str, Any]:
                 if rec is None or "error" in rec:
                     entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                     continue
-                try:
-                    pred = predict(prog.source, *_split_specs(prog.specs), target=target).to_dict()
-                except Exception as exc:
-                    pred = {"stored": None, "certain": False, "rule": "error", "why": f"{type(exc).__name__}: {exc}"}
+                pred = predicted(prog, target)
                 # an answer the rules do not give ("compile it") is no agreement: it is counted apart
                 answered = bool(pred["certain"]) and pred["stored"] is not None
                 agree = pred["stored"] == rec["stored"] if answered else None

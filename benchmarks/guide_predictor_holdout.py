@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module, _split_specs, compile_truth  # noqa: E402
+from guide_predictor_family import Program, _module, compile_truth, predicted  # noqa: E402
 from guide_predictor_family import load_truth as family_truth  # noqa: E402
 
 TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_holdout_truth.jsonl"
@@ -475,7 +475,6 @@ def score() -> dict[str, Any]:
     """Predict every program (jaxpr only) and score the answers against the truth, per target."""
     import jax
 
-    from sphinx_jaxhlo.predict.front import predict
 
     truth = load_truth()
     rows = []
@@ -486,12 +485,7 @@ def score() -> dict[str, Any]:
             if rec is None or "error" in rec:
                 entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                 continue
-            try:
-                got = predict(prog.source, *_split_specs(prog.specs), target=target)
-                pred: dict[str, Any] = got.to_dict()
-            except Exception as exc:
-                pred = {"stored": None, "certain": False, "rule": "error", "why": f"{type(exc).__name__}: {exc}",
-                        "where": ""}
+            pred = predicted(prog, target)
             answered = bool(pred["certain"]) and pred["stored"] is not None
             row = {"truth": rec["stored"], "truth_buffer": rec["buffer"], "memory_space": rec["memory_space"],
                    "stored": pred["stored"], "certain": pred["certain"], "rule": pred["rule"],

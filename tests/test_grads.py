@@ -3,6 +3,7 @@ its code, its errors as each front spells the option, and its reports beside the
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -212,8 +213,11 @@ def test_the_forms_are_named_and_jax_grad_returns_the_gradient_alone():
     source = "import jax.numpy as jnp\n\ndef loss(w, x):\n    return jnp.sum(jnp.tanh(x @ w))\n"
     text = add_grad_variant(source, "loss", ["w", "jax.grad", "jax.value_and_grad"])
     assert "def loss_grad(w, x):" in text and "def loss_grad_only(w, x):" in text
-    assert "# loss_grad: jax.value_and_grad for a scalar output (the value and the gradient)." in text
-    assert "# loss_grad_only: jax.grad for a scalar output (the gradient alone)." in text
+    assert ("\n# loss_grad and loss_grad_only (:grad: w, jax.grad, jax.value_and_grad): the gradient\n"
+            "# of loss with respect to w, by jax.vjp with a cotangent of ones. For a float scalar\n"
+            "# output, loss_grad returns what jax.value_and_grad returns, loss_grad_only returns\n"
+            "# what jax.grad returns; for any other float output, the gradient is that of the sum\n"
+            "# of its elements.\nimport jax\n") in text
     namespace = _define(text)
     w, x = _normal(0, (4, 3)), _normal(1, (5, 4))
     np.testing.assert_allclose(namespace["loss_grad_only"](w, x), jax.grad(namespace["loss"])(w, x), rtol=1e-5)
@@ -221,9 +225,11 @@ def test_the_forms_are_named_and_jax_grad_returns_the_gradient_alone():
     np.testing.assert_allclose(value, namespace["loss"](w, x), rtol=1e-6)
     np.testing.assert_allclose(grad, jax.grad(namespace["loss"])(w, x), rtol=1e-5)
     # the default is the value and the gradient, as before: same text, one variant
-    default = add_grad_variant(source, "loss", ["w"])
-    assert default.replace("(:grad: w)", "(:grad: w, jax.value_and_grad)") == add_grad_variant(
-        source, "loss", ["w", "jax.value_and_grad"])
+    default, named = _comment_and_calls(add_grad_variant(source, "loss", ["w"])), _comment_and_calls(
+        add_grad_variant(source, "loss", ["w", "jax.value_and_grad"]))
+    assert default[0].replace("(:grad: w)", "(:grad: w, jax.value_and_grad)") == named[0]
+    assert add_grad_variant(source, "loss", ["w"]).split("\nimport jax\n")[1] == add_grad_variant(
+        source, "loss", ["w", "jax.value_and_grad"]).split("\nimport jax\n")[1]
     example = parse_example(source, {"function": "loss", "grad": "w, jax.grad"}).with_grad_variants()
     assert example.functions == ("loss", "loss_grad_only")
     with pytest.raises(OptionProblem, match=r"'jax\.vjp' is neither an argument name nor a position \(nor a form: "
@@ -249,6 +255,43 @@ def test_the_figures_of_each_form_are_those_of_jax_grad_and_jax_value_and_grad()
     assert temp["rbf_pair_energy_grad_only"] == independent.memory.temp_bytes == 0
     independent = sphinx_jaxhlo.analyze(with_value_and_grad, "f32[10000,3]", "f32[10000,3]", targets="cpu")["cpu"]
     assert temp["rbf_pair_energy_grad"] == independent.memory.temp_bytes >= 10000 * 10000 * 4
+
+
+def _comment_and_calls(text: str) -> tuple[str, set[str]]:
+    """The comment above the gradient code, and the jax functions the code calls (``jax.vjp``)."""
+    code = text[text.index("\n\n\n# ") + 3:]
+    comment = " ".join(line[2:] for line in code.splitlines() if line.startswith("# "))
+    called = {ast.unparse(node.func) for node in ast.walk(ast.parse(code))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    return comment, called
+
+
+@pytest.mark.parametrize(("items", "alias"), [(["w"], "jax"), (["w", "jax.grad"], "jax"),
+                                              (["w", "x", "jax.grad", "jax.value_and_grad"], "jax"),
+                                              (["jax", "jax.grad"], "jax_")])
+def test_the_comment_names_what_the_code_calls_and_what_it_equals(items: list[str], alias: str) -> None:
+    """The comment says the code calls jax.vjp (under the alias the code imports jax as), and names
+    jax.value_and_grad and jax.grad only as what the variants equal, never as what the code calls;
+    every line fits in 88 columns; pasted, each variant gives jax's own function's value exactly."""
+    third = "jax" if alias == "jax_" else "scale"  # an argument named jax: the code imports jax as jax_
+    source = f"import jax.numpy as jnp\n\ndef loss(w, x, {third}):\n    return jnp.sum(jnp.tanh(x @ w) * {third})\n"
+    text = add_grad_variant(source, "loss", items)
+    comment, called = _comment_and_calls(text)
+    assert f"{alias}.vjp" in called and f"by {alias}.vjp with a cotangent of ones" in comment
+    forms = [f for f in ("jax.value_and_grad", "jax.grad") if f in items] or ["jax.value_and_grad"]
+    named = set(re.findall(rf"\b{re.escape(alias)}\.[a-z_.]*[a-z]", comment))
+    assert named == {f"{alias}.vjp", *(alias + f[3:] for f in forms)}
+    assert not (named - {f"{alias}.vjp"}) & called
+    for form in forms:
+        assert f"returns what {alias}{form[3:]} returns" in comment
+    assert all(len(line) <= 88 for line in text.splitlines())
+    namespace = _define(text)
+    args = (_normal(0, (4, 3)), _normal(1, (5, 4)), _normal(2, (3,)))
+    wrt = tuple(("w", "x", third).index(i) for i in items if i not in forms)
+    for form in forms:
+        variant = namespace["loss_grad" if form == "jax.value_and_grad" else "loss_grad_only"]
+        want = getattr(jax, form[4:])(namespace["loss"], argnums=wrt if len(wrt) > 1 else wrt[0])(*args)
+        jax.tree.map(np.testing.assert_array_equal, variant(*args), want)
 
 
 def test_an_argument_jax_grad_refuses_fails_with_its_reason_in_every_front(tmp_path, capsys):

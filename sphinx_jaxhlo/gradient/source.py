@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import ast
 import keyword
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sphinx_jaxhlo.core.hygiene import NamePool, Scope, module_names, scope_of_source
-from sphinx_jaxhlo.gradient.option import DEFAULT_FORM, FORMS, grad_forms, grad_variant_name, grad_wrt, resolve_wrt
+from sphinx_jaxhlo.gradient.option import FORMS, grad_forms, grad_variant_name, grad_wrt, resolve_wrt
 
 __all__ = ["Parameters", "add_grad_variant", "call_variant", "variant_text"]
 
@@ -64,6 +65,21 @@ class Parameters:
         return {*self.positional, *self.keyword_only, *(a for a in (self.vararg, self.kwarg) if a is not None)}
 
 
+def _comment(function: str, names: Sequence[str], items: Sequence[str], jax: str, option: str) -> list[str]:
+    """The comment above the variants: what the code calls (``jax.vjp``), and what each variant equals,
+    named by the alias the code imports jax under, in lines of at most 88 columns."""
+    forms = grad_forms(items)
+    variants = [grad_variant_name(function, form) for form in forms]
+    returns = [f"what {jax}.{form.rpartition('.')[2]} returns" for form in forms]
+    equals = (f"it returns {returns[0]}" if len(forms) == 1 else
+              ", ".join(f"{name} returns {what}" for name, what in zip(variants, returns, strict=True)))
+    text = (f"{' and '.join(variants)} ({option} {', '.join(items)}): the gradient of {function} with respect to "
+            f"{', '.join(names)}, by {jax}.vjp with a cotangent of ones. For a float scalar output, {equals}; "
+            "for any other float output, the gradient is that of the sum of its elements.")
+    return textwrap.wrap(text, 86, initial_indent="# ", subsequent_indent="# ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def variant_text(function: str, params: Parameters, names: Sequence[str], items: Sequence[str], scope: Scope,
                  option: str = ":grad:") -> str:
     """The code of the gradient variants of ``function`` that ``items`` (a parsed ``:grad:`` value)
@@ -82,15 +98,7 @@ def variant_text(function: str, params: Parameters, names: Sequence[str], items:
     pullback = pool.take("_pullback", "_vjp")
     grads = [pool.take(f"_grad_{n}", f"_d_{n}") for n in names]
     returned = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
-    said = ", ".join(items)
-    lines = [
-        f"# The gradient of {function} with respect to {', '.join(names)} ({option} {said}): "
-        "a vjp with a cotangent of ones,",
-        *([f"# {DEFAULT_FORM} for a scalar output."] if forms == (DEFAULT_FORM,) else
-          [f"# {grad_variant_name(function, form)}: {form} for a scalar output ({FORMS[form][1]})."
-           for form in forms]),
-        *mods.imports[:2],
-    ]
+    lines = [*_comment(function, names, items, mods.jax, option), *mods.imports[:2]]
     for form in forms:
         lines += [
             "",

@@ -454,6 +454,35 @@ def test_a_refusal_names_the_listings_line_linked() -> None:
     assert ref["href"].endswith("-L6") and ref.astext() == "6"
 
 
+def test_a_chunkings_code_is_shown_once_per_example_and_named_in_the_other_panels() -> None:
+    """A chunking is one code for every target: the first panel that suggests it shows it, a later
+    one with the same code says where it is (each keeps its own words and figures); other code is shown."""
+    import dataclasses
+
+    from docutils import nodes as dn
+
+    from sphinx_jaxhlo.render.parts import result_nodes
+
+    code = "sphinx_jaxhlo.chunked(f, argnums=0, size=250)\ndef f_chunked(pos, hkl):\n    return pos"
+    report = report_of("gpu_h100__with_dot.txt")
+    view = ExampleView(source="def f(pos, hkl):\n    return pos\n", show=["summary"], key="doc:1")
+    shown: dict[str, str] = {}
+    panels = []
+    for target, title, words in (("cpu", "CPU", "needs 1 GB"), ("gpu_h100", "H100", "needs 2 GB")):
+        one = dataclasses.replace(report, chunk_suggestion=f"Chunking would bound it: {words}.\n{code}")
+        panels.append(result_nodes(view, Result(function="f", target=target, target_title=title, report=one),
+                                   ["summary"], shown=shown))
+    blocks = [[n.astext() for n in found if isinstance(n, dn.literal_block) and "f_chunked" in n.astext()]
+              for found in panels]
+    assert blocks == [[code.replace("\n", "\n\n", 1)], []]
+    second = " ".join(n.astext() for n in panels[1])
+    assert "needs 2 GB" in second and "Its code is the one suggested for f on CPU." in second
+    other = dataclasses.replace(report, chunk_suggestion="Chunking would bound it: x.\n" + code.replace("250", "500"))
+    found = result_nodes(view, Result(function="f", target="tpu_v5e", target_title="TPU v5e", report=other),
+                         ["summary"], shown=shown)
+    assert any(isinstance(n, dn.literal_block) and "size=500" in n.astext() for n in found)
+
+
 def test_one_name_for_what_a_target_holds_in_every_table_and_the_text() -> None:
     """The figure a reader acts on is named as its target's memory, ``HBM held`` on a TPU, in the
     side-by-side table, the memory table (whose first label is short: its sum is in the note,

@@ -196,6 +196,9 @@ def test_the_guide_keeps_the_seeds_20_gb_intermediate_red_and_its_pages_light() 
                          80 if example.select_one("svg.jaxhlo-sweep-svg") else 72, 6.5 * reports)
             assert len(str(example).encode()) <= budget * 1024, f"{page.relative_to(root)}#{example.get('id')}"
             assert "HloModule" not in str(example)
+            # a chunking's code is shown once in an example, whatever the targets that suggest it
+            codes = [c.get_text() for c in example.select(".jaxhlo-suggested-code")]
+            assert len(codes) == len(set(codes)), f"{page.relative_to(root)}#{example.get('id')}"
 
 
 def test_every_example_of_the_home_page_and_the_guide_shows_its_source() -> None:

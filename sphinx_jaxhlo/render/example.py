@@ -169,6 +169,8 @@ def _overview(view: ExampleView, functions: Sequence[str], targets: Sequence[tup
 def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[tuple[str, str]],
                 by_key: dict[tuple[str, str], Result], parts: Sequence[str]) -> list[nodes.Node]:
     """The per-target parts: target tabs, or inline for one target."""
+    shown: dict[str, str] = {}  # a chunking's code, shown in the first panel that suggests it
+
     def of_target(target: str, title: str) -> list[nodes.Node]:
         names, found = target_differences(functions, target, by_key) if len(functions) > 1 else ([], [])
         out: list[nodes.Node] = []
@@ -178,7 +180,7 @@ def _per_target(view: ExampleView, functions: Sequence[str], targets: Sequence[t
                 continue
             if len(functions) > 1:
                 out.append(nodes.rubric(text=f"{fn} on {title}"))
-            out += result_nodes(view, r, parts, variant_finding(fn, names, found, view.gradients))
+            out += result_nodes(view, r, parts, variant_finding(fn, names, found, view.gradients), shown)
         return out
 
     if len(targets) > 1:

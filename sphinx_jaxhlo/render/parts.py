@@ -250,18 +250,30 @@ def text_nodes(title: str, text: str, language: str, opened: bool, detail: str =
     return [jaxhlo_text(title=f"{title} ({detail}{lines:,} lines)", text=text, language=language, open=opened)]
 
 
-def suggestion_nodes(suggestion: str) -> list[nodes.Node]:
-    """A chunking suggestion: its words, then its call and code to copy."""
+def suggestion_nodes(suggestion: str, shown: dict[str, str] | None = None, where: str = "") -> list[nodes.Node]:
+    """A chunking suggestion: its words, then its call and code to copy.
+
+    :param shown: the code already shown in the example, and where (its target's panel): code the
+        same as one shown is named, not repeated (a chunking is one code for every target).
+    :param where: this suggestion's place, for a later one with the same code.
+    """
     words, call, *code = suggestion.split("\n")
-    suggested = literal_block("\n".join([call, *([""] if code else []), *code]), "python")
+    text = "\n".join([call, *([""] if code else []), *code])
+    found = para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"])
+    if shown is not None and text in shown:
+        return [found, para(f"Its code is the one suggested for {shown[text]}.", classes=["jaxhlo-suggested-same"])]
+    if shown is not None:
+        shown[text] = where
+    suggested = literal_block(text, "python")
     suggested["classes"].append("jaxhlo-suggested-code")  # wraps, as the source does: a short call to copy
-    return [para(words, classes=["jaxhlo-callout", "jaxhlo-chunk-suggestion"]), suggested]
+    return [found, suggested]
 
 
 def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
-                 difference: Finding | None = None) -> list[nodes.Node]:
+                 difference: Finding | None = None, shown: dict[str, str] | None = None) -> list[nodes.Node]:
     """The per-target parts of one (function, target), in the order of ``parts``;
-    ``difference``: what it stores that the other variants do not (:func:`summary_nodes`)."""
+    ``difference``: what it stores that the other variants do not (:func:`summary_nodes`);
+    ``shown``: the chunking code the example's earlier panels showed (:func:`suggestion_nodes`)."""
     out: list[nodes.Node] = []
     if result.missing:
         return [para(f"Not compiled for {result.target_title}: {result.missing}", classes=["jaxhlo-missing"])]
@@ -269,6 +281,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
         return [para(f"Not compiled for {result.target_title}: {result.failure.message}", classes=["jaxhlo-bad"])]
     report = result.report
     assert report is not None
+    where = f"{result.function} on {result.target_title}"
     uid = f"{example_id(view)}-{hashlib.sha1(f'{result.function}@{result.target}'.encode()).hexdigest()[:6]}"
     if report.error:
         out.append(para(nodes.strong(text=error_title(result)), classes=["jaxhlo-callout", "jaxhlo-oom"]))
@@ -276,7 +289,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
         if report.live_at_peak is not None and view.display.peak:  # what the refused program needs
             out += peak_nodes(report, f"{uid}-t", source_links(view), view.source)
         if "\n" in report.chunk_suggestion:  # a chunking that compiles where this did not
-            out += suggestion_nodes(report.chunk_suggestion)
+            out += suggestion_nodes(report.chunk_suggestion, shown, where)
         return out
     links = source_links(view)
     if report.chunk_check:
@@ -289,7 +302,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
             found["classes"].append("jaxhlo-chunk-refusal")
             out.append(found)
     elif report.chunk_suggestion:
-        out += suggestion_nodes(report.chunk_suggestion)
+        out += suggestion_nodes(report.chunk_suggestion, shown, where)
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t",

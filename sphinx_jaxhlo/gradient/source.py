@@ -14,7 +14,9 @@ argnums=1)(pos, hkl)`` (whose cotangent is the one ``1.0``), and without the
 value ``jax.grad(with_dot, argnums=1)(pos, hkl)``; for any other, it is the
 gradient of the sum of its outputs, which is what a loss built on it asks of the
 backward pass, at the cost of one pass.  Its names are fresh against the
-function's (:mod:`sphinx_jaxhlo.core.hygiene`).
+function's (:mod:`sphinx_jaxhlo.core.hygiene`).  A comment above it says what it
+calls (``jax.vjp``, by the alias the code imports jax under) and what each variant
+equals for a float scalar output, in lines of at most 88 columns.
 
 :func:`add_grad_variant` appends it to an example's source (the directive, the
 command line, ``analyze_source``): the page shows the text that was compiled.

@@ -35,7 +35,7 @@ from typing import Any
 
 from sphinx_jaxhlo.api.keywords import checked_budget as _budget
 from sphinx_jaxhlo.api.keywords import checked_grad as _grad
-from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports, display_of
 from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
@@ -48,6 +48,7 @@ from sphinx_jaxhlo.core.example import (
     parse_example,
     parse_show,
     parse_static,
+    parse_view,
     parse_xla_flags,
 )
 from sphinx_jaxhlo.core.report import Report, TargetFailure
@@ -57,6 +58,7 @@ from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
+from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.store.cache import ReportCache
 
 __all__ = [
@@ -219,9 +221,9 @@ def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float | None, p
 
 def _finish(reports: list[Report], failures: list[TargetFailure], targets: Sequence[targets_mod.Target],
             function: str, args: str, show: Sequence[str], via: str, notes: Sequence[str],
-            cause: BaseException | None = None) -> Reports:
+            cause: BaseException | None = None, display: Display | None = None) -> Reports:
     result = Reports(reports, failures=failures, function=function, args=args, show=show, compiled_via=via,
-                     notes=notes, targets=[t.name for t in targets])
+                     notes=notes, targets=[t.name for t in targets], display=display)
     return _raise_if_empty(result, cause)
 
 
@@ -249,7 +251,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
                    donate: str | Sequence[str] = (), mesh: Any = None,
                    grad: str | int | Sequence[str | int] | None = None,
-                   sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None) -> Reports | SweepReports:
+                   sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
+                   chunk: str | None = None, findings: str | Sequence[str] | None = None,
+                   rows: int | str | None = None) -> Reports | SweepReports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -288,6 +292,13 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
         decisions differ, to locate each flip (0: none), as the directive's ``:bisect:``;
         default 48.
+    :param chunk: as the directive's ``:chunk:`` (``"pos=1000"``; ``axis=``, ``combine=``): each
+        function's variant over chunks of that argument, ``<function>_chunked``, compiled beside it,
+        proved on the jaxpr and checked numerically by the compile worker (its report says so).
+    :param findings: the kinds of findings the text and the JSON report, as the directive's
+        ``:findings:`` (``"memory"``, ``["memory", "peak"]``, ``"all"``, ``"none"``); default: all.
+    :param rows: rows per detail table in the text, largest first (a number, or ``"all"``), as
+        the directive's ``:rows:``; default 8.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
@@ -296,8 +307,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                         f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect}, spell=PYTHON,
-        source_name=source_name).with_grad_variants(PYTHON)
+        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect,
+        **given_view(chunk=chunk, findings=findings, rows=rows)}, spell=PYTHON,
+        source_name=source_name).with_chunk_variants(PYTHON).with_grad_variants(PYTHON)
     if example.sweep is not None:
         return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
                              pythonpath=pythonpath)
@@ -342,7 +354,13 @@ def compile_example(example: Example, targets: Sequence[targets_mod.Target], sho
     reports = [r.report for r in results if r.report is not None]
     failures = [dataclasses.replace(r.failure, function=name) for r in results if r.failure is not None]
     return Reports(reports, failures=failures, function=name, args=str(example.specs), show=list(show),
-                   compiled_via="source", targets=[t.name for t in targets])
+                   compiled_via="source", targets=[t.name for t in targets], display=display_of(example.view_options()))
+
+
+def given_view(**options: Any) -> dict[str, Any]:
+    """The view options and ``chunk`` a front was given, as the directive's option names: those
+    not given (``None``) left out, so that each keeps its default."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
@@ -352,6 +370,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
             mesh: Any = None, grad: str | int | Sequence[str | int] | None = None,
             sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
+            chunk: str | None = None, findings: str | Sequence[str] | None = None, rows: int | str | None = None,
             **kwargs: Any) -> Reports | SweepReports:
     r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
@@ -417,6 +436,13 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
         decisions differ, to locate each flip exactly (0: none); default 48. Each is an
         ordinary compile of the one function on the one target.
+    :param chunk: not for a function object: a ``:chunk:`` variant is written into the
+        example's source and checked there; refused with where to ask for it
+        (:func:`analyze_source`, ``sphinx_jaxhlo.chunked``).
+    :param findings: the kinds of findings the text and the JSON report, as the directive's
+        ``:findings:`` (``"memory"``, ``["memory", "peak"]``, ``"all"``, ``"none"``); default: all.
+    :param rows: rows per detail table in the text, largest first (a number, or ``"all"``), as
+        the directive's ``:rows:``; default 8.
     :return: one report per target (and per target for the gradient); a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
@@ -439,6 +465,12 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         raise ValueError(f"timeout: {timeout!r} is not a positive number of seconds")
     _check_collisions(fn, locals())
     _check_spec_list(fn, args, kwargs)
+    if chunk is not None:
+        raise OptionProblem("chunk", f"{PYTHON('chunk')} {chunk!r}: analyze() compiles the function object, and a "
+                                     "chunked variant is made from the example's source and checked there: give "
+                                     f"the source to analyze_source(..., chunk={chunk!r}), or compile "
+                                     "sphinx_jaxhlo.chunked(fn, ...) itself")
+    display = display_of(dict(parse_view(given_view(findings=findings, rows=rows), PYTHON)))
     target_list = resolve_targets(targets)
     static_values = _static_values(static)
     flags = tuple(sorted(dict(parse_xla_flags(xla_flags, PYTHON)).items()))
@@ -456,7 +488,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
                           bisect=budget,
                           targets=targets, donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                           xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh,
-                          grad=grad)
+                          grad=grad, findings=findings, rows=rows)
     from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
@@ -496,7 +528,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     notes = []
     if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
-    return _finish(reports, failures, target_list, name, described, parts, "function", notes)
+    return _finish(reports, failures, target_list, name, described, parts, "function", notes, display=display)
 
 
 def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
@@ -508,7 +540,7 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
                 "xla_flags": None, "timeout": None, "cache_dir": None, "show": None, "mesh": None, "grad": None,
-                "sweep": None, "bisect": None}
+                "sweep": None, "bisect": None, "chunk": None, "findings": None, "rows": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "

@@ -114,8 +114,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("caption", "TEXT", "a caption, as for other Sphinx blocks", fronts=("directive",)),
     Option("name", "LABEL", "a label to refer to the example by", fronts=("directive",), spec="optional"),
     Option("class", "CLASSES", "CSS classes of the example's block", fronts=("directive",), spec="class"),
-    Option("chunk", "ARG=SIZE", "add each function's variant over chunks of one argument (pos=1000, axis=, "
-           "combine=), proved and checked at build time", fronts=("directive",)),
+    Option("chunk", "ARG=SIZE", "add each function's variant over chunks of one argument, FUNCTION_chunked "
+           "(pos=1000; axis=1, combine=sum|mean|max|min), proved on the jaxpr and checked numerically by the "
+           "compile worker", parser="core.example.parse_chunk"),
     Option("grad", "ARGS", "add each function's gradient with respect to these arguments (names or positions)",
            parser="gradient.option.parse_grad_option"),
     Option("sweep", "SYMBOLS", "compile at many sizes: n=1000..100000, d=n; the map of the verdicts over them",
@@ -124,7 +125,7 @@ OPTIONS: tuple[Option, ...] = (
            parser="core.bisection.parse_budget", default="48"),
     Option("guide-limit", "FUNCTIONS", "functions (f, or f@target) whose disagreement with the guide's rule the "
            "page states as a limit of the rules", fronts=("directive",), spec="optional"),
-    Option("rows", "N|all", "rows per detail table, largest first", fronts=("directive",),
+    Option("rows", "N|all", "rows per detail table, largest first (the command line and the API: 8 unless told)",
            setting="jaxhlo_table_rows", parser="core.view_options.parse_rows"),
     Option("problem-min-size", "SIZE", "the smallest stored buffer shown as a problem", fronts=("directive",),
            setting="jaxhlo_problem_min_size", parser="core.view_options.parse_min_size"),
@@ -133,8 +134,9 @@ OPTIONS: tuple[Option, ...] = (
            parser="core.view_options.parse_factor"),
     Option("chart-scale", "auto|linear|log", "the scale of the chart of several functions", fronts=("directive",),
            setting="jaxhlo_chart_scale", parser="core.view_options.parse_chart_scale"),
-    Option("findings", "KINDS", "the findings reported: memory, reductions, communication, peak (all, none)",
-           fronts=("directive",), setting="jaxhlo_findings", parser="core.view_options.parse_findings"),
+    Option("findings", "KINDS", "the findings reported, in the text and the JSON: memory, reductions, "
+           "communication, peak, comma separated, or all, or none (the command line and the API: all unless told)",
+           setting="jaxhlo_findings", parser="core.view_options.parse_findings"),
 )
 
 

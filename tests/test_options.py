@@ -185,3 +185,30 @@ def test_every_declared_parser_is_a_function_of_the_package() -> None:
         if option.parser:
             module, _, name = option.parser.rpartition(".")
             assert callable(getattr(importlib.import_module(f"sphinx_jaxhlo.{module}"), name)), option.parser
+
+
+def test_each_claim_kind_is_one_entry_that_every_front_takes() -> None:
+    """A claim kind is declared once (core.expectations.CLAIMS): the directive's option, the command
+    line's flag with its value and help, check()'s keyword and the option table come from it."""
+    from sphinx_jaxhlo.api.results import claim_options
+    from sphinx_jaxhlo.cli import build_parser
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.expectations import CLAIMS, OPTIONS, SWEEP_KINDS, ExpectationSyntaxError, parse_expectations
+    from sphinx_jaxhlo.sphinxext import directive
+
+    flags = {a.option_strings[0]: a for a in build_parser("prog")._actions if a.option_strings}
+    assert tuple(f"expect-{claim.name}" for claim in CLAIMS) == OPTIONS
+    assert SWEEP_KINDS == ("flip",)
+    for claim in CLAIMS:
+        declared = options.by_name(claim.option)
+        assert (declared.value, declared.help, declared.fronts) == (claim.value, claim.help, options.FRONTS)
+        assert declared.parser.endswith(f".{claim.parse.__name__}")
+        assert claim.option in directive.JaxHloDirective.option_spec
+        flag = flags[f"--{claim.option}"]
+        assert (flag.metavar, flag.help) == (claim.value, claim.help)
+        assert claim_options({claim.keyword: "1"}) == {claim.option: "1"}
+        # an empty item is refused the same way for every kind, named as the front writes the claim
+        with pytest.raises(ExpectationSyntaxError) as info:
+            parse_expectations({claim.option: "cpu=1, "})
+        assert info.value.option == claim.option
+        assert info.value.spelled(lambda name: options.spelled(name, "cli")).startswith(f"--{claim.option} ")

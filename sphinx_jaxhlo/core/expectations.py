@@ -1,5 +1,10 @@
 """Expectations an example states about its compile, and checking them.
 
+Each kind of claim is declared once, in :data:`CLAIMS` (a :class:`ClaimKind`: its name, the
+value it takes, its help, how its items are read, its parser and its checker); the
+directive's ``:expect-*:`` options, the command line's ``--expect-*`` flags and the API's
+``check()`` keywords are made from that table (:mod:`sphinx_jaxhlo.core.options`).
+
 Each expectation option takes a bare value, applying to every target, or a
 comma list of ``target=value`` pairs (``cpu=25GB, gpu:h100=64MiB``); both may be
 mixed, a bare value then applying to the targets not named.  With several
@@ -57,13 +62,6 @@ from sphinx_jaxhlo.core.sweeps import Condition, SweepError, parse_flip_claim
 from sphinx_jaxhlo.core.sweeps import parse_condition as parse_point_condition
 from sphinx_jaxhlo.core.view_options import split_top_level
 
-#: Option name -> attribute of :class:`Expectations`.
-OPTIONS = ("expect-max-temp", "expect-min-temp", "expect-max-peak", "expect-max-device", "expect-reduction",
-           "expect-materialized", "expect-error", "expect-collectives", "expect-kernels", "expect-peak-top",
-           "expect-flip")
-
-#: Kinds checked against the whole of a sweep, not against one report.
-SWEEP_KINDS = ("flip",)
 #: ``VALUE for CONDITION``: a claim over the points of a sweep where the condition holds.
 _RANGE = re.compile(r"^(?P<body>.*?)\s+for\s+(?P<where>\S.*)$", re.DOTALL)
 
@@ -105,7 +103,7 @@ def claim_keyword(option: str) -> str:
 class Expectation:
     """One expected property, for one target (``None``: every target)."""
 
-    kind: str  # one of OPTIONS, without "expect-"
+    kind: str  # a claim kind's name (:data:`CLAIMS`): the option without "expect-"
     target: str | None
     value: str  # as the author wrote it
     #: The function it is about, or ``None`` for every function.
@@ -161,7 +159,7 @@ class Expectations:
         kind (and each kind of collective), the most specific of
         function@target, function@*, target, bare."""
         out: list[Expectation] = []
-        for kind in sorted({e.kind for e in self.items}, key=lambda k: OPTIONS.index("expect-" + k)):
+        for kind in sorted({e.kind for e in self.items}, key=lambda k: list(CLAIM_KINDS).index(k)):
             for sub in dict.fromkeys(_subkey(e) for e in self.items if e.kind == kind):
                 for fn, tg in ((function, target), (function, None), (None, target), (None, None)):
                     hit = [e for e in self.items if e.kind == kind and _subkey(e) == sub and e.function == fn
@@ -203,13 +201,23 @@ class Expectations:
 
 
 def _subkey(expectation: Expectation) -> str:
-    """What an expectation is about within its kind: the collective kind for ``collectives``;
-    each flip claim is about its own interval."""
-    if expectation.kind == "flip":
-        return expectation.value
-    if expectation.kind != "collectives":
-        return ""
-    kind, _, _, is_bytes = parse_condition(expectation.value)
+    """What an expectation is about within its kind (:attr:`ClaimKind.subkey`)."""
+    return CLAIM_KINDS[expectation.kind].subkey(expectation.value)
+
+
+def _whole(value: str) -> str:
+    """A claim about the whole of its kind: one per scope."""
+    return ""
+
+
+def _own(value: str) -> str:
+    """A claim about its own value (each flip claim is about its own interval)."""
+    return value
+
+
+def _collective_measure(value: str) -> str:
+    """The collective kind and the measure an ``:expect-collectives:`` condition is about."""
+    kind, _, _, is_bytes = parse_condition(value)
     return f"{kind} {'bytes' if is_bytes else 'count'}"
 
 
@@ -265,30 +273,40 @@ def _function_scope(scope: str, part: str) -> tuple[str | None, str]:
         raise ExpectationSyntaxError(f"{part!r}: {function!r} is not a function name")
     return function, rest.strip()
 
-def _split_conditions(text: str) -> list[tuple[str | None, str | None, str, str]]:
-    """The items of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE [for CONDITION]``."""
-    pairs: list[tuple[str | None, str | None, str, str]] = []
+#: One item of a claim: ``(function, target, value, where)``.
+Item = tuple[str | None, str | None, str, str]
+
+
+def _items(text: str, read: Callable[[str], tuple[str | None, str | None, str]]) -> list[Item]:
+    """The items of a claim's value, each read by ``read`` (:attr:`ClaimKind.read`) once its
+    ``for CONDITION`` is split off."""
+    items: list[Item] = []
     for part in split_top_level(text):
         part, where = split_range(part.strip())
         if not part:
             raise ExpectationSyntaxError(f"empty item in {text!r}")
-        scope: str | None = None
-        value = part
-        if part.lower() != "none":
-            m = _CONDITION.match(part)
-            if m is not None and m.group("scope"):
-                scope, value = m.group("scope"), part[m.start("kind"):]
-            elif m is None:
-                head, eq, rest = part.partition("=")
-                if eq and rest.strip().lower() == "none":
-                    scope, value = head, "none"
-        function: str | None = None
-        target: str | None = None
-        if scope is not None:
-            function, scope = _function_scope(scope, part)
-            target = scope.lower() if scope not in ("*", "") else None
-        pairs.append((function, target, value, where))
-    return pairs
+        items.append((*read(part), where))
+    return items
+
+
+def _condition_item(part: str) -> tuple[str | None, str | None, str]:
+    """An item of ``:expect-collectives:``: ``[function@][target=]KIND OP VALUE``."""
+    scope: str | None = None
+    value = part
+    if part.lower() != "none":
+        m = _CONDITION.match(part)
+        if m is not None and m.group("scope"):
+            scope, value = m.group("scope"), part[m.start("kind"):]
+        elif m is None:
+            head, eq, rest = part.partition("=")
+            if eq and rest.strip().lower() == "none":
+                scope, value = head, "none"
+    function: str | None = None
+    target: str | None = None
+    if scope is not None:
+        function, scope = _function_scope(scope, part)
+        target = scope.lower() if scope not in ("*", "") else None
+    return function, target, value
 
 
 def parse_count(value: str) -> tuple[str, int]:
@@ -307,64 +325,74 @@ def parse_count(value: str) -> tuple[str, int]:
 _FLIP_ITEM = re.compile(r"^(?:(?P<scope>[^=\s]+)\s*=\s*)?(?P<value>(?:[a-z]+\s+)?(?:between|none)\b.*)$")
 
 
-def _split_pairs(text: str, kind: str = "") -> list[tuple[str | None, str | None, str, str]]:
-    pairs: list[tuple[str | None, str | None, str, str]] = []
-    for part in split_top_level(text):
-        part, where = split_range(part.strip())
-        if not part:
-            raise ExpectationSyntaxError(f"empty item in {text!r}")
-        if kind == "flip":
-            flip = _FLIP_ITEM.match(part)
-            if flip is not None and not flip.group("scope"):
-                pairs.append((None, None, part, where))  # a bare claim: its "=" (K=100) is no scope
-                continue
-        if kind == "kernels":
-            if _COUNT.match(part):
-                pairs.append((None, None, part, where))  # a bare count: its "=" or "<=" is no scope
-                continue
-            scoped = _SCOPED_COUNT.match(part)
-            if scoped is not None:  # cpu=1, cpu=<=3 and tpu:v5e<=2 alike
-                part = f"{scoped.group('scope').strip()}={scoped.group('count')}"
-        if "=" in part:
-            scope, _, value = part.partition("=")
-            scope, value = scope.strip(), value.strip()
-            function, scope = _function_scope(scope, part)
-            target: str | None = scope.lower() if scope not in ("*", "") or function is None else None
-            if (function is None and not target) or not value:
-                raise ExpectationSyntaxError(f"{part!r}: write target=value or function@target=value")
-            pairs.append((function, target, value, where))
-        else:
-            pairs.append((None, None, part, where))
-    return pairs
+def _scoped_item(part: str) -> tuple[str | None, str | None, str]:
+    """``target=value``, ``function@target=value`` (``function@*=value``), or a bare value."""
+    if "=" not in part:
+        return None, None, part
+    scope, _, value = part.partition("=")
+    scope, value = scope.strip(), value.strip()
+    function, scope = _function_scope(scope, part)
+    target: str | None = scope.lower() if scope not in ("*", "") or function is None else None
+    if (function is None and not target) or not value:
+        raise ExpectationSyntaxError(f"{part!r}: write target=value or function@target=value")
+    return function, target, value
 
 
-def _validate(kind: str, value: str) -> None:
-    if kind in ("max-temp", "min-temp", "max-peak", "max-device"):
-        parse_size(value)  # raises ValueError
-    elif kind == "reduction":
-        if value.lower() not in ("fused", "unfused", "none"):
-            raise ExpectationSyntaxError(f"expected 'fused', 'unfused' or 'none', not {value!r}")
-    elif kind == "materialized":
-        if value.lower() != "none":
-            try:
-                parse_shape(_on_chip(value)[1])
-            except SpecError as exc:
-                raise ExpectationSyntaxError(
-                    f"{value!r} is neither a shape such as f32[50000,100000] (or 'on-chip f32[...]') nor 'none': "
-                    f"{exc}") from exc
-    elif kind == "error" and not value.strip():
+def _flip_item(part: str) -> tuple[str | None, str | None, str]:
+    """A flip claim: a bare one's ``=`` (``K=100``) is no scope."""
+    flip = _FLIP_ITEM.match(part)
+    if flip is not None and not flip.group("scope"):
+        return None, None, part
+    return _scoped_item(part)
+
+
+def _count_item(part: str) -> tuple[str | None, str | None, str]:
+    """A kernel count: a bare count's ``=`` or ``<=`` is no scope; ``cpu=1``, ``cpu=<=3`` and
+    ``tpu:v5e<=2`` alike."""
+    if _COUNT.match(part):
+        return None, None, part
+    scoped = _SCOPED_COUNT.match(part)
+    if scoped is not None:
+        part = f"{scoped.group('scope').strip()}={scoped.group('count')}"
+    return _scoped_item(part)
+
+
+def parse_reduction(value: str) -> str:
+    """``fused``, ``unfused`` or ``none``. :raises ExpectationSyntaxError: anything else."""
+    if value.lower() not in ("fused", "unfused", "none"):
+        raise ExpectationSyntaxError(f"expected 'fused', 'unfused' or 'none', not {value!r}")
+    return value.lower()
+
+
+def parse_materialized(value: str) -> tuple[bool, str] | None:
+    """``f32[50000,100000]`` -> ``(False, shape)``, ``on-chip f32[8,512]`` -> ``(True, shape)``,
+    ``none`` -> ``None``. :raises ExpectationSyntaxError: anything else."""
+    if value.lower() == "none":
+        return None
+    on_chip, written = _on_chip(value)
+    try:
+        return on_chip, str(parse_shape(written))
+    except SpecError as exc:
+        raise ExpectationSyntaxError(
+            f"{value!r} is neither a shape such as f32[50000,100000] (or 'on-chip f32[...]') nor 'none': "
+            f"{exc}") from exc
+
+
+def parse_status(value: str) -> str:
+    """A status (``RESOURCE_EXHAUSTED``), words of the message, or ``none``.
+    :raises ExpectationSyntaxError: nothing."""
+    if not value.strip():
         raise ExpectationSyntaxError("expected a status such as RESOURCE_EXHAUSTED")
-    elif kind == "collectives":
-        parse_condition(value)
-    elif kind == "kernels":
-        parse_count(value)
-    elif kind == "peak-top":
-        parse_peak_top(value)
-    elif kind == "flip":
-        try:
-            parse_flip_claim(value)
-        except SweepError as exc:
-            raise ExpectationSyntaxError(f"{value!r}: {exc}") from None
+    return value
+
+
+def parse_flip(value: str) -> object:
+    """A flip claim (:func:`sphinx_jaxhlo.core.sweeps.parse_flip_claim`).
+    :raises ExpectationSyntaxError: one that does not parse."""
+    try:
+        return parse_flip_claim(value)
+    except SweepError as exc:
+        raise ExpectationSyntaxError(f"{value!r}: {exc}") from None
 
 
 def parse_expectations(options: dict[str, str], spell: Callable[[str], str] | None = None) -> Expectations:
@@ -375,23 +403,23 @@ def parse_expectations(options: dict[str, str], spell: Callable[[str], str] | No
     :raises ExpectationSyntaxError: naming the option and the bad value.
     """
     items: list[Expectation] = []
-    for option in OPTIONS:
+    for claim in CLAIMS:
+        option = claim.option
         if option not in options:
             continue
-        kind = option.removeprefix("expect-")
+        kind = claim.name
         text = options[option] or ""
         try:
-            pairs = _split_conditions(text) if kind == "collectives" else _split_pairs(text, kind)
-            seen: set[tuple[str | None, str | None, str, str]] = set()
-            for function, target, value, where in pairs:
-                _validate(kind, value)
+            seen: set[Item] = set()
+            for function, target, value, where in _items(text, claim.read):
+                claim.parse(value)
                 item = Expectation(kind, target, value, function, where)
-                if (function, target, _subkey(item), where) in seen:
-                    what = item.scope or "a bare value"
-                    if kind == "collectives":
-                        what = f"the {_subkey(item)} of collectives for {item.scope or 'every target'}"
+                sub = claim.subkey(value)
+                if (function, target, sub, where) in seen:
+                    what = claim.twice.format(sub=sub, scope=item.scope or "every target") if claim.twice \
+                        else item.scope or "a bare value"
                     raise ExpectationSyntaxError(f"{what} given twice" + (f" for {where}" if where else ""))
-                seen.add((function, target, _subkey(item), where))
+                seen.add((function, target, sub, where))
                 items.append(item)
         except ValueError as exc:
             name = spell(option) if spell is not None else f":{option}:"
@@ -400,93 +428,115 @@ def parse_expectations(options: dict[str, str], spell: Callable[[str], str] | No
 
 
 def check(expectation: Expectation, report: Report) -> Check:
-    """Check one expectation against one report."""
-    kind, value = expectation.kind, expectation.value
-
-    def outcome(passed: bool, actual: str) -> Check:
-        return Check(expectation, report.target, report.function, passed, actual)
-
+    """Check one expectation against one report (by its kind's :attr:`ClaimKind.check`)."""
+    claim = CLAIM_KINDS[expectation.kind]
+    if claim.check is None:
+        raise AssertionError(f"a {claim.name} claim is about a whole sweep, not one report")  # pragma: no cover
     err = report.error
-    if kind == "error":
-        if value.lower() == "none":
-            return outcome(err is None, "no error" if err is None else f"{err.status}: {err.message[:200]}")
-        if err is None:
-            return outcome(False, "compilation succeeded")
-        hit = value.upper() == err.status.upper() or value.lower() in err.message.lower()
-        return outcome(hit, f"{err.status}")
-    if kind == "peak-top" and (err is None or report.live_at_peak is not None):
-        return outcome(*check_peak_top(value, report))
-    if err is not None:
-        return outcome(False, f"compilation failed with {err.status}")
-    per_device = " per device" if report.devices > 1 else ""
-    if kind == "max-peak":
-        peak = report.memory.peak_bytes
-        if peak is None:
-            return outcome(False, "peak memory not reported")
-        estimate = " (estimate)" if report.memory.peak_is_estimate else ""
-        return outcome(peak <= parse_size(value),
-                       f"peak {format_bytes(peak)} ({format_exact(peak)}){per_device}{estimate}")
-    if kind == "max-device":
-        held = report.memory.device_bytes
-        if held is None:
-            return outcome(False, "device memory not reported")
-        what = memory_space_name(DEVICE_MEMORY_SPACE, report.target)
-        return outcome(held <= parse_size(value),
-                       f"{what} held {format_bytes(held)} ({format_exact(held)}){per_device}")
-    if kind in ("max-temp", "min-temp"):
-        temp = report.memory.temp_bytes
-        if temp is None:
-            return outcome(False, "temp memory not reported")
-        limit = parse_size(value)
-        passed = temp <= limit if kind == "max-temp" else temp >= limit
-        return outcome(passed, f"temp {format_bytes(temp)} ({format_exact(temp)}){per_device}")
-    if kind == "collectives":
-        return outcome(*check_collectives(value, report))
-    if kind == "kernels":
-        return outcome(*check_kernels(value, report))
-    if kind == "reduction":
-        reductions = report.verdict_reductions
-        made = len(report.reductions) - len(reductions)
-        if value.lower() == "none":
-            found = f"{len(reductions)} of the program's own" if reductions else "none of the program's own"
-            return outcome(not reductions, found + (f", {made} made by the compiler" if made else ""))
-        if not reductions:
-            return outcome(False, "no reduction of the program's own"
-                           + (f" ({made} made by the compiler, which get no verdict)" if made else ""))
-        # the reductions too small to matter do not decide (the line: sphinx_jaxhlo.hlo.fusion)
-        deciding = report.deciding_reductions
-        fused = [r for r in deciding if r.fused]
-        unfused = [r for r in deciding if not r.fused]
-        want_fused = value.lower() == "fused"
-        passed = not unfused if want_fused else not fused
-        parts = []
-        if fused:
-            parts.append(f"{len(fused)} fused ({', '.join(r.name for r in fused[:3])})")
-        if unfused:
-            parts.append("{} unfused ({})".format(
-                len(unfused), ", ".join(f"{r.name} reads {r.input_materialized}" for r in unfused[:3])))
-        if len(deciding) < len(reductions):
-            parts.append(f"{len(reductions) - len(deciding)} too small to matter left out")
-        return outcome(passed, "; ".join(parts))
-    if kind == "materialized":
-        # the device's memory (a TPU's HBM); what a TPU keeps in the chip's own memory is said apart
-        shapes = [m.shape for m in report.stored_in_device_memory]
-        on_chip = report.on_chip_materialized
-        apart = (f"; {len(on_chip)} on-chip, not in HBM ({', '.join(m.shape for m in on_chip[:3])}"
-                 f"{' ...' if len(on_chip) > 3 else ''})") if on_chip else ""
-        if value.lower() == "none":
-            biggest = report.largest_materialized
-            return outcome(not shapes, ("none" if biggest is None else
-                           f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})") + apart)
-        on_chip_wanted, written = _on_chip(value)
-        want = str(parse_shape(written))
-        if on_chip_wanted:  # a buffer a TPU keeps in the chip's own memory
-            shapes, apart = [m.shape for m in on_chip], ""
-        canonical = {_canonical_shape(s) for s in shapes}
-        listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
-        where = "on-chip" if on_chip_wanted else "materialized"
-        return outcome(_canonical_shape(want) in canonical, f"{where}: {listing}{apart}")
-    raise AssertionError(f"unknown expectation kind {kind}")  # pragma: no cover
+    if err is not None and not claim.on_failure(report):
+        return Check(expectation, report.target, report.function, False, f"compilation failed with {err.status}")
+    passed, actual = claim.check(expectation.value, report)
+    return Check(expectation, report.target, report.function, passed, actual)
+
+
+def _per_device(report: Report) -> str:
+    return " per device" if report.devices > 1 else ""
+
+
+def check_error(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-error:``: the compile failed with this status (or words of its message), or ``none``."""
+    err = report.error
+    if value.lower() == "none":
+        return err is None, "no error" if err is None else f"{err.status}: {err.message[:200]}"
+    if err is None:
+        return False, "compilation succeeded"
+    return value.upper() == err.status.upper() or value.lower() in err.message.lower(), f"{err.status}"
+
+
+def check_max_peak(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-max-peak:``: XLA's peak memory at most the size."""
+    peak = report.memory.peak_bytes
+    if peak is None:
+        return False, "peak memory not reported"
+    estimate = " (estimate)" if report.memory.peak_is_estimate else ""
+    return peak <= parse_size(value), \
+        f"peak {format_bytes(peak)} ({format_exact(peak)}){_per_device(report)}{estimate}"
+
+
+def check_max_device(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-max-device:``: what the device holds at most the size."""
+    held = report.memory.device_bytes
+    if held is None:
+        return False, "device memory not reported"
+    what = memory_space_name(DEVICE_MEMORY_SPACE, report.target)
+    return held <= parse_size(value), f"{what} held {format_bytes(held)} ({format_exact(held)}){_per_device(report)}"
+
+
+def _temp(value: str, report: Report, at_most: bool) -> tuple[bool, str]:
+    temp = report.memory.temp_bytes
+    if temp is None:
+        return False, "temp memory not reported"
+    limit = parse_size(value)
+    return (temp <= limit if at_most else temp >= limit), \
+        f"temp {format_bytes(temp)} ({format_exact(temp)}){_per_device(report)}"
+
+
+def check_max_temp(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-max-temp:``: temp memory at most the size."""
+    return _temp(value, report, at_most=True)
+
+
+def check_min_temp(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-min-temp:``: temp memory at least the size."""
+    return _temp(value, report, at_most=False)
+
+
+def check_reduction(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-reduction:``: every reduction of the program's own that decides is fused
+    (``unfused``: none is), or there is none."""
+    reductions = report.verdict_reductions
+    made = len(report.reductions) - len(reductions)
+    if value.lower() == "none":
+        found = f"{len(reductions)} of the program's own" if reductions else "none of the program's own"
+        return not reductions, found + (f", {made} made by the compiler" if made else "")
+    if not reductions:
+        return False, "no reduction of the program's own" + (
+            f" ({made} made by the compiler, which get no verdict)" if made else "")
+    # the reductions too small to matter do not decide (the line: sphinx_jaxhlo.hlo.fusion)
+    deciding = report.deciding_reductions
+    fused = [r for r in deciding if r.fused]
+    unfused = [r for r in deciding if not r.fused]
+    passed = not unfused if value.lower() == "fused" else not fused
+    parts = []
+    if fused:
+        parts.append(f"{len(fused)} fused ({', '.join(r.name for r in fused[:3])})")
+    if unfused:
+        parts.append("{} unfused ({})".format(
+            len(unfused), ", ".join(f"{r.name} reads {r.input_materialized}" for r in unfused[:3])))
+    if len(deciding) < len(reductions):
+        parts.append(f"{len(reductions) - len(deciding)} too small to matter left out")
+    return passed, "; ".join(parts)
+
+
+def check_materialized(value: str, report: Report) -> tuple[bool, str]:
+    """``:expect-materialized:``: a buffer of this shape is stored in the device's memory (a TPU's
+    HBM; ``on-chip SHAPE``: in the chip's own), or none is; what a TPU keeps on chip is said apart."""
+    shapes = [m.shape for m in report.stored_in_device_memory]
+    on_chip = report.on_chip_materialized
+    apart = (f"; {len(on_chip)} on-chip, not in HBM ({', '.join(m.shape for m in on_chip[:3])}"
+             f"{' ...' if len(on_chip) > 3 else ''})") if on_chip else ""
+    wanted = parse_materialized(value)
+    if wanted is None:
+        biggest = report.largest_materialized
+        return not shapes, ("none" if biggest is None else
+                            f"{len(shapes)} buffers, largest {biggest.shape} ({format_bytes(biggest.bytes)})") + apart
+    on_chip_wanted, want = wanted
+    if on_chip_wanted:  # a buffer a TPU keeps in the chip's own memory
+        shapes, apart = [m.shape for m in on_chip], ""
+    canonical = {_canonical_shape(s) for s in shapes}
+    listing = ", ".join(shapes[:5]) + (" ..." if len(shapes) > 5 else "") if shapes else "none"
+    where = "on-chip" if on_chip_wanted else "materialized"
+    return _canonical_shape(want) in canonical, f"{where}: {listing}{apart}"
 
 
 def check_collectives(value: str, report: Report) -> tuple[bool, str]:
@@ -580,3 +630,91 @@ def check_all(expectations: Expectations, reports: list[Report], point: str = ""
     return [Check(c.expectation, c.target, c.function, c.passed, c.actual, point) if point else c
             for r in reports for e in expectations.for_target(r.target, r.function)
             if e.kind not in SWEEP_KINDS for c in [check(e, r)]]
+
+
+# -- the claim kinds, each declared once -----------------------------------------------------------
+
+
+def _never(report: Report) -> bool:
+    return False
+
+
+def _always(report: Report) -> bool:
+    return True
+
+
+def _has_live_list(report: Report) -> bool:
+    return report.live_at_peak is not None
+
+
+@dataclass(frozen=True)
+class ClaimKind:
+    """One kind of claim, declared once: the directive's ``:expect-<name>:`` option, the command
+    line's ``--expect-<name>`` flag and ``check(<name>=)`` are made from it
+    (:mod:`sphinx_jaxhlo.core.options`), its items are read, parsed and checked by the functions it
+    names.  A new kind of claim is one more entry in :data:`CLAIMS`."""
+
+    #: ``max-temp``: the option is ``expect-max-temp``, the API's keyword ``max_temp``.
+    name: str
+    #: What the value is, as help texts show it: ``SIZE``.
+    value: str
+    #: One line of help (the command line's; the reference page says more).
+    help: str
+    #: Checks one item's value. :raises ValueError: what is wrong with it.
+    parse: Callable[[str], object]
+    #: ``(passed, what was found)`` for one item's value on one report; ``None``: a claim about a
+    #: whole sweep (:func:`sphinx_jaxhlo.core.sweep_claims.check_flip_claims`).
+    check: Callable[[str, Report], tuple[bool, str]] | None
+    #: Whether it is checked on a compile that failed (else it fails, naming the status).
+    on_failure: Callable[[Report], bool] = _never
+    #: Reads one item (``for CONDITION`` split off): ``(function, target, value)``.
+    read: Callable[[str], tuple[str | None, str | None, str]] = _scoped_item
+    #: What an item is about within its kind: two items with the same scope and subkey clash.
+    subkey: Callable[[str], str] = _whole
+    #: How a clash is said (``{sub}``, ``{scope}``); ``""``: by the scope.
+    twice: str = ""
+
+    @property
+    def option(self) -> str:
+        return f"expect-{self.name}"
+
+    @property
+    def keyword(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def sweep_only(self) -> bool:
+        """About the whole of a sweep, not one report."""
+        return self.check is None
+
+
+#: Every kind of claim, in the order the reference page gives them.
+CLAIMS: tuple[ClaimKind, ...] = (
+    ClaimKind("max-temp", "SIZE", "temp memory at most SIZE (64MiB, 10GB)", parse_size, check_max_temp),
+    ClaimKind("min-temp", "SIZE", "temp memory at least SIZE", parse_size, check_min_temp),
+    ClaimKind("max-peak", "SIZE", "XLA's peak memory at most SIZE (on a TPU it counts on-chip buffers: see "
+              "--expect-max-device)", parse_size, check_max_peak),
+    ClaimKind("max-device", "SIZE", "the memory the device holds at most SIZE (arguments, outputs, temp and "
+              "code; a TPU's HBM)", parse_size, check_max_device),
+    ClaimKind("reduction", "fused|unfused", "every reduction is fused / unfused", parse_reduction, check_reduction),
+    ClaimKind("materialized", "SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none "
+              "is", parse_materialized, check_materialized),
+    ClaimKind("error", "STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: "
+              "it must not fail", parse_status, check_error, on_failure=_always),
+    ClaimKind("collectives", "CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, "
+              "reduce-scatter<=64MiB, or none", parse_condition, check_collectives, read=_condition_item,
+              subkey=_collective_measure, twice="the {sub} of collectives for {scope}"),
+    ClaimKind("kernels", "COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)",
+              parse_count, check_kernels, read=_count_item),
+    ClaimKind("peak-top", "WHAT", "the largest buffer live at the peak: the operation that made it (dot_general, "
+              "'argument a'), its line ('line 4'), or both ('dot_general on line 4')", parse_peak_top,
+              check_peak_top, on_failure=_has_live_list),
+    ClaimKind("flip", "CLAIM", "with a sweep: where a decision flips: 'between 4096 and 5000', "
+              "'gpu:h100=reduction between 4096 and 5000', or none", parse_flip, None, read=_flip_item, subkey=_own),
+)
+#: Claim kind name (``max-temp``) -> its declaration.
+CLAIM_KINDS: dict[str, ClaimKind] = {claim.name: claim for claim in CLAIMS}
+#: The options of the claims: ``expect-max-temp``...
+OPTIONS = tuple(claim.option for claim in CLAIMS)
+#: Kinds checked against the whole of a sweep, not against one report.
+SWEEP_KINDS = tuple(claim.name for claim in CLAIMS if claim.sweep_only)

@@ -311,7 +311,8 @@ def _joined_values(parser: argparse.ArgumentParser, args: Sequence[str]) -> list
 
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
-    from sphinx_jaxhlo.api.functions import compile_example, default_cache_dir, given_view, resolve_targets
+    from sphinx_jaxhlo.api.functions import compile_example, default_cache_dir, resolve_targets
+    from sphinx_jaxhlo.api.keywords import given_view
     from sphinx_jaxhlo.api.reports import REPORTS_SHOW, display_of
 
     try:

@@ -35,6 +35,9 @@ from typing import Any
 
 from sphinx_jaxhlo.api.keywords import checked_budget as _budget
 from sphinx_jaxhlo.api.keywords import checked_grad as _grad
+from sphinx_jaxhlo.api.keywords import given_view, mesh_spec_of
+from sphinx_jaxhlo.api.keywords import int_tuple as _int_tuple
+from sphinx_jaxhlo.api.keywords import str_tuple as _str_tuple
 from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports, display_of
 from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
@@ -54,7 +57,7 @@ from sphinx_jaxhlo.core.example import (
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
 from sphinx_jaxhlo.core.settings import Settings
-from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
@@ -357,12 +360,6 @@ def compile_example(example: Example, targets: Sequence[targets_mod.Target], sho
                    compiled_via="source", targets=[t.name for t in targets], display=display_of(example.view_options()))
 
 
-def given_view(**options: Any) -> dict[str, Any]:
-    """The view options and ``chunk`` a front was given, as the directive's option names: those
-    not given (``None``) left out, so that each keeps its default."""
-    return {name: value for name, value in options.items() if value is not None}
-
-
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
             static: str | Mapping[str, Any] | None = None, donate_argnums: int | Sequence[int] | None = None,
             donate_argnames: str | Sequence[str] | None = None, xla_flags: str | Mapping[str, Any] | None = None,
@@ -588,53 +585,7 @@ def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | 
     return gradient_calls(_function_name(fn), call, grad, positional)
 
 
-def mesh_spec_of(mesh: Any) -> MeshSpec | None:
-    """A mesh as the API takes it (``"data=4, model=2"``, ``{"data": 4}``, a
-    ``jax.sharding.Mesh`` or ``AbstractMesh``, a :class:`MeshSpec`) as a
-    :class:`~sphinx_jaxhlo.core.specs.MeshSpec`.
-
-    :raises ValueError: a malformed mesh.
-    :raises TypeError: something that is not a mesh.
-    """
-    if mesh is None or isinstance(mesh, MeshSpec):
-        return mesh
-    if isinstance(mesh, str):
-        try:
-            return parse_mesh(mesh)
-        except SpecError as exc:
-            raise ValueError(f"mesh: {exc}") from None
-    shape = getattr(mesh, "shape", None) if not isinstance(mesh, Mapping) else mesh
-    if shape is None or not hasattr(shape, "items"):
-        raise TypeError(f"mesh must be text such as 'data=4, model=2', a dict or a jax Mesh, "
-                        f"not {type(mesh).__name__}")
-    kinds = tuple(str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", None) or ())
-    if kinds and len(kinds) != len(shape):
-        kinds = ()
-    # a jax mesh's kinds as it has them; a dict's, those jax.make_mesh would give
-    text = ", ".join(f"{name}={size}" + (f" {kind}" if kind else "")
-                     for (name, size), kind in zip(shape.items(), kinds or ("",) * len(shape), strict=True))
-    return mesh_spec_of(text)
-
-
 def _mesh_failure(target: targets_mod.Target, mesh: MeshSpec | None, function: str) -> TargetFailure | None:
     """A target the mesh does not fit: it gets no request."""
     problem = targets_mod.mesh_problem(target, mesh)
     return None if problem is None else TargetFailure(target.name, function, "args", problem)
-
-
-def _int_tuple(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, int) else tuple(value)
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-        raise TypeError(f"{what} must be an int or a sequence of ints")
-    return items
-
-
-def _str_tuple(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, str) else tuple(value)
-    if not all(isinstance(v, str) and v.isidentifier() for v in items):
-        raise TypeError(f"{what} must be a name or a sequence of names")
-    return items

@@ -4,7 +4,7 @@ fronts that take it and the setting it overrides.
 The fronts read their options from here: the directive's ``option_spec``
 (:mod:`sphinx_jaxhlo.sphinxext.directive`), the command line's ``--expect-*``, ``--chunk``,
 ``--findings`` and ``--rows`` flags and their help (:mod:`sphinx_jaxhlo.cli`).  A claim's
-option is made from its kind's one declaration (:data:`sphinx_jaxhlo.core.expectations.CLAIMS`:
+option is made from its kind's one declaration (:data:`sphinx_jaxhlo.core.claim_kinds.CLAIMS`:
 its value, help, parser and checker), as are ``check()``'s keywords.  The tests hold the
 command line's other flags, the API's keyword arguments and the reference page
 (``docs/reference/directive.md``) to this table, so a new option, or one a front lacks,
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sphinx_jaxhlo.core.expectations import CLAIMS
-from sphinx_jaxhlo.core.expectations import OPTIONS as CLAIM_OPTIONS
+from sphinx_jaxhlo.core.claim_kinds import CLAIMS
+from sphinx_jaxhlo.core.claim_kinds import OPTIONS as CLAIM_OPTIONS
 
 __all__ = ["FRONTS", "FRONT_SPELLING", "OPTIONS", "Option", "by_name", "for_front", "spelled"]
 
@@ -98,7 +98,7 @@ OPTIONS: tuple[Option, ...] = (
            spec="optional", parser="core.example.parse_xla_flags"),
     Option("timeout", "SECONDS", "seconds one compile may take before its worker is stopped",
            setting="jaxhlo_timeout", default="a limit per target (60 s CPU, 90 s GPU, 300 s TPU), one retry"),
-    # each claim kind as declared once, with its parser and checker (sphinx_jaxhlo.core.expectations)
+    # each claim kind as declared once, with its parser and checker (sphinx_jaxhlo.core.claim_kinds)
     *(Option(claim.option, claim.value, claim.help, parser=_parser_of(claim.parse)) for claim in CLAIMS),
     Option("caption", "TEXT", "a caption, as for other Sphinx blocks", fronts=("directive",)),
     Option("name", "LABEL", "a label to refer to the example by", fronts=("directive",), spec="optional"),

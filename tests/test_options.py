@@ -212,3 +212,30 @@ def test_each_claim_kind_is_one_entry_that_every_front_takes() -> None:
             parse_expectations({claim.option: "cpu=1, "})
         assert info.value.option == claim.option
         assert info.value.spelled(lambda name: options.spelled(name, "cli")).startswith(f"--{claim.option} ")
+
+
+def test_the_settings_an_option_overrides_come_from_the_option_table() -> None:
+    """Which ``jaxhlo_*`` setting an option overrides is said once, in the option table: each names
+    a real setting, each setting whose help says an option overrides it is that option's, and a
+    view setting is checked by its option's parser (a bad ``jaxhlo_table_rows`` is refused in the
+    words a bad ``:rows:`` is)."""
+    import re
+
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.settings import BY_NAME, SETTINGS
+    from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
+
+    for option in options.OPTIONS:
+        if option.setting:
+            assert option.setting in BY_NAME, option.name
+            assert BY_NAME[option.setting].option == option.name
+    for setting in SETTINGS:
+        said = re.findall(r"``:([a-z-]+):`` overrides it|unless it says ``:([a-z-]+):``", setting.help)
+        assert [a or b for a, b in said] == ([setting.option] if setting.option else []), setting.name
+    for name, parser in VIEW_OPTIONS.items():
+        setting = BY_NAME[options.by_name(name).setting]
+        assert options.by_name(name).parser.endswith(f".{parser.__name__}")
+        bad = "nonsense" if isinstance("nonsense", setting.types) else -1  # of the setting's type
+        with pytest.raises(ValueError) as info:
+            parser(bad)
+        assert setting.problem(bad) == f"{setting.name}: {info.value}"

@@ -337,7 +337,7 @@ def parse_timeout(value: str | float | None, spell: Spelling = DIRECTIVE) -> flo
 
 def parse_view(options: Mapping[str, Any], spell: Spelling = DIRECTIVE) -> tuple[tuple[str, Any], ...]:
     out = []
-    for name, (_, parser) in VIEW_OPTIONS.items():
+    for name, parser in VIEW_OPTIONS.items():
         if name in options:
             try:
                 out.append((name, parser(options[name])))

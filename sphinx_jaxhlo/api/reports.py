@@ -79,7 +79,7 @@ class Reports(Analysed, Sequence[Report]):
     :param targets: the target order; default: reports, then failures.
     :param display: the findings the text and the JSON report (``findings=``, ``--findings``) and
         the rows of each detail table the text prints (``rows=``, ``--rows``); default: every kind
-        of finding, 8 rows (:func:`display_of`).
+        of finding, 8 rows (``display_of()``).
     """
 
     json_name = "reports"
@@ -180,7 +180,7 @@ class Reports(Analysed, Sequence[Report]):
     # -- JSON -------------------------------------------------------------------------------
 
     def findings(self) -> list[dict[str, str]]:
-        """The findings in words that the text prints, of the kinds :attr:`display` asks for (what
+        """The findings in words that the text prints, of the kinds ``display`` asks for (what
         is live at the peak as one, with ``peak``), each with its function and target: the JSON's."""
         from sphinx_jaxhlo.render.findings import findings, mesh_findings
         from sphinx_jaxhlo.render.peak import peak_sentence

@@ -417,6 +417,12 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
     from sphinx_jaxhlo.api.functions import compile_example
     from sphinx_jaxhlo.api.sweep_reports import compile_sweep
 
+    given = [flag for flag, value in (("--findings", ns.findings), ("--rows", ns.rows)) if value is not None]
+    if given and not ns.json:  # said, not silently ignored: the text of a sweep is its table of points
+        raise _UsageError(f"{' and '.join(given)} shape{'s' if len(given) == 1 else ''} each point's reports, which "
+                          "the text of a sweep does not "
+                          "print (it prints the table of points and the flips): add --json, where each point's "
+                          "reports list their findings, or leave --sweep out")
     sweep = compile_sweep(example, targets, show, compile_example, **options)
     try:
         outcomes, problems = sweep.evaluate_options(expect)

@@ -86,6 +86,16 @@ def test_a_bad_value_on_the_command_line_exits_2(tmp_path: Path, args: list[str]
     assert "Traceback" not in proc.stderr and not (tmp_path / "cache").exists()
 
 
+def test_findings_over_a_sweep_on_the_command_line_need_the_json(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "sphinx_jaxhlo", f"{API_EXAMPLE}:with_dot", "--args", "f32[n,3], f32[50,3]",
+            "--sweep", "n=100,200", "--targets", "cpu", "--cache-dir", str(tmp_path / "cache"), "--findings", "memory"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("python -m sphinx_jaxhlo: error: --findings shapes each point's reports, which the "
+                                  "text of a sweep does not print"), proc.stderr
+    assert not (tmp_path / "cache").exists()  # refused before anything compiled
+
+
 def test_findings_and_rows_in_the_api(cache: Path) -> None:
     import importlib.util
 

@@ -112,6 +112,8 @@ def test_findings_and_rows_in_the_api(cache: Path) -> None:
     assert "Unfused reduction" not in text and "Live at the peak" not in text
     assert "Largest intermediate: the f32[50,100] result of cos" in text and "1 more, 2 in total" in text
     assert [f["title"] for f in memory.to_dict()["findings"]] == [""]
+    # the HTML (Jupyter's, --html's) as the page with :findings: memory: no verdict anywhere
+    assert "unfused" in everything.to_html().lower() and "unfused" not in memory.to_html().lower()
     assert Reports.from_json(memory.to_json()).display == memory.display
 
     source = analyze_source(EXAMPLE, "with_dot", ARGS, targets="cpu", cache_dir=cache, findings="none")

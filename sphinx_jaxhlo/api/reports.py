@@ -175,7 +175,7 @@ class Reports(Analysed, Sequence[Report]):
         return render_html(self._reports, self.failures,
                            show=list(show if show is not None else self.show), function=self.function,
                            args=self.args, notes=self.notes, order=self._order, script=script,
-                           full_page=full_page)
+                           full_page=full_page, display=self.display)
 
     # -- JSON -------------------------------------------------------------------------------
 

@@ -160,13 +160,16 @@ def derived_fields() -> frozenset[str]:
     return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives", "live_at_peak"})
 
 
-def reanalyze(report: Report, source_name: str) -> None:
+def reanalyze(report: Report, source_name: str, *, peak: bool = True) -> None:
     """Fill the analysis fields of ``report`` from its HLO, as the compile worker does: the
     one filler, :func:`~sphinx_jaxhlo.hlo.report_analysis.fill_analysis` (kept under this
-    name: what reading a snapshot calls, and the tests count)."""
+    name: what reading a snapshot calls, and the tests count).
+
+    :param peak: work out what is live at the peak too (without: ``live_at_peak`` is ``None``).
+    """
     from sphinx_jaxhlo.hlo.report_analysis import fill_analysis
 
-    fill_analysis(report, source_name)
+    fill_analysis(report, source_name, peak=peak)
 
 
 def summary(report: Report) -> dict[str, str]:
@@ -202,12 +205,13 @@ class Snapshot:
         texts = {k: data[k] for k in TEXT_KINDS if isinstance(data.get(k), str) and data[k]}
         return cls(dict(ident), dict(tools), facts, texts)
 
-    def report(self, source: str, source_name: str, *, analyse: bool = True) -> Report:
+    def report(self, source: str, source_name: str, *, analyse: bool = True, peak: bool = True) -> Report:
         """The full report, its analysis derived again from the stored HLO.
 
         :param source: the example's source (its digest is checked by the caller's identity match).
         :param analyse: derive the analysis (without: the facts alone, for a
             caller that has the analysis, :mod:`sphinx_jaxhlo.store.analyses`).
+        :param peak: with the analysis, what is live at the peak (without: ``live_at_peak`` is ``None``).
         :raises InvalidReport: when the stored facts are not those of a report.
         """
         report = checked_report(self.data(source), lenient=True)
@@ -215,7 +219,7 @@ class Snapshot:
         # a report whose analysis comes from the cache gets them too)
         report.memory.settle(report.target)
         if analyse:
-            reanalyze(report, source_name)
+            reanalyze(report, source_name, peak=peak)
         return report
 
     def data(self, source: str) -> dict[str, Any]:

@@ -386,6 +386,8 @@ def highlighted_spans(text: str, language: str) -> list[str] | None:
     """
     if len(text) > HIGHLIGHT_LIMIT:
         return None
+    from sphinx_jaxhlo.render.lexer import HloLexer
+
     lexer, formatter = _highlighter(language)
     classes = _classes(formatter)
     out: list[str] = []
@@ -399,6 +401,8 @@ def highlighted_spans(text: str, language: str) -> list[str] | None:
             for ttype, value in lexer.get_tokens(text):
                 add(classes[ttype])
                 add(value)
+        elif isinstance(lexer, HloLexer):  # the module texts: the scan itself gives the list
+            return lexer.class_spans(prepare(text), classes)
         else:
             for _, ttype, value in lexer.get_tokens_unprocessed(prepare(text)):
                 add(classes[ttype])

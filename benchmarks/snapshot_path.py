@@ -25,7 +25,8 @@ The extra milliseconds per report are ``(ours - plain) / reports``; measured at
 two sizes, they split into a cost per report (the slope) and a cost per build
 (the intercept: the site-wide fixed cost).  The machine may be shared: each
 build is repeated, interleaved with the others, and the fastest of each
-counts.  Wall seconds of the build, and CPU seconds of the build process
+counts; with ``before``, each attempt's two builds of a kind (one after the other) are
+also compared pair by pair (:func:`paired`).  Wall seconds of the build, and CPU seconds of the build process
 (``time.process_time()``: what other load disturbs least; these builds start
 no worker), are both given.
 """

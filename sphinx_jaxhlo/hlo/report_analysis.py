@@ -10,7 +10,8 @@ snapshot read again and a saved module.
   the text parsed once: the fusions, materialized buffers and reductions
   (:func:`~sphinx_jaxhlo.hlo.fusion.analyze_module`), the quotes of XLA's decisions
   (:func:`~sphinx_jaxhlo.hlo.decisions.quotes.attach_quotes`), what is live at the peak
-  (:func:`~sphinx_jaxhlo.hlo.peak.attach_live_at_peak`) and the collectives over the
+  (:func:`~sphinx_jaxhlo.hlo.peak.attach_live_at_peak`; left out for a docs page that
+  neither shows it nor checks a claim about it) and the collectives over the
   report's mesh (:func:`~sphinx_jaxhlo.hlo.collectives.analyze_collectives`).  A module
   that does not parse keeps its figures and says why in ``analysis_error``; a compile
   that failed gets only what is live at the peak it refused.

@@ -20,7 +20,8 @@ here it is paid once per snapshot and version of the analysis code:
   (:func:`analysis_fingerprint`: every module this one imports, read from the
   source, as :func:`~sphinx_jaxhlo.core.request.code_fingerprint` does for
   reports).  A change to the analysis gives new keys; an unchanged site rebuilt
-  with ``-E`` analyses nothing.  The entry also says whether the snapshot's
+  with ``-E`` analyses nothing.  An analysis without what is live at the peak (for
+  a page that does not need it) has keys of its own.  The entry also says whether the snapshot's
   JSON is what this code would write for it (its summary current), which a
   writing build would otherwise work out again for every snapshot.
 - :func:`compared` keeps the comparison of two snapshots of one slot (the drift

@@ -376,15 +376,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
                                   progress=progress)
 
     bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
-    try:
-        outcomes, problems = reports.evaluate_options(expect)
-    except ValueError as exc:
-        raise _UsageError(str(exc)) from None
-    if ns.html:
-        try:
-            Path(ns.html).write_text(reports.to_html(full_page=True), encoding="utf-8")
-        except OSError as exc:
-            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    outcomes, problems = _checked_and_written(ns, reports, expect)
     if ns.json:
         doc: dict[str, Any] = reports.to_dict()
         doc["checks"] = [{"target": o.target, "function": o.function, "expectation": o.expectation.kind,
@@ -411,6 +403,21 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
     return EXIT_OK
 
 
+def _checked_and_written(ns: argparse.Namespace, result: Any, expect: dict[str, str]) -> tuple[list[Any], list[str]]:
+    """The claims of ``--expect-*`` checked on ``result`` (reports or a sweep's), and ``--html``
+    written: the claims' outcomes and the problems found."""
+    try:
+        outcomes, problems = result.evaluate_options(expect)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    if ns.html:
+        try:
+            Path(ns.html).write_text(result.to_html(full_page=True), encoding="utf-8")
+        except OSError as exc:
+            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    return outcomes, problems
+
+
 def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: list[str], expect: dict[str, str],
            **options: Any) -> int:
     """``--sweep``: every point compiled, the table of points and the flips printed, the claims checked."""
@@ -424,15 +431,7 @@ def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: 
                           "print (it prints the table of points and the flips): add --json, where each point's "
                           "reports list their findings, or leave --sweep out")
     sweep = compile_sweep(example, targets, show, compile_example, **options)
-    try:
-        outcomes, problems = sweep.evaluate_options(expect)
-    except ValueError as exc:
-        raise _UsageError(str(exc)) from None
-    if ns.html:
-        try:
-            Path(ns.html).write_text(sweep.to_html(full_page=True), encoding="utf-8")
-        except OSError as exc:
-            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    outcomes, problems = _checked_and_written(ns, sweep, expect)
     if ns.json:
         import json
 

@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import limits
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
 from .graph import (
@@ -29,7 +30,6 @@ from .graph import (
     group_regions,
     reductions_of,
 )
-from . import limits
 from .h100 import _unaligned_matvec, decide_gpu, split_k_unsure
 from .tpu import decide_tpu, where_stored
 

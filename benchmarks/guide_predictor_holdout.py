@@ -473,12 +473,17 @@ def compile_holdout(targets: list[str], timeout: float) -> None:
 
 def score() -> dict[str, Any]:
     """Predict every program (jaxpr only) and score the answers against the truth, per target."""
+    return score_programs(programs(), load_truth())
+
+
+def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """Predict each of ``progs`` (jaxpr only) and score the answers against ``truth``, per target: the
+    share answered, right of the answers, each class, and on the TPU ``where`` for the stored tables the
+    rules called stored (right of those it placed, and of all: a ``where`` left to a compile is not right)."""
     import jax
 
-
-    truth = load_truth()
     rows = []
-    for prog in programs():
+    for prog in progs:
         entry: dict[str, Any] = {"name": prog.name, "kind": prog.classes[0], "specs": prog.specs, "targets": {}}
         for target in TARGETS:
             rec = truth.get((prog.key, target))
@@ -494,7 +499,7 @@ def score() -> dict[str, Any]:
             if target == "tpu:v5e" and rec["stored"] and answered and pred["stored"]:
                 truth_where = "on-chip" if rec["memory_space"] == 1 else "HBM"
                 row["truth_where"] = truth_where
-                row["where_right"] = pred.get("where") == truth_where
+                row["where_right"] = (pred.get("where") == truth_where) if pred.get("where") else None
             entry["targets"][target] = row
         rows.append(entry)
     summary: dict[str, Any] = {}
@@ -516,8 +521,10 @@ def score() -> dict[str, Any]:
                           "right_share": _share(sum(1 for r in members if r["right"]), len(members))}
         if target == "tpu:v5e":
             placed = [r for r in got if "where_right" in r]
-            stats["where"] = {"stored_tables": len(placed), "right": sum(1 for r in placed if r["where_right"]),
-                              "right_share": _share(sum(1 for r in placed if r["where_right"]), len(placed))}
+            said = [r for r in placed if r["where_right"] is not None]
+            good = sum(1 for r in said if r["where_right"])
+            stats["where"] = {"stored_tables": len(placed), "answered": len(said), "right": good,
+                              "right_share": _share(good, len(placed)), "right_of_answered": _share(good, len(said))}
         summary[target] = stats
     return {"generated": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "programs": len(rows),
             "summary": summary, "rows": rows}

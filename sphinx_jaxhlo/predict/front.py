@@ -283,20 +283,25 @@ _KERNEL_OF_ITS_OWN = frozenset({"jaxhlo-predict-h100-gemm", "jaxhlo-predict-h100
 def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gathered: str) -> Decision:
     """``d``, or an abstention where the program leaves the ground its rule was checked on
     (:mod:`sphinx_jaxhlo.predict.limits`)."""
+    if target == "cpu" and (half := limits.half_dot_of_table(g)):
+        return limits.abstain(f"{half} of a computed table: whether YNN takes it is not in the rules")
+    if unknown := limits.unknown_op(g):
+        return limits.abstain(f"{unknown} computes the table: no rule covers it")
     if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:
         return d
     if variadic := limits.variadic(g):
         return limits.abstain(f"{variadic}: how XLA merges it is not in the rules")
     if target == "cpu":
-        if half := limits.half_dot_of_table(g):
-            return limits.abstain(f"{half} of a computed table: whether YNN takes it is not in the rules")
-        if d.stored is False and (why := limits.applied_back(g, table)):
+        if between := _between(g):
+            return limits.abstain(f"a {between} between the table's source and the reduction: no CPU rule covers "
+                                  "what it writes")
+        if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
             return limits.abstain(f"{why}: outside the YNN fusions the rules follow")
         return d
     if gathered:
         return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
-    if n >= 4 or (n == 3 and target == "tpu:v5e" and limits.tpu_gemms(g)):
+    if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
         return limits.abstain(f"a reduction of a normalised table ({n} passes over table-sized data"
                               + (", a contraction's" if n == 3 else "") + "): the rules were checked on fewer")
     if target == "gpu:h100":

@@ -149,6 +149,30 @@ def half_dot_of_table(g: Region) -> str:
     return ""
 
 
+def unknown_op(g: Region) -> str:
+    """An op no rule knows computes the table (a convolution, a custom call): ``other:`` sources; a
+    gather is :func:`gather_of_table`'s (on the CPU, an op outside YNN's table, as rule 4 says), a sort,
+    scan or FFT the rule of ops between the source and the reduction's."""
+    from .front import BETWEEN
+
+    names = sorted(name for s in g.sources if s.startswith("other:") and (name := s.split(":", 1)[1]) != "gather"
+                   and not name.startswith("scatter") and name not in BETWEEN)
+    return f"{', '.join(names)}" if names else ""
+
+
+def column_statistic(graph: Graph, table: int, g: Region) -> str:
+    """A two-pass statistic (a mean, then the variance that needs it) over leading axes: a column
+    reduction whose second pass reads the first's result (CPU)."""
+    if not g.two_pass and passes(graph, table, g) < 2:
+        return ""
+    for r in g.reductions:
+        axes = tuple(r.op.params.get("axes", ()))
+        rank = len(r.operand.shape)
+        if axes and rank >= 2 and rank - 1 not in axes:
+            return "a two-pass statistic over leading axes (a column mean and variance)"
+    return ""
+
+
 def applied_back(g: Region, table: int) -> str:
     """A full reduction's result (a global norm) scales table-sized work outside its region that the
     program returns two or more of (a clipped update and its moments): XLA's loop fusions around the

@@ -17,6 +17,7 @@ from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
 from .graph import (
     _ITEMSIZE,
+    BETWEEN,
     ELEMENTWISE,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -314,10 +315,6 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
     return d
 
 
-#: Ops that are not elementwise and not a reduction, and that XLA gives a kernel of their own (a sort, an
-#: FFT library call, a cumulative scan's passes): placed between a computed table and its reduction, the
-#: table is written for them (GPU and TPU).
-BETWEEN = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "fft"})
 
 
 def _between(g: Region) -> str:

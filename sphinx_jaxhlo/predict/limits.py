@@ -3,18 +3,20 @@
 Each rule of :mod:`sphinx_jaxhlo.predict.rules` was written from programs it was checked on; where a
 program leaves that ground the answer is ``stored=None`` with ``certain=False`` and the one-line
 compile that answers, not a guess.  The checks here were drawn from the guide's own examples and from
-the misses of the earlier holdouts (``benchmarks/guide_predictor_holdout.py``): a gather or scatter
-touching a table-sized value, a reduction of a normalised table (three passes or more), a variadic
-reduce, a contraction that is the only reduction, a `top_k` of an argument on the H100, `bf16`/`f16`
-in the H100's cost model, two contractions feeding one TPU table, a TPU loop around a contraction, a
-contraction's table outside every reduction on the TPU, `f16`/`bf16` contractions of computed
-tables and column statistics on the CPU.  Each check names what it saw; :data:`LIMITS` is the rule's
+the misses of the earlier holdouts (``benchmarks/guide_predictor_holdout.py``; five after the first
+evaluation of ``benchmarks/guide_predictor_holdout3.py``): an op no rule knows, a gather or scatter
+touching a table-sized value, a normalised table reduced again (three passes or more), a variadic
+reduce, a contraction that is the only reduction, a ``top_k`` of an argument on the H100, two
+contractions feeding one TPU table, a TPU loop over a table-sized stack of operands, a contraction's
+larger output outside every reduction on the TPU, ``f16``/``bf16`` contractions, a sort between, column
+statistics and clipped updates on the CPU.  Each check names what it saw; :data:`LIMITS` is the rule's
 anchor (the predictor page's section that lists them).
 """
 
 from __future__ import annotations
 
 from .graph import (
+    BETWEEN,
     REDUCTION_KIND,
     TABLE_SHARE,
     Decision,
@@ -153,8 +155,6 @@ def unknown_op(g: Region) -> str:
     """An op no rule knows computes the table (a convolution, a custom call): ``other:`` sources; a
     gather is :func:`gather_of_table`'s (on the CPU, an op outside YNN's table, as rule 4 says), a sort,
     scan or FFT the rule of ops between the source and the reduction's."""
-    from .front import BETWEEN
-
     names = sorted(name for s in g.sources if s.startswith("other:") and (name := s.split(":", 1)[1]) != "gather"
                    and not name.startswith("scatter") and name not in BETWEEN)
     return f"{', '.join(names)}" if names else ""

@@ -476,10 +476,12 @@ def score() -> dict[str, Any]:
     return score_programs(programs(), load_truth())
 
 
-def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]],
+                   calibrated: bool = True) -> dict[str, Any]:
     """Predict each of ``progs`` (jaxpr only) and score the answers against ``truth``, per target: the
     share answered, right of the answers, each class, and on the TPU ``where`` for the stored tables the
-    rules called stored (right of those it placed, and of all: a ``where`` left to a compile is not right)."""
+    rules called stored (right of those it placed, and of all: a ``where`` left to a compile is not right).
+    ``calibrated=False`` scores the rules' own answers, before the calibration's gate."""
     import jax
 
     rows = []
@@ -490,7 +492,7 @@ def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, 
             if rec is None or "error" in rec:
                 entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                 continue
-            pred = predicted(prog, target)
+            pred = predicted(prog, target, calibrated)
             answered = bool(pred["certain"]) and pred["stored"] is not None
             row = {"truth": rec["stored"], "truth_buffer": rec["buffer"], "memory_space": rec["memory_space"],
                    "stored": pred["stored"], "certain": pred["certain"], "rule": pred["rule"],

@@ -102,7 +102,8 @@ def _chunks(regions: list[Region], graph: Graph) -> bool:
     return len(shapes) == 1
 
 
-def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", **kwarg_specs: Any) -> Prediction:
+def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", calibrated: bool = True,
+            **kwarg_specs: Any) -> Prediction:
     """Will XLA write the table (the largest intermediate a reduction reads) to memory, by the guide's rules?
 
     Answers from the function's jaxpr alone (``jax.make_jaxpr``; nothing is lowered or compiled).
@@ -112,6 +113,9 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
         (``"f32[4096,4096]"``) or a ``jax.ShapeDtypeStruct`` (anything with shape and dtype).
     :param target: ``cpu``, ``gpu:h100`` or ``tpu:v5e`` (or a sharded form, ``gpu:h100x8``,
         ``tpu:v5e-8``: the rules are per device, on the arguments as one device holds them).
+    :param calibrated: answer only with a rule whose measured record is trusted
+        (:mod:`sphinx_jaxhlo.predict.calibration`); ``False`` gives the rules' own answer (the
+        calibration's benchmark measures it).
     :param kwarg_specs: keyword arguments, specs as the positional ones.
     :returns: a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
     :raises ValueError: an unknown target or a bad spec.
@@ -123,7 +127,7 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
     structs = tuple(_struct(s) for s in arg_specs)
     kwargs = {k: _struct(v) for k, v in kwarg_specs.items()}
     return predict_jaxpr(jax.make_jaxpr(function)(*structs, **kwargs), target,
-                         _command(function, structs, kwargs, target))
+                         _command(function, structs, kwargs, target), calibrated=calibrated)
 
 
 def predict_call(fn: Callable[..., Any], args: str, target: str, command: str = "") -> Prediction:
@@ -164,11 +168,23 @@ def _command(fn: Any, structs: tuple[Any, ...], kwargs: dict[str, Any], target: 
     return f"python -m sphinx_jaxhlo {shlex.quote(where + ':' + name)} --args {shlex.quote(specs)} --targets {target}"
 
 
-def predict_jaxpr(closed: Any, target: str, command: str = "") -> Prediction:
+def predict_jaxpr(closed: Any, target: str, command: str = "", *, calibrated: bool = True) -> Prediction:
     """The guide's answer for a traced program (a ``ClosedJaxpr``) on ``target``.
 
     :param command: the compile that answers when the rules do not (default: a generic one).
+    :param calibrated: pass the rules' answer through :func:`sphinx_jaxhlo.predict.calibration.gate`
+        (a rule answers only where its measured record is trusted).
     """
+    answer = _rules_answer(closed, target, command)
+    if not calibrated:
+        return answer
+    from .calibration import gate
+
+    return gate(answer, command)
+
+
+def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
+    """The rules' own answer, before the calibration."""
     from .rules import rule_title
 
     target = base_target(target)

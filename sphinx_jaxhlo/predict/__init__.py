@@ -4,7 +4,9 @@
 (``jax.make_jaxpr``; nothing is lowered or compiled) for ``cpu``, ``gpu:h100`` and ``tpu:v5e``, and
 names the section of the guide's predictor page whose rule decided
 (:class:`~sphinx_jaxhlo.predict.answer.Prediction`).  Where no rule decides, or the H100 cost model is
-near its break-even, it says so (``certain=False``) and gives the compile that answers.
+near its break-even, it says so (``certain=False``) and gives the compile that answers; and a rule
+answers only where its measured record is trusted (:mod:`.calibration`, from the table the benchmark
+``benchmarks/guide_predictor_calibrate.py`` writes), otherwise "compile it" with that record.
 
 The package module itself is callable (``sphinx_jaxhlo.predict(...)`` is :func:`predict`).  Importing
 it does not import jax: the answer's type (:mod:`.answer`) is what a report stores, read back from a

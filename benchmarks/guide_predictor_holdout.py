@@ -477,11 +477,17 @@ def score() -> dict[str, Any]:
 
 
 def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]],
-                   calibrated: bool = True) -> dict[str, Any]:
+                   calibrated: bool = True, label: str = "") -> dict[str, Any]:
     """Predict each of ``progs`` (jaxpr only) and score the answers against ``truth``, per target: the
     share answered, right of the answers, each class, and on the TPU ``where`` for the stored tables the
     rules called stored (right of those it placed, and of all: a ``where`` left to a compile is not right).
-    ``calibrated=False`` scores the rules' own answers, before the calibration's gate."""
+    An answer is True or False, certain or not; ``certain`` is the subset the calibration calls certain
+    (answered certain, right of those).  ``calibrated=False`` scores the rules' own answers, with no
+    certainty from the calibration (every answer certain).
+
+    wild3's first evaluation (``guide_predictor_holdout4_first.json``) was scored when the calibration
+    withheld every answer it did not call certain (only certain answers counted as answered); it is kept
+    as written, and ``label`` says how a later score differs."""
     import jax
 
     rows = []
@@ -493,7 +499,7 @@ def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, 
                 entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                 continue
             pred = predicted(prog, target, calibrated)
-            answered = bool(pred["certain"]) and pred["stored"] is not None
+            answered = pred["stored"] is not None  # True or False: answered, certain or not
             row = {"truth": rec["stored"], "truth_buffer": rec["buffer"], "memory_space": rec["memory_space"],
                    "stored": pred["stored"], "certain": pred["certain"], "rule": pred["rule"],
                    "why": pred["why"], "where": pred.get("where", ""),
@@ -516,6 +522,12 @@ def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, 
                           and e["targets"][target]["right"] is None],
             "wrong": [e["name"] for e in rows if e["targets"][target].get("right") is False],
         }
+        sure = [r for r in answered if r["certain"]]
+        stats["certain"] = {"answered": len(sure), "right": sum(1 for r in sure if r["right"]),
+                            "answered_share": _share(len(sure), len(got)),
+                            "right_of_answered": _share(sum(1 for r in sure if r["right"]), len(sure)),
+                            "wrong": [e["name"] for e in rows if e["targets"][target].get("right") is False
+                                      and e["targets"][target]["certain"]]}
         for cls, value in (("stored", True), ("fused", False)):
             members = [r for r in got if r["truth"] is value]
             stats[cls] = {"programs": len(members), "right": sum(1 for r in members if r["right"]),
@@ -528,8 +540,11 @@ def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, 
             stats["where"] = {"stored_tables": len(placed), "answered": len(said), "right": good,
                               "right_share": _share(good, len(placed)), "right_of_answered": _share(good, len(said))}
         summary[target] = stats
-    return {"generated": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "programs": len(rows),
-            "summary": summary, "rows": rows}
+    out = {"generated": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "programs": len(rows),
+           "summary": summary, "rows": rows}
+    if label:
+        out["label"] = label
+    return out
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -48,6 +48,10 @@ TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_holdout4_truth.json
 FIRST_FILE = ROOT / "benchmarks" / "guide_predictor_holdout4_first.json"
 RESULTS_FILE = ROOT / "benchmarks" / "guide_predictor_holdout4_results.json"
 #: The rules' own answers on wild3 (no calibration), beside the first evaluation.
+#: What a score after the first evaluation is: the same rules, certainty said instead of withheld.
+AFTER_FIRST = ("scored after the first evaluation: the rules are frozen, only how certainty is reported changed "
+               "(an answer the calibration does not call certain is kept, marked not certain; the first "
+               "evaluation withheld it)")
 RULES_FILE = ROOT / "benchmarks" / "guide_predictor_holdout4_rules.json"
 FAMILY = "wild3"
 
@@ -603,7 +607,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.first and args.rules:
         print("the first evaluation is the calibrated predictor's", file=sys.stderr)
         return 1
-    result = score_programs(programs(), family_truth(TRUTH_FILE), calibrated=not args.rules)
+    result = score_programs(programs(), family_truth(TRUTH_FILE), calibrated=not args.rules,
+                            label="" if args.first else AFTER_FIRST)
     out = FIRST_FILE if args.first else (RULES_FILE if args.rules else RESULTS_FILE)
     out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for target, stats in result["summary"].items():

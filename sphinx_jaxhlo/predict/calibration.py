@@ -1,14 +1,16 @@
-"""Calibrated answering: a rule answers only where it was measured right often enough.
+"""How certain an answer is: certain only where its rule was measured right often enough.
 
 Each answer of the rules is keyed by its rule's anchor, its target and its verdict (``stored`` or
 ``fused``: the sub-case), and, on the TPU, a stored table's ``where`` by its place.  The measured
 counts of every key over every family the rules were checked on (the benchmark families, the guide's
 examples, the holdouts) are in :mod:`sphinx_jaxhlo.predict.calibration_table`, written by
-``benchmarks/guide_predictor_calibrate.py``, never by hand.  A key answers when it was right on at
+``benchmarks/guide_predictor_calibrate.py``, never by hand.  A key is certain when it was right on at
 least :data:`POINT` of its measured answers and its one-sided :data:`CONFIDENCE` Wilson lower bound on
-the share right is at least :data:`FLOOR` (so a perfect record needs 25 programs, one miss 50);
-otherwise the answer becomes "compile it" with the key's record (``this rule is right 41 of 45 times on the
-programs measured: compile it``).  No jax here: the gate works on a
+the share right is at least :data:`FLOOR` (so a perfect record needs 25 programs, one miss 50).  Such
+an answer is certain; any other keeps its True or False, is marked not certain, and says its key's
+record (``not certain: this rule was right 41 of 45 times on the programs measured; compile it to be
+sure: ...``).  The table never withholds an answer: abstentions come from the rules' stated limits
+(:mod:`sphinx_jaxhlo.predict.limits`) or from no rule deciding.  No jax here: :func:`certify` works on a
 :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
 """
 
@@ -23,9 +25,9 @@ from .calibration_table import FAMILIES, KEYS, WHERE
 #: The one-sided confidence of the lower bound (z = 1.645).
 CONFIDENCE = 0.95
 _Z = 1.6448536269514722
-#: The share right a key must have measured to answer.
+#: The share right a key must have measured to be certain.
 POINT = 0.98
-#: The share right whose lower bound a key must reach to answer: 10 right of 10 is 0.79, too few.
+#: The share right whose lower bound a key must reach to be certain: 10 right of 10 is 0.79, too few.
 FLOOR = 0.90
 
 
@@ -67,28 +69,32 @@ def where_record(where: str) -> Record:
     return Record(right, measured)
 
 
-def gate(p: Prediction, command: str = "") -> Prediction:
-    """``p`` if its rule's measured record is trusted; otherwise "compile it", with the record.
+def certify(p: Prediction, command: str = "") -> Prediction:
+    """``p`` with ``certain`` from its rule's measured record: True where the record is trusted,
+    otherwise False with the record in words and the compile that answers for sure.
 
-    A ``where`` whose record is not trusted is dropped (the verdict stays) with its record in ``where_why``.
+    The answer itself (``stored`` True or False, the rule, the figures) is the rules' and is kept; an
+    answer that is not one (a stated limit, no rule) is returned as it is.  A ``where`` whose record
+    is not trusted is kept too, its record added to ``where_why``.
     """
     if not p.answered:
         return p
     rec = record(p.target, p.rule, p.verdict)
+    out = replace(p, right=rec.right, measured=rec.measured)
     if not rec.trusted:
         said = "never measured" if not rec.measured else f"right {rec.right} of {rec.measured} times"
-        return replace(p, stored=None, certain=False, where="", where_why="",
-                       why=f"this rule is {said} on the programs measured: compile it (it would say "
-                           f"{p.verdict}: {p.why})",
-                       command=p.command or command or
-                       f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {p.target}")
+        run = (p.command or command or
+               f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {p.target}")
+        out = replace(out, certain=False, command=run,
+                      why=f"{p.why}; not certain: this rule was {said} on the programs measured "
+                          f"(answering {p.verdict}); compile it to be sure: {run}")
     if p.where:
         wrec = where_record(p.where)
         if not wrec.trusted:
             said = "never measured" if not wrec.measured else f"right {wrec.right} of {wrec.measured} times"
-            return replace(p, where="", where_why=f"where is {said} for {p.where} on the programs measured: "
-                                                  "compile it")
-    return p
+            out = replace(out, where_why=f"{p.where_why}; not certain: {p.where} was {said} on the "
+                                         "programs measured")
+    return out
 
 
 def table_rows() -> list[tuple[str, str, str, int, int, float, bool]]:
@@ -101,5 +107,5 @@ def table_rows() -> list[tuple[str, str, str, int, int, float, bool]]:
     return rows
 
 
-__all__ = ["CONFIDENCE", "FAMILIES", "FLOOR", "POINT", "Record", "gate", "record", "table_rows", "where_record",
+__all__ = ["CONFIDENCE", "FAMILIES", "FLOOR", "POINT", "Record", "certify", "record", "table_rows", "where_record",
            "wilson_lower"]

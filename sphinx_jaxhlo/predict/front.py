@@ -113,9 +113,10 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
         (``"f32[4096,4096]"``) or a ``jax.ShapeDtypeStruct`` (anything with shape and dtype).
     :param target: ``cpu``, ``gpu:h100`` or ``tpu:v5e`` (or a sharded form, ``gpu:h100x8``,
         ``tpu:v5e-8``: the rules are per device, on the arguments as one device holds them).
-    :param calibrated: answer only with a rule whose measured record is trusted
-        (:mod:`sphinx_jaxhlo.predict.calibration`); ``False`` gives the rules' own answer (the
-        calibration's benchmark measures it).
+    :param calibrated: say how certain the answer is from the rule's measured record
+        (:mod:`sphinx_jaxhlo.predict.calibration`: ``certain`` only where it is trusted); ``False``
+        gives the rules' own answer with no certainty from the record (``certain`` wherever a rule
+        decides: what the calibration's benchmark measures).  The answer (``stored``) is the same.
     :param kwarg_specs: keyword arguments, specs as the positional ones.
     :returns: a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
     :raises ValueError: an unknown target or a bad spec.
@@ -172,19 +173,19 @@ def predict_jaxpr(closed: Any, target: str, command: str = "", *, calibrated: bo
     """The guide's answer for a traced program (a ``ClosedJaxpr``) on ``target``.
 
     :param command: the compile that answers when the rules do not (default: a generic one).
-    :param calibrated: pass the rules' answer through :func:`sphinx_jaxhlo.predict.calibration.gate`
-        (a rule answers only where its measured record is trusted).
+    :param calibrated: ``certain`` from the rule's measured record
+        (:func:`sphinx_jaxhlo.predict.calibration.certify`); ``False``: the rules' own answer.
     """
     answer = _rules_answer(closed, target, command)
     if not calibrated:
         return answer
-    from .calibration import gate
+    from .calibration import certify
 
-    return gate(answer, command)
+    return certify(answer, command)
 
 
 def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
-    """The rules' own answer, before the calibration."""
+    """The rules' own answer, before the calibration says how certain it is."""
     from .rules import rule_title
 
     target = base_target(target)

@@ -18,6 +18,7 @@ import sphinx_jaxhlo
 from sphinx_jaxhlo.cli import main as cli_main
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.predict import Prediction
+from sphinx_jaxhlo.predict.calibration import record
 from sphinx_jaxhlo.predict.front import base_target
 from sphinx_jaxhlo.predict.front import predict as predict_calibrated
 from sphinx_jaxhlo.predict.h100 import BREAK_EVEN_BAND, near_break_even
@@ -107,7 +108,8 @@ def test_importing_the_package_answer_does_not_import_jax() -> None:
 def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     program = tmp_path / "prog.py"
     program.write_text("import jax.numpy as jnp\n\ndef near(x, y):\n    return jnp.sum(jnp.exp(x * y), 0)\n\n"
-                       "def rows(x):\n    return jnp.sum(jnp.cos(x.T), axis=1)\n", encoding="utf-8")
+                       "def rows(x):\n    return jnp.sum(jnp.cos(x.T), axis=1)\n\n"
+                       "def fused(x):\n    return jnp.sum(jnp.exp(x), axis=1)\n", encoding="utf-8")
     assert cli_main(["predict", f"{program}:rows", "--args", "f32[4096,4096]", "--targets", "gpu:h100, cpu"]) == 0
     out = capsys.readouterr().out
     assert "gpu:h100: stored  [jaxhlo-predict-h100-cost]" in out and "cpu: stored" in out
@@ -116,6 +118,14 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     data = json.loads(capsys.readouterr().out)
     assert data["gpu:h100"]["certain"] is False
     assert data["gpu:h100"]["command"].endswith("--args 'f32[1500,1500], f32[1500,1500]' --targets gpu:h100")
+    # an answer the measured record does not make certain is still an answer (exit 0), said not certain
+    assert cli_main(["predict", f"{program}:fused", "--args", "f32[4096,4096]", "--targets", "gpu:h100"]) == 0
+    out = capsys.readouterr().out
+    rec = record("gpu:h100", "jaxhlo-predict-h100-cost", "fused")
+    assert not rec.trusted
+    assert (f"gpu:h100: fused, not certain (right {rec.right} of {rec.measured} measured)  "
+            "[jaxhlo-predict-h100-cost]") in out
+    assert "to be sure, compile it: " in out and "--targets gpu:h100" in out
     assert cli_main(["predict", f"{program}:nothing", "--args", "f32[4]"]) == 2
     assert "no function 'nothing'" in capsys.readouterr().err
     assert cli_main(["predict", f"{program}:rows", "--args", "f32[4]", "--targets", "gpu:a100"]) == 2

@@ -87,5 +87,5 @@ def main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -> int:
             if answer.where_why:
                 print(f"  where: {answer.where_why}")
             if answer.command:
-                print(f"  compile it: {answer.command}")
+                print(f"  {'compile it' if not answer.answered else 'to be sure, compile it'}: {answer.command}")
     return EXIT_OK if all(a.answered for a in answers.values()) else EXIT_UNCERTAIN

@@ -126,7 +126,8 @@ class Record:
     #: ``temp`` or ``device``.
     memory_figure: str = "temp"
     #: The guide's rule beside XLA (:mod:`sphinx_jaxhlo.predict.agreement`): ``agrees``, ``disagrees``,
-    #: ``limit`` (a disagreement the example states), ``compile it``, or ``""`` (no prediction).
+    #: ``limit`` (a disagreement the example states), each with `` (uncertain)`` when the answer was not
+    #: certain, ``compile it``, or ``""`` (no prediction).
     guide: str = ""
 
 

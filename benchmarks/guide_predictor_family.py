@@ -895,13 +895,14 @@ def compile_family(targets: list[str], only: str | None, limit: int | None, time
     compile_truth(progs, targets, TRUTH_FILE, timeout, limit)
 
 
-def predicted(prog: Program, target: str) -> dict[str, Any]:
-    """The rules' answer for one program (jaxpr only), as JSON; a failure of the rules is an answer
-    that decides nothing (``rule: error``), never an exception: the holdout scores with it too."""
+def predicted(prog: Program, target: str, calibrated: bool = True) -> dict[str, Any]:
+    """The predictor's answer for one program (jaxpr only), as JSON; a failure of the rules is an answer
+    that decides nothing (``rule: error``), never an exception: the holdout scores with it too.
+    ``calibrated=False``: the rules' own answer, before the calibration's gate."""
     from guide_predictor import predict
 
     try:
-        return predict(prog.source, *_split_specs(prog.specs), target=target).to_dict()
+        return predict(prog.source, *_split_specs(prog.specs), target=target, calibrated=calibrated).to_dict()
     except Exception as exc:
         return {"stored": None, "certain": False, "rule": "error", "why": f"{type(exc).__name__}: {exc}", "where": ""}
 
@@ -921,7 +922,7 @@ def write_report() -> dict[str, Any]:
                 if rec is None or "error" in rec:
                     entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                     continue
-                pred = predicted(prog, target)
+                pred = predicted(prog, target, calibrated=False)  # the rules' own record
                 # an answer the rules do not give ("compile it") is no agreement: it is counted apart
                 answered = bool(pred["certain"]) and pred["stored"] is not None
                 agree = pred["stored"] == rec["stored"] if answered else None

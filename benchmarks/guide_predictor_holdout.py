@@ -473,20 +473,33 @@ def compile_holdout(targets: list[str], timeout: float) -> None:
 
 def score() -> dict[str, Any]:
     """Predict every program (jaxpr only) and score the answers against the truth, per target."""
+    return score_programs(programs(), load_truth())
+
+
+def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]],
+                   calibrated: bool = True, label: str = "") -> dict[str, Any]:
+    """Predict each of ``progs`` (jaxpr only) and score the answers against ``truth``, per target: the
+    share answered, right of the answers, each class, and on the TPU ``where`` for the stored tables the
+    rules called stored (right of those it placed, and of all: a ``where`` left to a compile is not right).
+    An answer is True or False, certain or not; ``certain`` is the subset the calibration calls certain
+    (answered certain, right of those).  ``calibrated=False`` scores the rules' own answers, with no
+    certainty from the calibration (every answer certain).
+
+    wild3's first evaluation (``guide_predictor_holdout4_first.json``) was scored when the calibration
+    withheld every answer it did not call certain (only certain answers counted as answered); it is kept
+    as written, and ``label`` says how a later score differs."""
     import jax
 
-
-    truth = load_truth()
     rows = []
-    for prog in programs():
+    for prog in progs:
         entry: dict[str, Any] = {"name": prog.name, "kind": prog.classes[0], "specs": prog.specs, "targets": {}}
         for target in TARGETS:
             rec = truth.get((prog.key, target))
             if rec is None or "error" in rec:
                 entry["targets"][target] = {"truth": None, "error": rec.get("error") if rec else "not compiled"}
                 continue
-            pred = predicted(prog, target)
-            answered = bool(pred["certain"]) and pred["stored"] is not None
+            pred = predicted(prog, target, calibrated)
+            answered = pred["stored"] is not None  # True or False: answered, certain or not
             row = {"truth": rec["stored"], "truth_buffer": rec["buffer"], "memory_space": rec["memory_space"],
                    "stored": pred["stored"], "certain": pred["certain"], "rule": pred["rule"],
                    "why": pred["why"], "where": pred.get("where", ""),
@@ -494,7 +507,7 @@ def score() -> dict[str, Any]:
             if target == "tpu:v5e" and rec["stored"] and answered and pred["stored"]:
                 truth_where = "on-chip" if rec["memory_space"] == 1 else "HBM"
                 row["truth_where"] = truth_where
-                row["where_right"] = pred.get("where") == truth_where
+                row["where_right"] = (pred.get("where") == truth_where) if pred.get("where") else None
             entry["targets"][target] = row
         rows.append(entry)
     summary: dict[str, Any] = {}
@@ -509,6 +522,12 @@ def score() -> dict[str, Any]:
                           and e["targets"][target]["right"] is None],
             "wrong": [e["name"] for e in rows if e["targets"][target].get("right") is False],
         }
+        sure = [r for r in answered if r["certain"]]
+        stats["certain"] = {"answered": len(sure), "right": sum(1 for r in sure if r["right"]),
+                            "answered_share": _share(len(sure), len(got)),
+                            "right_of_answered": _share(sum(1 for r in sure if r["right"]), len(sure)),
+                            "wrong": [e["name"] for e in rows if e["targets"][target].get("right") is False
+                                      and e["targets"][target]["certain"]]}
         for cls, value in (("stored", True), ("fused", False)):
             members = [r for r in got if r["truth"] is value]
             stats[cls] = {"programs": len(members), "right": sum(1 for r in members if r["right"]),
@@ -516,11 +535,16 @@ def score() -> dict[str, Any]:
                           "right_share": _share(sum(1 for r in members if r["right"]), len(members))}
         if target == "tpu:v5e":
             placed = [r for r in got if "where_right" in r]
-            stats["where"] = {"stored_tables": len(placed), "right": sum(1 for r in placed if r["where_right"]),
-                              "right_share": _share(sum(1 for r in placed if r["where_right"]), len(placed))}
+            said = [r for r in placed if r["where_right"] is not None]
+            good = sum(1 for r in said if r["where_right"])
+            stats["where"] = {"stored_tables": len(placed), "answered": len(said), "right": good,
+                              "right_share": _share(good, len(placed)), "right_of_answered": _share(good, len(said))}
         summary[target] = stats
-    return {"generated": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "programs": len(rows),
-            "summary": summary, "rows": rows}
+    out = {"generated": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "programs": len(rows),
+           "summary": summary, "rows": rows}
+    if label:
+        out["label"] = label
+    return out
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -25,7 +25,8 @@ The extra milliseconds per report are ``(ours - plain) / reports``; measured at
 two sizes, they split into a cost per report (the slope) and a cost per build
 (the intercept: the site-wide fixed cost).  The machine may be shared: each
 build is repeated, interleaved with the others, and the fastest of each
-counts.  Wall seconds of the build, and CPU seconds of the build process
+counts; with ``before``, each attempt's two builds of a kind (one after the other) are
+also compared pair by pair (:func:`paired`).  Wall seconds of the build, and CPU seconds of the build process
 (``time.process_time()``: what other load disturbs least; these builds start
 no worker), are both given.
 """
@@ -184,12 +185,31 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
             }
     if before is not None:
         out["before"] = str(before)
+        out["paired_ms_per_report_against_before"] = paired(runs, {n: p[2] for n, p in projects.items()})
     out["phases_ms_per_report"] = phases(work, projects, repeat, env)
     # issue 52's goals: the extra cost of a report at most 2 ms from snapshots, 1 ms fully cached
     out["goals_ms_per_report"] = {"snapshots": 2.0, "cached": 1.0}
     # how busy the machine was (1, 5 and 15 minutes): the wall seconds mean little above the core count
     out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     out["cores"] = os.cpu_count()
+    return out
+
+
+def paired(runs: dict[int, dict[str, list[dict[str, Any]]]], reports: dict[int, int]) -> dict[str, Any]:
+    """This version against ``before``, build by build: each attempt's two builds of a
+    kind ran one after the other, so their difference is little disturbed by what the
+    machine does over the minutes of a run (which moves the fastest of each kind, and
+    the slope between two sizes, by as much as the change measured).  For each size and
+    kind, the median over the attempts of (this version's CPU seconds - before's) per
+    report, in milliseconds (negative: this version is faster), and each attempt's."""
+    out: dict[str, Any] = {}
+    for n, by_kind in runs.items():
+        for kind in ("snapshots", "cached"):
+            mine, theirs = by_kind[kind], by_kind[f"{kind}_before"]
+            each = [1000 * (a["process_seconds"] - b["process_seconds"]) / reports[n]
+                    for a, b in zip(mine, theirs, strict=True)]
+            out.setdefault(str(n), {})[kind] = {"median": round(statistics.median(each), 3),
+                                                "each": [round(x, 3) for x in each]}
     return out
 
 

@@ -29,7 +29,7 @@ from sphinx_jaxhlo.core import compilers as plugins
 from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import options as declared
 from sphinx_jaxhlo.core import targets as targets_mod
-from sphinx_jaxhlo.core.example import COMMAND_LINE, OptionProblem, parse_example, parse_show
+from sphinx_jaxhlo.core.example import COMMAND_LINE, OptionProblem, parse_example, parse_show, parse_view
 from sphinx_jaxhlo.core.request import SHOW_PARTS
 from sphinx_jaxhlo.core.version import __version__
 
@@ -170,6 +170,7 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     what.add_argument("--bisect", metavar="COUNT",
                       help="with --sweep: the most sizes to compile between neighbours whose decisions differ, "
                            "to locate each flip exactly (default 48; 0: none)")
+    _declared_flag(what, "chunk")
     what.add_argument("--hlo-file", metavar="DUMP.txt",
                       help="analyse this saved optimized HLO module instead of compiling ('-': standard "
                            "input); --targets may name one target to label it")
@@ -177,6 +178,8 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     out.add_argument("--show", default="summary", metavar="PARTS",
                      help=f"parts printed per target, comma separated, among {', '.join(SHOW_PARTS)} "
                           "(default: summary)")
+    _declared_flag(out, "findings")
+    _declared_flag(out, "rows")
     out.add_argument("--json", action="store_true",
                      help="print the reports (and the checked expectations) as JSON instead")
     out.add_argument("--html", metavar="FILE.html",
@@ -184,13 +187,19 @@ def build_parser(prog: str = "python -m sphinx_jaxhlo") -> argparse.ArgumentPars
     checks = parser.add_argument_group("expectations (exit 1 when one fails)")
     for option in declared.for_front("cli"):  # each claim as declared once (sphinx_jaxhlo.core.options)
         if option.is_claim:
-            checks.add_argument(f"--{option.name}", metavar=option.value, help=option.help)
+            _declared_flag(checks, option.name)
     cache = parser.add_argument_group("cache")
     cache.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/sphinx-jaxhlo "
                                                           "or ~/.cache/sphinx-jaxhlo)")
     cache.add_argument("--no-cache", action="store_true", help="neither read nor write cached reports")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
+
+
+def _declared_flag(group: argparse._ArgumentGroup, name: str) -> None:
+    """The flag of an option, its value and help as declared once (:mod:`sphinx_jaxhlo.core.options`)."""
+    option = declared.by_name(name)
+    group.add_argument(f"--{option.name}", metavar=option.value, help=option.help)
 
 
 def _split_example(text: str) -> tuple[str, str]:
@@ -303,7 +312,8 @@ def _joined_values(parser: argparse.ArgumentParser, args: Sequence[str]) -> list
 
 def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> int:
     from sphinx_jaxhlo.api.functions import compile_example, default_cache_dir, resolve_targets
-    from sphinx_jaxhlo.api.reports import REPORTS_SHOW
+    from sphinx_jaxhlo.api.keywords import given_view
+    from sphinx_jaxhlo.api.reports import REPORTS_SHOW, display_of
 
     try:
         parts = parse_show(ns.show, COMMAND_LINE)
@@ -315,8 +325,14 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
     expect = _expect_options(ns)
     _check_expectations(expect)
 
+    try:  # checked first, as the directive checks its options: by the same parsers
+        view = dict(parse_view(given_view(findings=ns.findings, rows=ns.rows), COMMAND_LINE))
+    except OptionProblem as exc:
+        raise _UsageError(exc.message) from None
+
     if ns.hlo_file is not None:
         reports = _hlo_file(ns, show)
+        reports.display = display_of(view)
     else:
         if not ns.example:
             parser.print_usage(sys.stderr)
@@ -340,9 +356,10 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
             example = parse_example(source, {
                 "function": function, "args": ns.args, "mesh": ns.mesh, "static": ", ".join(ns.static),
                 "xla-flags": ", ".join(ns.xla_flags), "donate": ", ".join(ns.donate),
-                "timeout": ns.timeout, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect},
+                "timeout": ns.timeout, "grad": ns.grad, "sweep": ns.sweep, "bisect": ns.bisect,
+                **given_view(chunk=ns.chunk, findings=ns.findings, rows=ns.rows)},
                 spell=COMMAND_LINE,
-                source_name=os.path.basename(path)).with_grad_variants(COMMAND_LINE)
+                source_name=os.path.basename(path)).with_chunk_variants(COMMAND_LINE).with_grad_variants(COMMAND_LINE)
         except OptionProblem as exc:
             raise _UsageError(exc.message) from None
         try:
@@ -359,15 +376,7 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
                                   progress=progress)
 
     bad = [f for f in reports.failures if f.kind in BAD_INPUT_KINDS]
-    try:
-        outcomes, problems = reports.evaluate_options(expect)
-    except ValueError as exc:
-        raise _UsageError(str(exc)) from None
-    if ns.html:
-        try:
-            Path(ns.html).write_text(reports.to_html(full_page=True), encoding="utf-8")
-        except OSError as exc:
-            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    outcomes, problems = _checked_and_written(ns, reports, expect)
     if ns.json:
         doc: dict[str, Any] = reports.to_dict()
         doc["checks"] = [{"target": o.target, "function": o.function, "expectation": o.expectation.kind,
@@ -394,22 +403,35 @@ def _run(ns: argparse.Namespace, parser: argparse.ArgumentParser, prog: str) -> 
     return EXIT_OK
 
 
+def _checked_and_written(ns: argparse.Namespace, result: Any, expect: dict[str, str]) -> tuple[list[Any], list[str]]:
+    """The claims of ``--expect-*`` checked on ``result`` (reports or a sweep's), and ``--html``
+    written: the claims' outcomes and the problems found."""
+    try:
+        outcomes, problems = result.evaluate_options(expect)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    if ns.html:
+        try:
+            Path(ns.html).write_text(result.to_html(full_page=True), encoding="utf-8")
+        except OSError as exc:
+            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    return outcomes, problems
+
+
 def _sweep(ns: argparse.Namespace, prog: str, example: Any, targets: Any, show: list[str], expect: dict[str, str],
            **options: Any) -> int:
     """``--sweep``: every point compiled, the table of points and the flips printed, the claims checked."""
     from sphinx_jaxhlo.api.functions import compile_example
     from sphinx_jaxhlo.api.sweep_reports import compile_sweep
 
+    given = [flag for flag, value in (("--findings", ns.findings), ("--rows", ns.rows)) if value is not None]
+    if given and not ns.json:  # said, not silently ignored: the text of a sweep is its table of points
+        raise _UsageError(f"{' and '.join(given)} shape{'s' if len(given) == 1 else ''} each point's reports, which "
+                          "the text of a sweep does not "
+                          "print (it prints the table of points and the flips): add --json, where each point's "
+                          "reports list their findings, or leave --sweep out")
     sweep = compile_sweep(example, targets, show, compile_example, **options)
-    try:
-        outcomes, problems = sweep.evaluate_options(expect)
-    except ValueError as exc:
-        raise _UsageError(str(exc)) from None
-    if ns.html:
-        try:
-            Path(ns.html).write_text(sweep.to_html(full_page=True), encoding="utf-8")
-        except OSError as exc:
-            raise _UsageError(f"cannot write {ns.html}: {exc.strerror or exc}") from None
+    outcomes, problems = _checked_and_written(ns, sweep, expect)
     if ns.json:
         import json
 
@@ -439,7 +461,7 @@ def _hlo_file(ns: argparse.Namespace, show: list[str]) -> Any:
     from sphinx_jaxhlo.api.functions import analyze_hlo
 
     for option, value in (("--args", ns.args), ("--static", ns.static), ("--xla-flags", ns.xla_flags),
-                          ("--grad", ns.grad)):
+                          ("--grad", ns.grad), ("--chunk", ns.chunk)):
         if value:
             raise _UsageError(f"{option} is not used with --hlo-file (the module is already compiled)")
     labels = [t.strip() for t in (ns.targets or "").split(",") if t.strip()]

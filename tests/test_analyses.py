@@ -32,9 +32,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = snapshots.reanalyze
 
-    def counting(report: object, source_name: str) -> None:
+    def counting(report: object, source_name: str, **kwargs: bool) -> None:
         calls.append(getattr(report, "target", ""))
-        real(report, source_name)  # type: ignore[arg-type]
+        real(report, source_name, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(snapshots, "reanalyze", counting)
     return calls
@@ -208,10 +208,10 @@ BUILD = """
 import os, sys
 from sphinx_jaxhlo.store import snapshots
 real = snapshots.reanalyze
-def counting(report, source_name):
+def counting(report, source_name, **kwargs):
     with open(os.environ["JAXHLO_TEST_COUNT"], "a") as f:
         f.write(f"{os.getpid()} {report.function}\\n")
-    real(report, source_name)
+    real(report, source_name, **kwargs)
 snapshots.reanalyze = counting
 from sphinx.cmd.build import build_main
 sys.exit(build_main(sys.argv[1:]))
@@ -287,3 +287,76 @@ def test_the_analyses_are_kept_in_a_cache_at_a_url_too(tmp_path: Path, counted: 
     again, _ = analyses.report(stored, "", "example.py", cache)
     assert len(counted) == 1 and again.to_dict() == first.to_dict() and not cache.problems
     assert fsspec.filesystem("memory").glob(f"{url.removeprefix('memory://')}/analyses/*/*.analysis")
+
+
+# -- what is live at the peak, only for a page that needs it -----------------------------------------
+
+def test_a_report_without_the_peak_is_the_full_one_less_its_live_list_and_never_served_for_one_with(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_peak import corpus_report
+
+    from sphinx_jaxhlo.hlo import peak as peak_module
+
+    report = corpus_report("cpu", "seed_with_dot")
+    assert report.live_at_peak is not None
+    slot = tmp_path / "doc" / "ex.f.cpu.json"
+    snapshots.write(slot, snapshots.Snapshot.from_report(report, {"function": "f", "target": "cpu"},
+                                                         {"jax": "0.10.2"}), report)
+    stored = analyses.read(slot)
+    assert stored is not None
+    worked_out: list[str] = []
+    real = peak_module.attach_live_at_peak
+
+    def attach(*args: object) -> None:
+        worked_out.append("peak")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(peak_module, "attach_live_at_peak", attach)
+    cache = ReportCache(tmp_path / "cache")
+    without, _ = analyses.report(stored, "", "example.py", cache, peak=False)
+    assert without.live_at_peak is None and not worked_out
+    # the page that shows the peak, or checks a claim about it, gets it: analysed, not the entry above
+    full, _ = analyses.report(stored, "", "example.py", cache)
+    assert worked_out == ["peak"] and full.live_at_peak == report.live_at_peak
+    assert without.to_dict() == {**full.to_dict(), "live_at_peak": None}
+    # the whole analysis at hand serves a page without the peak as well: nothing worked out again
+    assert analyses.report(stored, "", "example.py", cache, peak=False)[0].to_dict() == full.to_dict()
+    # a later build (a new process, the same cache) reads each kind back from its own entry
+    analyses.forget()
+    assert analyses.report(stored, "", "example.py", cache, peak=False)[0].live_at_peak is None
+    assert analyses.report(stored, "", "example.py", cache)[0].live_at_peak == report.live_at_peak
+    assert worked_out == ["peak"]
+    assert len(list((tmp_path / "cache" / "analyses").rglob("*.analysis"))) == 2
+
+
+def test_a_docs_build_works_out_the_peak_only_for_examples_that_show_it_claim_it_or_sweep() -> None:
+    from sphinx_jaxhlo.core import targets
+    from sphinx_jaxhlo.core.example import Example
+    from sphinx_jaxhlo.core.expectations import parse_expectations
+    from sphinx_jaxhlo.core.settings import Settings
+    from sphinx_jaxhlo.core.sweeps import Point
+    from sphinx_jaxhlo.core.view_options import parse_findings
+    from sphinx_jaxhlo.pipeline.build import Build
+    from sphinx_jaxhlo.pipeline.plan import needs_peak, plan
+
+    plain = Example(source="def f(x):\n    return x\n")
+    settings = Settings()
+    assert not needs_peak(settings, plain)
+    shown = Example(source=plain.source, view=(("findings", parse_findings("memory, peak")),))
+    claimed = Example(source=plain.source,
+                      expectations=tuple(parse_expectations({"expect-peak-top": "dot_general"}).items))
+    point = Example(source=plain.source, point=Point((("n", 4),)))
+    assert needs_peak(settings, shown) and needs_peak(settings, claimed) and needs_peak(settings, point)
+    # the site's setting, unless the example says otherwise
+    site = settings.replace(findings="all")
+    assert needs_peak(site, plain)
+    assert not needs_peak(site, Example(source=plain.source, view=(("findings", parse_findings("memory")),)))
+
+    def jobs_want_peak(build: Build, example: Example) -> list[bool]:
+        return [job.peak for group in plan(build, example, [targets.get_target("cpu")], ["hlo"]) for job in group]
+
+    docs = Build(settings, None, None, peak_when_needed=True)  # type: ignore[arg-type]
+    assert jobs_want_peak(docs, plain) == [False] and jobs_want_peak(docs, shown) == [True]
+    # the API and the command line always show it
+    api = Build(settings, None, None)  # type: ignore[arg-type]
+    assert jobs_want_peak(api, plain) == [True]

@@ -50,6 +50,7 @@ def test_help_documents_everything() -> None:
     for word in ("FILE.py[:FUNCTION]", "--args", "--targets", "--static", "--xla-flags", "--show", "--json",
                  "--expect-max-temp", "--expect-min-temp", "--expect-max-peak", "--expect-reduction",
                  "--expect-materialized", "--expect-error", "--timeout", "--no-cache", "--cache-dir", "--hlo-file",
+                 "--findings", "--rows", "--chunk",
                  "examples:", "exit status:", "gpu:h100", "RESOURCE_EXHAUSTED", "~/.cache/sphinx-jaxhlo"):
         assert word in out, word
 

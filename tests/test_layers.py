@@ -51,7 +51,8 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
     # (nothing compiled), so they sit with the compile side; the command line is a front
     "sphinx_jaxhlo.predict": {"": "compiler", "answer": "core", "rules": "core", "graph": "compiler",
                               "cpu": "compiler", "h100": "compiler", "tpu": "compiler", "front": "compiler",
-                              "command": "front", "agreement": "core", "hook": "compiler"},
+                              "command": "front", "agreement": "core", "hook": "compiler", "limits": "compiler",
+                              "calibration": "core", "calibration_table": "core"},
 }
 #: Lines a module may have, about (the issue's 600, with room for a docstring).
 MAX_LINES = 620

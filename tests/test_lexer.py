@@ -607,3 +607,32 @@ def test_page_scripts_get_plain_text_past_the_limit() -> None:
     from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, highlighted_spans
 
     assert highlighted_spans("HloModule m\n" + " " * HIGHLIGHT_LIMIT, "hlo") is None
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if p.suffix == ".txt"], ids=lambda p: p.name)
+def test_page_scripts_get_exactly_the_tokens_pygments_gives(path: Path) -> None:
+    """The spans come from the lexer's own scan (``HloLexer.class_spans``), not from
+    Pygments' token stream: the same tokens, split at the same places, whatever the
+    text holds (escaped strings, computation lists, line ends of any kind, no last newline)."""
+    from sphinx_jaxhlo.render.nodes import _classes, _highlighter, highlighted_spans
+
+    lexer, formatter = _highlighter("hlo")
+    classes = _classes(formatter)
+    body = path.read_text(encoding="utf-8")
+    for text in (body, "\n\n" + body.replace("\n", "\r\n") + 'x = "a\\"b\n', body.rstrip("\n"),
+                 'branch_computations={%a, %b}, s="unterminated\\'):
+        expected = [part for ttype, value in lexer.get_tokens(text) for part in (classes[ttype], value)]
+        assert highlighted_spans(text, "hlo") == expected
+
+
+@settings(deadline=None)
+@given(st.lists(st.sampled_from(_HLO_PIECES), max_size=40).map("".join) | st.text())
+def test_class_spans_are_the_scanner_tokens_on_any_text(text: str) -> None:
+    class Named(dict):  # type: ignore[type-arg]
+        def __missing__(self, ttype: _TokenType) -> str:
+            self[ttype] = str(ttype)
+            return str(ttype)
+
+    class_of = Named()
+    expected = [part for _, ttype, value in HloLexer().get_tokens_unprocessed(text) for part in (class_of[ttype], value)]
+    assert HloLexer().class_spans(text, class_of) == expected

@@ -185,3 +185,57 @@ def test_every_declared_parser_is_a_function_of_the_package() -> None:
         if option.parser:
             module, _, name = option.parser.rpartition(".")
             assert callable(getattr(importlib.import_module(f"sphinx_jaxhlo.{module}"), name)), option.parser
+
+
+def test_each_claim_kind_is_one_entry_that_every_front_takes() -> None:
+    """A claim kind is declared once (core.expectations.CLAIMS): the directive's option, the command
+    line's flag with its value and help, check()'s keyword and the option table come from it."""
+    from sphinx_jaxhlo.api.results import claim_options
+    from sphinx_jaxhlo.cli import build_parser
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.expectations import CLAIMS, OPTIONS, SWEEP_KINDS, ExpectationSyntaxError, parse_expectations
+    from sphinx_jaxhlo.sphinxext import directive
+
+    flags = {a.option_strings[0]: a for a in build_parser("prog")._actions if a.option_strings}
+    assert tuple(f"expect-{claim.name}" for claim in CLAIMS) == OPTIONS
+    assert SWEEP_KINDS == ("flip",)
+    for claim in CLAIMS:
+        declared = options.by_name(claim.option)
+        assert (declared.value, declared.help, declared.fronts) == (claim.value, claim.help, options.FRONTS)
+        assert declared.parser.endswith(f".{claim.parse.__name__}")
+        assert claim.option in directive.JaxHloDirective.option_spec
+        flag = flags[f"--{claim.option}"]
+        assert (flag.metavar, flag.help) == (claim.value, claim.help)
+        assert claim_options({claim.keyword: "1"}) == {claim.option: "1"}
+        # an empty item is refused the same way for every kind, named as the front writes the claim
+        with pytest.raises(ExpectationSyntaxError) as info:
+            parse_expectations({claim.option: "cpu=1, "})
+        assert info.value.option == claim.option
+        assert info.value.spelled(lambda name: options.spelled(name, "cli")).startswith(f"--{claim.option} ")
+
+
+def test_the_settings_an_option_overrides_come_from_the_option_table() -> None:
+    """Which ``jaxhlo_*`` setting an option overrides is said once, in the option table: each names
+    a real setting, each setting whose help says an option overrides it is that option's, and a
+    view setting is checked by its option's parser (a bad ``jaxhlo_table_rows`` is refused in the
+    words a bad ``:rows:`` is)."""
+    import re
+
+    from sphinx_jaxhlo.core import options
+    from sphinx_jaxhlo.core.settings import BY_NAME, SETTINGS
+    from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
+
+    for option in options.OPTIONS:
+        if option.setting:
+            assert option.setting in BY_NAME, option.name
+            assert BY_NAME[option.setting].option == option.name
+    for setting in SETTINGS:
+        said = re.findall(r"``:([a-z-]+):`` overrides it|unless it says ``:([a-z-]+):``", setting.help)
+        assert [a or b for a, b in said] == ([setting.option] if setting.option else []), setting.name
+    for name, parser in VIEW_OPTIONS.items():
+        setting = BY_NAME[options.by_name(name).setting]
+        assert options.by_name(name).parser.endswith(f".{parser.__name__}")
+        bad = "nonsense" if isinstance("nonsense", setting.types) else -1  # of the setting's type
+        with pytest.raises(ValueError) as info:
+            parser(bad)
+        assert setting.problem(bad) == f"{setting.name}: {info.value}"

@@ -5,6 +5,8 @@ Reports are built by hand (no compile): a prediction beside what XLA stored.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sphinx_jaxhlo.core.example import parse_example
 from sphinx_jaxhlo.core.report import Materialized, Reduction, Report
 from sphinx_jaxhlo.core.settings import Settings
@@ -83,10 +85,26 @@ def test_a_disagreement_warns_on_the_guide_pages_only_unless_stated_as_a_limit()
     assert guide_check(build, on_guide, _report(True, None), "f") == ""
 
 
-def test_the_build_counts_agreement() -> None:
+def test_the_build_counts_agreement_and_how_many_answers_were_certain() -> None:
     records = [Record("d", 1, "f", "cpu", "ok", "snapshot", 0.0, None, guide=g)
-               for g in ("agrees", "agrees", "disagrees", "limit", "compile it", "")]
+               for g in ("agrees", "agrees (uncertain)", "disagrees", "limit (uncertain)", "compile it", "")]
     line = guide_line(records)
     assert line.startswith("The guide's rules and XLA: 2 of 4 answered reports agree (2 disagree, 1 of them")
-    assert "1 of 5 left to the compile" in line
+    assert "2 of the 4 answers certain" in line
+    assert "1 of 5 left to the compile (a stated limit of the rules" in line
     assert guide_line(records[-1:]) == ""
+
+
+def test_an_uncertain_answer_reads_as_such_and_its_disagreement_is_still_plain() -> None:
+    unsure = replace(_prediction(False, certain=False), right=273, measured=281)
+    (agreeing,) = [f for f in findings(_report(False, unsure), Display()) if f.rule]
+    assert "As the guide's rule expects, without certainty (right 273 of 281 measured), XLA fused" in agreeing.text
+    (differing,) = [f for f in findings(_report(True, unsure), Display()) if f.rule]
+    assert differing.title == "The guide disagrees"
+    assert "expects, without certainty (right 273 of 281 measured), this table (float32[1024, 1024], 4.2 MB) " \
+           "fused; XLA stored it: a case the guide does not cover" in differing.text
+    on_guide = parse_example(SOURCE, {"args": "f32[1024,1024]"}, docname="guide/predict", line=12)
+    build, warnings = _build(["guide/"])
+    assert guide_check(build, on_guide, _report(True, unsure), "f") == "disagrees (uncertain)"
+    assert len(warnings.items) == 1 and "without certainty" in warnings.items[0][0]
+    assert guide_check(build, on_guide, _report(False, unsure), "f") == "agrees (uncertain)"

@@ -35,7 +35,10 @@ from typing import Any
 
 from sphinx_jaxhlo.api.keywords import checked_budget as _budget
 from sphinx_jaxhlo.api.keywords import checked_grad as _grad
-from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports
+from sphinx_jaxhlo.api.keywords import given_view, mesh_spec_of
+from sphinx_jaxhlo.api.keywords import int_tuple as _int_tuple
+from sphinx_jaxhlo.api.keywords import str_tuple as _str_tuple
+from sphinx_jaxhlo.api.reports import REPORTS_SHOW, AnalysisError, Reports, display_of
 from sphinx_jaxhlo.api.saved_module import analyze_hlo
 from sphinx_jaxhlo.api.sweep_reports import SweepReports, compile_sweep, sweep_call
 from sphinx_jaxhlo.compiler.client import CompileWorker, Limits, Outcome, describe, get_pool
@@ -48,15 +51,17 @@ from sphinx_jaxhlo.core.example import (
     parse_example,
     parse_show,
     parse_static,
+    parse_view,
     parse_xla_flags,
 )
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.request import CallRequest, CompileRequest
 from sphinx_jaxhlo.core.settings import Settings
-from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec, SpecError, parse_mesh
+from sphinx_jaxhlo.core.specs import ArgSpecs, MeshSpec
 from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.plan import plan
 from sphinx_jaxhlo.pipeline.run import compile_misses, look_up
+from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.store.cache import ReportCache
 
 __all__ = [
@@ -219,9 +224,9 @@ def _run_calls(jobs: Sequence[_CallJob], function: str, timeout: float | None, p
 
 def _finish(reports: list[Report], failures: list[TargetFailure], targets: Sequence[targets_mod.Target],
             function: str, args: str, show: Sequence[str], via: str, notes: Sequence[str],
-            cause: BaseException | None = None) -> Reports:
+            cause: BaseException | None = None, display: Display | None = None) -> Reports:
     result = Reports(reports, failures=failures, function=function, args=args, show=show, compiled_via=via,
-                     notes=notes, targets=[t.name for t in targets])
+                     notes=notes, targets=[t.name for t in targets], display=display)
     return _raise_if_empty(result, cause)
 
 
@@ -249,7 +254,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                    cache_dir: str | os.PathLike[str] | None = None, pythonpath: Sequence[str] = (),
                    donate: str | Sequence[str] = (), mesh: Any = None,
                    grad: str | int | Sequence[str | int] | None = None,
-                   sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None) -> Reports | SweepReports:
+                   sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
+                   chunk: str | None = None, findings: str | Sequence[str] | None = None,
+                   rows: int | str | None = None) -> Reports | SweepReports:
     """Compile ``function`` of a module's source text, as the directive and
     the command line do (same requests, same cache keys).
 
@@ -288,6 +295,13 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
     :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
         decisions differ, to locate each flip (0: none), as the directive's ``:bisect:``;
         default 48.
+    :param chunk: as the directive's ``:chunk:`` (``"pos=1000"``; ``axis=``, ``combine=``): each
+        function's variant over chunks of that argument, ``<function>_chunked``, compiled beside it,
+        proved on the jaxpr and checked numerically by the compile worker (its report says so).
+    :param findings: the kinds of findings the text and the JSON report, as the directive's
+        ``:findings:`` (``"memory"``, ``["memory", "peak"]``, ``"all"``, ``"none"``); default: all.
+    :param rows: rows per detail table in the text, largest first (a number, or ``"all"``), as
+        the directive's ``:rows:``; default 8.
     :raises ValueError: bad specs, options or targets.
     :raises AnalysisError: when no target produced a report.
     """
@@ -296,8 +310,9 @@ def analyze_source(source: str, function: str | None = None, args: str | ArgSpec
                         f"{type(args).__name__}: join them, args=', '.join(specs)")
     example = parse_example(source, {
         "function": function, "args": args, "mesh": mesh_spec_of(mesh), "static": static, "xla-flags": xla_flags,
-        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect}, spell=PYTHON,
-        source_name=source_name).with_grad_variants(PYTHON)
+        "donate": donate, "timeout": timeout, "grad": _grad(grad), "sweep": sweep, "bisect": bisect,
+        **given_view(chunk=chunk, findings=findings, rows=rows)}, spell=PYTHON,
+        source_name=source_name).with_chunk_variants(PYTHON).with_grad_variants(PYTHON)
     if example.sweep is not None:
         return compile_sweep(example, resolve_targets(targets), _show(show), compile_example, cache_dir=cache_dir,
                              pythonpath=pythonpath)
@@ -342,7 +357,7 @@ def compile_example(example: Example, targets: Sequence[targets_mod.Target], sho
     reports = [r.report for r in results if r.report is not None]
     failures = [dataclasses.replace(r.failure, function=name) for r in results if r.failure is not None]
     return Reports(reports, failures=failures, function=name, args=str(example.specs), show=list(show),
-                   compiled_via="source", targets=[t.name for t in targets])
+                   compiled_via="source", targets=[t.name for t in targets], display=display_of(example.view_options()))
 
 
 def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | None = None,
@@ -352,6 +367,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
             show: Sequence[str] | str | None = None, fn_kwargs: Mapping[str, Any] | None = None,
             mesh: Any = None, grad: str | int | Sequence[str | int] | None = None,
             sweep: str | Mapping[str, Any] | None = None, bisect: int | None = None,
+            chunk: str | None = None, findings: str | Sequence[str] | None = None, rows: int | str | None = None,
             **kwargs: Any) -> Reports | SweepReports:
     r"""Compile ``fn`` for each target from argument shapes, never running it,
     and report what XLA made of it.
@@ -417,6 +433,13 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     :param bisect: with ``sweep``, the most sizes to compile between neighbours whose
         decisions differ, to locate each flip exactly (0: none); default 48. Each is an
         ordinary compile of the one function on the one target.
+    :param chunk: not for a function object: a ``:chunk:`` variant is written into the
+        example's source and checked there; refused with where to ask for it
+        (:func:`analyze_source`, ``sphinx_jaxhlo.chunked``).
+    :param findings: the kinds of findings the text and the JSON report, as the directive's
+        ``:findings:`` (``"memory"``, ``["memory", "peak"]``, ``"all"``, ``"none"``); default: all.
+    :param rows: rows per detail table in the text, largest first (a number, or ``"all"``), as
+        the directive's ``:rows:``; default 8.
     :return: one report per target (and per target for the gradient); a target that produced no report (a
         timeout, a crash, a lowering this platform lacks) is listed in
         ``Reports.failures`` and fails :meth:`Reports.check`.
@@ -439,6 +462,12 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
         raise ValueError(f"timeout: {timeout!r} is not a positive number of seconds")
     _check_collisions(fn, locals())
     _check_spec_list(fn, args, kwargs)
+    if chunk is not None:
+        raise OptionProblem("chunk", f"{PYTHON('chunk')} {chunk!r}: analyze() compiles the function object, and a "
+                                     "chunked variant is made from the example's source and checked there: give "
+                                     f"the source to analyze_source(..., chunk={chunk!r}), or compile "
+                                     "sphinx_jaxhlo.chunked(fn, ...) itself")
+    display = display_of(dict(parse_view(given_view(findings=findings, rows=rows), PYTHON)))
     target_list = resolve_targets(targets)
     static_values = _static_values(static)
     flags = tuple(sorted(dict(parse_xla_flags(xla_flags, PYTHON)).items()))
@@ -456,7 +485,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
                           bisect=budget,
                           targets=targets, donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                           xla_flags=xla_flags, timeout=timeout, cache_dir=cache_dir, show=show, mesh=mesh,
-                          grad=grad)
+                          grad=grad, findings=findings, rows=rows)
     from sphinx_jaxhlo.compiler.calls import describe_arguments, dumps, make_call, modules_sent_by_value
 
     call = make_call(fn, args, all_kwargs, static_values, nums, names, mesh=mesh_spec_of(mesh))
@@ -496,7 +525,7 @@ def analyze(fn: Callable[..., Any], *args: Any, targets: str | Sequence[str] | N
     notes = []
     if dropped and all(t.device_count == 1 for t in target_list):
         notes.append("The arguments' shardings were not used: every target here is a single device.")
-    return _finish(reports, failures, target_list, name, described, parts, "function", notes)
+    return _finish(reports, failures, target_list, name, described, parts, "function", notes, display=display)
 
 
 def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
@@ -508,7 +537,7 @@ def _check_collisions(fn: Any, given: Mapping[str, Any]) -> None:
         return
     defaults = {"targets": None, "static": None, "donate_argnums": None, "donate_argnames": None,
                 "xla_flags": None, "timeout": None, "cache_dir": None, "show": None, "mesh": None, "grad": None,
-                "sweep": None, "bisect": None}
+                "sweep": None, "bisect": None, "chunk": None, "findings": None, "rows": None}
     clash = sorted(o for o in params & set(defaults) if given.get(o) is not defaults[o])
     if clash:
         raise TypeError(f"analyze(): {', '.join(map(repr, clash))} is an option of analyze() and also a parameter "
@@ -556,53 +585,7 @@ def _gradient_calls(fn: Any, call: Any, grad: str | int | Sequence[str | int] | 
     return gradient_calls(_function_name(fn), call, grad, positional)
 
 
-def mesh_spec_of(mesh: Any) -> MeshSpec | None:
-    """A mesh as the API takes it (``"data=4, model=2"``, ``{"data": 4}``, a
-    ``jax.sharding.Mesh`` or ``AbstractMesh``, a :class:`MeshSpec`) as a
-    :class:`~sphinx_jaxhlo.core.specs.MeshSpec`.
-
-    :raises ValueError: a malformed mesh.
-    :raises TypeError: something that is not a mesh.
-    """
-    if mesh is None or isinstance(mesh, MeshSpec):
-        return mesh
-    if isinstance(mesh, str):
-        try:
-            return parse_mesh(mesh)
-        except SpecError as exc:
-            raise ValueError(f"mesh: {exc}") from None
-    shape = getattr(mesh, "shape", None) if not isinstance(mesh, Mapping) else mesh
-    if shape is None or not hasattr(shape, "items"):
-        raise TypeError(f"mesh must be text such as 'data=4, model=2', a dict or a jax Mesh, "
-                        f"not {type(mesh).__name__}")
-    kinds = tuple(str(getattr(kind, "name", kind)).lower() for kind in getattr(mesh, "axis_types", None) or ())
-    if kinds and len(kinds) != len(shape):
-        kinds = ()
-    # a jax mesh's kinds as it has them; a dict's, those jax.make_mesh would give
-    text = ", ".join(f"{name}={size}" + (f" {kind}" if kind else "")
-                     for (name, size), kind in zip(shape.items(), kinds or ("",) * len(shape), strict=True))
-    return mesh_spec_of(text)
-
-
 def _mesh_failure(target: targets_mod.Target, mesh: MeshSpec | None, function: str) -> TargetFailure | None:
     """A target the mesh does not fit: it gets no request."""
     problem = targets_mod.mesh_problem(target, mesh)
     return None if problem is None else TargetFailure(target.name, function, "args", problem)
-
-
-def _int_tuple(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, int) else tuple(value)
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-        raise TypeError(f"{what} must be an int or a sequence of ints")
-    return items
-
-
-def _str_tuple(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, str) else tuple(value)
-    if not all(isinstance(v, str) and v.isidentifier() for v in items):
-        raise TypeError(f"{what} must be a name or a sequence of names")
-    return items

@@ -16,9 +16,11 @@ from sphinx_jaxhlo.core import expectations as exp
 from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import SCHEMA_VERSION, Report, TargetFailure
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW
+from sphinx_jaxhlo.core.view_options import parse_findings, parse_rows
+from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.store.cache import checked_report
 
-__all__ = ["REPORTS_SHOW", "AnalysisError", "Reports"]
+__all__ = ["REPORTS_SHOW", "AnalysisError", "Reports", "display_of"]
 
 #: Parts :class:`Reports` shows unless told otherwise: the directive's
 #: :data:`~sphinx_jaxhlo.core.request.DEFAULT_SHOW` without the source (the
@@ -29,6 +31,14 @@ REPORTS_SHOW: tuple[str, ...] = tuple(p for p in DEFAULT_SHOW if p != "source")
 _SHORT_PARTS = ("summary", "memory", "cost")
 
 _REPORTS_FORMAT = "sphinx-jaxhlo reports"
+
+
+def display_of(view: Mapping[str, Any] | None = None) -> Display:
+    """What a result shows, from the view options the API and the command line take, parsed
+    (``{"findings": ("memory",), "rows": 3}``, :func:`sphinx_jaxhlo.core.example.parse_view`); the
+    others as :class:`~sphinx_jaxhlo.render.display.Display` has them (every kind of finding)."""
+    given = dict(view or {})
+    return dataclasses.replace(Display(), **{key: given[key] for key in ("findings", "rows") if key in given})
 
 
 class AnalysisError(RuntimeError):
@@ -67,13 +77,17 @@ class Reports(Analysed, Sequence[Report]):
         (:func:`~sphinx_jaxhlo.analyze_source`, the command line) or ``""`` (not compiled here).
     :param notes: sentences shown under the reports.
     :param targets: the target order; default: reports, then failures.
+    :param display: the findings the text and the JSON report (``findings=``, ``--findings``) and
+        the rows of each detail table the text prints (``rows=``, ``--rows``); default: every kind
+        of finding, 8 rows (``display_of()``).
     """
 
     json_name = "reports"
 
     def __init__(self, reports: Iterable[Report] = (), *, failures: Iterable[TargetFailure] = (),
                  function: str = "", args: str = "", show: Sequence[str] = REPORTS_SHOW,
-                 compiled_via: str = "", notes: Iterable[str] = (), targets: Sequence[str] | None = None) -> None:
+                 compiled_via: str = "", notes: Iterable[str] = (), targets: Sequence[str] | None = None,
+                 display: Display | None = None) -> None:
         self._reports = list(reports)
         self.failures: list[TargetFailure] = list(failures)
         self.function = function or next((r.function for r in self._reports), "")
@@ -81,6 +95,7 @@ class Reports(Analysed, Sequence[Report]):
         self.show: list[str] = list(show)
         self.compiled_via = compiled_via
         self.notes: list[str] = list(notes)
+        self.display = display or display_of()
         known = [r.target for r in self._reports] + [f.target for f in self.failures]
         order = [t for t in (targets or ()) if t in known]
         self._order = order + [t for t in known if t not in order]
@@ -140,7 +155,7 @@ class Reports(Analysed, Sequence[Report]):
 
         parts = list(show) if show is not None else [p for p in self.show if p in _SHORT_PARTS]
         return render_text(self._reports, self.failures, show=parts, title=self.title,
-                           notes=self.notes, order=self._order)
+                           notes=self.notes, order=self._order, display=self.display)
 
     def __repr__(self) -> str:
         parts = [f"{r.target}: {'error ' + r.error.status if r.error else 'ok'}" for r in self._reports]
@@ -160,12 +175,28 @@ class Reports(Analysed, Sequence[Report]):
         return render_html(self._reports, self.failures,
                            show=list(show if show is not None else self.show), function=self.function,
                            args=self.args, notes=self.notes, order=self._order, script=script,
-                           full_page=full_page)
+                           full_page=full_page, display=self.display)
 
     # -- JSON -------------------------------------------------------------------------------
 
+    def findings(self) -> list[dict[str, str]]:
+        """The findings in words that the text prints, of the kinds ``display`` asks for (what
+        is live at the peak as one, with ``peak``), each with its function and target: the JSON's."""
+        from sphinx_jaxhlo.render.findings import findings, mesh_findings
+        from sphinx_jaxhlo.render.peak import peak_sentence
+
+        out = []
+        for r in self._reports:
+            found = [(f.level, f.title, f.text) for f in [*findings(r, self.display), *mesh_findings(r, self.display)]]
+            if self.display.peak and r.live_at_peak is not None:
+                found.append(("info", "Live at the peak", peak_sentence(r)))
+            out += [{"function": r.function, "target": r.target, "level": level, "title": title, "text": text}
+                    for level, title, text in found]
+        return out
+
     def to_dict(self) -> dict[str, Any]:
-        """``{"reports": [<Report JSON>...], "failures": [...], ...}``."""
+        """``{"reports": [<Report JSON>...], "failures": [...], "findings": [...], ...}``: the
+        findings in words of the kinds asked for (:meth:`findings`), ``view`` what was asked."""
         return {
             "format": _REPORTS_FORMAT,
             "schema_version": SCHEMA_VERSION,
@@ -177,6 +208,8 @@ class Reports(Analysed, Sequence[Report]):
             "targets": list(self._order),
             "reports": [r.to_dict() for r in self._reports],
             "failures": [dataclasses.asdict(f) for f in self.failures],
+            "view": {"findings": list(self.display.findings), "rows": self.display.rows},
+            "findings": self.findings(),
         }
 
     @classmethod
@@ -190,10 +223,19 @@ class Reports(Analysed, Sequence[Report]):
             failures = [TargetFailure(**f) for f in data.get("failures") or []]
         except TypeError as exc:
             raise ValueError(f"malformed failure: {exc}") from exc
+        view = data.get("view") or {}
+        if not isinstance(view, Mapping):
+            raise ValueError(f"malformed view: {view!r}")
+        shown: dict[str, Any] = {}
+        if "findings" in view:  # none written as []
+            shown["findings"] = parse_findings(view["findings"] or "none")
+        if "rows" in view:
+            shown["rows"] = parse_rows(view["rows"])
         return cls([checked_report(r) for r in data["reports"]], failures=failures,
                    function=str(data.get("function", "")), args=str(data.get("args", "")),
                    show=list(data.get("show") or REPORTS_SHOW), compiled_via=str(data.get("compiled_via", "")),
-                   notes=list(data.get("notes") or []), targets=list(data.get("targets") or []))
+                   notes=list(data.get("notes") or []), targets=list(data.get("targets") or []),
+                   display=display_of(shown))
 
     # -- expectations -----------------------------------------------------------------------
 

@@ -149,11 +149,12 @@ class Example:
         """What compiling ``function`` must prove (a ``:chunk:`` variant), as JSON, or ``""``."""
         return dict(self.chunk_checks).get(function, "")
 
-    def with_chunk_variants(self) -> Example:
+    def with_chunk_variants(self, spell: Spelling = DIRECTIVE) -> Example:
         """With ``:chunk:``, the example with the chunked variant of each
         function appended to its source and listed after it.
 
-        :raises OptionProblem: (``chunk``) a function the option cannot apply to.
+        :raises OptionProblem: (``chunk``) a function the option cannot apply to, the option
+            named as ``spell`` writes it.
         """
         if self.chunk is None or self.chunk_checks:
             return self
@@ -172,7 +173,7 @@ class Example:
                 out += [function, variant_name(function)]
                 checks.append((variant_name(function), json.dumps(check, sort_keys=True)))
         except (ValueError, SyntaxError) as exc:
-            raise OptionProblem("chunk", str(exc)) from None
+            raise chunk_problem(exc, spell) from None
         return dataclasses.replace(self, source=source, functions=tuple(out), chunk_checks=tuple(checks))
 
 
@@ -336,7 +337,7 @@ def parse_timeout(value: str | float | None, spell: Spelling = DIRECTIVE) -> flo
 
 def parse_view(options: Mapping[str, Any], spell: Spelling = DIRECTIVE) -> tuple[tuple[str, Any], ...]:
     out = []
-    for name, (_, parser) in VIEW_OPTIONS.items():
+    for name, parser in VIEW_OPTIONS.items():
         if name in options:
             try:
                 out.append((name, parser(options[name])))
@@ -345,13 +346,21 @@ def parse_view(options: Mapping[str, Any], spell: Spelling = DIRECTIVE) -> tuple
     return tuple(out)
 
 
-def parse_chunk(value: str | None) -> ChunkOption | None:
+def parse_chunk(value: str | None, spell: Spelling = DIRECTIVE) -> ChunkOption | None:
     if value is None:
         return None
     try:
         return parse_chunk_option(value)
     except ValueError as exc:
-        raise OptionProblem("chunk", str(exc)) from None
+        raise chunk_problem(exc, spell) from None
+
+
+def chunk_problem(exc: BaseException, spell: Spelling) -> OptionProblem:
+    """A ``:chunk:`` problem (the chunking's messages name the directive's option) named as ``spell``
+    writes the option: ``--chunk: ...`` on the command line, ``chunk: ...`` in the API."""
+    text = str(exc)
+    return OptionProblem("chunk", spell("chunk") + text.removeprefix(":chunk:") if text.startswith(":chunk:")
+                         else text)
 
 
 def one_list_of_specs(specs: ArgSpecs, source: str, function: str, spell: Spelling = DIRECTIVE) -> str:
@@ -445,7 +454,7 @@ def parse_example(source: str, options: Mapping[str, Any], *, spell: Spelling = 
         specs=specs, mesh=mesh, static=values["static"], donate=values["donate"], xla_flags=values["xla-flags"],
         targets=tuple(as_list(targets)) if targets is not None else None,
         show=values["show"], timeout=values["timeout"], expectations=tuple(expectations.items),
-        view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk")),
+        view=parse_view(options, spell), chunk=parse_chunk(options.get("chunk"), spell),
         caption=str(options.get("caption") or ""), name=normalized_name(options.get("name")),
         grad=parse_grad(options.get("grad"), spell), sweep=sweep,
         bisect=parse_bisect(options.get("bisect"), sweep, spell),

@@ -2,9 +2,11 @@
 fronts that take it and the setting it overrides.
 
 The fronts read their options from here: the directive's ``option_spec``
-(:mod:`sphinx_jaxhlo.sphinxext.directive`), the help of the command line's ``--expect-*``
-flags (:mod:`sphinx_jaxhlo.cli`); the tests hold the command line's other flags, the API's
-keyword arguments (``max_temp=`` for a claim, in ``check()``) and the reference page
+(:mod:`sphinx_jaxhlo.sphinxext.directive`), the command line's ``--expect-*``, ``--chunk``,
+``--findings`` and ``--rows`` flags and their help (:mod:`sphinx_jaxhlo.cli`).  A claim's
+option is made from its kind's one declaration (:data:`sphinx_jaxhlo.core.claim_kinds.CLAIMS`:
+its value, help, parser and checker), as are ``check()``'s keywords.  The tests hold the
+command line's other flags, the API's keyword arguments and the reference page
 (``docs/reference/directive.md``) to this table, so a new option, or one a front lacks,
 cannot slip in unnoticed.  Each front spells an option its own way in its messages
 (:data:`FRONT_SPELLING`): ``:expect-max-device:`` in the directive,
@@ -22,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sphinx_jaxhlo.core.expectations import OPTIONS as CLAIM_OPTIONS
+from sphinx_jaxhlo.core.claim_kinds import CLAIMS
+from sphinx_jaxhlo.core.claim_kinds import OPTIONS as CLAIM_OPTIONS
 
 __all__ = ["FRONTS", "FRONT_SPELLING", "OPTIONS", "Option", "by_name", "for_front", "spelled"]
 
@@ -71,25 +74,10 @@ FRONT_SPELLING: Mapping[str, Callable[[Option], str]] = {
     "api": lambda option: f"{option.keyword}=",
 }
 
-_CLAIMS = {
-    "expect-max-temp": ("SIZE", "temp memory at most SIZE (64MiB, 10GB)"),
-    "expect-min-temp": ("SIZE", "temp memory at least SIZE"),
-    "expect-max-peak": ("SIZE", "XLA's peak memory at most SIZE (on a TPU it counts on-chip buffers: see "
-                                "--expect-max-device)"),
-    "expect-max-device": ("SIZE", "the memory the device holds at most SIZE (arguments, outputs, temp and code; "
-                                  "a TPU's HBM)"),
-    "expect-reduction": ("fused|unfused", "every reduction is fused / unfused"),
-    "expect-materialized": ("SHAPE|none", "a buffer of this shape is materialized (f32[50000,100000]), or none is"),
-    "expect-error": ("STATUS|none", "the compile fails with this status (RESOURCE_EXHAUSTED) or message; none: it "
-                                    "must not fail"),
-    "expect-collectives": ("CONDITIONS", "collectives on a mesh: all-gather=0, all-reduce<=1, reduce-scatter<=64MiB, "
-                                         "or none"),
-    "expect-kernels": ("COUNT", "how many kernels the program runs: 1, <=3, or per target (cpu=1, tpu:v5e<=2)"),
-    "expect-peak-top": ("WHAT", "the largest buffer live at the peak: the operation that made it (dot_general, "
-                                "'argument a'), its line ('line 4'), or both ('dot_general on line 4')"),
-    "expect-flip": ("CLAIM", "with a sweep: where a decision flips: 'between 4096 and 5000', "
-                             "'gpu:h100=reduction between 4096 and 5000', or none"),
-}
+def _parser_of(function: Callable[..., object]) -> str:
+    """``core.sizes.parse_size``: where a function of the package is, as :attr:`Option.parser` says it."""
+    return f"{function.__module__.removeprefix('sphinx_jaxhlo.')}.{function.__qualname__}"
+
 
 #: Every option, in the order the reference page gives them.
 OPTIONS: tuple[Option, ...] = (
@@ -110,12 +98,14 @@ OPTIONS: tuple[Option, ...] = (
            spec="optional", parser="core.example.parse_xla_flags"),
     Option("timeout", "SECONDS", "seconds one compile may take before its worker is stopped",
            setting="jaxhlo_timeout", default="a limit per target (60 s CPU, 90 s GPU, 300 s TPU), one retry"),
-    *(Option(name, value, text) for name, (value, text) in _CLAIMS.items()),
+    # each claim kind as declared once, with its parser and checker (sphinx_jaxhlo.core.claim_kinds)
+    *(Option(claim.option, claim.value, claim.help, parser=_parser_of(claim.parse)) for claim in CLAIMS),
     Option("caption", "TEXT", "a caption, as for other Sphinx blocks", fronts=("directive",)),
     Option("name", "LABEL", "a label to refer to the example by", fronts=("directive",), spec="optional"),
     Option("class", "CLASSES", "CSS classes of the example's block", fronts=("directive",), spec="class"),
-    Option("chunk", "ARG=SIZE", "add each function's variant over chunks of one argument (pos=1000, axis=, "
-           "combine=), proved and checked at build time", fronts=("directive",)),
+    Option("chunk", "ARG=SIZE", "add each function's variant over chunks of one argument, FUNCTION_chunked "
+           "(pos=1000; axis=1, combine=sum|mean|max|min), proved on the jaxpr and checked numerically by the "
+           "compile worker", parser="core.example.parse_chunk"),
     Option("grad", "ARGS", "add each function's gradient with respect to these arguments (names or positions)",
            parser="gradient.option.parse_grad_option"),
     Option("sweep", "SYMBOLS", "compile at many sizes: n=1000..100000, d=n; the map of the verdicts over them",
@@ -124,7 +114,7 @@ OPTIONS: tuple[Option, ...] = (
            parser="core.bisection.parse_budget", default="48"),
     Option("guide-limit", "FUNCTIONS", "functions (f, or f@target) whose disagreement with the guide's rule the "
            "page states as a limit of the rules", fronts=("directive",), spec="optional"),
-    Option("rows", "N|all", "rows per detail table, largest first", fronts=("directive",),
+    Option("rows", "N|all", "rows per detail table, largest first (the command line and the API: 8 unless told)",
            setting="jaxhlo_table_rows", parser="core.view_options.parse_rows"),
     Option("problem-min-size", "SIZE", "the smallest stored buffer shown as a problem", fronts=("directive",),
            setting="jaxhlo_problem_min_size", parser="core.view_options.parse_min_size"),
@@ -133,8 +123,9 @@ OPTIONS: tuple[Option, ...] = (
            parser="core.view_options.parse_factor"),
     Option("chart-scale", "auto|linear|log", "the scale of the chart of several functions", fronts=("directive",),
            setting="jaxhlo_chart_scale", parser="core.view_options.parse_chart_scale"),
-    Option("findings", "KINDS", "the findings reported: memory, reductions, communication, peak (all, none)",
-           fronts=("directive",), setting="jaxhlo_findings", parser="core.view_options.parse_findings"),
+    Option("findings", "KINDS", "the findings reported, in the text and the JSON: memory, reductions, "
+           "communication, peak, comma separated, or all, or none (the command line and the API: all unless told)",
+           setting="jaxhlo_findings", parser="core.view_options.parse_findings"),
 )
 
 

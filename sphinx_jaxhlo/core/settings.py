@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sphinx_jaxhlo.core.options import OPTIONS
 from sphinx_jaxhlo.core.request import DEFAULT_SHOW, SHOW_PARTS
 from sphinx_jaxhlo.core.view_options import VIEW_OPTIONS
 
@@ -41,12 +42,31 @@ class Setting:
     #: Why a value of the right type cannot be used, or ``None``.
     check: Callable[[Any], str | None] | None = None
 
+    @property
+    def option(self) -> str:
+        """The example's option that overrides it (``rows`` for ``jaxhlo_table_rows``), as the option
+        table declares it (:attr:`sphinx_jaxhlo.core.options.Option.setting`); ``""``: none."""
+        return OVERRIDDEN_BY.get(self.name, "")
+
     def problem(self, value: Any) -> str | None:
-        """Why ``value`` is not acceptable for this setting, or ``None``."""
+        """Why ``value`` is not acceptable for this setting, or ``None``: a view setting (``jaxhlo_table_rows``)
+        is checked by the parser of the option that overrides it (``:rows:``)."""
         if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in self.types):
             names = " or ".join(t.__name__ if t is not type(None) else "None" for t in self.types)
             return f"{self.name} must be {names}, not {type(value).__name__}"
-        return self.check(value) if self.check is not None else None
+        if self.check is not None:
+            return self.check(value)
+        parser = VIEW_OPTIONS.get(self.option)
+        if parser is not None:
+            try:
+                parser(value)
+            except ValueError as exc:
+                return f"{self.name}: {exc}"
+        return None
+
+
+#: Setting -> the option that overrides it for one example, from the option table.
+OVERRIDDEN_BY = {option.setting: option.name for option in OPTIONS if option.setting}
 
 
 def _positive(name: str) -> Callable[[Any], str | None]:
@@ -56,20 +76,6 @@ def _positive(name: str) -> Callable[[Any], str | None]:
 def _one_of(name: str, choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         return None if value in choices else f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}"
-
-    return check
-
-
-def _view(setting: str) -> Callable[[Any], str | None]:
-    """The check of a view setting: the parser of the directive option of the same name."""
-    parser = next(p for s, p in VIEW_OPTIONS.values() if s == setting)
-
-    def check(value: Any) -> str | None:
-        try:
-            parser(value)
-        except ValueError as exc:
-            return f"{setting}: {exc}"
-        return None
 
     return check
 
@@ -155,22 +161,18 @@ SETTINGS: tuple[Setting, ...] = (
             "Rows each detail table (fusions, materialized buffers, reductions) shows, largest first; the "
             "rest are counted (\"4 more, 14 in total\"). Scalars, loop and branch instructions, copies of "
             "arguments and reductions the compiler added are left out unless it is ``'all'`` (or ``None``), "
-            "which lists every row. An example's ``:rows:`` overrides it.",
-            check=_view("jaxhlo_table_rows")),
+            "which lists every row. An example's ``:rows:`` overrides it."),
     Setting("jaxhlo_problem_min_size", "1MiB", (int, str),
             "Stored data smaller than this (bytes, or a size such as ``'1MiB'``) is never shown as a problem: "
-            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it.",
-            check=_view("jaxhlo_problem_min_size")),
+            "an unfused reduction reading it is listed neutrally. An example's ``:problem-min-size:`` overrides it."),
     Setting("jaxhlo_problem_io_factor", 1.0, (int, float),
             "Stored data is shown as a problem (red) only when it is at least this many times the program's "
             "arguments and outputs together (and at least ``jaxhlo_problem_min_size``). "
-            "An example's ``:problem-io-factor:`` overrides it.",
-            check=_view("jaxhlo_problem_io_factor")),
+            "An example's ``:problem-io-factor:`` overrides it."),
     Setting("jaxhlo_chart_scale", "auto", (str,),
             "Scale of the temp-memory chart of examples with several functions: ``'linear'``, ``'log'``, or "
             "``'auto'``: linear when the values are within 100x of each other. Each bar is labelled with its "
-            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it.",
-            check=_view("jaxhlo_chart_scale")),
+            "value and its ratio to the smallest. An example's ``:chart-scale:`` overrides it."),
     Setting("jaxhlo_chunk_budget", "64MiB", (int, str),
             "When a reduction reads a stored intermediate larger than this (bytes, or a size such as "
             "``'64MiB'``), or the temp memory is larger, and the report can prove a chunking of its arguments' "
@@ -181,8 +183,7 @@ SETTINGS: tuple[Setting, ...] = (
             "intermediate, or that none is stored), ``reductions`` (each reduction's verdict, fused or not), "
             "``communication`` (the collectives of a program on several devices) and ``peak`` (what is live at "
             "the peak, with the memory timeline, folded), comma separated, or ``'all'`` or ``'none'``. The "
-            "default is every kind but ``peak``. The tables stay. An example's ``:findings:`` overrides it.",
-            check=_view("jaxhlo_findings")),
+            "default is every kind but ``peak``. The tables stay. An example's ``:findings:`` overrides it."),
     # -- links into this package's guide (sphinx_jaxhlo.sphinxext.links)
     Setting("jaxhlo_guide_url", None, (str, type(None)),
             "Where this package's guide is published (its address, ``https://...``), for links into it: the "

@@ -128,11 +128,12 @@ def parse_findings(value: Any) -> tuple[str, ...]:
     return tuple(t for t in FINDING_TOPICS if t in items)
 
 
-#: The directive's view options -> (the setting they override, their parser).
-VIEW_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "rows": ("jaxhlo_table_rows", parse_rows),
-    "problem-min-size": ("jaxhlo_problem_min_size", parse_min_size),
-    "problem-io-factor": ("jaxhlo_problem_io_factor", parse_factor),
-    "chart-scale": ("jaxhlo_chart_scale", parse_chart_scale),
-    "findings": ("jaxhlo_findings", parse_findings),
+#: The view options -> their parser, which checks the setting each overrides too (the setting is
+#: the option's :attr:`sphinx_jaxhlo.core.options.Option.setting`).
+VIEW_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "rows": parse_rows,
+    "problem-min-size": parse_min_size,
+    "problem-io-factor": parse_factor,
+    "chart-scale": parse_chart_scale,
+    "findings": parse_findings,
 }

@@ -10,7 +10,8 @@ snapshot read again and a saved module.
   the text parsed once: the fusions, materialized buffers and reductions
   (:func:`~sphinx_jaxhlo.hlo.fusion.analyze_module`), the quotes of XLA's decisions
   (:func:`~sphinx_jaxhlo.hlo.decisions.quotes.attach_quotes`), what is live at the peak
-  (:func:`~sphinx_jaxhlo.hlo.peak.attach_live_at_peak`) and the collectives over the
+  (:func:`~sphinx_jaxhlo.hlo.peak.attach_live_at_peak`; left out for a docs page that
+  neither shows it nor checks a claim about it) and the collectives over the
   report's mesh (:func:`~sphinx_jaxhlo.hlo.collectives.analyze_collectives`).  A module
   that does not parse keeps its figures and says why in ``analysis_error``; a compile
   that failed gets only what is live at the peak it refused.
@@ -81,17 +82,27 @@ def parsed(report: Report) -> HloModule | None:
         return None
 
 
-def fill_analysis(report: Report, source_name: str | None, module: HloModule | None = None) -> None:
+def _no_peak(report: Report, module: object, source_name: str | None) -> None:
+    """What :func:`fill_analysis` does for the peak when not asked to: no live list."""
+    report.live_at_peak = None
+
+
+def fill_analysis(report: Report, source_name: str | None, module: HloModule | None = None, *,
+                  peak: bool = True) -> None:
     """Fill the analysis fields of ``report`` from its HLO (see the module's rules).
 
     :param source_name: the example's file: only its frames give source lines (``None``: the
         innermost frame of any file).
     :param module: the report's HLO already parsed (else it is parsed here).
+    :param peak: work out what is live at the peak (a third of the analysis of a small
+        module); without, ``live_at_peak`` stays ``None``: for a page that neither shows it
+        nor checks a claim about it (:func:`sphinx_jaxhlo.pipeline.plan.needs_peak`).
     """
     from sphinx_jaxhlo.hlo.peak import attach_live_at_peak
 
+    attach = attach_live_at_peak if peak else _no_peak
     if report.error is not None:  # a compile that ran out of memory may have its buffer assignment
-        attach_live_at_peak(report, parsed(report) if module is None else module, source_name)
+        attach(report, (parsed(report) if peak else None) if module is None else module, source_name)
         return
     if not report.hlo:
         return
@@ -103,7 +114,7 @@ def fill_analysis(report: Report, source_name: str | None, module: HloModule | N
         analysis = analyze_module(module, source_name, target=report.target)
     except ValueError as exc:  # the HLO did not parse: keep the figures, say what failed
         report.analysis_error = str(exc)
-        attach_live_at_peak(report, None, source_name)
+        attach(report, None, source_name)
         return
     for f in fields(analysis):
         if hasattr(report, f.name):
@@ -111,7 +122,7 @@ def fill_analysis(report: Report, source_name: str | None, module: HloModule | N
     from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
 
     attach_quotes(report)
-    attach_live_at_peak(report, module, source_name)
+    attach(report, module, source_name)
     from sphinx_jaxhlo.hlo.collectives import analyze_collectives
 
     try:

@@ -84,6 +84,10 @@ class Build:
     #: read (said once, then cleared).
     hardware: dict[str, HardwareRecord] = field(default_factory=dict)
     hardware_problems: list[str] = field(default_factory=list)
+    #: Work out what is live at the peak of a report read from a snapshot only where the
+    #: example needs it (:func:`sphinx_jaxhlo.pipeline.plan.needs_peak`): a docs build's pages.
+    #: Off (the API, the command line): every report has it.
+    peak_when_needed: bool = False
 
     @property
     def mode(self) -> str:
@@ -122,7 +126,8 @@ class Record:
     #: ``temp`` or ``device``.
     memory_figure: str = "temp"
     #: The guide's rule beside XLA (:mod:`sphinx_jaxhlo.predict.agreement`): ``agrees``, ``disagrees``,
-    #: ``limit`` (a disagreement the example states), ``compile it``, or ``""`` (no prediction).
+    #: ``limit`` (a disagreement the example states), each with `` (uncertain)`` when the answer was not
+    #: certain, ``compile it``, or ``""`` (no prediction).
     guide: str = ""
 
 

@@ -30,6 +30,7 @@ from sphinx_jaxhlo.core.settings import WRITING_MODES, Settings, as_list
 from sphinx_jaxhlo.core.sizes import parse_size
 from sphinx_jaxhlo.core.specs import SpecError, parse_args, sharding_problems
 from sphinx_jaxhlo.core.sweeps import Point
+from sphinx_jaxhlo.core.view_options import DEFAULT_FINDINGS, parse_findings
 from sphinx_jaxhlo.pipeline.build import Build
 from sphinx_jaxhlo.store import analyses, snapshots
 from sphinx_jaxhlo.store.cache import InvalidReport
@@ -57,6 +58,8 @@ class Job:
     #: Whether the snapshot's JSON is what this version would write for it (with a
     #: report from it, in a writing mode; ``None``: not asked).
     stored_current: bool | None = True
+    #: Whether a report from the snapshot needs what is live at the peak (:func:`needs_peak`).
+    peak: bool = True
 
     @property
     def key(self) -> str:
@@ -151,6 +154,22 @@ def chunk_budget(settings: Settings) -> int:
     return 0 if budget == DEFAULT_CHUNK_BUDGET or budget <= 0 else budget
 
 
+def needs_peak(settings: Settings, example: Example) -> bool:
+    """Whether the example's page needs what is live at the peak of its reports: it shows
+    it (``:findings:`` with ``peak``, else ``jaxhlo_findings``), a claim checks it
+    (``:expect-peak-top:``), or the example is a sweep or one of its points (the sweep
+    map's figures name the largest buffer at the peak).  A report read from a snapshot
+    works it out only then, in a docs build (:attr:`Build.peak_when_needed`)."""
+    if example.sweep is not None or example.point is not None:
+        return True
+    if any(e.kind == "peak-top" for e in example.expectations):
+        return True
+    findings = example.view_options().get("findings")
+    if findings is None:  # the setting, as the page's Display reads it
+        findings = parse_findings(getattr(settings, "jaxhlo_findings", ", ".join(DEFAULT_FINDINGS)))
+    return "peak" in findings
+
+
 def plan(build: Build, example: Example, targets: list[targets_mod.Target], show: list[str]) -> list[list[Job]]:
     """One :class:`Job` per (function, target), grouped by function."""
     extras = tuple(p for p in ("stablehlo", "jaxpr") if p in show)
@@ -158,6 +177,7 @@ def plan(build: Build, example: Example, targets: list[targets_mod.Target], show
     versions = installed_versions()
     folder = snapshot_folder(build, example)
     budget = chunk_budget(build.settings)
+    peak = not build.peak_when_needed or needs_peak(build.settings, example)
     by_function = []
     for fn in example.functions:
         group = []
@@ -170,7 +190,7 @@ def plan(build: Build, example: Example, targets: list[targets_mod.Target], show
             result = Result(function=fn, target=target.name, target_title=target.title,
                             report_key=request.cache_key())
             job = Job(result, target, request, snapshots.identity(request),
-                      snapshots.toolchain(dict(versions), target.name))
+                      snapshots.toolchain(dict(versions), target.name), peak=peak)
             if folder is not None:
                 job.slot = folder / (snapshots.slot_name(example.slot_name, fn, target.name) + ".json")
             group.append(job)
@@ -208,7 +228,7 @@ def use_snapshot(build: Build, job: Job) -> bool:
     assert job.stored is not None
     try:
         report, job.stored_current = analyses.report(job.stored, job.request.source, job.request.source_name,
-                                                     build.cache, judge=build.mode in WRITING_MODES)
+                                                     build.cache, judge=build.mode in WRITING_MODES, peak=job.peak)
     except InvalidReport as exc:
         job.stored_problem = f"the snapshot {build.shown(job.stored.path)} cannot be used: {exc}"
         return False

@@ -464,21 +464,22 @@ def guide_check(build: Build, example: Example, report: Any, function: str) -> s
         return ""
     if found.agrees is None:
         return "compile it"
+    unsure = "" if found.prediction.certain else " (uncertain)"
     if found.agrees:
-        return "agrees"
+        return "agrees" + unsure
     limits = [m.group(1) for m in _GUIDE_LIMIT.finditer(example.source)]
     if any(not names.strip() or function in re.split(r"[,\s]+", names) for names in limits):
-        return "limit"
+        return "limit" + unsure
     base = function.split(" at ", 1)[0]
     if {"all", base, f"{base}@{report.target}"} & set(example.guide_limit):
-        return "limit"
+        return "limit" + unsure
     docname = example.location[0]
     pages = [str(p) for p in build.settings.guide_pages]
     if any(docname == p or (p.endswith("/") and docname.startswith(p)) for p in pages):
         p = found.prediction
         build.reporter.warn(f"{function} on {report.target}: {found.sentence} (rule {p.rule}: {p.title}; "
                             "a limit the page states is marked with :guide-limit:)", "predict", example.location)
-    return "disagrees"
+    return "disagrees" + unsure
 
 
 def report_failure(build: Build, example: Example, failure: TargetFailure, target: str) -> tuple[str, str]:

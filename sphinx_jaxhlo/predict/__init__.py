@@ -3,8 +3,11 @@
 ``sphinx_jaxhlo.predict(fn, *arg_specs, target="gpu:h100")`` answers from the function's jaxpr
 (``jax.make_jaxpr``; nothing is lowered or compiled) for ``cpu``, ``gpu:h100`` and ``tpu:v5e``, and
 names the section of the guide's predictor page whose rule decided
-(:class:`~sphinx_jaxhlo.predict.answer.Prediction`).  Where no rule decides, or the H100 cost model is
-near its break-even, it says so (``certain=False``) and gives the compile that answers.
+(:class:`~sphinx_jaxhlo.predict.answer.Prediction`).  Where no rule decides, or a stated limit of the
+rules applies (the H100 cost model near its break-even among them), it says so (``stored=None``) and
+gives the compile that answers.  An answer is ``certain`` only where its rule's measured record is
+trusted (:mod:`.calibration`, from the table the benchmark ``benchmarks/guide_predictor_calibrate.py``
+writes); otherwise it keeps its True or False and says that record and the compile that makes it sure.
 
 The package module itself is callable (``sphinx_jaxhlo.predict(...)`` is :func:`predict`).  Importing
 it does not import jax: the answer's type (:mod:`.answer`) is what a report stores, read back from a

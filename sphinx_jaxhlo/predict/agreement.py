@@ -55,7 +55,8 @@ class Agreement:
     prediction: Prediction
     #: What XLA did with the table.
     stored: bool
-    #: True, False, or None when the rule does not answer ("compile it").
+    #: True, False, or None when the rule does not answer ("compile it"); an answer that is not certain
+    #: agrees or not as any other, and its sentence says it was not certain.
     agrees: bool | None
 
     @property
@@ -66,9 +67,15 @@ class Agreement:
         if self.agrees is None:
             return (f"The guide's rules do not decide this table ({p.table}): {p.why}. "
                     f"XLA {did} it.")
+        unsure = f", without certainty ({p.record})," if p.record else ""
         if self.agrees:
+            if unsure:
+                return f"As the guide's rule expects{unsure} XLA {did} the table ({p.table})."
             return f"As the guide's rule says, XLA {did} the table ({p.table})."
         expected = "stored" if p.stored else "fused"
+        if unsure:
+            return (f"The guide's rule expects{unsure} this table ({p.table}) {expected}; XLA {did} it: "
+                    "a case the guide does not cover.")
         return (f"The guide's rule expected this table ({p.table}) {expected}; XLA {did} it: "
                 "a case the guide does not cover.")
 

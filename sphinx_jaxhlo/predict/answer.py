@@ -22,9 +22,12 @@ NEAR_BREAK_EVEN = "the cost model decides near break-even: compile it"
 class Prediction:
     """Will XLA write the table a reduction reads (the largest one) to memory, by the guide's rules?
 
-    ``stored`` is True or False when a rule decides; ``None`` (and ``certain`` False) when no rule
-    decides or the H100 cost model is near its break-even, and then :attr:`command` is the one-line
-    compile that answers.
+    ``stored`` is True or False when a rule decides; ``None`` when no rule decides or a stated limit
+    of the rules applies (the H100 cost model near its break-even among them).  ``certain`` is True only
+    for an answer whose rule was measured right often enough on this target and verdict
+    (:mod:`sphinx_jaxhlo.predict.calibration`); an answer that is not certain still says True or False,
+    with the rule's record (:attr:`right` of :attr:`measured`) in :attr:`why`.  Whenever ``certain`` is
+    False, :attr:`command` is the one-line compile that answers for sure.
     """
 
     target: str
@@ -50,13 +53,25 @@ class Prediction:
     us_unfused: float = 0.0
     #: H100: XLA copies (pads) a contraction's operand (split-K with an unaligned K).
     operand_copy: bool = False
-    #: The compile that answers when the rules do not (empty when certain).
+    #: The compile that answers for sure (empty when certain).
     command: str = ""
+    #: The rule's measured record for this target and verdict: right of measured (0 of 0 when never
+    #: measured, or when the answer was not checked against the record: ``calibrated=False``).
+    right: int = 0
+    measured: int = 0
 
     @property
     def answered(self) -> bool:
-        """True when a rule decided (stored is True or False, certainly)."""
-        return self.certain and self.stored is not None
+        """True when a rule decided (stored is True or False), certain or not."""
+        return self.stored is not None
+
+    @property
+    def record(self) -> str:
+        """The record of an answer that is not certain, in words (``right 273 of 281 measured``, ``never
+        measured``); empty when certain or not answered."""
+        if self.certain or not self.answered:
+            return ""
+        return f"right {self.right} of {self.measured} measured" if self.measured else "never measured"
 
     @property
     def verdict(self) -> str:
@@ -77,7 +92,8 @@ class Prediction:
             return ""
         expected = "stored" if self.stored else "fused"
         did = "stored it" if stored_by_xla else "fused it"
-        return (f"the guide's rule {self.rule} ({self.title}) expected this table {expected}; XLA {did}: "
+        said = f"expects, without certainty ({self.record})," if self.record else "expected"
+        return (f"the guide's rule {self.rule} ({self.title}) {said} this table {expected}; XLA {did}: "
                 "a case the guide does not cover")
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,13 +112,15 @@ class Prediction:
 
     def __repr__(self) -> str:
         head = f"Prediction({self.target}: {self.verdict}"
+        if self.record:
+            head += f" (not certain: {self.record})"
         if self.where:
             head += f" ({self.where})"
         head += f", rule {self.rule}"
         if self.table:
             head += f", table {self.table}"
         text = head + f"; {self.why}"
-        if self.command:
+        if self.command and self.command not in self.why:
             text += f"; run: {self.command}"
         return text + ")"
 

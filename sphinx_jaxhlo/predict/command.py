@@ -1,10 +1,11 @@
 """``python -m sphinx_jaxhlo predict FILE.py:FUNCTION --args ... --targets ...``: the guide's answer, no compile.
 
 Runs the file in this process (it is traced, never compiled nor called: ``jax.make_jaxpr`` with the
-argument shapes), then prints one line per target: stored, fused or "compile it", the rule's anchor and
-why; with ``--json`` the answers as a JSON object keyed by target.  Exit codes: 0 when every target
-answered, 3 when a target's answer is "compile it" (the rules do not decide: the printed command
-compiles it), 2 on bad input.
+argument shapes), then prints one line per target: stored, fused or "compile it" (an answer that is
+not certain says so, with its rule's measured record), the rule's anchor and why; with ``--json`` the
+answers as a JSON object keyed by target.  Exit codes: 0 when every target answered (certain or not),
+3 when a target's answer is "compile it" (the rules do not decide: the printed command compiles it),
+2 on bad input.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -> int:
     else:
         for target, answer in answers.items():
             print(f"{target}: {answer.verdict}" + (f" ({answer.where})" if answer.where else "")
+                  + (f", not certain ({answer.record})" if answer.record else "")
                   + f"  [{answer.rule}]")
             if answer.table:
                 print(f"  table: {answer.table}")
@@ -85,5 +87,5 @@ def main(argv: Sequence[str], prog: str = "python -m sphinx_jaxhlo") -> int:
             if answer.where_why:
                 print(f"  where: {answer.where_why}")
             if answer.command:
-                print(f"  compile it: {answer.command}")
+                print(f"  {'compile it' if not answer.answered else 'to be sure, compile it'}: {answer.command}")
     return EXIT_OK if all(a.answered for a in answers.values()) else EXIT_UNCERTAIN

@@ -12,10 +12,12 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import limits
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
 from .graph import (
     _ITEMSIZE,
+    BETWEEN,
     ELEMENTWISE,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -29,7 +31,7 @@ from .graph import (
     group_regions,
     reductions_of,
 )
-from .h100 import _unaligned_matvec, decide_gpu
+from .h100 import _unaligned_matvec, decide_gpu, split_k_unsure
 from .tpu import decide_tpu, where_stored
 
 #: The targets the rules know, and the sharded forms that take a target's rules per device.
@@ -88,9 +90,11 @@ def _gemm_in(g: Region) -> bool:
     return any(op.prim == "dot_general" and _is_gemm(op) for op in g.ops)
 
 
-def _chunks(regions: list[Region]) -> bool:
-    """Several reductions of equal tables computed from one shared argument at the top level: a
-    Python loop over chunks (or an unrolled scan) that XLA sees whole."""
+def _chunks(regions: list[Region], graph: Graph) -> bool:
+    """Several reductions of equal tables computed from one shared argument at the top level, and
+    slices of it: a Python loop over chunks (or an unrolled scan) that XLA sees whole."""
+    if not any(op.prim in ("slice", "dynamic_slice", "split") and op.loop is None for op in graph.live_ops()):
+        return False
     top = [g for g in regions if g.loop is None and g.ops]
     if len(top) < 3:
         return False
@@ -98,7 +102,8 @@ def _chunks(regions: list[Region]) -> bool:
     return len(shapes) == 1
 
 
-def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", **kwarg_specs: Any) -> Prediction:
+def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", calibrated: bool = True,
+            **kwarg_specs: Any) -> Prediction:
     """Will XLA write the table (the largest intermediate a reduction reads) to memory, by the guide's rules?
 
     Answers from the function's jaxpr alone (``jax.make_jaxpr``; nothing is lowered or compiled).
@@ -108,6 +113,10 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
         (``"f32[4096,4096]"``) or a ``jax.ShapeDtypeStruct`` (anything with shape and dtype).
     :param target: ``cpu``, ``gpu:h100`` or ``tpu:v5e`` (or a sharded form, ``gpu:h100x8``,
         ``tpu:v5e-8``: the rules are per device, on the arguments as one device holds them).
+    :param calibrated: say how certain the answer is from the rule's measured record
+        (:mod:`sphinx_jaxhlo.predict.calibration`: ``certain`` only where it is trusted); ``False``
+        gives the rules' own answer with no certainty from the record (``certain`` wherever a rule
+        decides: what the calibration's benchmark measures).  The answer (``stored``) is the same.
     :param kwarg_specs: keyword arguments, specs as the positional ones.
     :returns: a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
     :raises ValueError: an unknown target or a bad spec.
@@ -119,7 +128,7 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
     structs = tuple(_struct(s) for s in arg_specs)
     kwargs = {k: _struct(v) for k, v in kwarg_specs.items()}
     return predict_jaxpr(jax.make_jaxpr(function)(*structs, **kwargs), target,
-                         _command(function, structs, kwargs, target))
+                         _command(function, structs, kwargs, target), calibrated=calibrated)
 
 
 def predict_call(fn: Callable[..., Any], args: str, target: str, command: str = "") -> Prediction:
@@ -160,17 +169,33 @@ def _command(fn: Any, structs: tuple[Any, ...], kwargs: dict[str, Any], target: 
     return f"python -m sphinx_jaxhlo {shlex.quote(where + ':' + name)} --args {shlex.quote(specs)} --targets {target}"
 
 
-def predict_jaxpr(closed: Any, target: str, command: str = "") -> Prediction:
+def predict_jaxpr(closed: Any, target: str, command: str = "", *, calibrated: bool = True) -> Prediction:
     """The guide's answer for a traced program (a ``ClosedJaxpr``) on ``target``.
 
     :param command: the compile that answers when the rules do not (default: a generic one).
+    :param calibrated: ``certain`` from the rule's measured record
+        (:func:`sphinx_jaxhlo.predict.calibration.certify`); ``False``: the rules' own answer.
     """
+    answer = _rules_answer(closed, target, command)
+    if not calibrated:
+        return answer
+    from .calibration import certify
+
+    return certify(answer, command)
+
+
+def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
+    """The rules' own answer, before the calibration says how certain it is."""
     from .rules import rule_title
 
     target = base_target(target)
     graph = Graph(closed)
     every = reductions_of(graph, live=False)
     copy = target == "gpu:h100" and _unaligned_matvec(graph)
+    if not every and (contraction := limits.contraction_reduces(graph)):
+        return Prediction(target, None, False, limits.LIMITS, rule_title(limits.LIMITS),
+                          f"{contraction}: no rule decides it", operand_copy=copy,
+                          command=command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}")
     if not every:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the program has no reduction", operand_copy=copy)
@@ -181,6 +206,11 @@ def predict_jaxpr(closed: Any, target: str, command: str = "") -> Prediction:
     unsure = [d for d in decisions if not d.certain or d.stored is None]
     chosen = stored[0] if stored else (unsure[0] if unsure else decisions[0])
     certain = bool(stored) or not unsure
+    if certain and not stored and target == "gpu:h100" and split_k_unsure(graph):
+        chosen = limits.abstain("a contraction with 65 to 512 rows or columns and an unaligned long K: the H100's "
+                                "split-K GEMM may pad and copy its matrix (65-384 rows did, 448 and 512 did not, "
+                                "against f32[8191,4096])")
+        certain = False
     itemsize = _ITEMSIZE.get(big.operand.dtype, 4)
     nbytes = big.scaled * itemsize
     where, where_why = ("", "")
@@ -210,7 +240,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     table_reds = [r for r in reductions_of(graph) if r.scaled >= TABLE_SHARE * table]
     regions = group_regions([build_region(r, max(1, int(TABLE_SHARE * r.operand.size))) for r in table_reds])
     decisions = []
-    chunked = _chunks(regions)
+    chunked = _chunks(regions, graph)
+    gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
         loops = list(_loops_of(g))
         if "loop" in g.sources:
@@ -219,6 +250,11 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
         elif loops and not all(lp.unrolled for lp in loops):
             d = DECIDERS[target](g, graph)
             verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
+            if target == "tpu:v5e" and _gemm_in(g) and limits.loop_operand(graph, table):
+                decisions.append(limits.abstain(f"a {loops[0].kind} whose body contracts a table-sized operand: "
+                                                "the TPU may convert or relay it outside the loop, which no rule "
+                                                "covers"))
+                continue
             decisions.append(Decision(False, "jaxhlo-predict-all-loop",
                                       f"a {loops[0].kind} reduces inside its body: one step's table at a time "
                                       f"(per step: {d.rule}, {verdict})"))
@@ -246,17 +282,56 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                       "kernel of its own: it reads a computed operand from memory and writes "
                                       "its output for the reduction"))
         else:
-            decisions.append(DECIDERS[target](g, graph))
-    decisions += _other_tables(graph, table, target, {id(v) for g in regions for v in g.values})
+            decisions.append(_limited(g, graph, target, table, DECIDERS[target](g, graph), gathered))
+    seen = {id(v) for g in regions for v in g.values}
+    decisions += _other_tables(graph, table, target, seen)
+    if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
+        decisions.append(limits.abstain(outside))
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
 
 
-#: Ops that are not elementwise and not a reduction, and that XLA gives a kernel of their own (a sort, an
-#: FFT library call, a cumulative scan's passes): placed between a computed table and its reduction, the
-#: table is written for them (GPU and TPU).
-BETWEEN = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "fft"})
+#: The rules whose stored answer holds whatever else the program does (a kernel of its own reads the table).
+_KERNEL_OF_ITS_OWN = frozenset({"jaxhlo-predict-h100-gemm", "jaxhlo-predict-h100-matvec", "jaxhlo-predict-h100-topk",
+                                "jaxhlo-predict-tpu-complex", "jaxhlo-predict-tpu-topk", "jaxhlo-predict-cpu-dot",
+                                "jaxhlo-predict-cpu-other"})
+
+
+def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gathered: str) -> Decision:
+    """``d``, or an abstention where the program leaves the ground its rule was checked on
+    (:mod:`sphinx_jaxhlo.predict.limits`)."""
+    if target == "cpu" and (half := limits.half_dot_of_table(g)):
+        return limits.abstain(f"{half} of a computed table: whether YNN takes it is not in the rules")
+    if unknown := limits.unknown_op(g):
+        return limits.abstain(f"{unknown} computes the table: no rule covers it")
+    if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:
+        return d
+    if variadic := limits.variadic(g):
+        return limits.abstain(f"{variadic}: how XLA merges it is not in the rules")
+    if target == "cpu":
+        if between := _between(g):
+            return limits.abstain(f"a {between} between the table's source and the reduction: no CPU rule covers "
+                                  "what it writes")
+        if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
+            return limits.abstain(f"{why}: outside the YNN fusions the rules follow")
+        return d
+    if gathered:
+        return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
+    n = limits.passes(graph, table, g)
+    if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
+        return limits.abstain(f"a reduction of a normalised table ({n} passes over table-sized data"
+                              + (", a contraction's" if n == 3 else "") + "): the rules were checked on fewer")
+    if target == "gpu:h100":
+        kinds = {r.kind for r in g.reductions}
+        if kinds & {"top_k", "approx_top_k"} and not g.ops:
+            return limits.abstain("a top_k of an argument: a TopK kernel or a sort, by k and the row's length, "
+                                  "which the rules do not choose")
+    if target == "tpu:v5e" and d.stored is False and limits.tpu_gemms(g) >= 2:
+        return limits.abstain("two contractions feed one table: the rules know one dot in an output fusion")
+    return d
+
+
 
 
 def _between(g: Region) -> str:
@@ -281,6 +356,10 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                     out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a dot's table-sized output is read "
                                         "by an op YNN does not take"))
             elif target == "cpu" and op.prim in ELEMENTWISE and any(u.prim == "dot_general" for u in v.users):
+                if any(w.dtype in limits.HALF for u in v.users if u.prim == "dot_general" for w in u.ins):
+                    out.append(limits.abstain("a bf16/f16 contraction of a computed table: whether YNN's dot "
+                                              "fusion takes it is not in the rules"))
+                    continue
                 values, ops = _operand_region(v, int(TABLE_SHARE * table))
                 if _ids(values) & seen and all(_canonical_dot(u) for u in v.users if u.prim == "dot_general"):
                     continue  # the reductions' decision covers it (softmax before ``@ v``)

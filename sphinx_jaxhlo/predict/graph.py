@@ -45,6 +45,12 @@ ELEMENTWISE = frozenset({
 })
 
 
+#: Ops that are not elementwise and not a reduction, and that XLA gives a kernel of their own (a sort, an
+#: FFT library call, a cumulative scan's passes): placed between a computed table and its reduction, the
+#: table is written for them (GPU and TPU).
+BETWEEN = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "sort", "fft"})
+
+
 @dataclass(eq=False)
 class Value:
     """One value of the flattened jaxpr."""

@@ -251,14 +251,19 @@ def decide_gpu(g: Region, graph: Graph) -> Decision:
     stored = fused > unfused
     stages = "one" if shape.one_pass else "two"
     ratio = fused / unfused if unfused else 1.0
-    near = near_break_even(ratio)
+    half = sorted({v.dtype for v in [*g.values, *(w for op in g.ops for w in op.ins)]
+                   if v.dtype in ("bfloat16", "float16")})
+    # bf16/f16 data: the model's element-type terms are not in these f32 figures, so the band is doubled
+    near = near_break_even(ratio, 2 * BREAK_EVEN_BAND if half else BREAK_EVEN_BAND)
     margin = abs(ratio - 1) * 100
     lean = "leans stored" if stored else "leans fused"
     return Decision(None if near else stored, "jaxhlo-predict-h100-cost",
                     f"{shape.kind} reduction {shape.rows}x{shape.length} ({stages}-stage), producer {cycles:.0f} "
                     f"cycles, {readers} reader(s): fused {fused:.1f} us vs unfused {unfused:.1f} us "
-                    f"({margin:.0f} % apart" + (f", inside the break-even band of {BREAK_EVEN_BAND:.0%}; {lean})"
-                                                if near else ")"),
+                    f"({margin:.0f} % apart" + (f", inside the break-even band of "
+                                                f"{(2 if half else 1) * BREAK_EVEN_BAND:.0%}"
+                                                + (f" ({'/'.join(half)} data: twice the f32 band)" if half else "")
+                                                + f"; {lean})" if near else ")"),
                     certain=not near, figures={"us_fused": fused, "us_unfused": unfused, "ratio": ratio})
 
 
@@ -270,11 +275,11 @@ def decide_gpu(g: Region, graph: Graph) -> Decision:
 BREAK_EVEN_BAND = 0.4
 
 
-def near_break_even(ratio: float) -> bool:
+def near_break_even(ratio: float, band: float = BREAK_EVEN_BAND) -> bool:
     """Whether the estimates' ratio ``fused / unfused`` is inside the break-even band."""
     if ratio <= 0:
         return False
-    return abs(math.log(ratio)) < math.log1p(BREAK_EVEN_BAND)
+    return abs(math.log(ratio)) < math.log1p(band)
 
 
 H100_K_ALIGN = 32
@@ -290,5 +295,18 @@ def _unaligned_matvec(graph: Graph) -> bool:
             continue
         m, n, k = _dot_dims(op)
         if min(m, n) <= 64 and k >= 4096 and k % H100_K_ALIGN and max(m, n) * k >= 12_000_000:
+            return True
+    return False
+
+
+def split_k_unsure(graph: Graph) -> bool:
+    """An H100 contraction whose narrow side is 65 to 512 long, with a long unaligned K over a large
+    matrix: split-K may pad it or not (the review measured pads at 65-384 rows and none at 448 and 512
+    against ``f32[8191,4096]``); the rules do not say which."""
+    for op in graph.live_ops():
+        if op.prim != "dot_general":
+            continue
+        m, n, k = _dot_dims(op)
+        if 64 < min(m, n) <= 512 and k >= 4096 and k % H100_K_ALIGN and max(m, n) * k >= 12_000_000:
             return True
     return False

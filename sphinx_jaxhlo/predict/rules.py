@@ -52,6 +52,24 @@ RULES: tuple[Rule, ...] = (
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size.",
          "front.predict_jaxpr"),
+    Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
+         "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
+         "that ground the answer is \"compile it\" (`stored` is `None`, `certain` is false) with the one-line "
+         "compile that answers, never a guess: an op no rule knows computes the table (a convolution); a "
+         "gather or scatter reads, builds or writes a table-sized value (`take_along_axis` after a "
+         "`log_softmax`, an embedding lookup, their gradients; H100 and TPU); a normalised table is reduced "
+         "again, three passes or more over table-sized data on the H100, four, or three with a contraction, "
+         "on the TPU (a softmax's output summed again); a variadic reduce (an `argmax` beside a `max` of the "
+         "same value); the only reduction is a contraction of a computed operand; on the H100 a `top_k` of an "
+         "argument and a contraction with 65 to 512 rows or columns and an unaligned long `K` (split-K may "
+         "copy its matrix); on the TPU two contractions feeding one table, a loop over a table-sized stack of "
+         "`f32` operands that contracts, and a contraction's output larger than the table read outside the "
+         "reductions; on the CPU an `f16` contraction, a `bf16` or `f16` one of a computed table, a sort, scan "
+         "or FFT between the table's source and the reduction, a two-pass statistic over leading axes, and a "
+         "global statistic applied back to two or more returned tables (a clipped update). `bf16` or `f16` "
+         "data doubles the H100's break-even band. On the TPU, `where` is said only outside 1 MiB to 64 MiB, "
+         "where the measured tables went either way.",
+         "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "
          "`vmap(jnp.dot)` over one operand, the seed's 3-column `pos @ hkl.T`) is a GEMM kernel, in any "

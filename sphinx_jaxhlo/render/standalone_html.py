@@ -30,6 +30,7 @@ from sphinx_jaxhlo.core import targets as targets_mod
 from sphinx_jaxhlo.core.report import Report, TargetFailure
 from sphinx_jaxhlo.core.results import Result, result_of_failure
 from sphinx_jaxhlo.render.blocks import para
+from sphinx_jaxhlo.render.display import Display
 from sphinx_jaxhlo.render.example import render_example
 from sphinx_jaxhlo.render.nodes import HIGHLIGHT_LIMIT, PLAIN_HTML_VISITORS, jaxhlo_block
 from sphinx_jaxhlo.render.view import ExampleView
@@ -152,7 +153,7 @@ def target_title(name: str) -> str:
 def render_html(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
                 show: Sequence[str] = ("summary", "memory", "hlo"), function: str = "", args: str = "",
                 notes: Sequence[str] = (), order: Sequence[str] | None = None, script: bool = True,
-                full_page: bool = False) -> str:
+                full_page: bool = False, display: Display | None = None) -> str:
     """The directive's rendering of one function's reports, self-contained.
 
     :param failed: the targets that produced no report.
@@ -161,6 +162,7 @@ def render_html(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
         highlighting (without it every panel shows, titled, and the line links
         still jump).
     :param full_page: a whole HTML document instead of a fragment.
+    :param display: the findings reported and the rows of each table (``findings=``, ``rows=``).
     """
     fn = function or next((r.function for r in reports), "") or "(function)"
     # one function, or the function and its variants (a gradient): each report under its own
@@ -180,7 +182,7 @@ def render_html(reports: Sequence[Report], failed: Sequence[TargetFailure] = (),
     root = "jaxhlo-" + uuid.uuid4().hex[:12]
     source = next((r.source for r in reports if r.source), "")
     view = ExampleView(source=source, show=list(show), hlo_collapsed=True, hlo_language="hlo", key=root,
-                       args_text=args)
+                       args_text=args, display=display or Display())
     block = jaxhlo_block()
     if targets:
         titles = [(t, target_title(t)) for t in targets]

@@ -120,7 +120,8 @@ def build_for(app: Sphinx) -> Build:
             return get_pool(worker_count(app)).compile_all(list(batch))
 
         build = Build(state.settings, SphinxReporter(state.recorder), compile_batch, cache=cache_for(app),
-                      snapshot_root=snapshot_root(app), confdir=Path(app.confdir) if app.confdir else None)
+                      snapshot_root=snapshot_root(app), confdir=Path(app.confdir) if app.confdir else None,
+                      peak_when_needed=True)
         hardware = state.settings.hardware_dir
         if hardware:
             folder = Path(hardware) if Path(hardware).is_absolute() else Path(app.confdir) / hardware

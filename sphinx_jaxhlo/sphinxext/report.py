@@ -74,15 +74,18 @@ def fill_reports(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 def guide_line(records: list[Any]) -> str:
     """How often the guide's rule and XLA agree over the records (:mod:`sphinx_jaxhlo.predict`)."""
-    counts = {key: sum(1 for r in records if r.guide == key)
-              for key in ("agrees", "disagrees", "limit", "compile it")}
+    kinds = [r.guide.removesuffix(" (uncertain)") for r in records]
+    counts = {key: kinds.count(key) for key in ("agrees", "disagrees", "limit", "compile it")}
     total = sum(counts.values())
     if not total:
         return ""
     answered = counts["agrees"] + counts["disagrees"] + counts["limit"]
+    certain = sum(1 for r in records if r.guide in ("agrees", "disagrees", "limit"))
     return (f"The guide's rules and XLA: {counts['agrees']} of {answered} answered reports agree "
-            f"({counts['disagrees'] + counts['limit']} disagree, {counts['limit']} of them stated limits); "
-            f"{counts['compile it']} of {total} left to the compile (near the H100's break-even or no rule).")
+            f"({counts['disagrees'] + counts['limit']} disagree, {counts['limit']} of them stated limits; "
+            f"{certain} of the {answered} answers certain by their rule's measured record); "
+            f"{counts['compile it']} of {total} left to the compile (a stated limit of the rules, such as the "
+            "H100's break-even, or no rule).")
 
 
 def summarize(app: Sphinx) -> None:

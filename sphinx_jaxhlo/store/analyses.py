@@ -20,7 +20,8 @@ here it is paid once per snapshot and version of the analysis code:
   (:func:`analysis_fingerprint`: every module this one imports, read from the
   source, as :func:`~sphinx_jaxhlo.core.request.code_fingerprint` does for
   reports).  A change to the analysis gives new keys; an unchanged site rebuilt
-  with ``-E`` analyses nothing.  The entry also says whether the snapshot's
+  with ``-E`` analyses nothing.  An analysis without what is live at the peak (for
+  a page that does not need it) has keys of its own.  The entry also says whether the snapshot's
   JSON is what this code would write for it (its summary current), which a
   writing build would otherwise work out again for every snapshot.
 - :func:`compared` keeps the comparison of two snapshots of one slot (the drift
@@ -174,7 +175,7 @@ def _plain(value: Any) -> Any:
 
 
 def report(stored: snapshots.Stored, source: str, source_name: str,
-           cache: ReportCache | None = None, *, judge: bool = True) -> tuple[Report, bool | None]:
+           cache: ReportCache | None = None, *, judge: bool = True, peak: bool = True) -> tuple[Report, bool | None]:
     """The report of a snapshot with its analysis, analysed once per snapshot and analysis code.
 
     :param source: the example's source (the report's ``source``; the caller matched its digest).
@@ -183,22 +184,22 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
     :param judge: say whether the snapshot's JSON is current (a writing build's
         question; the JSON written again to compare, a tenth of an analysis).
         Without, the answer is ``None`` unless known already.
+    :param peak: with what is live at the peak.  Without (a page that neither shows it
+        nor checks a claim about it), ``live_at_peak`` is ``None`` unless an analysis
+        with it is at hand; such an analysis is kept under a key of its own, so that a
+        caller that asks for the peak never gets one without.
     :return: the report (a new object at each call) and whether the snapshot's
         JSON is what this code would write for it.
     :raises InvalidReport: when the stored facts are not those of a report.
     """
     key = _key("analysis", stored.digest, source_name)
-    name = f"analyses/{key[:2]}/{key}.analysis"
     kept = _ANALYSED.get(key)
+    if kept is None and not peak:  # an analysis with the peak would do as well
+        key = _key("analysis without the peak", stored.digest, source_name)
+        kept = _ANALYSED.get(key)
     if kept is not None:
-        fields, current = pickle.loads(kept)
-        made = stored.snapshot.report(source, source_name, analyse=False)
-        for field, value in fields.items():
-            setattr(made, field, value)
-        if current is None and judge:
-            current = _is_current(stored, made)
-            _keep(key, made, current)
-        return made, current
+        return _kept_report(stored, source, source_name, key, kept, judge)
+    name = f"analyses/{key[:2]}/{key}.analysis"
     data = cache.read_entry(name) if cache is not None else None
     entry = _entry(data)
     if entry is not None:
@@ -210,7 +211,7 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
         else:
             _keep(key, made, entry[1])
             return made, entry[1]
-    fresh = stored.snapshot.report(source, source_name)  # the analysis itself
+    fresh = stored.snapshot.report(source, source_name, peak=peak)  # the analysis itself
     current = _is_current(stored, fresh) if judge or cache is not None else None
     _keep(key, fresh, current)  # what a later use reads back: the same report (tests/test_analyses.py)
     if cache is not None:
@@ -218,6 +219,19 @@ def report(stored: snapshots.Stored, source: str, source_name: str,
         cache.write_entry(name, json.dumps({"analysis": FORMAT, "fields": fields, "current": current},
                                            sort_keys=True).encode("utf-8"))
     return fresh, current
+
+
+def _kept_report(stored: snapshots.Stored, source: str, source_name: str, key: str, kept: bytes,
+                 judge: bool) -> tuple[Report, bool | None]:
+    """:func:`report` from the analysis this process keeps (``kept``, under ``key``)."""
+    fields, current = pickle.loads(kept)
+    made = stored.snapshot.report(source, source_name, analyse=False)
+    for field, value in fields.items():
+        setattr(made, field, value)
+    if current is None and judge:
+        current = _is_current(stored, made)
+        _keep(key, made, current)
+    return made, current
 
 
 def _is_current(stored: snapshots.Stored, analysed: Report) -> bool:

@@ -48,6 +48,7 @@ import functools
 import gzip
 import hashlib
 import json
+import os
 import re
 import zlib
 from collections.abc import Iterable, Mapping
@@ -160,13 +161,16 @@ def derived_fields() -> frozenset[str]:
     return frozenset({f.name for f in fields(Analysis)} | {"analysis_error", "collectives", "live_at_peak"})
 
 
-def reanalyze(report: Report, source_name: str) -> None:
+def reanalyze(report: Report, source_name: str, *, peak: bool = True) -> None:
     """Fill the analysis fields of ``report`` from its HLO, as the compile worker does: the
     one filler, :func:`~sphinx_jaxhlo.hlo.report_analysis.fill_analysis` (kept under this
-    name: what reading a snapshot calls, and the tests count)."""
+    name: what reading a snapshot calls, and the tests count).
+
+    :param peak: work out what is live at the peak too (without: ``live_at_peak`` is ``None``).
+    """
     from sphinx_jaxhlo.hlo.report_analysis import fill_analysis
 
-    fill_analysis(report, source_name)
+    fill_analysis(report, source_name, peak=peak)
 
 
 def summary(report: Report) -> dict[str, str]:
@@ -202,12 +206,13 @@ class Snapshot:
         texts = {k: data[k] for k in TEXT_KINDS if isinstance(data.get(k), str) and data[k]}
         return cls(dict(ident), dict(tools), facts, texts)
 
-    def report(self, source: str, source_name: str, *, analyse: bool = True) -> Report:
+    def report(self, source: str, source_name: str, *, analyse: bool = True, peak: bool = True) -> Report:
         """The full report, its analysis derived again from the stored HLO.
 
         :param source: the example's source (its digest is checked by the caller's identity match).
         :param analyse: derive the analysis (without: the facts alone, for a
             caller that has the analysis, :mod:`sphinx_jaxhlo.store.analyses`).
+        :param peak: with the analysis, what is live at the peak (without: ``live_at_peak`` is ``None``).
         :raises InvalidReport: when the stored facts are not those of a report.
         """
         report = checked_report(self.data(source), lenient=True)
@@ -215,7 +220,7 @@ class Snapshot:
         # a report whose analysis comes from the cache gets them too)
         report.memory.settle(report.target)
         if analyse:
-            reanalyze(report, source_name)
+            reanalyze(report, source_name, peak=peak)
         return report
 
     def data(self, source: str) -> dict[str, Any]:
@@ -452,11 +457,12 @@ def _short(value: Any) -> str:
 def file_state(json_path: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
     """Inode, size, modification and change time (ns) of a slot's JSON and of each text it may
     have (``None`` for one that is not there): equal states mean the same files, unchanged."""
-    stem = json_path.name.removesuffix(".json")
+    whole = os.fspath(json_path)
+    stem = whole.removesuffix(".json")  # the texts' files, as _text_path names them
     out: list[tuple[int, int, int, int] | None] = []
-    for path in (json_path, *(json_path.with_name(f"{stem}.{kind}.gz") for kind in TEXT_KINDS)):
+    for path in (whole, *(f"{stem}.{kind}.gz" for kind in TEXT_KINDS)):  # paths as text: a third of the cost
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
             out.append(None)
         else:

@@ -1,0 +1,138 @@
+"""The predictor's calibration: how often each rule's answer was right, over every family measured.
+
+For every program with compiled truth (the benchmark's families ``main``, ``holdout``, ``holdout2``,
+``holdout3`` in ``guide_predictor_family.py``; the holdouts ``wild`` and ``wild2`` in
+``guide_predictor_holdout.py`` and ``guide_predictor_holdout3.py``) and every target, the rules' own
+answer (``predict(..., calibrated=False)``, jaxpr only) is compared with the truth the compile left in
+the committed truth files.  Each answer is counted under its key: target, rule anchor and verdict
+(``stored`` or ``fused``); on the TPU a stored table's ``where`` is counted under its place.  The counts
+are written to ``sphinx_jaxhlo/predict/calibration_table.py`` (the table the package reads:
+:mod:`sphinx_jaxhlo.predict.calibration` answers with a key only when its Wilson lower bound reaches
+the floor) and, per family, to ``benchmarks/guide_predictor_calibration.json``.  Nothing compiles.
+
+Run::
+
+    python benchmarks/guide_predictor_calibrate.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import guide_predictor_holdout as wild  # noqa: E402
+import guide_predictor_holdout3 as wild2  # noqa: E402
+from guide_predictor_family import TRUTH_FILE, Program, families, load_truth, predicted  # noqa: E402
+
+TABLE_FILE = ROOT / "sphinx_jaxhlo" / "predict" / "calibration_table.py"
+OUT = ROOT / "benchmarks" / "guide_predictor_calibration.json"
+TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
+
+
+def measured_families() -> dict[str, tuple[list[Program], dict[tuple[str, str], dict[str, Any]]]]:
+    """Every family with compiled truth: its programs and its truth."""
+    main_truth = load_truth(TRUTH_FILE)
+    out = {name: (progs, main_truth) for name, progs in families().items()}
+    out["wild"] = (wild.programs(), wild.load_truth())
+    out["wild2"] = (wild2.programs(), load_truth(wild2.TRUTH_FILE))
+    return out
+
+
+def measure() -> dict[str, Any]:
+    """The rules' answers beside the truth, counted by key, overall and per family."""
+    from sphinx_jaxhlo.predict.calibration import wilson_lower
+
+    keys: dict[str, list[int]] = {}
+    where: dict[str, list[int]] = {}
+    per_family: dict[str, dict[str, list[int]]] = {}
+    counted: dict[str, int] = {}
+    answers: list[tuple[str, str, str, int]] = []
+    totals: dict[tuple[str, str], int] = {}
+    for fam, (progs, truth) in measured_families().items():
+        for prog in progs:
+            for target in TARGETS:
+                rec = truth.get((prog.key, target))
+                if rec is None or "error" in rec:
+                    continue
+                pred = predicted(prog, target, calibrated=False)
+                counted[fam] = counted.get(fam, 0) + 1
+                totals[(fam, target)] = totals.get((fam, target), 0) + 1
+                if not (pred["certain"] and pred["stored"] is not None):
+                    continue
+                verdict = "stored" if pred["stored"] else "fused"
+                key = f"{target} {pred['rule']} {verdict}"
+                right = int(pred["stored"] == rec["stored"])
+                answers.append((fam, target, key, right))
+                for table in (keys, per_family.setdefault(fam, {})):
+                    got = table.setdefault(key, [0, 0])
+                    got[0] += right
+                    got[1] += 1
+                if target == "tpu:v5e" and pred["stored"] and rec["stored"] and pred.get("where"):
+                    truth_where = "on-chip" if rec["memory_space"] == 1 else "HBM"
+                    got = where.setdefault(pred["where"], [0, 0])
+                    got[0] += int(pred["where"] == truth_where)
+                    got[1] += 1
+    from sphinx_jaxhlo.predict.calibration import Record
+
+    trusted = {k for k, (r, n) in keys.items() if Record(r, n).trusted}
+    gated: dict[str, dict[str, dict[str, int]]] = {}
+    for fam, target, key, right in answers:
+        got = gated.setdefault(fam, {}).setdefault(target, {"answered": 0, "right": 0})
+        if key in trusted:
+            got["answered"] += 1
+            got["right"] += right
+    for fam, by_target in gated.items():
+        for target, got in by_target.items():
+            got["programs"] = totals[(fam, target)]
+    rows = [{"key": k, "right": r, "measured": n, "lower": round(wilson_lower(r, n), 4)}
+            for k, (r, n) in sorted(keys.items())]
+    for row in rows:
+        row["trusted"] = row["key"] in trusted
+    return {"generated": time.strftime("%Y-%m-%d"), "families": counted, "keys": rows,
+            "where": {k: {"right": r, "measured": n, "lower": round(wilson_lower(r, n), 4)}
+                      for k, (r, n) in sorted(where.items())},
+            "calibrated_on_training": gated,
+            "per_family": {fam: {k: v for k, v in sorted(t.items())} for fam, t in sorted(per_family.items())},
+            "_keys": keys, "_where": where}
+
+
+def table_text(result: dict[str, Any]) -> str:
+    """The package's table, as Python source."""
+    lines = ['"""The predictor\'s measured record per rule: written by ``benchmarks/guide_predictor_calibrate.py``.',
+             "",
+             "Do not edit by hand: run the script.  ``KEYS``: ``\"target anchor verdict\"`` -> (right, measured);",
+             "``WHERE``: the TPU's place of a stored table -> (right, measured); ``FAMILIES``: answers counted per",
+             'family (program x target with truth)."""',
+             "",
+             "FAMILIES: dict[str, int] = {"]
+    lines += [f"    {fam!r}: {n}," for fam, n in sorted(result["families"].items())]
+    lines += ["}", "", "KEYS: dict[str, tuple[int, int]] = {"]
+    lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_keys"].items())]
+    lines += ["}", "", "WHERE: dict[str, tuple[int, int]] = {"]
+    lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_where"].items())]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    result = measure()
+    TABLE_FILE.write_text(table_text(result), encoding="utf-8")
+    public = {k: v for k, v in result.items() if not k.startswith("_")}
+    OUT.write_text(json.dumps(public, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    for row in public["keys"]:
+        print(f"{row['key']:60s} {row['right']:4d}/{row['measured']:<4d} lower {row['lower']} {row['trusted']}")
+    print("calibrated, on the families measured", json.dumps(public["calibrated_on_training"]))
+    print("where", public["where"])
+    print("families", public["families"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

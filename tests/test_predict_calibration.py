@@ -1,0 +1,139 @@
+"""How certain an answer is: certain only with a rule whose measured record is trusted; any other
+answer keeps its True or False and says its record.
+
+The records are the committed table (``sphinx_jaxhlo/predict/calibration_table.py``, written by
+``benchmarks/guide_predictor_calibrate.py`` from the committed truth; nothing here compiles).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import jax.numpy as jnp
+
+from sphinx_jaxhlo.predict import Prediction, calibration
+from sphinx_jaxhlo.predict.calibration import FLOOR, POINT, Record, certify, record, table_rows, wilson_lower
+from sphinx_jaxhlo.predict.calibration_table import FAMILIES, KEYS, WHERE
+from sphinx_jaxhlo.predict.front import predict
+from sphinx_jaxhlo.predict.rules import BY_ANCHOR
+
+ROOT = Path(__file__).parent.parent
+MEASURED = json.loads((ROOT / "benchmarks" / "guide_predictor_calibration.json").read_text(encoding="utf-8"))
+PAGE = (ROOT / "docs" / "guide" / "predict.md").read_text(encoding="utf-8")
+
+
+def _cos_sum(x: jnp.ndarray) -> jnp.ndarray:
+    return jnp.sum(jnp.cos(x), axis=1)
+
+
+def test_the_lower_bound_needs_support_before_it_trusts_a_perfect_record() -> None:
+    assert wilson_lower(10, 10) < FLOOR <= wilson_lower(25, 25)
+    assert not Record(10, 10).trusted and Record(25, 25).trusted
+    # one miss: 98 % of the answers and the bound both
+    assert not Record(48, 49).trusted and Record(49, 50).trusted
+    assert not Record(97, 100).trusted and not Record(0, 0).trusted
+    assert 0 < wilson_lower(1, 2) < 0.5 < wilson_lower(99, 100) < 0.99
+
+
+def test_the_table_is_the_benchmarks_measurement_and_each_key_a_rule_of_its_target() -> None:
+    assert set(FAMILIES) == {"main", "holdout", "holdout2", "holdout3", "wild", "wild2"}
+    assert MEASURED["families"] == FAMILIES
+    assert {row["key"]: (row["right"], row["measured"]) for row in MEASURED["keys"]} == KEYS
+    assert {k: (v["right"], v["measured"]) for k, v in MEASURED["where"].items()} == WHERE
+    for key, (right, measured) in KEYS.items():
+        target, anchor, verdict = key.split(" ")
+        assert BY_ANCHOR[anchor].target in ("all", target) and verdict in ("stored", "fused")
+        assert 0 <= right <= measured
+    # answers counted never exceed the programs with truth, per family
+    for fam, n in FAMILIES.items():
+        assert sum(m for _, m in MEASURED["per_family"][fam].values()) <= n
+
+
+def test_a_rule_with_a_trusted_record_is_certain_and_one_without_answers_with_its_record() -> None:
+    raw = predict(_cos_sum, "f32[4096,4096]", target="cpu", calibrated=False)
+    rec = record("cpu", raw.rule, raw.verdict)
+    assert raw.answered and raw.certain and rec.trusted
+    assert predict(_cos_sum, "f32[4096,4096]", target="cpu") == replace(raw, right=rec.right,
+                                                                         measured=rec.measured)
+    untrusted = [(k, v) for k, v in KEYS.items() if not Record(*v).trusted and v[1]]
+    assert untrusted, "every key trusted: the calibration would test nothing"
+    key, (right, measured) = untrusted[0]
+    target, anchor, verdict = key.split(" ")
+    made = Prediction(target, verdict == "stored", True, anchor, BY_ANCHOR[anchor].title, "the rule's words",
+                      where="HBM" if target == "tpu:v5e" and verdict == "stored" else "")
+    got = certify(made, "python -m sphinx_jaxhlo f.py:f --targets " + target)
+    # the answer stays; only its certainty and its words change
+    assert (got.stored, got.certain, got.answered, got.rule, got.verdict) == (made.stored, False, True, anchor,
+                                                                             verdict)
+    assert (got.right, got.measured, got.record) == (right, measured, f"right {right} of {measured} measured")
+    assert f"this rule was right {right} of {measured} times on the programs measured" in got.why
+    assert got.why.startswith("the rule's words") and "compile it to be sure: python -m" in got.why
+    assert got.command.endswith(target)
+    never = certify(replace(made, rule="jaxhlo-predict-all-limits"))
+    assert "never measured" in never.why and never.answered and not never.certain
+    assert never.record == "never measured"
+    # an abstention (a stated limit, no rule) is left as it is
+    assert certify(replace(made, stored=None, certain=False)) == replace(made, stored=None, certain=False)
+
+
+def test_an_uncertain_answer_is_said_so_in_its_disagreement() -> None:
+    key, (right, measured) = next((k, v) for k, v in KEYS.items() if not Record(*v).trusted and v[1])
+    target, anchor, verdict = key.split(" ")
+    got = certify(Prediction(target, verdict == "stored", True, anchor, BY_ANCHOR[anchor].title, "why"))
+    said = got.disagreement(verdict != "stored")
+    assert f"expects, without certainty (right {right} of {measured} measured), this table {verdict}" in said
+    assert got.disagreement(verdict == "stored") == ""
+    assert f"stored (not certain: right {right} of {measured} measured)" in repr(got).replace("fused", "stored")
+    assert repr(got).count(got.command) == 1
+
+
+def test_the_tpu_where_is_kept_and_says_when_its_record_is_not_trusted() -> None:
+    key = next(k for k, v in KEYS.items() if k.startswith("tpu:v5e ") and k.endswith(" stored")
+               and Record(*v).trusted)
+    anchor = key.split(" ")[1]
+    for place, (right, measured) in WHERE.items():
+        made = Prediction("tpu:v5e", True, True, anchor, "", "why", where=place, where_why="measured")
+        got = certify(made)
+        assert got.answered and got.certain and got.where == place
+        if Record(right, measured).trusted:
+            assert got.where_why == "measured"
+        else:
+            assert f"not certain: {place} was right {right} of {measured} times" in got.where_why
+
+
+def test_the_page_shows_the_table_and_the_threshold() -> None:
+    for target, anchor, verdict, right, measured, _, trusted in table_rows():
+        row = re.compile(rf"\|\s*`{re.escape(target)}`\s*\|\s*{{ref}}`{re.escape(anchor)}`\s*\|\s*{verdict}\s*\|"
+                         rf"\s*{right}/{measured}\s*\|[^|\n]*\|\s*{'yes' if trusted else 'no'}\s*\|")
+        assert row.search(PAGE), (target, anchor, verdict)
+    said = PAGE.replace("\u00a0%", "%").replace(" %", "%")
+    assert f"at least\n{POINT:.0%} of its answers" in said and f"is at least {FLOOR:.0%}" in said
+    assert f"one-sided {calibration.CONFIDENCE:.0%} Wilson lower bound" in said
+
+
+def _of(part: int, whole: int) -> str:
+    return f"{part} of {whole} ({round(100 * part / whole, 1):g}\u00a0%)"
+
+
+def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> None:
+    """wild3 and wild2 scored after their first evaluations: answered (certain or not), right, each class,
+    the certain subset; the first evaluations are kept as written."""
+    names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
+    for number in ("4", "3"):
+        result = json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{number}_results.json")
+                            .read_text(encoding="utf-8"))
+        assert result["label"].startswith("scored after the first evaluation")
+        for target, stats in result["summary"].items():
+            sure = stats["certain"]
+            assert sure["answered"] <= stats["answered"] and sure["right"] <= stats["right"]
+            cells = [_of(stats["answered"], stats["programs"]), _of(stats["right"], stats["answered"]),
+                     _of(stats["stored"]["right"], stats["stored"]["programs"]),
+                     _of(stats["fused"]["right"], stats["fused"]["programs"]),
+                     _of(sure["answered"], stats["programs"]), _of(sure["right"], sure["answered"])]
+            assert f"| {names[target]} | " + " | ".join(cells) + " |" in PAGE, (number, target)
+    first = json.loads((ROOT / "benchmarks" / "guide_predictor_holdout4_first.json").read_text(encoding="utf-8"))
+    assert "label" not in first and "certain" not in first["summary"]["cpu"]
+    assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in PAGE

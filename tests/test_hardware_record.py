@@ -218,6 +218,10 @@ def test_a_new_record_keeps_the_earlier_measurements_still_true_with_their_day(t
     assert [e["slot"] for e in kept] == [first["slot"]]
     assert kept[0]["date"] == first.get("date", earlier["date"])
     assert tool._kept(keep, plan, measured={first["slot"]}) == []
+    # plan --behind: what a session must measure, the new and the changed
+    third = {"slot": "guide/new/example.f.tpu-v5e.json", "identity_sha256": "2" * 64}
+    todo = tool.behind_record({**plan, "examples": [*plan["examples"], third]}, keep)
+    assert [e["slot"] for e in todo["examples"]] == [second["slot"], third["slot"]]
     # the committed record: each entry says its day, the record's date is the latest
     record = read_record(RECORD)
     days = {record.measured_on(m) for m in record.measurements.values()}

@@ -70,8 +70,9 @@ STATS_FIELDS = ("bytes_in_use", "bytes_reserved", "peak_bytes_in_use", "bytes_li
 
 # -- plan (here) -----------------------------------------------------------------------------------
 
-def plan(target: str, docs: Path, out: Path) -> int:
-    """Build the docs from their snapshots and list every (example, function) shown for ``target``."""
+def plan(target: str, docs: Path, out: Path, behind: Path | None = None) -> int:
+    """Build the docs from their snapshots and list every (example, function) shown for ``target``;
+    with ``behind`` (a record), only those it lacks or whose program changed since it was made."""
     os.environ["JAXHLO_SNAPSHOT_MODE"] = "use"
     from sphinx.cmd.build import build_main
 
@@ -103,11 +104,22 @@ def plan(target: str, docs: Path, out: Path) -> int:
     if not seen:
         print(f"no example of the docs shows {target}", file=sys.stderr)
         return 1
+    plan_data = {"target": target, "examples": sorted(seen.values(), key=lambda e: e["slot"])}
+    if behind is not None:
+        plan_data = behind_record(plan_data, behind)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"target": target, "examples": sorted(seen.values(), key=lambda e: e["slot"])},
-                              indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"{len(seen)} examples of {target} (sphinx exit status {status}) -> {out}")
+    out.write_text(json.dumps(plan_data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(plan_data['examples'])} examples of {target}"
+          f"{f' of {len(seen)} (the rest in {behind}, unchanged)' if behind is not None else ''}"
+          f" (sphinx exit status {status}) -> {out}")
     return 0
+
+
+def behind_record(plan_data: dict[str, Any], record_path: Path) -> dict[str, Any]:
+    """The plan's examples a record lacks or holds for a program changed since: what a session
+    measures before ``record --keep`` joins them to the rest."""
+    kept = {e["slot"] for e in _kept(record_path, plan_data, measured=set())}
+    return {**plan_data, "examples": [e for e in plan_data["examples"] if e["slot"] not in kept]}
 
 
 # -- run (on the device) ---------------------------------------------------------------------------
@@ -713,6 +725,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", default="tpu:v5e")
     p.add_argument("--docs", type=Path, default=ROOT / "docs")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
+    p.add_argument("--behind", type=Path, metavar="RECORD",
+                   help="only the examples this record lacks or measured for a program changed since")
     r = sub.add_parser("run", help="compile, run and time them on the device")
     r.add_argument("--plan", type=Path, default=ROOT / "build" / "hardware" / "plan.json")
     r.add_argument("--out", type=Path, required=True)
@@ -734,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--live", type=Path, help="what the live step wrote (the live-at-peak totals)")
     opts = parser.parse_args(argv)
     if opts.step == "plan":
-        return plan(opts.target, opts.docs, opts.out)
+        return plan(opts.target, opts.docs, opts.out, opts.behind)
     if opts.step == "run":
         return run(opts.plan, opts.out, opts.deadline, opts.resume, opts.only, opts.first)
     if opts.step == "live":

@@ -605,7 +605,9 @@ def proved_combine(fn: Callable[..., Any], *args: Any, argnums: int | Sequence[i
         label = f"output {i}" if len(outputs) > 1 else "the output"
         if isinstance(state, Mapped):
             raise ChunkError(f"chunked({name}): {label} keeps the chunked axis (as its dimension {state.axis}); "
-                             "chunks of it cannot be combined into the whole")
+                             "chunked() combines chunks by a reduction over the axis, so it does not apply; a map "
+                             "over blocks of the axis (lax.map with batch_size=) computes such an output a block "
+                             "at a time")
         if isinstance(state, (Free, Sized)):
             raise ChunkError(f"chunked({name}): {label} does not depend on the chunked axis: combining it once per "
                              "chunk would change it")

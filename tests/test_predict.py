@@ -164,6 +164,35 @@ def test_the_review_findings_each_follow_an_xla_mechanism() -> None:
         for target in ("gpu:h100", "tpu:v5e"):
             got = predict(between, "f32[1024,1024]", target=target)
             assert got.stored is True and got.rule.endswith("-topk"), target
+    # the TPU writes a table a concatenate builds (a stencil's roll) outside a loop; the same stencil's
+    # step inside a scan fuses
+    def residual(u: jax.Array) -> jax.Array:
+        lap = jnp.roll(u, 1, 0) + jnp.roll(u, -1, 0) - 2.0 * u
+        return jnp.sum(lap * lap)
+
+    got = predict(residual, "f32[2048,2048]", target="tpu:v5e")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-tpu-topk") and "concatenate" in got.why
+    assert predict(lambda u: jnp.sum(jnp.tanh(u) * u), "f32[2048,2048]", target="tpu:v5e").stored is False
+
+    def scanned(us: jax.Array) -> jax.Array:
+        def step(c: jax.Array, u: jax.Array) -> tuple[jax.Array, None]:
+            return c + jnp.sum((jnp.roll(u, 1, 0) - u) ** 2), None
+
+        return lax.scan(step, jnp.zeros(()), us)[0]
+
+    assert predict(scanned, "f32[8,2048,2048]", target="tpu:v5e").stored is False
+    # one vector broadcast the same way into two kernels' YNN dots is one value with two readers on the CPU
+    def mmd(x: jax.Array, y: jax.Array) -> jax.Array:
+        def k(a: jax.Array, b: jax.Array) -> jax.Array:
+            return jnp.exp(-(jnp.sum(a * a, -1)[:, None] + jnp.sum(b * b, -1)[None, :] - 2.0 * a @ b.T))
+        return jnp.mean(k(x, x)) + jnp.mean(k(y, y)) - 2.0 * jnp.mean(k(x, y))
+
+    def one_kernel(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jnp.mean(jnp.exp(-(jnp.sum(x * x, -1)[:, None] + jnp.sum(y * y, -1)[None, :] - 2.0 * x @ y.T)))
+
+    xy = ("f32[2048,128]", "f32[2048,128]")
+    assert predict(mmd, *xy, target="cpu").stored is True
+    assert predict(one_kernel, *xy, target="cpu").stored is False
     # a complex value computed from real data is expanded in the TPU's fusion; complex arguments are split
     def phases(p: jax.Array, h: jax.Array) -> jax.Array:
         return jnp.sum(jnp.exp(2j * jnp.pi * (p @ h.T)), axis=0)
@@ -265,10 +294,19 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
     for target in ("cpu", "gpu:h100", "tpu:v5e"):
         _abstains(predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target=target), "conv_general_dilated")
 
-    def column_stats(x: jax.Array) -> jax.Array:
+    def column_stats(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        m = jnp.mean(x, axis=0)
+        return m, jnp.mean((x - m) ** 2, axis=0)
+
+    _abstains(predict(column_stats, "f32[65536,256]", target="cpu"), "leading axes")
+
+    # XLA's CSE makes jnp.std's centred table and the caller's x - mean one value with two readers
+    # (each mean divides by the same count): the CPU writes it (wild2's instance norm), an answer
+    def instance_norm(x: jax.Array) -> jax.Array:
         return (x - jnp.mean(x, axis=(1, 2), keepdims=True)) / jnp.std(x, axis=(1, 2), keepdims=True)
 
-    _abstains(predict(column_stats, "f32[16,64,64,128]", target="cpu"), "leading axes")
+    got = predict(instance_norm, "f32[16,64,64,128]", target="cpu")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-cpu-ynn") and "outside the reductions" in got.why
 
 
 def test_half_precision_doubles_the_h100_band_and_three_sums_are_no_python_loop() -> None:

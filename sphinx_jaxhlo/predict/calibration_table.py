@@ -22,7 +22,7 @@ KEYS: dict[str, tuple[int, int]] = {
     'cpu jaxhlo-predict-cpu-other fused': (1, 1),
     'cpu jaxhlo-predict-cpu-other stored': (99, 99),
     'cpu jaxhlo-predict-cpu-ynn fused': (293, 296),
-    'cpu jaxhlo-predict-cpu-ynn stored': (230, 233),
+    'cpu jaxhlo-predict-cpu-ynn stored': (232, 235),
     'gpu:h100 jaxhlo-predict-all-loop fused': (35, 35),
     'gpu:h100 jaxhlo-predict-all-loop stored': (23, 23),
     'gpu:h100 jaxhlo-predict-all-none fused': (40, 41),

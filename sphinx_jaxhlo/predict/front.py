@@ -241,6 +241,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     regions = group_regions([build_region(r, max(1, int(TABLE_SHARE * r.operand.size))) for r in table_reds])
     decisions = []
     chunked = _chunks(regions, graph)
+    shared = _shared_broadcasts(regions) if target == "cpu" else set()
     gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
         loops = list(_loops_of(g))
@@ -282,7 +283,12 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                       "kernel of its own: it reads a computed operand from memory and writes "
                                       "its output for the reduction"))
         else:
-            decisions.append(_limited(g, graph, target, table, DECIDERS[target](g, graph), gathered))
+            d = DECIDERS[target](g, graph)
+            if id(g) in shared and d.stored is False and d.certain:
+                d = Decision(True, "jaxhlo-predict-cpu-ynn", "one vector broadcast to the table's shape is read by "
+                             "two reductions' fusions (a kernel's row norms in k(x, x) and k(x, y)): XLA's CSE "
+                             "makes the broadcasts one value with two readers, which YNN does not take in")
+            decisions.append(_limited(g, graph, target, table, d, gathered))
     seen = {id(v) for g in regions for v in g.values}
     decisions += _other_tables(graph, table, target, seen)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
@@ -332,6 +338,26 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
     return d
 
 
+
+
+def _shared_broadcasts(regions: list[Region]) -> set[int]:
+    """The regions (by ``id``), each a contraction and its elementwise epilogue, that read one smaller value
+    broadcast to a table-sized shape the same way as another such region does: XLA's CSE (``hlo_cse.cc``)
+    makes the two broadcasts one instruction, and YNN's fusion grows only through values with one reader
+    (``library_rewriter.cc``), so it is written."""
+    seen: dict[tuple[Any, ...], set[int]] = {}
+    for g in regions:
+        if not _gemm_in(g):
+            continue  # measured only where each region is a YNN dot with its epilogue (MMD's kernels)
+        for op in g.ops:
+            if op.prim not in ELEMENTWISE or not op.outs:
+                continue
+            out = op.outs[0]
+            for v in op.ins:
+                if v.literal or v.is_arg or v.size >= out.size or len(v.shape) != len(out.shape):
+                    continue
+                seen.setdefault((id(v), v.shape, out.shape), set()).add(id(g))
+    return {i for regs in seen.values() if len(regs) > 1 for i in regs}
 
 
 def _between(g: Region) -> str:

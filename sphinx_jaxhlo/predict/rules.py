@@ -133,11 +133,15 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-tpu-complex", "tpu:v5e", "1. Complex data is stored",
          'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
          'which are stored, in HBM here:', "tpu.decide_tpu"),
-    Rule("jaxhlo-predict-tpu-topk", "tpu:v5e", "2. An exact top-k of a contraction; a sort, scan or FFT",
+    Rule("jaxhlo-predict-tpu-topk", "tpu:v5e",
+         "2. An exact top-k of a contraction; a sort, scan, FFT or concatenate",
          '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not '
          'store it, and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an '
          "FFT between the table's source and the reduction stores the table it reads (on-chip at these "
-         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`):', "tpu.decide_tpu"),
+         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`), and so does a '
+         'concatenate that builds a table-sized value outside a loop (`jnp.roll`, `jnp.gradient`: a '
+         "stencil's shifted copies), as each of the three measured did (wild3's heat, Burgers and "
+         'gradient-magnitude stencils). The three top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '

@@ -48,8 +48,9 @@ TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_holdout3_truth.json
 FIRST_FILE = ROOT / "benchmarks" / "guide_predictor_holdout3_first.json"
 #: What a score after the first evaluation is (the rules gained five abstentions from its misses since).
 AFTER_FIRST = ("scored after the first evaluation: the rules as changed after it (abstentions drawn from its "
-               "misses), frozen since wild3; only how certainty is reported changed since then (an answer the "
-               "calibration does not call certain is kept, marked not certain)")
+               "misses), then after wild3's (certainty said, not withheld: an answer the calibration does not "
+               "call certain is kept, marked not certain; XLA's CSE of equal constants, shared broadcasts on the "
+               "CPU, concatenates on the TPU)")
 RESULTS_FILE = ROOT / "benchmarks" / "guide_predictor_holdout3_results.json"
 FAMILY = "wild2"
 

@@ -181,6 +181,21 @@ def test_the_review_findings_each_follow_an_xla_mechanism() -> None:
         return lax.scan(step, jnp.zeros(()), us)[0]
 
     assert predict(scanned, "f32[8,2048,2048]", target="tpu:v5e").stored is False
+    # the TPU writes a returned table read again for another returned table beside the reduction (an
+    # optimizer's new moment, its update and the update's norm); a returned table only reduced is recomputed
+    def rmsprop(g: jax.Array, nu: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        nu = 0.9 * nu + 0.1 * g * g
+        u = g * lax.rsqrt(nu + 1e-7)
+        return p - 1e-3 * u, nu, jnp.sqrt(jnp.sum(u * u))
+
+    def ema_only(e: jax.Array, g: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array]:
+        n = 0.9 * e + 0.1 * g
+        return n, jnp.sqrt(jnp.sum((n - p) ** 2))
+
+    x3 = ("f32[2048,2048]",) * 3
+    got = predict(rmsprop, *x3, target="tpu:v5e")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-tpu-readers") and "returned table" in got.why
+    assert predict(ema_only, *x3, target="tpu:v5e").stored is False
     # one vector broadcast the same way into two kernels' YNN dots is one value with two readers on the CPU
     def mmd(x: jax.Array, y: jax.Array) -> jax.Array:
         def k(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -293,6 +308,16 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
 
     for target in ("cpu", "gpu:h100", "tpu:v5e"):
         _abstains(predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target=target), "conv_general_dilated")
+
+    def conv_weight_grad(x: jax.Array, w: jax.Array) -> jax.Array:
+        def loss(w: jax.Array) -> jax.Array:
+            y = jax.lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NCH", "OIH", "NCH"))
+            return jnp.mean(jnp.tanh(y))
+
+        return jax.grad(loss)(w)
+
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        _abstains(predict(conv_weight_grad, "f32[8,64,8000]", "f32[128,64,9]", target=target), "table-sized value")
 
     def column_stats(x: jax.Array) -> tuple[jax.Array, jax.Array]:
         m = jnp.mean(x, axis=0)

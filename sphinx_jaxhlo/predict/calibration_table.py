@@ -36,9 +36,9 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-all-loop stored': (10, 10),
     'tpu:v5e jaxhlo-predict-all-none fused': (63, 65),
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (12, 12),
-    'tpu:v5e jaxhlo-predict-tpu-fused fused': (595, 598),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (595, 597),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (22, 22),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (54, 55),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (55, 56),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (6, 6),
 }
 

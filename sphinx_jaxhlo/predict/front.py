@@ -293,6 +293,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     decisions += _other_tables(graph, table, target, seen)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
+    if not decisions and (conv := limits.convolution_of_table(graph, table)):
+        decisions.append(limits.abstain(f"{conv}: no rule covers it"))
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions

@@ -55,7 +55,8 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
          "that ground the answer is \"compile it\" (`stored` is `None`, `certain` is false) with the one-line "
-         "compile that answers, never a guess: an op no rule knows computes the table (a convolution); a "
+         "compile that answers, never a guess: an op no rule knows computes the table (a convolution), or "
+         "a convolution computes or reads a table-sized value no reduction reads (its weight gradient); a "
          "gather or scatter reads, builds or writes a table-sized value (`take_along_axis` after a "
          "`log_softmax`, an embedding lookup, their gradients; H100 and TPU); a normalised table is reduced "
          "again, three passes or more over table-sized data on the H100, four, or three with a contraction, "
@@ -149,7 +150,10 @@ RULES: tuple[Rule, ...] = (
          'returned with its gradient ({ref}`jaxhlo-guide-seed-grad-tpu`), or an output; so are a costly '
          'producer (`cos`, `sin`, `tan`) of an argument read in two passes and the operand of an `argmax` '
          'over every axis (relaid out first). An elementwise table is computed again for each reader '
-         'instead, and `jax.checkpoint` around the reduction makes the backward pass compute the dot '
+         'instead, except a returned table read again to compute another returned table beside the '
+         "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
+         'Adagrad, Yogi, AdaBelief, Sophia, centered RMSProp, six of six measured), which is written and '
+         'read back; `jax.checkpoint` around the reduction makes the backward pass compute the dot '
          'again:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-matvec", "tpu:v5e", "4. A matrix-vector product before a reduction",
          'A matrix-vector product is a multiply and a reduce in `f32`, its result, a vector, stored '

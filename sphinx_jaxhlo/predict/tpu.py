@@ -3,7 +3,7 @@ other readers, matrix-vector products."""
 
 from __future__ import annotations
 
-from .graph import Decision, Graph, Region, _is_gemm
+from .graph import REDUCTION_KIND, Decision, Graph, Op, Region, _is_gemm
 
 TPU_COSTLY = frozenset({"cos", "sin", "tan"})
 
@@ -31,6 +31,10 @@ def _shifted(g: Region) -> str:
         if op.prim == "concatenate" and op.outs and op.outs[0].size >= floor:
             return "a roll or shifted slices joined along an axis"
     return ""
+
+
+def _reduces(op: Op) -> bool:
+    return op.prim in REDUCTION_KIND
 
 
 def decide_tpu(g: Region, graph: Graph) -> Decision:
@@ -63,6 +67,10 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if (g.outputs or g.outside) and dot:
         return Decision(True, "jaxhlo-predict-tpu-readers", "the table has a reader besides its reductions "
                         "(a contraction's output read again by the backward pass, or returned)")
+    if g.outputs and any(not _reduces(o) for o in g.outside) and not dot:
+        return Decision(True, "jaxhlo-predict-tpu-readers", "a returned table is read again to compute another "
+                        "returned table beside the reduction (an optimizer's new moment, then its update and the "
+                        "update's norm): the TPU writes it and reads it back")
     if "matvec" in g.sources and not (all(op.prim == "dot_general" for op in g.ops) and kinds <= {"sum"}):
         return Decision(True, "jaxhlo-predict-tpu-matvec", "a matrix-vector product's result is stored before "
                         "another reduction")

@@ -196,6 +196,14 @@ def test_the_review_findings_each_follow_an_xla_mechanism() -> None:
     got = predict(rmsprop, *x3, target="tpu:v5e")
     assert (got.stored, got.rule) == (True, "jaxhlo-predict-tpu-readers") and "returned table" in got.why
     assert predict(ema_only, *x3, target="tpu:v5e").stored is False
+    # on the H100 a GEMM operand normalised by a reduction's result is written by a kernel of its own
+    def qk_norm(q: jax.Array, k: jax.Array) -> jax.Array:
+        def norm(t: jax.Array) -> jax.Array:
+            return t * lax.rsqrt(jnp.mean(t * t, axis=-1, keepdims=True) + 1e-6)
+        return jnp.einsum("bqhd,bkhd->bhqk", norm(q), norm(k))
+
+    got = predict(qk_norm, "f32[2,512,16,64]", "f32[2,512,16,64]", target="gpu:h100")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-h100-gemm") and "normalised" in got.why
     # one vector broadcast the same way into two kernels' YNN dots is one value with two readers on the CPU
     def mmd(x: jax.Array, y: jax.Array) -> jax.Array:
         def k(a: jax.Array, b: jax.Array) -> jax.Array:

@@ -377,6 +377,13 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                 continue
             if op.prim in ("scan", "while"):
                 out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
+            elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
+                    u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
+                    _from_reduction(w, 6) for o in _operand_region(v, int(TABLE_SHARE * table))[1]
+                    for w in o.ins if w.size < v.size):
+                out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is normalised by a "
+                                    "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
+                                    "before the GEMM, whose fusion takes only a plain scale in"))
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))

@@ -78,7 +78,10 @@ RULES: tuple[Rule, ...] = (
          'reduction is another kernel ("the producer is not fusible", `priority_fusion.cc`), from a 16 × '
          "16 product to the seed's 20 GB ({ref}`jaxhlo-guide-matrix-gemm`); no flag changes it "
          '({ref}`jaxhlo-guide-cases-gpu-flags`). A contraction over a size-1 or empty dimension is a '
-         'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`).', "h100.decide_gpu"),
+         'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`). An operand normalised by a reduction\'s '
+         "result (WeightNorm's `w / norm(w)`, QK-norm's `rsqrt` of a mean square) is written before the "
+         "GEMM by a kernel of its own, as each of the 40 measured was; a plain scale rides in the GEMM's "
+         'fusion.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-matvec", "gpu:h100",
          "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
          'A matrix-vector product is a multiply and a reduce, or past 10,000,000 operand elements a small '

@@ -37,6 +37,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -466,16 +467,6 @@ def load_truth() -> dict[tuple[str, str], dict[str, Any]]:
     return family_truth(TRUTH_FILE)
 
 
-def compile_holdout(targets: list[str], timeout: float) -> None:
-    """Compile every program not in the truth file yet, for each target (appends as it goes)."""
-    compile_truth(programs(), targets, TRUTH_FILE, timeout)
-
-
-def score() -> dict[str, Any]:
-    """Predict every program (jaxpr only) and score the answers against the truth, per target."""
-    return score_programs(programs(), load_truth())
-
-
 def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, Any]],
                    calibrated: bool = True, label: str = "") -> dict[str, Any]:
     """Predict each of ``progs`` (jaxpr only) and score the answers against ``truth``, per target: the
@@ -551,27 +542,45 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def family_main(argv: list[str] | None, *, description: str, programs: Callable[[], list[Program]],
+                truth_file: Path, first_file: Path, results_file: Path, after_first: str = "",
+                rules_file: Path | None = None) -> int:
+    """The command line every holdout family shares: ``compile`` (the programs not in ``truth_file`` yet,
+    per target) and ``score`` (``--first`` once, before any change to the rules, into ``first_file``;
+    later into ``results_file`` with ``after_first`` as its label; with ``rules_file``, ``--rules``
+    scores the rules' own answers without the calibration into it)."""
+    parser = argparse.ArgumentParser(description=description)
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile the programs not in the truth file yet")
     c.add_argument("--targets", default=",".join(TARGETS))
     c.add_argument("--timeout", type=float, default=600)
     s = sub.add_parser("score", help="score the rules against the truth")
     s.add_argument("--first", action="store_true", help="write the first evaluation (once)")
+    if rules_file is not None:
+        s.add_argument("--rules", action="store_true", help="score the rules' own answers, without the calibration")
     args = parser.parse_args(argv)
     if args.cmd == "compile":
-        compile_holdout([t.strip() for t in args.targets.split(",")], args.timeout)
+        compile_truth(programs(), [t.strip() for t in args.targets.split(",")], truth_file, args.timeout)
         return 0
-    result = score()
-    out = FIRST_FILE if args.first else RESULTS_FILE
-    if args.first and FIRST_FILE.exists():
-        print(f"{FIRST_FILE} exists: the first evaluation is written once", file=sys.stderr)
+    rules = bool(getattr(args, "rules", False))
+    if args.first and first_file.exists():
+        print(f"{first_file} exists: the first evaluation is written once", file=sys.stderr)
         return 1
+    if args.first and rules:
+        print("the first evaluation is the calibrated predictor's", file=sys.stderr)
+        return 1
+    result = score_programs(programs(), family_truth(truth_file), calibrated=not rules,
+                            label="" if args.first else after_first)
+    out = first_file if args.first else (rules_file if rules and rules_file is not None else results_file)
     out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for target, stats in result["summary"].items():
         print(target, {k: v for k, v in stats.items() if k not in ("abstained", "wrong")})
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return family_main(argv, description=__doc__.splitlines()[0], programs=programs, truth_file=TRUTH_FILE,
+                       first_file=FIRST_FILE, results_file=RESULTS_FILE)
 
 
 if __name__ == "__main__":

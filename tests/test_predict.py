@@ -164,6 +164,58 @@ def test_the_review_findings_each_follow_an_xla_mechanism() -> None:
         for target in ("gpu:h100", "tpu:v5e"):
             got = predict(between, "f32[1024,1024]", target=target)
             assert got.stored is True and got.rule.endswith("-topk"), target
+    # the TPU writes a table a concatenate builds (a stencil's roll) outside a loop; the same stencil's
+    # step inside a scan fuses
+    def residual(u: jax.Array) -> jax.Array:
+        lap = jnp.roll(u, 1, 0) + jnp.roll(u, -1, 0) - 2.0 * u
+        return jnp.sum(lap * lap)
+
+    got = predict(residual, "f32[2048,2048]", target="tpu:v5e")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-tpu-topk") and "concatenate" in got.why
+    assert predict(lambda u: jnp.sum(jnp.tanh(u) * u), "f32[2048,2048]", target="tpu:v5e").stored is False
+
+    def scanned(us: jax.Array) -> jax.Array:
+        def step(c: jax.Array, u: jax.Array) -> tuple[jax.Array, None]:
+            return c + jnp.sum((jnp.roll(u, 1, 0) - u) ** 2), None
+
+        return lax.scan(step, jnp.zeros(()), us)[0]
+
+    assert predict(scanned, "f32[8,2048,2048]", target="tpu:v5e").stored is False
+    # the TPU writes a returned table read again for another returned table beside the reduction (an
+    # optimizer's new moment, its update and the update's norm); a returned table only reduced is recomputed
+    def rmsprop(g: jax.Array, nu: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        nu = 0.9 * nu + 0.1 * g * g
+        u = g * lax.rsqrt(nu + 1e-7)
+        return p - 1e-3 * u, nu, jnp.sqrt(jnp.sum(u * u))
+
+    def ema_only(e: jax.Array, g: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array]:
+        n = 0.9 * e + 0.1 * g
+        return n, jnp.sqrt(jnp.sum((n - p) ** 2))
+
+    x3 = ("f32[2048,2048]",) * 3
+    got = predict(rmsprop, *x3, target="tpu:v5e")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-tpu-readers") and "returned table" in got.why
+    assert predict(ema_only, *x3, target="tpu:v5e").stored is False
+    # on the H100 a GEMM operand normalised by a reduction's result is written by a kernel of its own
+    def qk_norm(q: jax.Array, k: jax.Array) -> jax.Array:
+        def norm(t: jax.Array) -> jax.Array:
+            return t * lax.rsqrt(jnp.mean(t * t, axis=-1, keepdims=True) + 1e-6)
+        return jnp.einsum("bqhd,bkhd->bhqk", norm(q), norm(k))
+
+    got = predict(qk_norm, "f32[2,512,16,64]", "f32[2,512,16,64]", target="gpu:h100")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-h100-gemm") and "normalised" in got.why
+    # one vector broadcast the same way into two kernels' YNN dots is one value with two readers on the CPU
+    def mmd(x: jax.Array, y: jax.Array) -> jax.Array:
+        def k(a: jax.Array, b: jax.Array) -> jax.Array:
+            return jnp.exp(-(jnp.sum(a * a, -1)[:, None] + jnp.sum(b * b, -1)[None, :] - 2.0 * a @ b.T))
+        return jnp.mean(k(x, x)) + jnp.mean(k(y, y)) - 2.0 * jnp.mean(k(x, y))
+
+    def one_kernel(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jnp.mean(jnp.exp(-(jnp.sum(x * x, -1)[:, None] + jnp.sum(y * y, -1)[None, :] - 2.0 * x @ y.T)))
+
+    xy = ("f32[2048,128]", "f32[2048,128]")
+    assert predict(mmd, *xy, target="cpu").stored is True
+    assert predict(one_kernel, *xy, target="cpu").stored is False
     # a complex value computed from real data is expanded in the TPU's fusion; complex arguments are split
     def phases(p: jax.Array, h: jax.Array) -> jax.Array:
         return jnp.sum(jnp.exp(2j * jnp.pi * (p @ h.T)), axis=0)
@@ -265,10 +317,29 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
     for target in ("cpu", "gpu:h100", "tpu:v5e"):
         _abstains(predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target=target), "conv_general_dilated")
 
-    def column_stats(x: jax.Array) -> jax.Array:
+    def conv_weight_grad(x: jax.Array, w: jax.Array) -> jax.Array:
+        def loss(w: jax.Array) -> jax.Array:
+            y = jax.lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NCH", "OIH", "NCH"))
+            return jnp.mean(jnp.tanh(y))
+
+        return jax.grad(loss)(w)
+
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        _abstains(predict(conv_weight_grad, "f32[8,64,8000]", "f32[128,64,9]", target=target), "table-sized value")
+
+    def column_stats(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        m = jnp.mean(x, axis=0)
+        return m, jnp.mean((x - m) ** 2, axis=0)
+
+    _abstains(predict(column_stats, "f32[65536,256]", target="cpu"), "leading axes")
+
+    # XLA's CSE makes jnp.std's centred table and the caller's x - mean one value with two readers
+    # (each mean divides by the same count): the CPU writes it (wild2's instance norm), an answer
+    def instance_norm(x: jax.Array) -> jax.Array:
         return (x - jnp.mean(x, axis=(1, 2), keepdims=True)) / jnp.std(x, axis=(1, 2), keepdims=True)
 
-    _abstains(predict(column_stats, "f32[16,64,64,128]", target="cpu"), "leading axes")
+    got = predict(instance_norm, "f32[16,64,64,128]", target="cpu")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-cpu-ynn") and "outside the reductions" in got.why
 
 
 def test_half_precision_doubles_the_h100_band_and_three_sums_are_no_python_loop() -> None:

@@ -119,10 +119,10 @@ def _of(part: int, whole: int) -> str:
 
 
 def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> None:
-    """wild3 and wild2 scored after their first evaluations: answered (certain or not), right, each class,
+    """wild4, wild3 and wild2 scored after their first evaluations: answered (certain or not), right, each class,
     the certain subset; the first evaluations are kept as written."""
     names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
-    for number in ("4", "3"):
+    for number in ("5", "4", "3"):
         result = json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{number}_results.json")
                             .read_text(encoding="utf-8"))
         assert result["label"].startswith("scored after the first evaluation")
@@ -137,3 +137,20 @@ def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> Non
     first = json.loads((ROOT / "benchmarks" / "guide_predictor_holdout4_first.json").read_text(encoding="utf-8"))
     assert "label" not in first and "certain" not in first["summary"]["cpu"]
     assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in PAGE
+
+
+def test_the_pages_wild4_table_is_its_first_evaluation() -> None:
+    """wild4's table on the page is its first evaluation as written (no label: scored once, before any
+    change to the predictor), with the certain subset and the TPU's where."""
+    names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
+    first = json.loads((ROOT / "benchmarks" / "guide_predictor_holdout5_first.json").read_text(encoding="utf-8"))
+    assert "label" not in first and first["programs"] == len(first["rows"]) >= 60
+    for target, stats in first["summary"].items():
+        sure = stats["certain"]
+        cells = [_of(stats["answered"], stats["programs"]), _of(stats["right"], stats["answered"]),
+                 _of(stats["stored"]["right"], stats["stored"]["programs"]),
+                 _of(stats["fused"]["right"], stats["fused"]["programs"]),
+                 _of(sure["answered"], stats["programs"]), _of(sure["right"], sure["answered"])]
+        where = stats.get("where")
+        tail = f" said for {where['answered']} of {where['stored_tables']}, {where['right']} right |" if where else ""
+        assert f"| {names[target]} | " + " | ".join(cells) + f" |{tail}" in PAGE, target

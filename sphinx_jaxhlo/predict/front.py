@@ -241,6 +241,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     regions = group_regions([build_region(r, max(1, int(TABLE_SHARE * r.operand.size))) for r in table_reds])
     decisions = []
     chunked = _chunks(regions, graph)
+    shared = _shared_broadcasts(regions) if target == "cpu" else set()
     gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
         loops = list(_loops_of(g))
@@ -282,11 +283,18 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                       "kernel of its own: it reads a computed operand from memory and writes "
                                       "its output for the reduction"))
         else:
-            decisions.append(_limited(g, graph, target, table, DECIDERS[target](g, graph), gathered))
+            d = DECIDERS[target](g, graph)
+            if id(g) in shared and d.stored is False and d.certain:
+                d = Decision(True, "jaxhlo-predict-cpu-ynn", "one vector broadcast to the table's shape is read by "
+                             "two reductions' fusions (a kernel's row norms in k(x, x) and k(x, y)): XLA's CSE "
+                             "makes the broadcasts one value with two readers, which YNN does not take in")
+            decisions.append(_limited(g, graph, target, table, d, gathered))
     seen = {id(v) for g in regions for v in g.values}
     decisions += _other_tables(graph, table, target, seen)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
+    if not decisions and (conv := limits.convolution_of_table(graph, table)):
+        decisions.append(limits.abstain(f"{conv}: no rule covers it"))
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
@@ -334,6 +342,26 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
 
 
 
+def _shared_broadcasts(regions: list[Region]) -> set[int]:
+    """The regions (by ``id``), each a contraction and its elementwise epilogue, that read one smaller value
+    broadcast to a table-sized shape the same way as another such region does: XLA's CSE (``hlo_cse.cc``)
+    makes the two broadcasts one instruction, and YNN's fusion grows only through values with one reader
+    (``library_rewriter.cc``), so it is written."""
+    seen: dict[tuple[Any, ...], set[int]] = {}
+    for g in regions:
+        if not _gemm_in(g):
+            continue  # measured only where each region is a YNN dot with its epilogue (MMD's kernels)
+        for op in g.ops:
+            if op.prim not in ELEMENTWISE or not op.outs:
+                continue
+            out = op.outs[0]
+            for v in op.ins:
+                if v.literal or v.is_arg or v.size >= out.size or len(v.shape) != len(out.shape):
+                    continue
+                seen.setdefault((id(v), v.shape, out.shape), set()).add(id(g))
+    return {i for regs in seen.values() if len(regs) > 1 for i in regs}
+
+
 def _between(g: Region) -> str:
     """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
     its output is read from memory by the reduction, and a computed operand is written for it."""
@@ -349,6 +377,13 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                 continue
             if op.prim in ("scan", "while"):
                 out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
+            elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
+                    u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
+                    _from_reduction(w, 6) for o in _operand_region(v, int(TABLE_SHARE * table))[1]
+                    for w in o.ins if w.size < v.size):
+                out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is normalised by a "
+                                    "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
+                                    "before the GEMM, whose fusion takes only a plain scale in"))
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))

@@ -62,6 +62,8 @@ class Value:
     is_arg: bool = False
     is_out: bool = False
     literal: bool = False
+    #: A scalar literal's value (its ``repr``), what XLA's CSE compares; ``""`` for any other value.
+    value: str = ""
 
     @property
     def size(self) -> int:
@@ -113,7 +115,14 @@ class Graph:
     def _new(var: Any, is_arg: bool = False) -> Value:
         aval = var.aval
         shape = tuple(int(d) for d in getattr(aval, "shape", ()))
-        return Value(shape, str(getattr(aval, "dtype", "")), is_arg=is_arg, literal=hasattr(var, "val"))
+        literal = hasattr(var, "val")
+        value = ""
+        if literal and not shape:
+            try:
+                value = repr(var.val.item() if hasattr(var.val, "item") else var.val)
+            except Exception:
+                value = ""
+        return Value(shape, str(getattr(aval, "dtype", "")), is_arg=is_arg, literal=literal, value=value)
 
     def _add(self, op: Op) -> list[Value]:
         """Record ``op``: its operands gain a reader, its results their producer; its results."""
@@ -225,12 +234,15 @@ _CSE_SAFE = ELEMENTWISE | LAYOUT_OPS | {"dot_general", "iota"} | set(REDUCTION_K
 def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | None,
              remat: bool) -> tuple[Any, ...] | None:
     """What identifies an op for XLA's CSE; ``jax.checkpoint``'s recomputation is kept apart (its
-    optimization barrier is there to stop exactly this merge)."""
+    optimization barrier is there to stop exactly this merge).  A scalar literal is compared by its
+    value, as XLA's CSE (``xla/service/hlo_cse.cc``) merges equal constants first and then the ops that
+    read them: ``jnp.var``'s centred table ``x - mean(x)`` and the caller's own ``x - mean(x)`` (each
+    mean a sum divided by the same count) are one value with two readers."""
     if name not in _CSE_SAFE:
         return None
-    operands = tuple((("lit", v.shape, v.dtype) if v.literal else id(v)) for v in ins)
-    if any(v.literal for v in ins):
-        return None  # a literal's value is not kept: do not merge ops of different constants
+    if any(v.literal and not v.value for v in ins):
+        return None  # a literal whose value is not kept (an array): do not merge ops of different constants
+    operands = tuple((("lit", v.dtype, v.value) if v.literal else id(v)) for v in ins)
     try:
         frozen = tuple(sorted((k, repr(v)) for k, v in params.items()))
     except Exception:

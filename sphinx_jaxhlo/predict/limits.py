@@ -4,7 +4,8 @@ Each rule of :mod:`sphinx_jaxhlo.predict.rules` was written from programs it was
 program leaves that ground the answer is ``stored=None`` with ``certain=False`` and the one-line
 compile that answers, not a guess.  The checks here were drawn from the guide's own examples and from
 the misses of the earlier holdouts (``benchmarks/guide_predictor_holdout.py``; five after the first
-evaluation of ``benchmarks/guide_predictor_holdout3.py``): an op no rule knows, a gather or scatter
+evaluation of ``benchmarks/guide_predictor_holdout3.py``): an op no rule knows (or a convolution's table
+no reduction reads, after wild4), a gather or scatter
 touching a table-sized value, a normalised table reduced again (three passes or more), a variadic
 reduce, a contraction that is the only reduction, a ``top_k`` of an argument on the H100, two
 contractions feeding one TPU table, a TPU loop over a table-sized stack of operands, a contraction's
@@ -158,6 +159,18 @@ def unknown_op(g: Region) -> str:
     names = sorted(name for s in g.sources if s.startswith("other:") and (name := s.split(":", 1)[1]) != "gather"
                    and not name.startswith("scatter") and name not in BETWEEN)
     return f"{', '.join(names)}" if names else ""
+
+
+def convolution_of_table(graph: Graph, table: int) -> str:
+    """A convolution that computes a table-sized value, or reads a computed one, where no reduction reads a
+    table (the gradient of a loss over a convolution's output: its backward convolution reads it)."""
+    floor = TABLE_SHARE * table
+    for op in graph.live_ops():
+        if op.prim != "conv_general_dilated" or not op.outs:
+            continue
+        if op.outs[0].size >= floor or any(w.size >= floor and w.producer is not None for w in op.ins):
+            return "conv_general_dilated computes or reads a table-sized value"
+    return ""
 
 
 def column_statistic(graph: Graph, table: int, g: Region) -> str:

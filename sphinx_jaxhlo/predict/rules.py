@@ -55,7 +55,8 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
          "that ground the answer is \"compile it\" (`stored` is `None`, `certain` is false) with the one-line "
-         "compile that answers, never a guess: an op no rule knows computes the table (a convolution); a "
+         "compile that answers, never a guess: an op no rule knows computes the table (a convolution), or "
+         "a convolution computes or reads a table-sized value no reduction reads (its weight gradient); a "
          "gather or scatter reads, builds or writes a table-sized value (`take_along_axis` after a "
          "`log_softmax`, an embedding lookup, their gradients; H100 and TPU); a normalised table is reduced "
          "again, three passes or more over table-sized data on the H100, four, or three with a contraction, "
@@ -77,7 +78,10 @@ RULES: tuple[Rule, ...] = (
          'reduction is another kernel ("the producer is not fusible", `priority_fusion.cc`), from a 16 × '
          "16 product to the seed's 20 GB ({ref}`jaxhlo-guide-matrix-gemm`); no flag changes it "
          '({ref}`jaxhlo-guide-cases-gpu-flags`). A contraction over a size-1 or empty dimension is a '
-         'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`).', "h100.decide_gpu"),
+         'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`). An operand normalised by a reduction\'s '
+         "result (WeightNorm's `w / norm(w)`, QK-norm's `rsqrt` of a mean square) is written before the "
+         "GEMM by a kernel of its own, as each of the 40 measured was; a plain scale rides in the GEMM's "
+         'fusion.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-matvec", "gpu:h100",
          "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
          'A matrix-vector product is a multiply and a reduce, or past 10,000,000 operand elements a small '
@@ -133,11 +137,15 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-tpu-complex", "tpu:v5e", "1. Complex data is stored",
          'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
          'which are stored, in HBM here:', "tpu.decide_tpu"),
-    Rule("jaxhlo-predict-tpu-topk", "tpu:v5e", "2. An exact top-k of a contraction; a sort, scan or FFT",
+    Rule("jaxhlo-predict-tpu-topk", "tpu:v5e",
+         "2. An exact top-k of a contraction; a sort, scan, FFT or concatenate",
          '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not '
          'store it, and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an '
          "FFT between the table's source and the reduction stores the table it reads (on-chip at these "
-         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`):', "tpu.decide_tpu"),
+         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`), and so does a '
+         'concatenate that builds a table-sized value outside a loop (`jnp.roll`, `jnp.gradient`: a '
+         "stencil's shifted copies), as each of the three measured did (wild3's heat, Burgers and "
+         'gradient-magnitude stencils). The three top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '
@@ -145,7 +153,10 @@ RULES: tuple[Rule, ...] = (
          'returned with its gradient ({ref}`jaxhlo-guide-seed-grad-tpu`), or an output; so are a costly '
          'producer (`cos`, `sin`, `tan`) of an argument read in two passes and the operand of an `argmax` '
          'over every axis (relaid out first). An elementwise table is computed again for each reader '
-         'instead, and `jax.checkpoint` around the reduction makes the backward pass compute the dot '
+         'instead, except a returned table read again to compute another returned table beside the '
+         "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
+         'Adagrad, Yogi, AdaBelief, Sophia, centered RMSProp, six of six measured), which is written and '
+         'read back; `jax.checkpoint` around the reduction makes the backward pass compute the dot '
          'again:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-matvec", "tpu:v5e", "4. A matrix-vector product before a reduction",
          'A matrix-vector product is a multiply and a reduce in `f32`, its result, a vector, stored '

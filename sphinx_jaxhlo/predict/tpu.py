@@ -1,8 +1,9 @@
-"""The guide's TPU v5e rules: complex data, exact top_k, tables with other readers, matrix-vector products."""
+"""The guide's TPU v5e rules: complex data, exact top_k and shifted (concatenated) tables, tables with
+other readers, matrix-vector products."""
 
 from __future__ import annotations
 
-from .graph import Decision, Graph, Region, _is_gemm
+from .graph import REDUCTION_KIND, Decision, Graph, Op, Region, _is_gemm
 
 TPU_COSTLY = frozenset({"cos", "sin", "tan"})
 
@@ -21,6 +22,21 @@ def _full_arg_reduction(g: Region) -> bool:
     return False
 
 
+def _shifted(g: Region) -> str:
+    """What a table-sized ``concatenate`` in ``g`` is (``jnp.roll``, ``jnp.gradient``, shifted slices joined),
+    or ``""``: measured on the TPU v5e, every such table outside a loop was stored (wild3's heat, Burgers and
+    gradient-magnitude stencils: the shifted value, or the concatenate's output)."""
+    floor = 0.9 * max((r.operand.size for r in g.reductions), default=0)
+    for op in g.ops:
+        if op.prim == "concatenate" and op.outs and op.outs[0].size >= floor:
+            return "a roll or shifted slices joined along an axis"
+    return ""
+
+
+def _reduces(op: Op) -> bool:
+    return op.prim in REDUCTION_KIND
+
+
 def decide_tpu(g: Region, graph: Graph) -> Decision:
     # complex data that comes in (a complex argument, a complex product) is split into real and imaginary
     # buffers; a complex value computed elementwise from real data (exp(1j * x)) is expanded into real
@@ -36,6 +52,9 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if "top_k" in kinds and dot:
         return Decision(True, "jaxhlo-predict-tpu-topk", "an exact top_k of a contraction sorts the stored "
                         "product")
+    if shifted := _shifted(g):
+        return Decision(True, "jaxhlo-predict-tpu-topk", f"a concatenate builds a table-sized value ({shifted}): "
+                        "the TPU writes the table it joins or shifts instead of computing it inside the reduction")
     if not g.ops:
         return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument directly")
     if _full_arg_reduction(g):
@@ -48,6 +67,10 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if (g.outputs or g.outside) and dot:
         return Decision(True, "jaxhlo-predict-tpu-readers", "the table has a reader besides its reductions "
                         "(a contraction's output read again by the backward pass, or returned)")
+    if g.outputs and any(not _reduces(o) for o in g.outside) and not dot:
+        return Decision(True, "jaxhlo-predict-tpu-readers", "a returned table is read again to compute another "
+                        "returned table beside the reduction (an optimizer's new moment, then its update and the "
+                        "update's norm): the TPU writes it and reads it back")
     if "matvec" in g.sources and not (all(op.prim == "dot_general" for op in g.ops) and kinds <= {"sum"}):
         return Decision(True, "jaxhlo-predict-tpu-matvec", "a matrix-vector product's result is stored before "
                         "another reduction")

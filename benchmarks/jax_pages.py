@@ -19,7 +19,8 @@ session's environment), alternating:
      ``benchmarks/data/jax_pages_snapshots`` (``JAXHLO_SNAPSHOT_MODE=use``: nothing compiles, as on a
      docs host).
 
-It reports the median of each, their ratio and the extra seconds, plus the fixed cost of the
+It reports the median of each, their ratio and the extra seconds (of the wall clock, and of the
+processor time the builds used, the steadier figure on a busy machine), plus the fixed cost of the
 extension (an empty page built with and without it) and whether the docs build imported jax in
 Sphinx's own process; it writes them to ``benchmarks/jax_pages_results.json``.
 
@@ -36,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -252,20 +254,26 @@ def build(python: str, src: Path, out: Path, env: dict[str, str], jobs: str = "a
         from sphinx.cmd.build import main
         sys.exit(main(sys.argv[1:]))
         """)
-    start = time.perf_counter()
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([python, "-c", runner, "-b", "html", "-j", jobs, "-q", str(src), str(out),
                            "-d", str(out / ".doctrees")], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # the processor time of the build and the processes it waited for (its -j workers): what a
+    # busy machine changes least
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"the build of {src} failed:\n{done.stderr[-4000:]}")
     warnings = [line.replace(str(src), "") for line in done.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
     jax_imported = probe.read_text() == "jax" if probe.exists() else None
-    return {"seconds": round(seconds, 3), "warnings": warnings, "jax_in_sphinx_process": jax_imported}
+    return {"seconds": round(seconds, 3), "cpu_s": round(cpu, 3), "warnings": warnings,
+            "jax_in_sphinx_process": jax_imported}
 
 
 def fixed_cost(python: str, root: Path, env: dict[str, str], reps: int) -> dict[str, Any]:
     """An empty one-page project built with and without the extension (what it adds before any page)."""
     times: dict[str, list[float]] = {"alone": [], "with": []}
+    cpu: dict[str, list[float]] = {"alone": [], "with": []}
     for variant in ("alone", "with"):
         src = root / f"empty-{variant}"
         src.mkdir(parents=True, exist_ok=True)
@@ -274,10 +282,13 @@ def fixed_cost(python: str, root: Path, env: dict[str, str], reps: int) -> dict[
         (src / "index.rst").write_text("Empty\n=====\n\nNothing here.\n")
     for _ in range(reps):
         for variant in ("alone", "with"):
-            times[variant].append(build(python, root / f"empty-{variant}", root / f"empty-{variant}-out",
-                                        env, jobs="1")["seconds"])
+            result = build(python, root / f"empty-{variant}", root / f"empty-{variant}-out", env, jobs="1")
+            times[variant].append(result["seconds"])
+            cpu[variant].append(result["cpu_s"])
     alone, with_ = statistics.median(times["alone"]), statistics.median(times["with"])
-    return {"alone_s": alone, "with_s": with_, "extra_s": round(with_ - alone, 3), "runs": times}
+    extra_cpu = statistics.median(cpu["with"]) - statistics.median(cpu["alone"])
+    return {"alone_s": alone, "with_s": with_, "extra_s": round(with_ - alone, 3),
+            "extra_cpu_s": round(extra_cpu, 3), "runs": times, "cpu_runs": cpu}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -338,7 +349,8 @@ def main(argv: list[str] | None = None) -> None:
         for rep in range(options.reps + 1):  # the first pair warms the disk and the bytecode
             for variant, src in (("alone", alone_src), ("with", with_src)):
                 result = build(python, src, src.parent / "out", env)
-                print(f"{'warm-up' if rep == 0 else f'rep {rep}'} {variant}: {result['seconds']} s, "
+                print(f"{'warm-up' if rep == 0 else f'rep {rep}'} {variant}: {result['seconds']} s "
+                      f"({result['cpu_s']} s of processor time), "
                       f"{len(result['warnings'])} warnings, jax in Sphinx's process: {result['jax_in_sphinx_process']}",
                       flush=True)
                 if rep:
@@ -346,6 +358,8 @@ def main(argv: list[str] | None = None) -> None:
         fixed = fixed_cost(python, tmp / "fixed", env, options.reps)  # after the warm-up: bytecode written
     alone = statistics.median(r["seconds"] for r in runs["alone"])
     with_ = statistics.median(r["seconds"] for r in runs["with"])
+    alone_cpu = statistics.median(r["cpu_s"] for r in runs["alone"])
+    with_cpu = statistics.median(r["cpu_s"] for r in runs["with"])
     extra_warnings = sorted(set(runs["with"][0]["warnings"]) - set(runs["alone"][0]["warnings"]))
     results = {
         "label": options.label,
@@ -355,11 +369,15 @@ def main(argv: list[str] | None = None) -> None:
         "sphinx": version[0], "myst_nb": version[1], "jax": version[2], "command": "sphinx-build -b html -j auto",
         "cpus": os.cpu_count(), "reps": options.reps, "bytecode": not options.no_bytecode,
         "alone_s": alone, "with_s": with_, "ratio": round(with_ / alone, 3), "extra_s": round(with_ - alone, 3),
+        # the same of the processor time the builds used: on a busy machine the steadier figure
+        "alone_cpu_s": alone_cpu, "with_cpu_s": with_cpu, "cpu_ratio": round(with_cpu / alone_cpu, 3),
+        "extra_cpu_s": round(with_cpu - alone_cpu, 3), "load_average": os.getloadavg()[0],
         "warnings_alone": len(runs["alone"][0]["warnings"]), "warnings_added": extra_warnings,
         "jax_in_sphinx_process": {"alone": runs["alone"][0]["jax_in_sphinx_process"],
                                   "with": runs["with"][0]["jax_in_sphinx_process"]},
         "empty_page": fixed,
         "runs": {k: [r["seconds"] for r in v] for k, v in runs.items()},
+        "cpu_runs": {k: [r["cpu_s"] for r in v] for k, v in runs.items()},
         "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     print(json.dumps({k: v for k, v in results.items() if k != "runs"}, indent=1))

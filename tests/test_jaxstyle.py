@@ -1,13 +1,16 @@
 """Pages of the kind JAX's own documentation publishes, built as JAX builds its docs.
 
-``tests/roots/test-jaxstyle`` has three pages in MyST with sphinx-book-theme (a
-gradient-checkpointing page, an ahead-of-time compilation page, an attention
-page), every example compiled for the CPU, an H100 and a TPU v5e.  The tests
+``tests/roots/test-jaxstyle`` has four pages in MyST with sphinx-book-theme (a
+gradient-checkpointing page with what is live at the peak, an ahead-of-time
+compilation page, an attention page, a cookbook page sweeping ``jacfwd`` and
+``jacrev``), every example compiled for the CPU, an H100 and a TPU v5e.  The tests
 check what a reader relies on: the compiled signature on every example, the
-``:show:`` order, red only where stored data is large, the page-weight budget,
-module texts in files of their own that load from ``file://`` and over HTTP,
-and, in headless Chromium, that nothing is cut off in sphinx-book-theme or in
-alabaster, light or dark.  The screenshots go to ``JAXHLO_SCREENSHOTS``
+``:show:`` order, red only where stored data is large, the page-weight budgets
+(the peak views' apart), no paragraph nobody asked for, module texts in files of
+their own that load from ``file://`` and over HTTP, and, in headless Chromium,
+that nothing is cut off in sphinx-book-theme or in alabaster, light or dark, and
+that at 1280 px no table is wider than the text column and no label of a picture
+is cut.  The screenshots go to ``JAXHLO_SCREENSHOTS``
 (default: a temporary folder).
 """
 
@@ -34,8 +37,12 @@ pytest.importorskip("myst_nb", reason="myst-nb is not installed")
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parent / "roots" / "test-jaxstyle"
-#: What one example compiled for three targets may add to its page, in bytes.
+#: What one example compiled for three targets may add to its page, in bytes (its peak views apart).
 PAGE_BUDGET = 60_000
+#: What the peak views (``:findings: peak``) of an example of three functions on three targets may add.
+PEAK_BUDGET = 50_000
+#: The pages of the root.
+PAGES = ("gradient-checkpointing", "aot", "attention", "autodiff-cookbook")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
 
@@ -88,8 +95,20 @@ def alabaster(tmp_path_factory: pytest.TempPathFactory, cache: Path, site: Site)
 
 def test_the_pages_build_without_warnings_from_the_extension(site: Site) -> None:
     assert "jax-hlo" not in site.warnings and "[jaxhlo" not in site.warnings, site.warnings
-    for page in ("gradient-checkpointing", "aot", "attention"):
+    for page in PAGES:
         assert site.page(page).select("div.jaxhlo"), page
+
+
+def peak_views(block: Tag) -> list[Tag]:
+    return [d for d in block.select("details") if d.summary and d.summary.get_text().startswith("Live at the peak")]
+
+
+def test_no_paragraph_nobody_asked_for_on_the_checkpointing_and_cookbook_pages(site: Site) -> None:
+    """Neither page asks for ``:chunk:`` nor names a memory problem: no word about chunking,
+    and no place in a file the page does not have."""
+    for page in ("gradient-checkpointing", "autodiff-cookbook"):
+        words = text(site.page(page).select_one("article") or site.page(page))
+        assert "chunk" not in words.lower() and "example.py" not in words, page
 
 
 # -- what a reader sees first ---------------------------------------------------------------------
@@ -179,7 +198,9 @@ def test_the_detail_tables_are_collapsed_largest_first_and_limited(site: Site) -
 def test_no_red_finding_on_the_gradient_and_aot_examples(site: Site) -> None:
     for page, example in (("gradient-checkpointing", "jaxstyle-remat"), ("aot", "jaxstyle-aot")):
         block = site.block(page, example)
-        assert not block.select(".jaxhlo-bad"), text(block.select(".jaxhlo-bad")[0])
+        # the peak's row of a timeline is marked as the picture's dashed line is: no finding
+        red = [r for r in block.select(".jaxhlo-bad") if not r.find_parent("table", class_="jaxhlo-timeline")]
+        assert not red, text(red[0])
     # what reads stored data there is small next to the arguments and outputs, and says so
     block = site.block("gradient-checkpointing", "jaxstyle-remat")
     for p in block.select("p.jaxhlo-callout"):
@@ -265,12 +286,15 @@ def test_the_chart_is_linear_for_close_values_and_labels_ratios(site: Site) -> N
 
 def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(site: Site) -> None:
     shown = 0
-    for page in ("gradient-checkpointing", "aot", "attention"):
+    for page in PAGES:
         html = (site.out / f"{page}.html").read_text(encoding="utf-8")
         soup = BeautifulSoup(html, "html.parser")
         for block in soup.select("div.jaxhlo"):
-            size = len(str(block).encode())
+            # the peak views have a budget of their own
+            peak = sum(len(str(view).encode()) for view in peak_views(block))
+            size = len(str(block).encode()) - peak
             assert size <= PAGE_BUDGET, f"{page}#{block.get('id')}: {size:,} bytes"
+            assert peak <= PEAK_BUDGET, f"{page}#{block.get('id')}: its peak views weigh {peak:,} bytes"
         # no module text inline: not the HLO, not StableHLO, not a jaxpr
         assert "HloModule" not in html and "stablehlo.multiply" not in html and "lambda ; " not in html
         texts = module_texts(site.out / f"{page}.html")
@@ -286,6 +310,8 @@ def test_examples_stay_within_the_page_budget_and_texts_live_beside_the_pages(si
         # the short texts of a page share one script: one file for the page, not one for each
         assert len({script for _, script, _ in texts}) <= 1, page
     assert shown >= 3  # aot's jaxpr, StableHLO and optimized HLO at least
+    # three functions on three targets: nine peak views, within their budget above
+    assert len(peak_views(site.block("gradient-checkpointing", "jaxstyle-remat"))) == 9
     texts = [p.read_text(encoding="utf-8") for p in (site.out / "_jaxhlo").glob("*.txt")]
     assert any(t.startswith("HloModule jit_power_sum") for t in texts)
     assert any("stablehlo.multiply" in t for t in texts) and any(t.startswith("{ lambda") for t in texts)
@@ -402,7 +428,7 @@ def test_nothing_is_cut_off_light_and_dark(browser: Any, request: pytest.Fixture
 
     # a desktop, a tablet and a phone's width, light and dark
     for width, scheme in ((1280, "light"), (760, "light"), (1280, "dark"), (420, "light"), (420, "dark")):
-        for name in ("gradient-checkpointing", "aot", "attention"):
+        for name in PAGES:
             page, errors = open_page(browser, (built.out / f"{name}.html").as_uri(), scheme, width)
             phone = width < 500
             assert check_nothing_cut_off(page, f"{theme} {name} {scheme} {width}px", prose_may_scroll=phone) >= 1
@@ -446,3 +472,56 @@ def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, sit
             page.close()
     finally:
         server.close()
+
+
+#: In the example's shown panel, every collapsed block opened: each table wider than the page's
+#: text column, and each text of a picture that leaves it or is cut (``…``).
+WIDE_JS = """
+(block) => {
+  const found = {column: 0, wide: [], labels: []};
+  const column = block.closest("article") || block.parentElement;
+  found.column = Math.round(column.getBoundingClientRect().width);
+  for (const details of block.querySelectorAll("details")) { details.open = true; }
+  for (const table of block.querySelectorAll("table")) {
+    if (!table.getClientRects().length) { continue; }
+    const width = Math.round(table.getBoundingClientRect().width);
+    if (width > found.column + 1) { found.wide.push(table.className + ": " + width + " px"); }
+  }
+  for (const svg of block.querySelectorAll("svg")) {
+    if (!svg.getClientRects().length) { continue; }
+    const frame = svg.getBoundingClientRect();
+    for (const label of svg.querySelectorAll("text")) {
+      const r = label.getBoundingClientRect();
+      if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || label.textContent.includes("…")) {
+        found.labels.push(label.textContent);
+      }
+    }
+  }
+  return found;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_checkpointing_and_cookbook_tables_fit_the_column_and_no_label_is_cut(browser: Any, site: Site,
+                                                                              width: int) -> None:
+    """As a JAX maintainer reads the pages (sphinx-book-theme, every target's panel, every fold
+    opened, the peak views among them): at 1280 px no table is wider than the text column, at
+    either width no label of a picture (a timeline's legend, a sweep's map) leaves it or is cut."""
+    for name in ("gradient-checkpointing", "autodiff-cookbook"):
+        page, errors = open_page(browser, (site.out / f"{name}.html").as_uri(), "light", width)
+        blocks = page.locator("div.jaxhlo")
+        for i in range(blocks.count()):
+            tabs = blocks.nth(i).locator(".jaxhlo-tablist [role=tab]")
+            for t in range(max(1, tabs.count())):
+                if tabs.count():
+                    tabs.nth(t).click()
+                found = blocks.nth(i).evaluate(WIDE_JS)
+                where = f"{name} at {width} px, example {i}, tab {t}"
+                assert not found["labels"], (where, found["labels"])
+                if width == 1280:
+                    assert not found["wide"], (where, found["column"], found["wide"])
+            blocks.nth(i).screenshot(path=str(SHOTS / f"jaxstyle-maintainer-{name}-{width}.png"))
+        assert not errors, errors
+        page.close()
+

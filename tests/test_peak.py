@@ -342,7 +342,7 @@ def test_the_timeline_picture_is_as_wide_as_the_charts_marks_the_peak_and_escape
     assert "<script>" not in svg and "&lt;script&gt;" in svg and 'uid&quot;x-title' in svg
     assert f"peak {words.format_bytes(report.live_at_peak.bytes)}, step {report.live_at_peak.step}" in svg
     # a path per band with area (here no other temporaries: every temporary has its band)
-    assert svg.count('class="jaxhlo-timeline-band') == len(words.bands(report.live_at_peak)) - 1
+    assert svg.count('class="jaxhlo-band-') == len(words.bands(report.live_at_peak)) - 1
     assert "other temporaries" not in svg
     # the table holds the picture's figures: each row's use, split as the bands are
     table = words.timeline_table(report)
@@ -649,7 +649,8 @@ def test_the_timeline_legends_wrap_to_the_picture_and_are_never_cut() -> None:
     assert report.live_at_peak is not None
     report.live_at_peak.buffers[0].producer_op = "dynamic_update_slice of a rather long chain of operations"
     svg = timeline_svg(report, "u", "t")
-    lines = re.findall(r'<text class="jaxhlo-timeline-key"[^>]*>(.*?)</text>', svg)
+    (keys,) = re.findall(r'<g class="jaxhlo-timeline-key">(.*?)</g>', svg)
+    lines = re.findall(r"<text[^>]*>(.*?)</text>", keys)
     bands = [b for b in words.bands(report.live_at_peak) if b.kind != "other"]
     assert "…" not in svg and len(lines) > len(bands) + 1  # some wrapped
     assert all(26 + len(line) * 10 * CHAR_WIDTH <= WIDTH for line in lines), lines

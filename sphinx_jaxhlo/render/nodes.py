@@ -305,7 +305,11 @@ def _cell_html(cell: Any, prefix: str, count: int) -> str:
     tone = f' class="jaxhlo-{_attr(cell.tone)}"' if cell.tone else ""
     if cell.code:
         # a tuple of shapes may wrap between its elements, a shape never
-        text = ", ".join(f"<code>{part}</code>" for part in text.split(", "))
+        parts = text.split(", ")
+        text = ", ".join(f"<code>{part}</code>" for part in parts)
+        if len(parts) > 1:
+            tone = f' class="{"jaxhlo-" + _attr(cell.tone) + " " if cell.tone else ""}jaxhlo-tuple"'
+
     elif cell.lines and prefix and all(1 <= n <= count for n in cell.lines):
         links = ", ".join(f'<a href="#{_attr(prefix)}{n}">{n}</a>' for n in cell.lines)
         return f'<td class="jaxhlo-lines">{"line" if len(cell.lines) == 1 else "lines"} {links}</td>'

@@ -173,10 +173,8 @@ def peak_nodes(report: Report, uid: str, links: SourceLinks | None = None, sourc
     box = jaxhlo_details(title=f"Live at the peak: {format_bytes(peak.bytes)} at step {peak.step} of {peak.steps}",
                          open=False, classes=["jaxhlo-peak"])
     box += para(*linked_text(peak_sentence(report), links, source), classes=["jaxhlo-peak-sentence"])
-    title = f"Memory in use over the program on {report.target}, the peak marked"
-    legend = ("Steps left to right in the order XLA runs them (a loop's body once); stacked: what is held "
-              "for the whole run, the largest buffers at the peak, the other temporaries.")
-    graph = jaxhlo_graph(svg=timeline_svg(report, uid or "jaxhlo-timeline", title), title=title, legend=legend,
+    title = "Memory in use over the program, the peak marked"  # the panel names the function and target
+    graph = jaxhlo_graph(svg=timeline_svg(report, uid or "jaxhlo-timeline", title), title=title, legend="",
                          text_legend="The memory in use where the buffers drawn change.",
                          classes=["jaxhlo-timeline"])
     graph += table_node(timeline_table(report), links)

@@ -34,11 +34,15 @@ from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.core.sizes import format_bytes
 from sphinx_jaxhlo.render.rows import Cell, Row, Table, code, held_name, lines_text, memory_name
 
-__all__ = ["BANDS", "Band", "bands", "buffer_words", "columns", "live_table", "peak_note", "peak_sentence",
-           "share", "stack", "timeline_table", "use_at"]
+__all__ = ["BANDS", "LISTED", "LISTED_ELSEWHERE", "Band", "bands", "buffer_words", "columns", "live_table",
+           "peak_note", "peak_sentence", "share", "stack", "timeline_table", "use_at"]
 
 #: The most buffers drawn as bands of their own.
 BANDS = 3
+#: The most rows of buffers the table lists at the peak, and of buffers in memory the figure does
+#: not count (a TPU's on-chip memory); the rest are one "N others" row each.
+LISTED = 5
+LISTED_ELSEWHERE = 2
 
 
 def share(part: int, whole: int) -> str:
@@ -137,9 +141,11 @@ def live_table(report: Report) -> Table:
         alike: dict[tuple[object, ...], list[LiveBuffer]] = {}
         for b in buffers:
             whole = b.kind != "temp" or len(b.live) != 2
-            key = (b.shape, made_by(b), tuple(b.source_lines), b.kind, b.memory_space, whole and b.name)
+            # the arguments, held for the whole run, share one row
+            key = (("argument", b.memory_space) if b.kind == "argument" and b.producer_op else
+                   (b.shape, made_by(b), tuple(b.source_lines), b.kind, b.memory_space, whole and b.name))
             alike.setdefault(key, []).append(b)
-        return list(alike.values())
+        return sorted(alike.values(), key=lambda g: -sum(b.bytes for b in g))
 
     def row(buffers: list[LiveBuffer], counted: bool) -> Row:
         b = buffers[0]
@@ -147,6 +153,8 @@ def live_table(report: Report) -> Table:
         count = f"{len(buffers)} × " if len(buffers) > 1 else ""
         lines = f", {lines_text(b.source_lines)}" if b.source_lines else ""
         what = f"{count}{b.shape or '—'} {made_by(b)}{lines}" if b.kind != "generated code" else "generated code"
+        if b.kind == "argument" and len(buffers) > 1:
+            what = "arguments " + ", ".join(f"{x.producer_op} ({x.shape})" for x in buffers)
         of = share(size, peak.bytes) if counted else "not counted"
         where = (Cell(memory_space_name(b.memory_space, report.target)),) if spaces else ()
         names = b.name or "—"
@@ -155,17 +163,27 @@ def live_table(report: Report) -> Table:
         return Row((Cell(what), Cell(f"{format_bytes(size)}, {of}"), Cell(_held_words(buffers)), *where, code(names)),
                    lines=tuple(b.source_lines))
 
-    def folded(count: int, size: int, counted: bool) -> Row:
+    def folded(count: int, size: int, largest: int, counted: bool, buffers: Sequence[LiveBuffer]) -> Row:
         of = share(size, peak.bytes) if counted else "not counted"
-        return Row((Cell(f"{count} other{'s' if count != 1 else ''}" + (", each under 1 %" if counted else "")),
-                    Cell(f"{format_bytes(size)}, {of}"), *(Cell(""),) * (len(header) - 2)))
+        each = ""
+        if counted:
+            each = ", each under 1 %" if largest < peak.bytes / 100 else f", none over {share(largest, peak.bytes)}"
+        kinds = {memory_space_name(b.memory_space, report.target) for b in buffers}
+        where = (Cell(kinds.pop() if len(kinds) == 1 else ""),) if spaces else ()
+        return Row((Cell(f"{count} other{'s' if count != 1 else ''}{each}"), Cell(f"{format_bytes(size)}, {of}"),
+                    Cell(""), *where, Cell("")))
 
-    rows += [row(g, True) for g in group(peak.buffers)]
-    if peak.others:
-        rows.append(folded(peak.others, peak.others_bytes, True))
-    rows += [row(g, False) for g in group(peak.elsewhere)]
-    if peak.elsewhere_others:
-        rows.append(folded(peak.elsewhere_others, peak.elsewhere_others_bytes, False))
+    for listed, shown, others, others_bytes, counted in (
+            (peak.buffers, LISTED, peak.others, peak.others_bytes, True),
+            (peak.elsewhere, LISTED_ELSEWHERE, peak.elsewhere_others, peak.elsewhere_others_bytes, False)):
+        groups = group(listed)
+        rows += [row(g, counted) for g in groups[:shown]]
+        rest = [b for g in groups[shown:] for b in g]
+        if rest or others:
+            # the data's own fold holds buffers under the ones listed: the largest folded is listed's
+            largest = max((b.bytes for b in rest), default=0) or (others_bytes if others == 1 else 0)
+            rows.append(folded(len(rest) + others, sum(b.bytes for b in rest) + others_bytes, largest, counted,
+                               rest or listed))
     rows.append(Row((Cell(f"total in use, {memory_name(report.target)}"), Cell(format_bytes(peak.bytes)),
                      *(Cell(""),) * (len(header) - 2))))
     return Table("live", f"Live at the peak (step {peak.step} of {peak.steps})", header, tuple(rows),
@@ -185,7 +203,9 @@ def peak_note(report: Report) -> str:
     memory = report.memory
     held, name = memory.device_bytes, held_name(report.target)
     unused = max(0, peak.temp_reserved_bytes - peak.temp_live_bytes)
-    if held is not None and held != peak.bytes:
+    if held is not None and held != peak.bytes and abs(held - peak.bytes) < held / 100:
+        parts.append(f"The total is within 1 % of the {name} figure ({format_bytes(held)}).")
+    elif held is not None and held != peak.bytes:
         why = []
         if unused:
             why.append(f"XLA sets aside one block for all temporaries, and {format_bytes(unused)} of it is unused "
@@ -198,8 +218,7 @@ def peak_note(report: Report) -> str:
                      f"{name} figure ({format_bytes(held)})" + (": " + "; ".join(why) + "." if why else "."))
     xla_peak = memory.peak_bytes
     if report.target.startswith("tpu") and xla_peak is not None and not memory.peak_is_estimate:
-        parts.append(f"XLA's own peak ({format_bytes(xla_peak)}) is not HBM: it adds the buffers in the chip's "
-                     "own memory and leaves out the code.")
+        parts.append(f"XLA's own peak ({format_bytes(xla_peak)}) adds the chip's own memory and leaves out the code.")
     return " ".join(parts)
 
 
@@ -216,6 +235,8 @@ class Band:
     last: int = 0
     #: The buffer it draws, for a ``buffer`` band.
     buffer: LiveBuffer | None = None
+    #: Its count and shape alone (``2 × f32[8,512,1024]``), for a ``buffer`` band.
+    short: str = ""
 
 
 def bands(peak: LiveAtPeak) -> list[Band]:
@@ -234,7 +255,7 @@ def bands(peak: LiveAtPeak) -> list[Band]:
         count = f"{len(group)} × " if len(group) > 1 else ""
         where = f", {lines_text(b.source_lines)}" if b.source_lines else ""
         out.append(Band("buffer", f"{count}{b.shape} {made_by(b)}{where}", sum(x.bytes for x in group),
-                        b.live[0], b.live[1], b))
+                        b.live[0], b.live[1], b, f"{count}{b.shape}"))
     out.append(Band("other", "other temporaries", 0, 0, peak.steps - 1))
     return out
 
@@ -311,11 +332,12 @@ def timeline_table(report: Report) -> Table:
         if holds:
             label += " (peak)" if first == last else f", peak at {peak.step}"
         changes = [f"+ {format_bytes(drawn[k].bytes)} {drawn[k].label}" for k in key if k not in before]
-        changes += [f"− {drawn[k].label}" for k in before if k not in key]
+        # an end names the band by its size and shape: the row where it starts says the rest
+        changes += [f"− {format_bytes(drawn[k].bytes)} {drawn[k].short}" for k in before if k not in key]
         rows.append(Row((Cell(label), Cell(format_bytes(use_at(peak, step))), Cell("; ".join(changes) or "—")),
                         tone="bad" if holds else ""))
         before = key
-    held = f"; {format_bytes(peak.held_bytes)} is held throughout" if peak.held_bytes else ""
+    held = f"; {format_bytes(peak.held_bytes)} held throughout" if peak.held_bytes else ""
     return Table("timeline", "Memory in use across the program", ("steps", "most in use", "buffers that start (+) "
                  "or end (−)"), tuple(rows), total=len(rows),
-                 note=f"A row where a band of the picture starts or ends{held}.")
+                 note=f"A row where a band starts or ends{held}.")

@@ -46,8 +46,9 @@ def _esc(text: str) -> str:
 
 
 def _n(value: float) -> str:
-    """A coordinate, short: ``12``, ``12.5``."""
-    return f"{value:.1f}".rstrip("0").rstrip(".")
+    """A coordinate, short: ``12`` (a whole unit is a pixel or more where the picture is drawn:
+    finer coordinates would only weigh on the page)."""
+    return str(round(value))
 
 
 def wrap_label(text: str, chars: int) -> list[str]:
@@ -120,11 +121,12 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
         return top + plot_h - plot_h * value / ceiling
 
     out: list[str] = []
-    # gridlines and the axis labels: zero, half the peak, the peak
-    for value in (0, peak.bytes / 2, peak.bytes):
-        y = y_of(value)
-        out.append(f'<path d="M{_n(left)},{_n(y)}H{_n(WIDTH - right)}" stroke="currentColor" stroke-opacity="0.15"/>'
-                   f'<text x="{_n(left - 6)}" y="{_n(y + 4)}" text-anchor="end">{_esc(format_bytes(value))}</text>')
+    # gridlines (one path, its stroke given once) and the axis labels: zero, half the peak, the peak
+    levels = [y_of(value) for value in (0, peak.bytes / 2, peak.bytes)]
+    out.append('<path d="' + "".join(f"M{_n(left)},{_n(y)}H{_n(WIDTH - right)}" for y in levels)
+               + '" stroke="currentColor" stroke-opacity="0.15"/><g text-anchor="end">'
+               + "".join(f'<text x="{_n(left - 6)}" y="{_n(y + 4)}">{_esc(format_bytes(value))}</text>'
+                         for y, value in zip(levels, (0, peak.bytes / 2, peak.bytes), strict=True)) + "</g>")
     # the bands, bottom up: one outline per run of columns where the band has area
     def x_of(c: float) -> float:
         return left + c * width
@@ -146,7 +148,7 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
             c = end
         if runs:
             # no title of its own: the legend names it, with its size
-            bands_svg.append(f'<path class="jaxhlo-timeline-band jaxhlo-timeline-{band.kind}" d="{"".join(runs)}" '
+            bands_svg.append(f'<path class="jaxhlo-band-{band.kind}" d="{"".join(runs)}" '
                              f'fill="{fills[k]}"/>')
     out.append(f'<g stroke="currentColor" stroke-opacity="0.25" stroke-width="0.6">{"".join(bands_svg)}</g>')
     out.append(f'<path d="M{_n(left)},{_n(top)}V{_n(top + plot_h)}H{_n(WIDTH - right)}" fill="none" '
@@ -164,6 +166,7 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
     ticks = [(left + 0.5 * width, 0, "start"), (x, peak.step, "middle"),
              (left + (len(cols) - 0.5) * width, peak.steps - 1, "end")]
     placed: list[tuple[float, float]] = []
+    marks, labels = [], []
     for tx, step, side in ticks:
         text = str(step)
         half = len(text) * _SMALL * 0.31
@@ -171,10 +174,15 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
         if any(lo < b + 6 and hi > a - 6 for a, b in placed):
             continue
         placed.append((lo, hi))
-        out.append(f'<path d="M{_n(tx)},{_n(top + plot_h)}v4" stroke="currentColor" stroke-opacity="0.6"/>'
-                   f'<text x="{_n(tx)}" y="{_n(top + plot_h + 15)}" text-anchor="{side}">{_esc(text)}</text>')
-    out.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(top + plot_h + 30)}" text-anchor="middle" '
-               f'font-size="{_FONT}">program order (step, of {peak.steps})</text>')
+        marks.append(f"M{_n(tx)},{_n(top + plot_h)}v4")
+        labels.append(f'<text x="{_n(tx)}" y="{_n(top + plot_h + 15)}" text-anchor="{side}">{_esc(text)}</text>')
+    out.append(f'<path d="{"".join(marks)}" stroke="currentColor" stroke-opacity="0.6"/>{"".join(labels)}')
+    # the axis says what a step is (the legend of the picture: no paragraph of its own under it)
+    axis = f"{peak.steps} steps in XLA's order (a loop's body once)"
+    if len(axis) * _FONT * CHAR_WIDTH > WIDTH - 16:
+        axis = f"{peak.steps} steps in XLA's order"
+    out.append(f'<text x="{_n(WIDTH / 2)}" y="{_n(top + plot_h + 30)}" text-anchor="middle" '
+               f'font-size="{_FONT}">{_esc(axis)}</text>')
     out.append(f'<text x="8" y="13" font-size="{_FONT}">{_esc(memory_name(report.target))} '
                'in use, linear scale</text>')
     # the legend, top band first, each text wrapped to the picture's width
@@ -182,15 +190,15 @@ def timeline_svg(report: Report, uid: str, title: str) -> str:
     swatches, keyed = [], []
     for k in keys:
         lines = texts[k]
-        swatches.append(f'<rect x="8" y="{_n(y - 9)}" width="12" height="12" fill="{fills[k]}"/>')
+        swatches.append(f'<path d="M8,{_n(y - 9)}h12v12h-12z" fill="{fills[k]}"/>')
         # a text per line: a browser measures a text of several lines as if on one
-        keyed += [f'<text class="jaxhlo-timeline-key" x="26" y="{_n(y + 1 + 12 * i)}">{_esc(line)}</text>'
-                  for i, line in enumerate(lines)]
+        keyed += [f'<text x="26" y="{_n(y + 1 + 12 * i)}">{_esc(line)}</text>' for i, line in enumerate(lines)]
         y += 4 + 12 * len(lines)
-    out.append(f'<g stroke="currentColor" stroke-opacity="0.4">{"".join(swatches)}</g>{"".join(keyed)}')
+    out.append(f'<g stroke="currentColor" stroke-opacity="0.4">{"".join(swatches)}</g>'
+               f'<g class="jaxhlo-timeline-key">{"".join(keyed)}</g>')
     name = f"{_esc(uid)}-title"
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="jaxhlo-graph-svg jaxhlo-timeline-svg" width="{WIDTH}" '
             f'height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" role="img" aria-labelledby="{name}" '
-            f'font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" font-size="{_SMALL}" '
+            f'font-family="monospace" font-size="{_SMALL}" '
             f'fill="currentColor">'
             f'<title id="{name}">{_esc(title)}</title>{"".join(out)}</svg>')

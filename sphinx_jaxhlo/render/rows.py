@@ -253,10 +253,11 @@ def buffer_table(report: Report, display: Display) -> Table:
         elif not is_intermediate(m):
             made = f"a copy of argument data ({made})"
         where = (Cell(where_stored(m, report.target)),) if spaces else ()
-        rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), *where, Cell(made),
-                         source_cell(m.source_lines), Cell(readers or "—"), code(hlo)),
+        # where it is stored comes last but one: the columns before it are the same on every target
+        rows.append(Row((code(m.shape), Cell(format_bytes(m.bytes), tone=tone), Cell(made),
+                         source_cell(m.source_lines), Cell(readers or "—"), *where, code(hlo)),
                         lines=tuple(m.source_lines), tone=tone))
-    header: tuple[str, ...] = ("shape", "size", *(("in",) if spaces else ()), "made by", "source", "read by", "HLO")
+    header: tuple[str, ...] = ("shape", "size", "made by", "source", "read by", *(("in",) if spaces else ()), "HLO")
     return Table("materialized", "Materialized buffers", header, tuple(rows), total=len(ordered),
                  left_out="smaller ones, scalars, copies of arguments"
                  + (", host memory" if report.host_buffers else ""))

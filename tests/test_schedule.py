@@ -125,6 +125,17 @@ def test_forecast_reads_directives_as_the_parsers_do() -> None:
     assert found[0].content == "def f(x):\n    return x\n" and found[1].content == "def g(y):\n    return y"
 
 
+def test_a_directive_shown_as_code_is_no_example_and_one_in_a_note_is() -> None:
+    """A ``jax-hlo`` fence inside a code block is text the page shows (the reference and the
+    quick start show how to write one); inside a note or a tab it is an example."""
+    myst = ("```{note}\ntext\n```\n\n```{jax-hlo}\n:args: f32[3]\n\ndef f(x):\n    return x\n```\n\n"
+            "````md\n```{jax-hlo}\n:args: f32[4]\n\ndef shown(x):\n    return x\n```\n````\n\n"
+            "~~~\n```{jax-hlo}\ndef shown_too(x):\n    return x\n```\n~~~\n\n"
+            ":::{tip}\n````{tab-item} A\n```{jax-hlo}\n:args: f32[5]\n\ndef h(x):\n    return x\n```\n````\n:::\n")
+    found = find_examples(myst, markdown=True)
+    assert [(f.line, f.options["args"]) for f in found] == [(5, "f32[3]"), (30, "f32[5]")]
+
+
 def _notebook(*cells: tuple[str, str, list[str]]) -> dict[str, Any]:
     """An nbformat 4 notebook of (kind, source, tags) cells."""
     return {"cells": [{"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source,

@@ -30,6 +30,11 @@ __all__ = ["NOTEBOOK_CELL_LINES", "FoundExample", "cell_and_line", "find_example
 
 _REST = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+jax-hlo[ \t]*::(?P<argument>.*)$")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})[ \t]*\{jax-hlo\}(?P<argument>.*)$")
+#: A code fence (no directive, or one that shows its content as code): its lines are literal.
+_LITERAL_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*"
+                            r"(?:\{(?:code-block|code|sourcecode)\}.*|[^{`\s][^`]*|)$")
+#: A directive's fence whose content is Markdown (a note, a tab): examples inside it count.
+_CONTAINER_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,}|:{3,})[ \t]*\{[\w:-]+\}")
 _OPTION = re.compile(r"^:(?P<name>[A-Za-z][\w-]*):(?:[ \t]+(?P<value>.*))?$")
 
 
@@ -108,21 +113,41 @@ def _rest_example(line: int, argument: str, block: list[str]) -> FoundExample:
     return FoundExample(line, argument, options, "\n".join(content))
 
 
+def _closes(fence: str, line: str) -> bool:
+    """Whether ``line`` closes a fence opened with ``fence`` (the same character, at least as many)."""
+    stripped = line.strip()
+    return len(stripped) >= len(fence) and stripped == fence[0] * len(stripped)
+
+
 def _find_myst(lines: list[str]) -> list[FoundExample]:
     found: list[FoundExample] = []
+    containers: list[str] = []  # the fences of the directives open around this line (a note, a tab)
     i = 0
     while i < len(lines):
-        m = _FENCE.match(lines[i])
+        line = lines[i]
+        if containers and _closes(containers[-1], line):
+            containers.pop()
+            i += 1
+            continue
+        m = _FENCE.match(line)
         if m is None:
+            literal = _LITERAL_FENCE.match(line)
+            if literal is not None:  # a code block: a jax-hlo fence inside it is text shown, not an example
+                fence = literal.group("fence")
+                i += 1
+                while i < len(lines) and not _closes(fence, lines[i]):
+                    i += 1
+            else:
+                container = _CONTAINER_FENCE.match(line)
+                if container is not None:
+                    containers.append(container.group("fence"))
             i += 1
             continue
         indent, fence = len(m.group("indent")), m.group("fence")
-        closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
         block: list[str] = []
         j = i + 1
-        while j < len(lines) and closing.match(lines[j]) is None:
-            line = lines[j]
-            block.append(line[min(indent, _indent_of(line)):])
+        while j < len(lines) and not _closes(fence, lines[j]):
+            block.append(lines[j][min(indent, _indent_of(lines[j])):])
             j += 1
         found.append(_myst_example(i + 1, m.group("argument").strip(), block))
         i = j + 1

@@ -34,7 +34,7 @@ from sphinx_jaxhlo.pipeline.build import Build, Warnings
 from sphinx_jaxhlo.pipeline.run import Processed, process
 from sphinx_jaxhlo.render.display import display_for
 from sphinx_jaxhlo.render.example import render_example, source_nodes
-from sphinx_jaxhlo.render.nodes import jaxhlo_block
+from sphinx_jaxhlo.render.nodes import jaxhlo_block, jaxhlo_source
 from sphinx_jaxhlo.render.sweep_map import render_sweep
 from sphinx_jaxhlo.render.view import ExampleView
 from sphinx_jaxhlo.sphinxext.builds import build_for, fragment_folder, snapshot_root
@@ -162,6 +162,9 @@ def render(app: Sphinx, node: jaxhlo_example, processed: Processed, *, defer: bo
             if defer and writes_pages(app.builder) and fragment_usable(block):
                 block["deferred"] = True
                 listing = source_nodes(view, processed.functions) if "source" in processed.show else []
+                for part in listing:  # searched as render_example leaves it: the reader's listing, not the fold
+                    if isinstance(part, nodes.Element) and not isinstance(part, jaxhlo_source):
+                        part["classes"].append("no-search")
                 return [*listing, node]
     if processed.sweep is not None:  # its map, tables and flips
         return render_sweep(view, processed.sweep, processed.results, example.static)

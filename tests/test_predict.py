@@ -380,3 +380,30 @@ def test_half_precision_doubles_the_h100_band_and_three_sums_are_no_python_loop(
 
     got = predict(cosine, "f32[16384,512]", "f32[16384,512]", target="cpu")
     assert got.rule != "jaxhlo-predict-all-loop" and got.stored is False
+
+
+def test_a_table_read_by_a_loop_is_its_operand_on_every_target() -> None:
+    """A table computed before a loop and read in its body is the loop's operand, written (a loop is no
+    fusion consumer); the same kernel read only by the reduction is answered as before."""
+    import jax
+
+    def sinkhorn_cost(c: jax.Array) -> jax.Array:
+        k = jnp.exp(-c / 0.1)
+
+        def body(i: jax.Array, uv: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            u, v = uv
+            u = 1.0 / (k @ v)
+            return u, 1.0 / (k.T @ u)
+
+        u, v = jax.lax.fori_loop(0, 20, body, (jnp.ones(c.shape[0]), jnp.ones(c.shape[1])))
+        return jnp.sum(u[:, None] * k * v[None, :] * c)
+
+    def plain_cost(c: jax.Array, u: jax.Array, v: jax.Array) -> jax.Array:
+        return jnp.sum(u[:, None] * jnp.exp(-c / 0.1) * v[None, :] * c)
+
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        got = predict(sinkhorn_cost, "f32[2048,2048]", target=target)
+        assert (got.stored, got.rule) == (True, "jaxhlo-predict-all-loop") and "loop's operand" in got.why
+        assert predict(plain_cost, "f32[2048,2048]", "f32[2048]", "f32[2048]", target=target).rule \
+            != "jaxhlo-predict-all-loop"
+

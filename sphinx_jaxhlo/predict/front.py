@@ -282,6 +282,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             decisions.append(Decision(True, anchor, f"{between} between the table's source and the reduction is a "
                                       "kernel of its own: it reads a computed operand from memory and writes "
                                       "its output for the reduction"))
+        elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
+            decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
+                                      "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
+                                      "table is written as the loop's operand"))
         else:
             d = DECIDERS[target](g, graph)
             if id(g) in shared and d.stored is False and d.certain:

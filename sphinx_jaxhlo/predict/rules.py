@@ -47,7 +47,10 @@ RULES: tuple[Rule, ...] = (
          "the steps' GEMMs into one GEMM of the whole table (twenty steps of 1,000 rows, not ten of "
          '2,000), the TPU fuses each step as alone (800 MB for a Python loop where the scan needs 40 MB, '
          "{ref}`jaxhlo-guide-bounded-unrolled`). Under `jax.grad` a scan keeps every step's residuals "
-         'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`).', "front.decide_all"),
+         'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`). A table computed before '
+         "a loop and read in its body is written as the loop's operand, a loop being no fusion consumer "
+         "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
+         'targets.', "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size.",

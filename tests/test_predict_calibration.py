@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import jax.numpy as jnp
+import pytest
 
 from sphinx_jaxhlo.predict import Prediction, calibration
 from sphinx_jaxhlo.predict.calibration import FLOOR, POINT, Record, certify, record, table_rows, wilson_lower
@@ -119,10 +120,10 @@ def _of(part: int, whole: int) -> str:
 
 
 def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> None:
-    """wild4, wild3 and wild2 scored after their first evaluations: answered (certain or not), right, each class,
+    """wild5, wild4, wild3 and wild2 scored after their first evaluations: answered (certain or not), right, each class,
     the certain subset; the first evaluations are kept as written."""
     names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
-    for number in ("5", "4", "3"):
+    for number in ("6", "5", "4", "3"):
         result = json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{number}_results.json")
                             .read_text(encoding="utf-8"))
         assert result["label"].startswith("scored after the first evaluation")
@@ -139,11 +140,13 @@ def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> Non
     assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in PAGE
 
 
-def test_the_pages_wild4_table_is_its_first_evaluation() -> None:
-    """wild4's table on the page is its first evaluation as written (no label: scored once, before any
-    change to the predictor), with the certain subset and the TPU's where."""
+@pytest.mark.parametrize("number", ["5", "6"])
+def test_the_pages_wild4_and_wild5_tables_are_their_first_evaluations(number: str) -> None:
+    """wild4's and wild5's tables on the page are their first evaluations as written (no label: scored
+    once, before any change to the predictor), with the certain subset and the TPU's where."""
     names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
-    first = json.loads((ROOT / "benchmarks" / "guide_predictor_holdout5_first.json").read_text(encoding="utf-8"))
+    first = json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{number}_first.json")
+                       .read_text(encoding="utf-8"))
     assert "label" not in first and first["programs"] == len(first["rows"]) >= 60
     for target, stats in first["summary"].items():
         sure = stats["certain"]

@@ -18,7 +18,7 @@ KEYS: dict[str, tuple[int, int]] = {
     'cpu jaxhlo-predict-all-loop stored': (23, 23),
     'cpu jaxhlo-predict-all-none fused': (47, 47),
     'cpu jaxhlo-predict-cpu-arg fused': (29, 29),
-    'cpu jaxhlo-predict-cpu-dot stored': (48, 48),
+    'cpu jaxhlo-predict-cpu-dot stored': (56, 56),
     'cpu jaxhlo-predict-cpu-other fused': (1, 1),
     'cpu jaxhlo-predict-cpu-other stored': (99, 99),
     'cpu jaxhlo-predict-cpu-ynn fused': (293, 296),
@@ -28,7 +28,7 @@ KEYS: dict[str, tuple[int, int]] = {
     'gpu:h100 jaxhlo-predict-all-none fused': (40, 41),
     'gpu:h100 jaxhlo-predict-h100-cost fused': (273, 280),
     'gpu:h100 jaxhlo-predict-h100-cost stored': (31, 31),
-    'gpu:h100 jaxhlo-predict-h100-gemm stored': (239, 239),
+    'gpu:h100 jaxhlo-predict-h100-gemm stored': (240, 240),
     'gpu:h100 jaxhlo-predict-h100-matvec stored': (25, 25),
     'gpu:h100 jaxhlo-predict-h100-softmax stored': (2, 2),
     'gpu:h100 jaxhlo-predict-h100-topk stored': (8, 8),
@@ -39,10 +39,10 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-tpu-fused fused': (595, 597),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (22, 22),
     'tpu:v5e jaxhlo-predict-tpu-readers stored': (55, 56),
-    'tpu:v5e jaxhlo-predict-tpu-topk stored': (6, 6),
+    'tpu:v5e jaxhlo-predict-tpu-topk stored': (18, 18),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
-    'HBM': (28, 28),
+    'HBM': (34, 34),
     'on-chip': (27, 29),
 }

@@ -282,6 +282,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             decisions.append(Decision(True, anchor, f"{between} between the table's source and the reduction is a "
                                       "kernel of its own: it reads a computed operand from memory and writes "
                                       "its output for the reduction"))
+        elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
+            decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
+                                      "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
+                                      "table is written as the loop's operand"))
         else:
             d = DECIDERS[target](g, graph)
             if id(g) in shared and d.stored is False and d.certain:
@@ -310,8 +314,13 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
     """``d``, or an abstention where the program leaves the ground its rule was checked on
     (:mod:`sphinx_jaxhlo.predict.limits`)."""
     if target == "cpu" and (half := limits.half_dot_of_table(g)):
-        return limits.abstain(f"{half} of a computed table: whether YNN takes it is not in the rules")
+        return Decision(True, "jaxhlo-predict-cpu-dot", f"{half} of a computed table: the CPU compiler turns f16 "
+                        "dots into f32 dots (ChangeOpDataType, cpu_compiler.cc), so the table is converted and "
+                        "written for XLA's own dot, not taken into a YNN fusion")
     if unknown := limits.unknown_op(g):
+        if target == "gpu:h100" and unknown == "conv_general_dilated":
+            return Decision(True, "jaxhlo-predict-h100-gemm", "a convolution is a cuDNN library call "
+                            "(conv_rewriter.cc): its output is written, and the reduction is another kernel")
         return limits.abstain(f"{unknown} computes the table: no rule covers it")
     if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:
         return d
@@ -324,6 +333,10 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
             return limits.abstain(f"{why}: outside the YNN fusions the rules follow")
         return d
+    if target == "tpu:v5e" and (gathered.startswith("a gather") or limits.scatter_reads_table(graph, table)):
+        what = gathered or limits.scatter_reads_table(graph, table)
+        return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}: the TPU writes the table the gather or scatter "
+                        "reads or builds (measured: libtpu is closed)")
     if gathered:
         return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)

@@ -5,12 +5,14 @@ program leaves that ground the answer is ``stored=None`` with ``certain=False`` 
 compile that answers, not a guess.  The checks here were drawn from the guide's own examples and from
 the misses of the earlier holdouts (``benchmarks/guide_predictor_holdout.py``; five after the first
 evaluation of ``benchmarks/guide_predictor_holdout3.py``): an op no rule knows (or a convolution's table
-no reduction reads, after wild4), a gather or scatter
-touching a table-sized value, a normalised table reduced again (three passes or more), a variadic
+no reduction reads, after wild4; a convolution is answered on the H100 since wild5), a gather of a
+table-sized value on the H100 and a scatter writing one (the TPU answers gathers since wild5,
+:func:`scatter_reads_table` too), a normalised table reduced again (three passes or more), a variadic
 reduce, a contraction that is the only reduction, a ``top_k`` of an argument on the H100, two
 contractions feeding one TPU table, a TPU loop over a table-sized stack of operands, a contraction's
-larger output outside every reduction on the TPU, ``f16``/``bf16`` contractions, a sort between, column
-statistics and clipped updates on the CPU.  Each check names what it saw; :data:`LIMITS` is the rule's
+larger output outside every reduction on the TPU, ``bf16`` contractions of a computed table (an
+``f16`` one is answered since wild5), a sort between, column statistics and clipped updates on the
+CPU.  Each check names what it saw; :data:`LIMITS` is the rule's
 anchor (the predictor page's section that lists them).
 """
 
@@ -55,6 +57,17 @@ def gather_of_table(graph: Graph, table: int) -> str:
                        "table, an embedding lookup)"
         if op.prim.startswith("scatter") and op.outs and op.outs[0].size >= floor:
             return "a scatter writes a table-sized value (the gradient of a gather)"
+    return ""
+
+
+def scatter_reads_table(graph: Graph, table: int) -> str:
+    """A scatter whose updates are a computed table-sized value (``jax.ops.segment_sum`` of an activation)."""
+    floor = TABLE_SHARE * table
+    for op in graph.live_ops():
+        if op.prim.startswith("scatter") and len(op.ins) > 2:
+            upd = op.ins[2]
+            if upd.producer is not None and not upd.is_arg and upd.size >= floor:
+                return "a scatter reads a computed table-sized value (a segment_sum of an activation)"
     return ""
 
 

@@ -47,7 +47,10 @@ RULES: tuple[Rule, ...] = (
          "the steps' GEMMs into one GEMM of the whole table (twenty steps of 1,000 rows, not ten of "
          '2,000), the TPU fuses each step as alone (800 MB for a Python loop where the scan needs 40 MB, '
          "{ref}`jaxhlo-guide-bounded-unrolled`). Under `jax.grad` a scan keeps every step's residuals "
-         'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`).', "front.decide_all"),
+         'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`). A table computed before '
+         "a loop and read in its body is written as the loop's operand, a loop being no fusion consumer "
+         "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
+         'targets.', "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size.",
@@ -55,17 +58,19 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
          "that ground the answer is \"compile it\" (`stored` is `None`, `certain` is false) with the one-line "
-         "compile that answers, never a guess: an op no rule knows computes the table (a convolution), or "
-         "a convolution computes or reads a table-sized value no reduction reads (its weight gradient); a "
-         "gather or scatter reads, builds or writes a table-sized value (`take_along_axis` after a "
-         "`log_softmax`, an embedding lookup, their gradients; H100 and TPU); a normalised table is reduced "
+         "compile that answers, never a guess: an op no rule knows computes the table (a convolution, on "
+         "the CPU and the TPU), or a convolution computes or reads a table-sized value no reduction reads "
+         "(its weight gradient); a "
+         "gather reads or builds a table-sized value on the H100 (`take_along_axis` after a `log_softmax`, "
+         "an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's gradient); "
+         "a normalised table is reduced "
          "again, three passes or more over table-sized data on the H100, four, or three with a contraction, "
          "on the TPU (a softmax's output summed again); a variadic reduce (an `argmax` beside a `max` of the "
          "same value); the only reduction is a contraction of a computed operand; on the H100 a `top_k` of an "
          "argument and a contraction with 65 to 512 rows or columns and an unaligned long `K` (split-K may "
          "copy its matrix); on the TPU two contractions feeding one table, a loop over a table-sized stack of "
          "`f32` operands that contracts, and a contraction's output larger than the table read outside the "
-         "reductions; on the CPU an `f16` contraction, a `bf16` or `f16` one of a computed table, a sort, scan "
+         "reductions; on the CPU a `bf16` or `f16` contraction of a computed table no reduction reads, a sort, scan "
          "or FFT between the table's source and the reduction, a two-pass statistic over leading axes, and a "
          "global statistic applied back to two or more returned tables (a clipped update). `bf16` or `f16` "
          "data doubles the H100's break-even band. On the TPU, `where` is said only outside 1 MiB to 64 MiB, "
@@ -81,7 +86,8 @@ RULES: tuple[Rule, ...] = (
          'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`). An operand normalised by a reduction\'s '
          "result (WeightNorm's `w / norm(w)`, QK-norm's `rsqrt` of a mean square) is written before the "
          "GEMM by a kernel of its own, as each of the 40 measured was; a plain scale rides in the GEMM's "
-         'fusion.', "h100.decide_gpu"),
+         'fusion. A convolution is a cuDNN library call (`conv_rewriter.cc`) whose output is written the '
+         'same way, so a reduction of it reads it from memory, as each of the 7 measured did.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-matvec", "gpu:h100",
          "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
          'A matrix-vector product is a multiply and a reduce, or past 10,000,000 operand elements a small '
@@ -112,8 +118,10 @@ RULES: tuple[Rule, ...] = (
          "h100.decide_gpu"),
     Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
          'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '
-         "(`IsDotSupportedByYnn`, `ynn_support.cc`) but XLA's own, which writes its result. So is a table "
-         'that one contraction computes and another reads, with only elementwise work between and no '
+         "(`IsDotSupportedByYnn`, `ynn_support.cc`) but XLA's own, which writes its result; an `f16` one "
+         'converts a computed table to `f32` first (`ChangeOpDataType` in `cpu_compiler.cc`) and writes it '
+         'for the dot, as each of the 10 measured did. So is a table that one contraction computes and '
+         'another reads, with only elementwise work between and no '
          "reduction around (`exp(x @ y.T) @ y`, a gradient's backward products): XLA's loop fusion "
          "computes it between two YNN dots. With a reduction on the way, as in attention's softmax, one "
          'YNN fusion grows through both contractions:', "cpu.decide_cpu"),
@@ -138,14 +146,17 @@ RULES: tuple[Rule, ...] = (
          'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
          'which are stored, in HBM here:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-topk", "tpu:v5e",
-         "2. An exact top-k of a contraction; a sort, scan, FFT or concatenate",
+         "2. An exact top-k of a contraction; a sort, scan, FFT, concatenate or gather",
          '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not '
          'store it, and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an '
          "FFT between the table's source and the reduction stores the table it reads (on-chip at these "
          'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`), and so does a '
          'concatenate that builds a table-sized value outside a loop (`jnp.roll`, `jnp.gradient`: a '
          "stencil's shifted copies), as each of the three measured did (wild3's heat, Burgers and "
-         'gradient-magnitude stencils). The three top-k forms:', "tpu.decide_tpu"),
+         'gradient-magnitude stencils). A gather that reads a computed table-sized value or builds one '
+         "(`take_along_axis` after a `log_softmax`, an embedding lookup) and a scatter whose updates are "
+         'one (`segment_sum` of an activation) store it too: measured, as libtpu is closed, 22 of 22 '
+         'across the families. The three top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '

@@ -184,7 +184,7 @@ def looked_at_words(sweep: SweepMap, target: str, functions: Sequence[str]) -> l
     return out
 
 
-def _legend(sweep: SweepMap, target_title: str, measure: str, verdicts: bool) -> tuple[str, str]:
+def _legend(sweep: SweepMap, target: str, target_title: str, measure: str, verdicts: bool) -> tuple[str, str]:
     what = ("HBM held (arguments, outputs, temp and code: a TPU's temp is 0 for most programs)"
             if measure == "device" else "temp memory")
     if sweep.sweep.is_grid:
@@ -196,9 +196,17 @@ def _legend(sweep: SweepMap, target_title: str, measure: str, verdicts: bool) ->
         fills = ("Solid: every reduction fused; hollow: one is unfused (beside it, the largest stored buffer); "
                  "faint: no reduction. " if verdicts else "")
         who = "Each function has its marker and colour. " if len(sweep.functions) > 1 else ""
-        picture = (f"The {what} on {target_title} at each size, both on log scales. {who}{fills}A crossed-out "
-                   "marker at the top: the compile failed; a small one: a size bisection compiled. Dashed lines "
-                   "mark the flips listed below, with the two sizes when they are neighbours.")
+        # only what this picture has: a failed compile, a size bisection added, a flip
+        shown = [f for f in sweep.figures if f.target == target]
+        marks = [*(["a crossed-out marker at the top: the compile failed"]
+                   if any(f.status in ("compile error", "no report") for f in shown) else []),
+                 *(["a small marker: a size bisection compiled"] if any(f.point.probe for f in shown) else [])]
+        said = "; ".join(marks)
+        dashed = ("Dashed lines mark the flips listed below, with the two sizes when they are neighbours."
+                  if any(f.target == target for f in sweep.flips) else "")
+        picture = " ".join(part for part in (f"The {what} on {target_title} at each size, both on log scales.",
+                                             f"{who}{fills}".strip(), said[:1].upper() + said[1:] + "." if said
+                                             else "", dashed) if part)
     return picture, "The table lists every point with the figures of its report; the flips follow it."
 
 
@@ -217,7 +225,7 @@ def _target_nodes(view: ExampleView, sweep: SweepMap, target: str, title: str) -
         heading += (f"what each point shows, over {' × '.join(a.title for a in sweep.sweep.axes)}"
                     if sweep.sweep.is_grid else f"{what} against {sweep.sweep.axes[0].title}")
         uid = f"{base}-{re.sub(r'[^A-Za-z0-9]+', '-', target)}-{sweep.functions.index(function)}"
-        legend, text_legend = _legend(sweep, title, measure, verdicts)
+        legend, text_legend = _legend(sweep, target, title, measure, verdicts)
         graph = jaxhlo_graph(svg=map_svg(sweep, function, target, uid, heading, verdicts=verdicts), title=heading,
                              legend=legend, text_legend=text_legend, classes=["jaxhlo-sweep-map"])
         graph += table_node(points_table(sweep, target, f"The points on {title}", verdicts=verdicts, peak=peak),
@@ -257,8 +265,9 @@ def render_sweep(view: ExampleView, sweep: SweepMap, results: Sequence[Result], 
                 if probes else "")
     block: list[nodes.Node] = [para("Compiled ", *[code(s) for s in signatures[:1]],
                                     *[x for s in signatures[1:] for x in (", ", code(s))],
-                                    f" for {where} at {count} point{'s' if count != 1 else ''}: "
-                                    f"{sweep.sweep.describe()}, each an ordinary compile from the shapes alone "
+                                    f" for {where} at "
+                                    + (f"{count} points: " if sweep.sweep.is_grid else "")
+                                    + f"{sweep.sweep.describe()}, each an ordinary compile from the shapes alone "
                                     f"(nothing ran).{bisected}", classes=["jaxhlo-signature"])]
     if "source" in view.show:
         if view.file_path:

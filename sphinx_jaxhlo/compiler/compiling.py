@@ -282,7 +282,10 @@ def _dump_plan(target: Any, flags: dict[str, str]) -> _DumpPlan:
         buffers, buffers_note = False, refused
     else:
         buffers, buffers_note = True, ""
-    folder = tempfile.mkdtemp(prefix="jaxhlo-records-") if decisions or buffers else None
+    # in a compile worker, inside its own folder: a worker whose build was killed removes that folder,
+    # records of a compile it was in the middle of included
+    folder = (tempfile.mkdtemp(prefix="jaxhlo-records-", dir=os.environ.get("JAXHLO_WORKDIR") or None)
+              if decisions or buffers else None)
     return _DumpPlan(folder, decisions, everything, decisions_note, buffers, buffers_note)
 
 

@@ -369,6 +369,7 @@ def main() -> None:
     proto_out = open(os.dup(1), "w", encoding="utf-8", newline="\n")  # noqa: SIM115
     workdir = os.environ.get("JAXHLO_WORKDIR") or tempfile.mkdtemp(prefix="jaxhlo-worker-")
     os.makedirs(workdir, exist_ok=True)
+    os.environ["JAXHLO_WORKDIR"] = workdir  # what a compile writes on the side goes in here too
     _exit_with_parent(workdir)
     log_path = os.path.join(workdir, "output.log")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

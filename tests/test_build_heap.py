@@ -40,3 +40,23 @@ def test_the_starting_heap_is_frozen_while_pages_are_read_and_given_back_after(t
 
         sys.modules.pop("heap_probe", None)
         sys.path[:] = [p for p in sys.path if p != str(src)]
+
+
+def test_a_host_that_froze_its_own_heap_keeps_it_frozen(tmp_path: Path) -> None:
+    """A process that froze objects before the build (a server that forks after ``gc.freeze``)
+    finds them frozen after it: the build neither adds to them nor gives them back (a few of them may
+    have been freed meanwhile, as any object can be)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_jaxhlo"]\njaxhlo_targets = ["cpu"]\n')
+    (src / "index.rst").write_text("Heap\n====\n\nProse only.\n")
+    gc.unfreeze()
+    kept = [object() for _ in range(10)]
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        assert build_main(["-q", "-E", "-b", "html", str(src), str(tmp_path / "out")]) == 0
+        assert 0.99 * frozen <= gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+        del kept

@@ -65,7 +65,15 @@ def set_heap_aside(app: Sphinx, env: BuildEnvironment) -> None:
     that reading or writing pages sets off then walks only what was made since, not the whole
     heap again; a page's examples add hundreds of objects to it (their doctree's nodes), so this
     is a cost per report.  Peak memory stays what it was: the doctrees Sphinx drops one by one
-    while writing go when the build ends instead, and before writing it holds them all."""
+    while writing go when the build ends instead, and before writing it holds them all.
+
+    The collector's permanent generation is the whole process's: a host that had frozen objects
+    of its own before the build (a server that forks workers after ``gc.freeze``) keeps managing
+    it, and nothing is frozen or given back by the build."""
+    state = build_state(app)
+    if not state.froze_heap and gc.get_freeze_count():
+        return
+    state.froze_heap = True
     gc.freeze()
 
 
@@ -145,10 +153,12 @@ def snapshots_changed(slots: dict[str, dict[str, snapshots.SlotStamp]]) -> set[s
 
 
 def build_finished(app: Sphinx, exc: Exception | None) -> None:
-    gc.unfreeze()  # what set_heap_aside set aside is the collector's again (a process that builds again)
+    state = build_state(app)
+    if state.froze_heap:  # what set_heap_aside set aside is the collector's again (a process that builds again)
+        state.froze_heap = False
+        gc.unfreeze()
     builds.finish(app)
     shutdown_worker()
-    state = build_state(app)
     pylogging.getLogger(PACKAGE_LOGGER).removeHandler(state.recorder)
     if exc is None and app.builder.format == "html":
         copy_static(app)

@@ -171,6 +171,9 @@ class BuildState:
     #: Cache objects and the pipeline's build, per process (a forked reader makes its own).
     caches: dict[tuple[str, int], ReportCache] = field(default_factory=dict)
     builds: dict[int, Build] = field(default_factory=dict)
+    #: Whether this build set the heap aside from the garbage collector (``gc.freeze``), so that
+    #: it gives it back at its end; a host process that had frozen objects of its own is left alone.
+    froze_heap: bool = False
 
     @property
     def forked(self) -> bool:

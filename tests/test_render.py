@@ -430,14 +430,16 @@ def test_a_chunking_refusal_is_said_only_where_asked_or_where_it_answers_a_memor
     assert "chunk" not in quiet.lower()
     # the seed's 20 GB unfused reduction is a problem: why no chunking answers it, as a memory finding
     said = _refused(["source", "summary"])
+    # nobody asked for a chunking: the first set of arguments tried, briefly, and how many others
     assert said.count("No chunking to suggest: over axis 0 of pos (20000 long), reshape on line 6 merges the "
-                      "chunked axis with another axis, so combining chunks would change the result") == 2
-    for words in ("example.py", "loops.py", "proof on the jaxpr", "`", "is refused"):
-        assert words not in said, words  # no file the page lacks, no compiler's words
-    assert "(nor over 3 more)" in said
-    # :chunk: asked: said above the parts, once, even where no problem is named
+                      "axis with another, so combining chunks would change the result (nor over 4 more).") == 2
+    for words in ("example.py", "loops.py", "proof on the jaxpr", "`", "is refused", "over axis 0 of hkl"):
+        assert words not in said, words  # no file the page lacks, no compiler's words, one set of arguments
+    # :chunk: asked: said above the parts, once, even where no problem is named, every set given
     asked = _refused(["source", "summary"], Display(findings=("memory",)), chunking=True)
     assert asked.count("No chunking to suggest: over axis 0 of pos") == 1
+    assert "; over axis 0 of hkl (10000 long), scan is not one the proof can follow, so combining chunks would " \
+           "change the result (nor over 3 more)." in asked
 
 
 def test_a_refusal_names_the_listings_line_linked() -> None:

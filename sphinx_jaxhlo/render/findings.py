@@ -192,10 +192,44 @@ def mesh_findings(report: Report, display: Display | None = None) -> list[Findin
 _PLACE = re.compile(r"(?:\bat |\bmade at )?([\w./\\-]+\.py):(\d+):\d+(?: \([^()]*\))?")
 
 
-def _refusal_words(text: str, file_path: str) -> str:
+#: The proof's reasons (:mod:`sphinx_jaxhlo.chunking.proof`), each put as what it means for the
+#: result, shortest first; older snapshots' wordings included (a snapshot keeps the words of the
+#: search that wrote it).
+_PROOF_WORDS = (
+    ("; the proof cannot follow it, so it cannot prove the chunked rewrite (which may or may not keep the result)",
+     ""),
+    ("; the chunked rewrite would change the result, so it is refused",
+     ", so combining chunks would change the result"),
+    ("; the chunked rewrite is refused", ""),
+    ("the proof on the jaxpr refuses: ", ""),
+    ("the proof on the jaxpr cannot prove it: ", "not proved: "),
+    (" is an operation the checker does not know to treat the elements along the chunked axis independently",
+     " is not one the proof can follow"),
+    (" calls a function the checker cannot match to its arguments", " calls a function the proof cannot follow"),
+    (" takes the chunked data in an operand the checker cannot follow", " takes the axis in an operand the proof "
+                                                                         "cannot follow"),
+    (" merges the chunked axis with another axis", " merges the axis with another"),
+    (" pairs elements at different positions of the chunked axis (each with every other, or a chunked axis with "
+     "another axis)", " pairs elements at different positions of the axis"),
+    ("its operations change with the length of the chunked axis, so a chunk, shorter than the whole, would not "
+     "compute the same thing", "its operations depend on the axis's length, so a shorter chunk computes something "
+                              "else"),
+    ("chunked() combines chunks by a reduction over the axis, so it does not apply; a map over blocks of the axis "
+     "(lax.map with batch_size=) computes such an output a block at a time",
+     "a map over blocks of it (lax.map with batch_size=) bounds that instead"),
+    ("chunks of it cannot be combined into the whole",
+     "a map over blocks of it (lax.map with batch_size=) bounds that instead"),
+    ("the output keeps the chunked axis", "the result keeps the axis"),
+    ("the chunked axis", "the axis"),
+)
+
+
+def _refusal_words(text: str, file_path: str, brief: bool = False) -> str:
     """The search's refusal (:func:`sphinx_jaxhlo.chunking.search.suggest_chunking`) in a reader's
     words: each place the example's own line (``on line 11``), a place in another file left out
-    (the page does not have it), the proof's terms said as what they mean for the result."""
+    (the page does not have it), the proof's terms said as what they mean for the result.  With
+    ``brief``, only the first set of arguments tried (the nearest to a suggestion), and how many
+    others were declined too: what a memory finding nobody asked the search for says."""
     own = {"example.py", file_path.replace("\\", "/").rsplit("/", 1)[-1]} - {""}
 
     def place(match: re.Match[str]) -> str:
@@ -205,28 +239,35 @@ def _refusal_words(text: str, file_path: str) -> str:
         return f"{'made ' if whole.startswith('made at') else ''}on line {line}"
 
     words = text.removeprefix("No chunking to suggest: ").rstrip(".")
-    words = words.replace("the proof on the jaxpr refuses: ", "")
+    more = 0
+    counted = re.search(r" \((\d+) other sets? of arguments declined too\)$", words)
+    if counted:
+        more, words = int(counted.group(1)), words[:counted.start()]
     words = _PLACE.sub(place, words)
     words = re.sub(r"`([^`]+)`", r"\1", words)
-    words = words.replace("; the chunked rewrite would change the result, so it is refused",
-                          ", so combining chunks would change the result")
-    words = words.replace("; the chunked rewrite is refused", "")
+    for said, meant in _PROOF_WORDS:
+        words = words.replace(said, meant)
     words = re.sub(r"chunked\(\) is proved on the jaxpr \(combine='(\w+)'\), but compiled for (\S+) over chunks of "
                    r"(\d+) it needs (.+?) of temp memory, no less than the unchunked ([^;(]+)",
                    r"chunks of \3 give the same result (combined by \1), but compiled for \2 they still need \4 of "
                    r"temp memory, no less than the \5 unchunked", words)
-    words = re.sub(r"\((\d+) other sets? of arguments declined too\)", r"(nor over \1 more)", words)
+    if brief:  # each set of arguments starts "over axis ..."; the first one said
+        sets = re.split(r"; (?=over (?:axis|axes) )", words)
+        more += len(sets) - 1
+        words = sets[0]
+    if more:
+        words += f" (nor over {more} more)"
     return re.sub(r"\s+", " ", words).replace(" ,", ",").strip()
 
 
-def chunk_refusal(report: Report, file_path: str = "") -> Finding | None:
+def chunk_refusal(report: Report, file_path: str = "", brief: bool = False) -> Finding | None:
     """Why no chunking is suggested, where the report's search found none (its stored text is
-    one line; a suggestion has its code on more), in a reader's words (:func:`_refusal_words`);
-    ``None`` where there is nothing to say."""
+    one line; a suggestion has its code on more), in a reader's words (:func:`_refusal_words`;
+    ``brief`` where nobody asked for a chunking); ``None`` where there is nothing to say."""
     text = report.chunk_suggestion
     if not text or "\n" in text or not text.startswith("No chunking to suggest"):
         return None
-    return Finding("info", "No chunking to suggest", f"{_refusal_words(text, file_path)}.")
+    return Finding("info", "No chunking to suggest", f"{_refusal_words(text, file_path, brief)}.")
 
 
 def shows_refusal(found: list[Finding], display: Display, asked: bool) -> bool:

@@ -304,7 +304,8 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t",
-                                 refusal=None if view.chunking else refusal)
+                                 refusal=None if view.chunking or refusal is None
+                                 else chunk_refusal(report, view.file_path, brief=True))
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             out += graph_nodes(report, f"{example_id(view)}-g{uid.rsplit('-', 1)[-1]}", links)

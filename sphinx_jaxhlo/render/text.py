@@ -164,7 +164,7 @@ def chunk_text(report: Report, display: Display | None = None) -> list[str]:
     if report.chunk_check:
         out.append(textwrap.fill(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.", 100,
                                  initial_indent="  ", subsequent_indent="    "))
-    refusal = chunk_refusal(report)
+    refusal = chunk_refusal(report, brief=True)  # nobody asked: said as a memory finding, briefly
     if refusal is not None:
         if shows_refusal(findings(report, display), display, asked=False):
             out.append(textwrap.fill(f"{refusal.title}: {refusal.text}", 100, initial_indent="  ",

@@ -92,3 +92,83 @@ def build_html(src: Path, builddir: Path) -> tuple[str, Path, list[Any]]:
     outdir = Path(app.outdir)
     reports = [Report.from_json(path.read_text()) for path in (outdir.parent / "jaxhlo-cache").rglob("*.json")]
     return warnings, outdir, reports
+
+
+# -- a browser for the page tests (tests/test_browser.py, tests/test_jaxstyle.py) --------------------
+
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+#: Debian's headless Chromium, driven through Playwright; the page tests skip without either.
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: Where the page tests leave their screenshots for a person to look at.
+SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
+
+#: A JavaScript function, ``cutLabels(svg)``, giving each text of a picture that leaves it or is
+#: cut (``…``); the page tests paste it into the checks they evaluate.
+CUT_LABELS_JS = """
+const cutLabels = (svg) => {
+  const frame = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll("text")].filter((label) => {
+    const r = label.getBoundingClientRect();
+    return r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || label.textContent.includes("…");
+  }).map((label) => label.textContent);
+};
+"""
+
+
+class Server:
+    """Serves a folder on 127.0.0.1, as a reader's browser would get the pages."""
+
+    def __init__(self, root: Path) -> None:
+        import functools
+        import http.server
+        import threading
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+        handler.log_message = lambda *args: None  # type: ignore[method-assign]
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.root = root
+
+    def url(self, path: Path) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/{path.relative_to(self.root).as_posix()}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Any:
+    """One headless Chromium for the session's page tests (skipped without it or Playwright)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def open_page(browser: Any, url: str, scheme: str = "light", width: int = 1280,
+              height: int = 1200) -> tuple[Any, list[str]]:
+    """A page loaded at ``width`` px in the colour ``scheme``, and the list its errors go to: a
+    script's exception, a console error, a request of the page's own (a file or this machine) that
+    failed or answered 400 or more.  The browser's favicon probe, and requests to other hosts
+    (a theme's CDN this machine cannot reach), are not the page's doing."""
+    page = browser.new_page(color_scheme=scheme, viewport={"width": width, "height": height})
+    errors: list[str] = []
+    own = ("file:", "http://127.0.0.1")
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text)
+            if msg.type == "error" and "Failed to load resource" not in msg.text else None)
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}") if r.url.startswith(own) else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+            if r.status >= 400 and r.url.startswith(own) and not r.url.endswith("/favicon.ico") else None)
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return page, errors

@@ -17,69 +17,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM, CUT_LABELS_JS, SHOTS, Server, open_page
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
-SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
-
-
-class Server:
-    """Serves a folder on 127.0.0.1, as a reader's browser would get the pages."""
-
-    def __init__(self, root: Path) -> None:
-        import functools
-        import http.server
-        import threading
-
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-        handler.log_message = lambda *args: None  # type: ignore[method-assign]
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.root = root
-
-    def url(self, path: Path) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/{path.relative_to(self.root).as_posix()}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-def open_page(browser: Any, url: str, scheme: str = "light") -> tuple[Any, list[str]]:
-    page = browser.new_page(color_scheme=scheme, viewport={"width": 1280, "height": 1600})
-    errors: list[str] = []
-    # a failed request is named by its response (the console only says "404");
-    # the browser's own favicon probe is not the page's doing
-    page.on("console", lambda msg: errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
-    page.on("response", lambda r: errors.append(f"{r.status} {r.url}")
-            if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url)
-    page.wait_for_load_state("load")
-    return page, errors
 
 
 def check_example_page(browser: Any, url: str, name: str) -> None:
     for scheme in ("light", "dark"):
-        page, errors = open_page(browser, url, scheme)
+        page, errors = open_page(browser, url, scheme, height=1600)
         # collapsed blocks (the HLO, the checked expectations) open when their summary is clicked
         every = page.locator("details.jaxhlo-details")
         visible = [every.nth(i) for i in range(every.count())
@@ -145,7 +94,7 @@ def test_guide_pages_in_chromium(browser: Any) -> None:
     checked = 0
     try:
         for html in pages:
-            page, _ = open_page(browser, server.url(html))
+            page, _ = open_page(browser, server.url(html), height=1600)
             has_examples = page.locator("details.jaxhlo-details").count() > 0
             page.close()
             if has_examples:
@@ -200,15 +149,6 @@ OVERFLOW_JS = """
 """
 
 
-def open_at(browser: Any, url: str, scheme: str, width: int) -> tuple[Any, list[str]]:
-    page = browser.new_page(color_scheme=scheme, viewport={"width": width, "height": 1000})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url)
-    page.wait_for_load_state("load")
-    return page, errors
-
-
 def overflow_problems(page: Any) -> tuple[int, list[str]]:
     """Open each example's collapsed blocks in its first tab and check it: (examples, problems)."""
     blocks = page.locator("div.jaxhlo")
@@ -237,7 +177,7 @@ def test_guide_examples_fit_light_and_dark_wide_and_narrow(browser: Any, scheme:
     server = Server(root)
     try:
         for name in GUIDE_PAGES:
-            page, errors = open_at(browser, server.url(root / f"{name}.html"), scheme, width)
+            page, errors = open_page(browser, server.url(root / f"{name}.html"), scheme, width, height=1000)
             examples, problems = overflow_problems(page)
             assert examples >= 2, name
             first = page.locator("div.jaxhlo").first
@@ -272,7 +212,7 @@ def test_a_findings_line_link_lands_on_a_highlighted_line(browser: Any, tmp_path
     server = Server(Path(app.outdir))
     try:
         for scheme in ("light", "dark"):
-            page, errors = open_at(browser, server.url(Path(app.outdir) / "index.html"), scheme, 1280)
+            page, errors = open_page(browser, server.url(Path(app.outdir) / "index.html"), scheme, 1280, height=1000)
             link = page.locator("div.jaxhlo-panel:visible .jaxhlo-callout a[href*='-L']").first
             href = link.get_attribute("href")
             assert href and href.startswith("#jaxhlo-"), href
@@ -449,7 +389,7 @@ def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, 
     are named with it, no label overprints another or a marker, the map fits the column at
     420 px as at 1280 px, and the listing shows the reader's code, the gradient's behind a fold."""
     server, index = cookbook
-    page, errors = open_at(browser, server.url(index), "light", width)
+    page, errors = open_page(browser, server.url(index), "light", width, height=1000)
     try:
         figure = page.locator("figure.jaxhlo-graph").first
         found = figure.evaluate(SERIES_JS)
@@ -495,6 +435,7 @@ def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, 
 #: text of the timeline picture that leaves the picture or is cut (``…``).
 PEAK_JS = """
 (root) => {
+""" + CUT_LABELS_JS + """
   const found = {tables: [], labels: []};
   for (const details of root.querySelectorAll("details")) {
     const summary = details.querySelector(":scope > summary");
@@ -506,13 +447,7 @@ PEAK_JS = """
                          box: box.clientWidth, column: Math.round(root.getBoundingClientRect().width)});
     }
     for (const svg of details.querySelectorAll("svg.jaxhlo-timeline-svg")) {
-      const frame = svg.getBoundingClientRect();
-      for (const text of svg.querySelectorAll("text")) {
-        const r = text.getBoundingClientRect();
-        if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || text.textContent.includes("…")) {
-          found.labels.push(text.textContent);
-        }
-      }
+      found.labels.push(...cutLabels(svg));
     }
   }
   return found;
@@ -549,7 +484,7 @@ def test_the_peak_view_fits_the_column_and_cuts_no_label(browser: Any, tmp_path:
     page_file = peak_page(tmp_path, column)
     server = Server(tmp_path)
     try:
-        page, errors = open_at(browser, server.url(page_file), "light", width)
+        page, errors = open_page(browser, server.url(page_file), "light", width, height=1000)
         found = page.locator("main").evaluate(PEAK_JS)
         assert len(found["tables"]) == 2 * 9, found["tables"]
         assert not found["labels"], found["labels"]
@@ -578,7 +513,7 @@ def test_the_guide_peak_views_fit_their_column(browser: Any, width: int) -> None
     server = Server(root)
     try:
         for name in ("guide/remat", "guide/bounded"):
-            page, errors = open_at(browser, server.url(root / f"{name}.html"), "light", width)
+            page, errors = open_page(browser, server.url(root / f"{name}.html"), "light", width, height=1000)
             for i in range(page.locator("div.jaxhlo").count()):
                 block = page.locator("div.jaxhlo").nth(i)
                 tabs = block.locator("[role=tab]")

@@ -16,19 +16,17 @@ is cut.  The screenshots go to ``JAXHLO_SCREENSHOTS``
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup, Tag
-from conftest import module_texts
+from conftest import CUT_LABELS_JS, SHOTS, Server, module_texts, open_page
 
 from sphinx_jaxhlo.core.sizes import parse_size
 
@@ -43,8 +41,6 @@ PAGE_BUDGET = 60_000
 PEAK_BUDGET = 50_000
 #: The pages of the root.
 PAGES = ("gradient-checkpointing", "aot", "attention", "autodiff-cookbook")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
 
 
 @dataclass
@@ -365,33 +361,6 @@ CUT_OFF_JS = """
 """
 
 
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-def open_page(browser: Any, url: str, scheme: str, width: int) -> tuple[Any, list[str]]:
-    page = browser.new_page(color_scheme=scheme, viewport={"width": width, "height": 1200})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text)
-            if msg.type == "error" and "Failed to load resource" not in msg.text else None)
-    # the theme's MathJax comes from a CDN this machine cannot reach; nothing of ours does
-    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}")
-            if r.url.startswith(("file:", "http://127.0.0.1")) else None)
-    page.goto(url)
-    page.wait_for_load_state("load")
-    return page, errors
-
-
 #: What a page's own prose may do on a phone's width: the JAX-style page's long inline code
 #: (``jax.checkpoint_policies.dots_with_no_batch_dims_saveable``) does not wrap in either theme.
 PROSE_ONLY = "the page scrolls sideways"
@@ -444,8 +413,6 @@ def test_nothing_is_cut_off_light_and_dark(browser: Any, request: pytest.Fixture
 
 
 def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, site: Site) -> None:
-    from test_browser import Server
-
     server = Server(site.out)
     try:
         for url in ((site.out / "aot.html").as_uri(), server.url(site.out / "aot.html")):
@@ -478,6 +445,7 @@ def test_module_texts_load_when_opened_from_disk_and_over_http(browser: Any, sit
 #: text column, and each text of a picture that leaves it or is cut (``…``).
 WIDE_JS = """
 (block) => {
+""" + CUT_LABELS_JS + """
   const found = {column: 0, wide: [], labels: []};
   const column = block.closest("article") || block.parentElement;
   found.column = Math.round(column.getBoundingClientRect().width);
@@ -488,14 +456,7 @@ WIDE_JS = """
     if (width > found.column + 1) { found.wide.push(table.className + ": " + width + " px"); }
   }
   for (const svg of block.querySelectorAll("svg")) {
-    if (!svg.getClientRects().length) { continue; }
-    const frame = svg.getBoundingClientRect();
-    for (const label of svg.querySelectorAll("text")) {
-      const r = label.getBoundingClientRect();
-      if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || label.textContent.includes("…")) {
-        found.labels.push(label.textContent);
-      }
-    }
+    if (svg.getClientRects().length) { found.labels.push(...cutLabels(svg)); }
   }
   return found;
 }

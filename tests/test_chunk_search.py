@@ -466,3 +466,17 @@ def test_a_gradient_variant_is_read_from_the_generated_code():
     assert gradient_variant_of(source, "energy_grad_only") == ("energy", (1,), False)
     assert gradient_variant_of(source, "energy") is None
     assert gradient_variant_of(ENERGY + "\n\ndef energy_grad(pos, src):\n    return pos\n", "energy_grad") is None
+
+
+def test_a_gradient_written_by_hand_whose_sum_is_a_contraction_gets_its_search():
+    """``jax.grad`` of a sum over data, written in the function: on the CPU its compiled program has
+    no reduce (the transposed dot contracts the data's axis) and 160 MB of temp; the search still
+    runs, and its chunking over the data is proved, run as written and compiled."""
+    namespace: dict = {}
+    exec("import jax\nimport jax.numpy as jnp\n\n\ndef loss_grad(w, x):\n"
+         "    return jax.grad(lambda w: jnp.sum(jnp.cos(x @ w)))(w)\n", namespace)
+    report = sphinx_jaxhlo.analyze(namespace["loss_grad"], "f32[3,2000]", "f32[20000,3]", targets="cpu")["cpu"]
+    assert not report.reductions and report.memory.temp_bytes >= 160 * 10**6
+    text = report.chunk_suggestion
+    assert text.startswith("Chunking would bound it: the result reduces over axis 0 of x (20000 long)"), text
+    assert "sphinx_jaxhlo.chunked(loss_grad, argnums=1, size=" in text and "Checked: the code shown" in text

@@ -167,7 +167,8 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
 
         needed = f", {format_bytes(error.needed_bytes)} needed" if error.needed_bytes else ""
         failed, largest = f"RESOURCE_EXHAUSTED{needed}", max(largest, error.needed_bytes or 0, 2 * budget)
-    elif error is not None or not report.reductions or largest <= budget or (tpu and (temp or 0) <= budget):
+    elif (error is not None or not (report.reductions or _contracts(report)) or largest <= budget
+          or (tpu and (temp or 0) <= budget)):
         return ""
 
     def temp_of(candidate: Any) -> int | None:
@@ -184,6 +185,13 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
                                 max_compiles=MAX_TPU_COMPILES if tpu else MAX_COMPILES, failed=failed, grad=grad)
     except Exception:  # a suggestion is a courtesy: never a failure of the report
         return ""
+
+
+def _contracts(report: Report) -> bool:
+    """Whether the program contracts an axis (a dot or a convolution): a sum over it that no reduce
+    instruction shows, as a gradient written by hand has (``jax.grad`` of a sum over data: the
+    data's axis is contracted by the transposed dot), and a chunking of that axis can bound."""
+    return any(op in ("dot", "convolution") for fusion in report.fusions for op in fusion.ops)
 
 
 def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:

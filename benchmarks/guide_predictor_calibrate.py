@@ -1,8 +1,9 @@
 """The predictor's calibration: how often each rule's answer was right, over every family measured.
 
 For every program with compiled truth (the benchmark's families ``main``, ``holdout``, ``holdout2``,
-``holdout3`` in ``guide_predictor_family.py``; the holdouts ``wild`` and ``wild2`` in
-``guide_predictor_holdout.py`` and ``guide_predictor_holdout3.py``) and every target, the rules' own
+``holdout3`` in ``guide_predictor_family.py``; the holdouts ``wild`` to ``wild5`` in
+``guide_predictor_holdout.py`` and ``guide_predictor_holdout3.py`` to ``guide_predictor_holdout6.py``: every
+family measured before wild6, whose first evaluation stays out of it) and every target, the rules' own
 answer (``predict(..., calibrated=False)``, jaxpr only) is compared with the truth the compile left in
 the committed truth files.  Each answer is counted under its key: target, rule anchor and verdict
 (``stored`` or ``fused``); on the TPU a stored table's ``where`` is counted under its place.  The counts
@@ -29,6 +30,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import guide_predictor_holdout as wild  # noqa: E402
 import guide_predictor_holdout3 as wild2  # noqa: E402
+import guide_predictor_holdout4 as wild3  # noqa: E402
+import guide_predictor_holdout5 as wild4  # noqa: E402
+import guide_predictor_holdout6 as wild5  # noqa: E402
 from guide_predictor_family import TRUTH_FILE, Program, families, load_truth, predicted  # noqa: E402
 
 TABLE_FILE = ROOT / "sphinx_jaxhlo" / "predict" / "calibration_table.py"
@@ -42,6 +46,9 @@ def measured_families() -> dict[str, tuple[list[Program], dict[tuple[str, str], 
     out = {name: (progs, main_truth) for name, progs in families().items()}
     out["wild"] = (wild.programs(), wild.load_truth())
     out["wild2"] = (wild2.programs(), load_truth(wild2.TRUTH_FILE))
+    out["wild3"] = (wild3.programs(), load_truth(wild3.TRUTH_FILE))
+    out["wild4"] = (wild4.programs(), load_truth(wild4.FILES.truth))
+    out["wild5"] = (wild5.programs(), load_truth(wild5.FILES.truth))
     return out
 
 

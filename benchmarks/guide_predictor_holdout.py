@@ -38,6 +38,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,8 @@ FIRST_FILE = ROOT / "benchmarks" / "guide_predictor_holdout_first.json"
 RESULTS_FILE = ROOT / "benchmarks" / "guide_predictor_holdout_results.json"
 TARGETS = ("cpu", "gpu:h100", "tpu:v5e")
 FAMILY = "wild"
+#: What a later family's score after its first evaluation is.
+AFTER_FIRST = "scored after the first evaluation: the rules as they are now, not as they were first scored"
 
 #: (name, kind, body defining ``f``, argument specs).
 PROGRAMS: list[tuple[str, str, str, str]] = [
@@ -540,6 +543,53 @@ def score_programs(progs: list[Program], truth: dict[tuple[str, str], dict[str, 
 
 def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
+
+
+@dataclass(frozen=True)
+class FamilyFiles:
+    """A holdout family's files, all named from its stem (``guide_predictor_holdout5``): the truth of its
+    compiles, its first evaluation (written once), its later score and its rules-only score."""
+
+    stem: str
+
+    @property
+    def truth(self) -> Path:
+        return ROOT / "benchmarks" / "data" / f"{self.stem}_truth.jsonl"
+
+    @property
+    def first(self) -> Path:
+        return ROOT / "benchmarks" / f"{self.stem}_first.json"
+
+    @property
+    def results(self) -> Path:
+        return ROOT / "benchmarks" / f"{self.stem}_results.json"
+
+    @property
+    def rules(self) -> Path:
+        return ROOT / "benchmarks" / f"{self.stem}_rules.json"
+
+    def usage(self) -> str:
+        """The family's commands, for its module docstring."""
+        script = f"benchmarks/{self.stem}.py"
+        return (f"Run (resumable; each compile's truth is kept in ``benchmarks/data/{self.stem}_truth.jsonl``)::\n\n"
+                f"    python {script} compile --targets cpu,gpu:h100,tpu:v5e\n"
+                f"    python {script} score --first   # once, before any change to the predictor\n"
+                f"    python {script} score\n"
+                f"    python {script} score --rules   # the rules without the calibration\n\n"
+                f"``score --first`` writes ``benchmarks/{self.stem}_first.json`` and refuses to overwrite it.\n")
+
+
+def family_files(stem: str) -> FamilyFiles:
+    """The files of the holdout family whose script is ``benchmarks/<stem>.py``."""
+    return FamilyFiles(stem)
+
+
+def run_family(argv: list[str] | None, *, doc: str, programs: Callable[[], list[Program]], files: FamilyFiles,
+               after_first: str) -> int:
+    """:func:`family_main` for a family named by its :class:`FamilyFiles` (the later holdouts)."""
+    return family_main(argv, description=doc.splitlines()[0], programs=programs, truth_file=files.truth,
+                       first_file=files.first, results_file=files.results, after_first=after_first,
+                       rules_file=files.rules)
 
 
 def family_main(argv: list[str] | None, *, description: str, programs: Callable[[], list[Program]],

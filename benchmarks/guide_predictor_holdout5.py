@@ -26,14 +26,6 @@ statistics), in f32, bf16 and f16, tiny and large, odd and power-of-two sizes, w
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
-Run (resumable; each compile's truth is kept in ``benchmarks/data/guide_predictor_holdout5_truth.jsonl``)::
-
-    python benchmarks/guide_predictor_holdout5.py compile --targets cpu,gpu:h100,tpu:v5e
-    python benchmarks/guide_predictor_holdout5.py score --first   # once, before any change to the predictor
-    python benchmarks/guide_predictor_holdout5.py score
-    python benchmarks/guide_predictor_holdout5.py score --rules   # the rules without the calibration
-
-``score --first`` writes ``benchmarks/guide_predictor_holdout5_first.json`` and refuses to overwrite it.
 """
 
 from __future__ import annotations
@@ -46,14 +38,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from guide_predictor_family import Program, _module  # noqa: E402
-from guide_predictor_holdout import family_main  # noqa: E402
+from guide_predictor_holdout import AFTER_FIRST, family_files, run_family  # noqa: E402
 
-TRUTH_FILE = ROOT / "benchmarks" / "data" / "guide_predictor_holdout5_truth.jsonl"
-FIRST_FILE = ROOT / "benchmarks" / "guide_predictor_holdout5_first.json"
-RESULTS_FILE = ROOT / "benchmarks" / "guide_predictor_holdout5_results.json"
-RULES_FILE = ROOT / "benchmarks" / "guide_predictor_holdout5_rules.json"
-#: What a score after the first evaluation is.
-AFTER_FIRST = "scored after the first evaluation: the rules as they are now, not as they were first scored"
+FILES = family_files("guide_predictor_holdout5")
+__doc__ = f"{__doc__}{FILES.usage()}"
 FAMILY = "wild4"
 
 #: (name, kind, body defining ``f``, argument specs).
@@ -545,9 +533,7 @@ def programs() -> list[Program]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return family_main(argv, description=__doc__.splitlines()[0], programs=programs, truth_file=TRUTH_FILE,
-                       first_file=FIRST_FILE, results_file=RESULTS_FILE, after_first=AFTER_FIRST,
-                       rules_file=RULES_FILE)
+    return run_family(argv, doc=__doc__, programs=programs, files=FILES, after_first=AFTER_FIRST)
 
 
 if __name__ == "__main__":

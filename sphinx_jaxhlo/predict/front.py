@@ -25,11 +25,13 @@ from .graph import (
     Graph,
     Loop,
     Region,
+    Value,
     _ids,
     _is_gemm,
     build_region,
     group_regions,
     reductions_of,
+    trivial_dot,
 )
 from .h100 import _unaligned_matvec, decide_gpu, split_k_unsure
 from .tpu import decide_tpu, where_stored
@@ -328,6 +330,11 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return limits.abstain(f"{variadic}: how XLA merges it is not in the rules")
     if target == "cpu":
         if between := _between(g):
+            if any(op.prim in CPU_THUNKS for op in g.ops):
+                what = "/".join(sorted({op.prim for op in g.ops if op.prim in CPU_THUNKS}))
+                return Decision(True, "jaxhlo-predict-cpu-other", f"a {what} between the table's source and the "
+                                "reduction is a thunk of its own (SortThunk, FftThunk: thunk_emitter.cc), no "
+                                "fusion: it reads its operand from memory and writes its output for the reduction")
             return limits.abstain(f"a {between} between the table's source and the reduction: no CPU rule covers "
                                   "what it writes")
         if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
@@ -350,6 +357,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
                                   "which the rules do not choose")
     if target == "tpu:v5e" and d.stored is False and limits.tpu_gemms(g) >= 2:
         return limits.abstain("two contractions feed one table: the rules know one dot in an output fusion")
+    if target == "tpu:v5e" and d.stored is False and (chained := limits.chained_gemm(g, table)):
+        return limits.abstain(f"{chained}: the rules know one dot in an output fusion")
     return d
 
 
@@ -375,6 +384,11 @@ def _shared_broadcasts(regions: list[Region]) -> set[int]:
     return {i for regs in seen.values() if len(regs) > 1 for i in regs}
 
 
+#: Ops the CPU runs as a thunk of their own, never in a fusion (``thunk_emitter.cc``: ``SortThunk``,
+#: ``FftThunk``); a cumulative op is lowered to other ops (no CPU rule follows them).
+CPU_THUNKS = frozenset({"sort", "fft"})
+
+
 def _between(g: Region) -> str:
     """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
     its output is read from memory by the reduction, and a computed operand is written for it."""
@@ -397,6 +411,10 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                 out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is normalised by a "
                                     "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
                                     "before the GEMM, whose fusion takes only a plain scale in"))
+            elif (op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100")
+                  and (mv := _narrow_reader(v, target))):
+                anchor = "jaxhlo-predict-cpu-dot" if target == "cpu" else "jaxhlo-predict-h100-matvec"
+                out.append(Decision(True, anchor, mv))
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))
@@ -430,6 +448,32 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                     out.append(Decision(True, "jaxhlo-predict-cpu-ynn", f"a dot reads a table computed "
                                         f"elementwise ({why}): YNN's dot fusion cannot take it in"))
     return out
+
+
+#: XLA CPU fuses an elementwise producer into a dot only for a vector-shaped output whose vector operand
+#: is under this many bytes (``kFusionThresholdBytes``, ``cpu_instruction_fusion.cc``).
+CPU_DOT_FUSION_BYTES = 16 * 1024
+#: Past this many operand elements the H100 runs a matrix-vector product as a GEMM (rule 2).
+H100_MATVEC_GEMM = 10_000_000
+
+
+def _narrow_reader(v: Value, target: str) -> str:
+    """Why a computed table ``v`` read by a matrix-vector product (a contraction with a side of one, no
+    reduction around) is written for it, or ``""``: on the CPU XLA's own dot reads its operands from
+    memory unless its output is a vector and its vector small; on the H100 a large one is a GEMM."""
+    for u in v.users:
+        if u.prim != "dot_general" or _is_gemm(u) or trivial_dot(u) or not u.outs:
+            continue
+        other = u.ins[1] if u.ins[0] is v else u.ins[0]
+        if target == "cpu" and (len(u.outs[0].shape) > 1
+                                or other.size * _ITEMSIZE.get(other.dtype, 4) >= CPU_DOT_FUSION_BYTES):
+            return ("a matrix-vector product reads the computed table: XLA's own dot, not a YNN one, and "
+                    "fused with its producer only for a vector output and a vector under 16 kB "
+                    "(cpu_instruction_fusion.cc), so the table is written")
+        if target == "gpu:h100" and v.size >= H100_MATVEC_GEMM:
+            return (f"a matrix-vector product of {v.size:,} operand elements is a GEMM (past "
+                    f"{H100_MATVEC_GEMM:,}): its computed operand is written for it")
+    return ""
 
 
 #: The H100's split-K GEMM pads K to a multiple of this (measured: K = 10016 is not padded, 10000 is).

@@ -138,6 +138,26 @@ def tpu_gemms(g: Region) -> int:
     return sum(1 for op in g.ops if op.prim == "dot_general" and _is_gemm(op))
 
 
+def chained_gemm(g: Region, table: int) -> str:
+    """A contraction in ``g`` whose operand is computed, through elementwise or layout work, from another
+    contraction's table-sized output (an MLP's two layers before the reduction)."""
+    floor = TABLE_SHARE * table
+    for op in g.ops:
+        if op.prim != "dot_general" or not _is_gemm(op):
+            continue
+        todo = [(w, 6) for w in op.ins if w.size >= floor and not w.is_arg]
+        while todo:
+            w, depth = todo.pop()
+            src = w.producer
+            if src is None or w.is_arg:
+                continue
+            if src.prim == "dot_general" and _is_gemm(src):
+                return "a contraction reads another contraction's table-sized output"
+            if depth > 0 and src.prim not in REDUCTION_KIND:
+                todo += [(x, depth - 1) for x in src.ins if x.size >= floor]
+    return ""
+
+
 def gemm_outside(graph: Graph, table: int, seen: set[int]) -> str:
     """A contraction's output twice the table or more, outside every reduction's region, that something
     reads (a hidden layer's activations kept for the backward pass)."""

@@ -57,24 +57,23 @@ RULES: tuple[Rule, ...] = (
          "front.predict_jaxpr"),
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
-         "that ground the answer is \"compile it\" (`stored` is `None`, `certain` is false) with the one-line "
-         "compile that answers, never a guess: an op no rule knows computes the table (a convolution, on "
-         "the CPU and the TPU), or a convolution computes or reads a table-sized value no reduction reads "
-         "(its weight gradient); a "
-         "gather reads or builds a table-sized value on the H100 (`take_along_axis` after a `log_softmax`, "
-         "an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's gradient); "
-         "a normalised table is reduced "
-         "again, three passes or more over table-sized data on the H100, four, or three with a contraction, "
-         "on the TPU (a softmax's output summed again); a variadic reduce (an `argmax` beside a `max` of the "
-         "same value); the only reduction is a contraction of a computed operand; on the H100 a `top_k` of an "
-         "argument and a contraction with 65 to 512 rows or columns and an unaligned long `K` (split-K may "
-         "copy its matrix); on the TPU two contractions feeding one table, a loop over a table-sized stack of "
-         "`f32` operands that contracts, and a contraction's output larger than the table read outside the "
-         "reductions; on the CPU a `bf16` or `f16` contraction of a computed table no reduction reads, a sort, scan "
-         "or FFT between the table's source and the reduction, a two-pass statistic over leading axes, and a "
-         "global statistic applied back to two or more returned tables (a clipped update). `bf16` or `f16` "
-         "data doubles the H100's break-even band. On the TPU, `where` is said only outside 1 MiB to 64 MiB, "
-         "where the measured tables went either way.",
+         'that ground the answer is "compile it" (`stored` is `None`, `certain` is false) with the one-line '
+         'compile that answers, never a guess: an op no rule knows computes the table (a convolution, on the '
+         'CPU and the TPU), or a convolution computes or reads a table-sized value no reduction reads (its '
+         'weight gradient); a gather reads or builds a table-sized value on the H100 (`take_along_axis` after '
+         "a `log_softmax`, an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's "
+         'gradient); a normalised table is reduced again, three passes or more over table-sized data on the '
+         "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
+         'reduce (an `argmax` beside a `max` of the same value); the only reduction is a contraction of a '
+         'computed operand; on the H100 a `top_k` of an argument and a contraction with 65 to 512 rows or '
+         'columns and an unaligned long `K` (split-K may copy its matrix); on the TPU two contractions feeding'
+         " one table, a loop over a table-sized stack of `f32` operands that contracts, and a contraction's "
+         'output larger than the table read outside the reductions, and a concatenate that builds a '
+         'table-sized value outside a loop (a `roll`); on the CPU a `bf16` or `f16` contraction of a computed '
+         "table no reduction reads, a cumulative op with no sort or FFT between the table's source and the "
+         'reduction, a two-pass statistic over leading axes, and a global statistic applied back to two or '
+         "more returned tables (a clipped update). `bf16` or `f16` data doubles the H100's break-even band. On"
+         ' the TPU, `where` is said only outside 1 MiB to 64 MiB, where the measured tables went either way.',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "
@@ -131,12 +130,15 @@ RULES: tuple[Rule, ...] = (
          'a sum stores is computed inside an argmax (`argmax_of_cos`). A product is a YNN dot, though: an '
          "argmax of a product's values is the next rule.", "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-other", "cpu", "3. Other reductions YNN lacks store a computed operand",
-         '`prod`, `any`, `all`, integer and `f16` sums (`IsReduceLikeOpSupportedByYnn` takes add, max and '
-         "min reducers, not `s32` sums) and an argmax of a product's values ({ref}`example "
-         '<jaxhlo-guide-matrix-cpu-gates>`) are not YNN reductions. Folding more than 32 elements a '
-         "result, XLA's tree reduction rewriter splits them into a `reduce-window` that fuses nothing, so "
-         "a computed operand is stored (`prod_of_exp`, `any_of_compare`); over 32 or fewer, XLA's loop "
-         'fusion takes it in. `top_k` sorts a stored operand.', "cpu.decide_cpu"),
+         '`prod`, `any`, `all`, integer and `f16` sums (`IsReduceLikeOpSupportedByYnn` takes add, max and min '
+         "reducers, not `s32` sums) and an argmax of a product's values ({ref}`example "
+         '<jaxhlo-guide-matrix-cpu-gates>`) are not YNN reductions. Folding more than 32 elements a result, '
+         "XLA's tree reduction rewriter splits them into a `reduce-window` that fuses nothing, so a computed "
+         "operand is stored (`prod_of_exp`, `any_of_compare`); over 32 or fewer, XLA's loop fusion takes it "
+         "in. `top_k` sorts a stored operand. A sort or an FFT between the table's source and the reduction is"
+         ' a thunk of its own, never in a fusion (`SortThunk`, `FftThunk`: `thunk_emitter.cc`): the table it '
+         'reads and the one it writes are stored, as each of the 8 measured was (a double argsort, sorted '
+         'samples, an energy spectrum, a long convolution by FFT).', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
          'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
          "reduction, and a YNN GEMM above it, through the producers in YNN's table whose values have one "
@@ -146,17 +148,18 @@ RULES: tuple[Rule, ...] = (
          'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
          'which are stored, in HBM here:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-topk", "tpu:v5e",
-         "2. An exact top-k of a contraction; a sort, scan, FFT, concatenate or gather",
-         '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not '
-         'store it, and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an '
-         "FFT between the table's source and the reduction stores the table it reads (on-chip at these "
-         'sizes: `cumsum` or `sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`), and so does a '
-         'concatenate that builds a table-sized value outside a loop (`jnp.roll`, `jnp.gradient`: a '
-         "stencil's shifted copies), as each of the three measured did (wild3's heat, Burgers and "
-         'gradient-magnitude stencils). A gather that reads a computed table-sized value or builds one '
-         "(`take_along_axis` after a `log_softmax`, an embedding lookup) and a scatter whose updates are "
-         'one (`segment_sum` of an activation) store it too: measured, as libtpu is closed, 22 of 22 '
-         'across the families. The three top-k forms:', "tpu.decide_tpu"),
+         "2. An exact top-k of a contraction; a sort, scan, FFT or gather",
+         '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not store it,'
+         ' and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an FFT between the '
+         "table's source and the reduction stores the table it reads (on-chip at these sizes: `cumsum` or "
+         '`sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`). A concatenate that builds a table-sized '
+         "value outside a loop (`jnp.roll`, `jnp.gradient`: a stencil's shifted copies) is left to the "
+         "compile: the TPU wrote it in 5 of the 9 measured (wild3's heat, Burgers and gradient-magnitude "
+         "stencils, a MoCo queue, a separable blur; not a rotary roll or wild6's Ising, XY and Gray-Scott "
+         'rolls). A gather that reads a computed table-sized value or builds one (`take_along_axis` after a '
+         '`log_softmax`, an embedding lookup) and a scatter whose updates are one (`segment_sum` of an '
+         'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families. The three '
+         'top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '

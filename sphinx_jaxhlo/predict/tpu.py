@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from .graph import REDUCTION_KIND, Decision, Graph, Op, Region, _is_gemm
 
+#: The anchor of the rules' stated limits (where the answer is "compile it").
+LIMITS = "jaxhlo-predict-all-limits"
+
 TPU_COSTLY = frozenset({"cos", "sin", "tan"})
 
 
@@ -24,8 +27,9 @@ def _full_arg_reduction(g: Region) -> bool:
 
 def _shifted(g: Region) -> str:
     """What a table-sized ``concatenate`` in ``g`` is (``jnp.roll``, ``jnp.gradient``, shifted slices joined),
-    or ``""``: measured on the TPU v5e, every such table outside a loop was stored (wild3's heat, Burgers and
-    gradient-magnitude stencils: the shifted value, or the concatenate's output)."""
+    or ``""``: measured on the TPU v5e, such a table outside a loop was stored in 5 of 9 programs (wild3's
+    heat, Burgers and gradient-magnitude stencils, a MoCo queue and a separable blur; not a rotary roll or
+    wild6's Ising, XY and Gray-Scott rolls): an abstention."""
     floor = 0.9 * max((r.operand.size for r in g.reductions), default=0)
     for op in g.ops:
         if op.prim == "concatenate" and op.outs and op.outs[0].size >= floor:
@@ -53,8 +57,9 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
         return Decision(True, "jaxhlo-predict-tpu-topk", "an exact top_k of a contraction sorts the stored "
                         "product")
     if shifted := _shifted(g):
-        return Decision(True, "jaxhlo-predict-tpu-topk", f"a concatenate builds a table-sized value ({shifted}): "
-                        "the TPU writes the table it joins or shifts instead of computing it inside the reduction")
+        return Decision(None, LIMITS, f"a concatenate builds a table-sized value ({shifted}): the TPU wrote such "
+                        "a table in 5 of the 9 measured (stencils yes; Ising, XY and rotary rolls no); compile it",
+                        certain=False)
     if not g.ops:
         return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument directly")
     if _full_arg_reduction(g):

@@ -356,15 +356,20 @@ def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[
     import json
 
     docs = Path(__file__).parent.parent / "docs"
+    # this checkout's package, not whichever one the environment installs (an editable install
+    # of another clone would be measured in its place)
+    here = Path(__file__).parent.parent
 
-    def run(cache: Path | None, package: Path | None = None) -> dict[str, Any]:
-        env = build_env({"PYTHONPATH": str(package)} if package is not None else None)
+    def run(cache: Path | None, package: Path = here) -> dict[str, Any]:
+        env = build_env({"PYTHONPATH": str(package)})
         proc = subprocess.run([PY, "-c", DRIFT, str(cache or ""), str(docs)], capture_output=True, text=True,
                               env=env, check=True, cwd=tempfile.gettempdir())
         return json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("DRIFT "))[6:])
 
     cache = work / "drift-cache"
     out: dict[str, Any] = {"cold": run(cache)}
+    if not out["cold"]["package"].startswith(str(here)):
+        raise RuntimeError(f"the drift page imported {out['cold']['package']}, not this checkout's package")
     warm = [run(cache) for _ in range(repeat)]
     out["unchanged"] = {key: min(r[key] for r in warm) for key in ("seconds", "process_seconds")}
     out["unchanged"]["compared"] = warm[0]["compared"]

@@ -19,7 +19,8 @@ in a fresh process each time: with a new cache, then with the cache it filled
 (an unchanged page), and with ``before``'s package.
 
 Then each phase of the builds from snapshots without a cache is timed in the
-build's own process (:func:`phases`): where the cost per report goes.
+build's own process (:func:`phases`; with ``before``, that version's too): where
+the cost per report goes, function by function.
 
 The extra milliseconds per report are ``(ours - plain) / reports``; measured at
 two sizes, they split into a cost per report (the slope) and a cost per build
@@ -186,7 +187,8 @@ def snapshot_path(work: Path, sizes: tuple[int, ...] = (20, 60), repeat: int = 5
     if before is not None:
         out["before"] = str(before)
         out["paired_ms_per_report_against_before"] = paired(runs, {n: p[2] for n, p in projects.items()})
-    out["phases_ms_per_report"] = phases(work, projects, repeat, env)
+    for suffix, figures in phases(work, projects, repeat, versions).items():
+        out[f"phases_ms_per_report{suffix}"] = figures
     # issue 52's goals: the extra cost of a report at most 2 ms from snapshots, 1 ms fully cached
     out["goals_ms_per_report"] = {"snapshots": 2.0, "cached": 1.0}
     # how busy the machine was (1, 5 and 15 minutes): the wall seconds mean little above the core count
@@ -214,40 +216,61 @@ def paired(runs: dict[int, dict[str, list[dict[str, Any]]]], reports: dict[int, 
 
 
 #: Times one build phase by phase, in its process (argv: "ours" or "plain", then sphinx-build's).
-#: Each phase is the CPU seconds spent in a function (with what it calls, garbage collection
-#: included); they overlap where one calls another.
+#: Each phase is the CPU seconds spent in a function and what it calls, less the phases it
+#: calls (timed apart) and garbage collection (a phase of its own): the phases do not overlap,
+#: and "the rest of the build" is what none of them covers.  A function that a version of the
+#: package does not have is left out (the phases of ``before``).
 PHASES = """
 import functools, gc, importlib, json, sys, time
 spent = {}
+inside = []  # for each timed call under way: the seconds of the phases it called
 def timed(module, qualname, phase):
-    owner = importlib.import_module(module)
-    *path, name = qualname.split(".")
-    for part in path:
-        owner = getattr(owner, part)
-    real = getattr(owner, name)
+    try:
+        owner = importlib.import_module(module)
+        *path, name = qualname.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        real = getattr(owner, name)
+    except (ImportError, AttributeError):
+        return
     @functools.wraps(real)
     def wrapper(*args, **kwargs):
         start = time.process_time()
+        inside.append(0.0)
         try:
             return real(*args, **kwargs)
         finally:
-            spent[phase] = spent.get(phase, 0.0) + time.process_time() - start
+            total = time.process_time() - start
+            spent[phase] = spent.get(phase, 0.0) + total - inside.pop()
+            if inside:
+                inside[-1] += total
     setattr(owner, name, wrapper)
 collecting = [0.0]
 def collector(phase, info):
     if phase == "start":
         collecting[0] = time.process_time()
     else:
-        spent["garbage collection"] = spent.get("garbage collection", 0.0) + time.process_time() - collecting[0]
+        seconds = time.process_time() - collecting[0]
+        spent["garbage collection"] = spent.get("garbage collection", 0.0) + seconds
+        if inside:
+            inside[-1] += seconds
 gc.callbacks.append(collector)
 timed("sphinx.builders", "Builder.read_doc", "reading a page")
 timed("sphinx.builders", "Builder.write_doctree", "pickling its doctree")
 timed("sphinx.environment", "BuildEnvironment.get_and_resolve_doctree", "reading it back, resolved")
 timed("sphinx.builders.html", "StandaloneHTMLBuilder.write_doc", "translating it")
+timed("sphinx.builders.html", "StandaloneHTMLBuilder.handle_page", "the page's template")
 if sys.argv[1] == "ours":
     timed("sphinx_jaxhlo.sphinxext.documents", "ExampleCollector.process_doc", "the examples of a page")
+    timed("sphinx_jaxhlo.pipeline.run", "plan", "planning an example")
     timed("sphinx_jaxhlo.store.analyses", "report", "analysing a snapshot")
+    timed("sphinx_jaxhlo.store.snapshots", "read", "reading a snapshot's files")
+    timed("sphinx_jaxhlo.store.snapshots", "Snapshot.report", "the report from its facts, the rest of its analysis")
+    timed("sphinx_jaxhlo.hlo.parse", "parse_module", "parsing the HLO")
+    timed("sphinx_jaxhlo.hlo.fusion", "analyze_module", "the fusion analysis")
     timed("sphinx_jaxhlo.sphinxext.documents", "render", "making an example's nodes")
+    timed("sphinx_jaxhlo.render.nodes", "_source_lines_html", "the source listing's HTML")
+    timed("sphinx_jaxhlo.render.nodes", "table_html", "tables' HTML")
     timed("sphinx_jaxhlo.sphinxext.html", "_write_text", "a module text's files")
     timed("sphinx_jaxhlo.sphinxext.extension", "add_page_scripts", "a page's shared scripts")  # as setup connects it
     timed("sphinx_jaxhlo.sphinxext.html", "_handing", "highlighting a module text")
@@ -256,42 +279,54 @@ from sphinx.cmd.build import build_main
 start = time.process_time()
 status = build_main(sys.argv[2:])
 spent["the whole build"] = time.process_time() - start
+spent["the rest of the build"] = 2 * spent["the whole build"] - sum(spent.values())
 print("PHASES " + json.dumps(spent))
 sys.exit(status)
 """
 
 
 def phases(work: Path, projects: dict[int, tuple[Path, Path, int]], repeat: int,
-           environ: dict[str, str]) -> dict[str, Any]:
+           versions: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
     """Where a report's time goes, from snapshots without a cache: each phase's CPU
-    milliseconds per report (the slope between the two sizes, the fastest of
+    milliseconds per report (the slope between the two sizes, the median of
     ``repeat`` builds of each phase) for our pages and the plain ones, and the
-    difference.  The phases overlap (:data:`PHASES`).
+    difference.  The phases do not overlap (:data:`PHASES`).
 
-    :param environ: the environment of this version's builds from snapshots.
+    :param versions: the environment of each version's builds from snapshots, by the
+        suffix of its kinds (``""``: this version); their builds alternate, attempt by
+        attempt, with the plain pages' (which all versions share).
+    :return: each version's phases, by its suffix.
     """
-    env = build_env(environ)
-    best: dict[str, dict[int, dict[str, float]]] = {"ours": {}, "plain": {}}
+    runs: dict[str, dict[int, list[dict[str, float]]]] = {key: {} for key in ["plain", *versions]}
+
+    def timed_build(key: str, n: int, folder: Path, extra: list[str], env: dict[str, str], attempt: int) -> None:
+        out = work / f"phases{key}-{n}-{attempt}"  # kept until the run ends, as above
+        kind = "plain" if key == "plain" else "ours"
+        proc = subprocess.run([PY, "-c", PHASES, kind, "-q", "-E", "-b", "html", *extra, str(folder), str(out)],
+                              capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PHASES ")), None)
+        if line is None or proc.returncode != 0:
+            raise RuntimeError(f"the timed build failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        runs[key].setdefault(n, []).append(json.loads(line[7:]))
+
     for attempt in range(repeat):
         for n, (src, plain, _) in projects.items():
-            for kind, folder, extra in (("ours", src, ["-D", "jaxhlo_cache=0"]), ("plain", plain, [])):
-                out = work / f"phases-{kind}{n}-{attempt}"  # kept until the run ends, as above
-                proc = subprocess.run([PY, "-c", PHASES, kind, "-q", "-E", "-b", "html", *extra, str(folder),
-                                       str(out)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
-                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PHASES ")), None)
-                if line is None or proc.returncode != 0:
-                    raise RuntimeError(f"the timed build failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-                for phase, seconds in json.loads(line[7:]).items():
-                    kept = best[kind].setdefault(n, {})
-                    kept[phase] = min(seconds, kept.get(phase, seconds))
+            for suffix, environ in versions.items():
+                timed_build(suffix, n, src, ["-D", "jaxhlo_cache=0"], build_env(environ), attempt)
+            timed_build("plain", n, plain, [], build_env(versions[""]), attempt)
     (small, large) = sorted(projects)
     reports = {n: projects[n][2] for n in projects}
-    out: dict[str, Any] = {}
-    for phase in best["ours"][large]:
-        slope = {kind: 1000 * (best[kind][large].get(phase, 0.0) - best[kind][small].get(phase, 0.0))
-                 / (reports[large] - reports[small]) for kind in best}
-        out[phase] = {"ours": round(slope["ours"], 3), "plain": round(slope["plain"], 3),
-                      "extra": round(slope["ours"] - slope["plain"], 3)}
+
+    def slope(key: str, phase: str) -> float:
+        medians = {n: statistics.median(run.get(phase, 0.0) for run in runs[key][n]) for n in (small, large)}
+        return 1000 * (medians[large] - medians[small]) / (reports[large] - reports[small])
+
+    out: dict[str, dict[str, Any]] = {}
+    for suffix in versions:
+        out[suffix] = {}
+        for phase in sorted({p for run in runs[suffix][large] for p in run}):
+            ours, plain = slope(suffix, phase), slope("plain", phase)
+            out[suffix][phase] = {"ours": round(ours, 3), "plain": round(plain, 3), "extra": round(ours - plain, 3)}
     return out
 
 
@@ -321,15 +356,20 @@ def drift_page(work: Path, before: Path | None = None, repeat: int = 3) -> dict[
     import json
 
     docs = Path(__file__).parent.parent / "docs"
+    # this checkout's package, not whichever one the environment installs (an editable install
+    # of another clone would be measured in its place)
+    here = Path(__file__).parent.parent
 
-    def run(cache: Path | None, package: Path | None = None) -> dict[str, Any]:
-        env = build_env({"PYTHONPATH": str(package)} if package is not None else None)
+    def run(cache: Path | None, package: Path = here) -> dict[str, Any]:
+        env = build_env({"PYTHONPATH": str(package)})
         proc = subprocess.run([PY, "-c", DRIFT, str(cache or ""), str(docs)], capture_output=True, text=True,
                               env=env, check=True, cwd=tempfile.gettempdir())
         return json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("DRIFT "))[6:])
 
     cache = work / "drift-cache"
     out: dict[str, Any] = {"cold": run(cache)}
+    if not out["cold"]["package"].startswith(str(here)):
+        raise RuntimeError(f"the drift page imported {out['cold']['package']}, not this checkout's package")
     warm = [run(cache) for _ in range(repeat)]
     out["unchanged"] = {key: min(r[key] for r in warm) for key in ("seconds", "process_seconds")}
     out["unchanged"]["compared"] = warm[0]["compared"]

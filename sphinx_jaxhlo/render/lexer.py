@@ -345,15 +345,16 @@ class HloLexer(RegexLexer):
         while pos < end:
             state = None
             for m in root_finditer(text, pos):
+                # (``m[0]``, not ``m.group()``: a subscript, not a method call, on every token)
                 marker: int = m.lastindex  # type: ignore[assignment]
                 cls = root_simple[marker]
                 if cls is not None:
                     add(cls)
-                    add(m.group())
+                    add(m[0])
                     continue
                 types, first, state = root_special[marker]
                 for group, ttype in enumerate(types, first):
-                    value = m.group(group)
+                    value = m[group]
                     if value:
                         add(class_of[ttype])
                         add(value)
@@ -372,10 +373,10 @@ class HloLexer(RegexLexer):
                 cls = simple[marker]
                 if cls is None:  # the "#pop" rule
                     add(class_of[special[marker][0][0]])
-                    add(sm.group())
+                    add(sm[0])
                     break
                 add(cls)
-                add(sm.group())
+                add(sm[0])
         return out
 
     @staticmethod

@@ -173,14 +173,16 @@ def test_no_size_meets_the_budget_is_said_with_the_smallest_size_figure():
     specs = (S(4000, 8), S(4000, 8), S(4000))
     text = suggest_chunking(rbf_matvec, specs, {}, 64 * 10**6, budget=100, original_temp=64 * 10**6)
     words = text.split("\n")[0]
-    assert "no chunk size brings the compiled temp memory within the budget of 100 B" in words
-    assert suggested_call(text)[1]["size"] == 1
+    # the smallest size tried is the trip cap's: 4000 / 1024 trips, rounded up
+    assert "no chunk size of at most 1000 trips brings the compiled temp memory within the budget of 100 B" in words
+    assert suggested_call(text)[1]["size"] == 4
+    assert "smaller chunks are not suggested: over 1,024 trips cost time by themselves." in words
     check_as_written(text, {"rbf_matvec": rbf_matvec}, specs)
     # when even that is no better than the original, no call is shown: one line says what was found
     text = suggest_chunking(rbf_matvec, specs, {}, 64 * 10**6, budget=100, original_temp=1)
     assert "\n" not in text and text.startswith(
         "No chunking to suggest: over axis 0 of y and w (4000 long), chunked() is proved on the jaxpr "
-        "(combine='sum'), but compiled for cpu over chunks of 1 it needs "), text
+        "(combine='sum'), but compiled for cpu over chunks of 4 it needs "), text
     assert "no less than the unchunked 1 B; over axis 0 of x (4000 long), the proof on the jaxpr refuses" in text
 
 
@@ -362,7 +364,9 @@ def test_what_the_proof_cannot_follow_is_not_said_to_change_the_result():
 def test_the_size_is_capped_by_the_trips_and_the_words_say_what_each_trip_reads(monkeypatch):
     from sphinx_jaxhlo.chunking import search
 
-    assert search.trip_cap(268 * 2**20) == 16 and search.trip_cap(600_000) > 7000
+    assert search.trip_cap(268 * 2**20) == 16 and search.trip_cap(4 * 2**20) == 1024
+    # nothing read again (every array argument split), or little: the trips' own cost bounds them
+    assert search.trip_cap(0) == search.trip_cap(600_000) == search.MAX_TRIPS
     # each trip reads all of w (1 MB): with 4 MB to read again at most, 16 trips (the least cap) at most
     monkeypatch.setattr(search, "REREAD_BYTES", 4 * 2**20)
     text = suggest_chunking(xent_bf16, XENT_SPECS, {}, 201 * 10**6, budget=4 * 2**20, original_temp=201 * 10**6)
@@ -480,3 +484,21 @@ def test_a_gradient_written_by_hand_whose_sum_is_a_contraction_gets_its_search()
     text = report.chunk_suggestion
     assert text.startswith("Chunking would bound it: the result reduces over axis 0 of x (20000 long)"), text
     assert "sphinx_jaxhlo.chunked(loss_grad, argnums=1, size=" in text and "Checked: the code shown" in text
+
+
+def weighted_exp_colsum(x, w):
+    return jnp.sum(jnp.exp(x) * w[:, None], axis=0)
+
+
+def test_a_chunking_that_reads_nothing_again_is_capped_at_its_trips_own_cost(monkeypatch):
+    """x and w chunked together: no argument is read again, and still no more than MAX_TRIPS trips
+    (each costs time by itself: benchmarks/trip_cost.py); the words say which cap chose the size."""
+    from sphinx_jaxhlo.chunking import search
+
+    monkeypatch.setattr(search, "MAX_TRIPS", 8)
+    specs = [S(4096, 64), S(4096)]
+    text = suggest_chunking(weighted_exp_colsum, specs, {}, 4096 * 64 * 4, budget=1024)
+    _, keywords = suggested_call(text)
+    assert keywords["argnums"] == (0, 1) and keywords["size"] >= 4096 // 8, text
+    assert f"The loop takes {4096 // keywords['size']} trips; smaller chunks are not suggested: over 8 trips " \
+           "cost time by themselves." in text.split("\n")[0], text

@@ -26,8 +26,9 @@ all of these hold, in this order:
   A divisor is preferred: the shorter last chunk that another size leaves is
   computed from a slice of the argument, which XLA may copy whole.  When no
   size meets the budget, the suggestion says so, with the smallest size's
-  figure, if that is below the unchunked function's temp memory (else chunking
-  does not help: nothing is shown);
+  figure, if that is at most half the unchunked function's temp memory (else
+  chunking is not worth its loop: one line says so); the smallest size is
+  the one that keeps the loop within :func:`trip_cap`'s trips;
 - **the code as shown**: :func:`~sphinx_jaxhlo.chunked_source` writes the
   plain-JAX code for that size, and
   :func:`~sphinx_jaxhlo.verify_chunked_source` runs that text,
@@ -142,15 +143,18 @@ def _default_temp_or_none(fn: Callable[..., Any], args: Sequence[Any], kwargs: d
 
 
 def _trip_words(found: _Found, trips: int, unsplit: Sequence[str]) -> str:
-    """What the chunks cost in time: the trips through the loop, each reading the unsplit arguments."""
-    if not found.unsplit or not unsplit:
-        return f"The loop takes {trips} trips."
-    names = " and ".join(unsplit)
-    said = (f"The loop takes {trips} trips, each reading all of {names} ({format_bytes(found.unsplit)}) "
-            f"again: {format_bytes(trips * found.unsplit)} in all")
+    """What the chunks cost in time: the trips through the loop, each reading the unsplit arguments,
+    and, where the trip cap (:func:`trip_cap`) chose the size, which cap."""
+    said = f"The loop takes {trips} trips"
+    if found.unsplit and unsplit:
+        said += (f", each reading all of {' and '.join(unsplit)} ({format_bytes(found.unsplit)}) again: "
+                 f"{format_bytes(trips * found.unsplit)} in all")
     if found.floor > 1 and found.size < 2 * found.floor:  # the trip cap chose the size
-        said += (f"; smaller chunks are not suggested: more trips would read over {format_bytes(REREAD_BYTES)} "
-                 "again, and each trip costs time")
+        if not found.unsplit or REREAD_BYTES // found.unsplit >= MAX_TRIPS:
+            said += f"; smaller chunks are not suggested: over {MAX_TRIPS:,} trips cost time by themselves"
+        else:
+            said += (f"; smaller chunks are not suggested: more trips would read over "
+                     f"{format_bytes(REREAD_BYTES)} again, and each trip costs time")
     return said + "."
 
 
@@ -277,16 +281,25 @@ def _largest_fitting(temp: Callable[[int], int | None], n: int, estimate: int, b
 #: and the trips it may take in any case (:func:`trip_cap`).
 REREAD_BYTES = 4 * 2**30
 MIN_TRIP_CAP = 16
+#: The most trips a suggested chunking may take whatever it reads again: each trip costs time by
+#: itself (its kernels' launches, the loop's step).  On a TPU v5e the K-chunked product of
+#: f32[128, 8192] and f32[8192, 4096] takes 0.77 ms in one call, 1.9 ms in 1,024 trips and 13.1 ms in
+#: 8,192 trips of one column (``benchmarks/trip_cost.py``: 1.1 to 1.5 us a trip); on this 2-core CPU
+#: 1,024 trips make it 5 times as long.
+MAX_TRIPS = 1024
 
 
 def trip_cap(unsplit_bytes: int) -> int:
     """The most trips through the loop a suggested chunking may take: every trip reads the arguments it
     does not split again (a 128k vocabulary's bf16[1024,131072] weight: 268 MB a trip), so the cap keeps
     those reads under :data:`REREAD_BYTES` in all, and allows :data:`MIN_TRIP_CAP` trips whatever they
-    read.  A budget met only by smaller chunks costs time: for a bf16 cross-entropy over 8,192 tokens and
-    131,072 classes on a TPU v5e, 64-token chunks (128 trips) made its value and gradient 7.7 times as
-    long as unchunked, chunks of 1,024 (8 trips) 1.6 times (the guide's bounded page, its ladder's costs)."""
-    return max(MIN_TRIP_CAP, REREAD_BYTES // unsplit_bytes) if unsplit_bytes > 0 else 2**62
+    read, and never more than :data:`MAX_TRIPS`.  A budget met only by smaller chunks costs time: for
+    a bf16 cross-entropy over 8,192 tokens and 131,072 classes on a TPU v5e, 64-token chunks (128
+    trips) made its value and gradient 7.7 times as long as unchunked, chunks of 1,024 (8 trips) 1.6
+    times (the guide's bounded page, its ladder's costs)."""
+    if unsplit_bytes <= 0:  # nothing is read again: the trips' own cost is the bound
+        return MAX_TRIPS
+    return min(MAX_TRIPS, max(MIN_TRIP_CAP, REREAD_BYTES // unsplit_bytes))
 
 
 def _unsplit_bytes(args: Sequence[Any], kwargs: dict[str, Any], nums: Sequence[int]) -> int:
@@ -302,8 +315,8 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
             temp_of: Callable[[Callable[..., Any]], int | None], original_temp: int | None,
             accept: Callable[[_Found], bool], declined: list[tuple[Candidate, ChunkError | _Found]],
             max_compiles: int = MAX_COMPILES) -> _Found | None:
-    """The first candidate that fits the budget, else the first that at least lowers the temp memory;
-    ``declined`` gets each candidate the proof refused, and each proved one that lowers nothing."""
+    """The first candidate that fits the budget, else the first that at least halves the temp memory;
+    ``declined`` gets each candidate the proof refused, and each proved one that does not halve it."""
     proofs = 0
     fallback: _Found | None = None
     # an axis shorter than the intermediate over the budget cannot bring it within the budget, but
@@ -336,7 +349,7 @@ def _search(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
         if fits:
             if accept(found):
                 return found
-        elif original_temp is not None and figure >= original_temp:
+        elif original_temp is not None and 2 * figure > original_temp:  # not worth a loop: not half the temp
             declined.append((candidate, found))
         elif fallback is None and accept(found):
             fallback = found
@@ -427,9 +440,10 @@ def suggest_chunking(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[s
                 verb = "cannot prove it" if why.unknown else "refuses"
                 said.append(f"{over}, the proof on the jaxpr {verb}: {text}")
             else:
+                than = "no less than" if why.temp >= (original_temp or 0) else "over half of"
                 said.append(f"{over}, chunked() is proved on the jaxpr (combine={why.combine!r}), but compiled for "
                             f"{target} over chunks of {why.size} it needs {format_bytes(why.temp)} of temp memory, "
-                            f"no less than the unchunked {format_bytes(original_temp or 0)}")
+                            f"{than} the unchunked {format_bytes(original_temp or 0)}")
         more = len(declined) - len(said)
         others = f" ({more} other set{'s' if more > 1 else ''} of arguments declined too)" if more else ""
         return f"No chunking to suggest: {'; '.join(said)}{others}."

@@ -248,9 +248,9 @@ def _refusal_words(text: str, file_path: str, brief: bool = False) -> str:
     for said, meant in _PROOF_WORDS:
         words = words.replace(said, meant)
     words = re.sub(r"chunked\(\) is proved on the jaxpr \(combine='(\w+)'\), but compiled for (\S+) over chunks of "
-                   r"(\d+) it needs (.+?) of temp memory, no less than the unchunked ([^;(]+)",
+                   r"(\d+) it needs (.+?) of temp memory, (no less than|over half of) the unchunked ([^;(]+)",
                    r"chunks of \3 give the same result (combined by \1), but compiled for \2 they still need \4 of "
-                   r"temp memory, no less than the \5 unchunked", words)
+                   r"temp memory, \5 the \6 unchunked", words)
     if brief:  # each set of arguments starts "over axis ..."; the first one said
         sets = re.split(r"; (?=over (?:axis|axes) )", words)
         more += len(sets) - 1

@@ -554,10 +554,12 @@ def _narrow_decision(v: Value, target: str) -> Decision | None:
             if len(u.outs[0].shape) > 1 or nbytes >= CPU_DOT_FUSION_BYTES:
                 what = (f"a {len(u.outs[0].shape)}-d output" if len(u.outs[0].shape) > 1
                         else f"a vector of {nbytes:,} bytes (f32 or wider)")
+                copy = (" (as an f32 copy: XLA converts a bf16 or f16 dot's operands to f32 first)"
+                        if _ITEMSIZE.get(w.dtype, 4) < 4 else "")
                 return Decision(True, "jaxhlo-predict-cpu-dot", f"a matrix-vector product reads the computed "
                                 f"table{via}: XLA's own dot, not a YNN one, fuses its producer only for an "
                                 f"output of rank one or less and a vector under 16 kB (cpu_instruction_fusion"
-                                f".cc); here {what}, so the table is written")
+                                f".cc); here {what}, so the table is written{copy}")
             return limits.abstain(f"a matrix-vector product reads the computed table{via} with a vector under "
                                   "16 kB: XLA's own dot fuses the producer only if its optimized output stays "
                                   "a vector (cpu_instruction_fusion.cc), which the jaxpr does not say "

@@ -437,6 +437,84 @@ def test_a_table_read_by_a_matrix_vector_product_is_written_for_it() -> None:
     assert "GEMM (past" not in predict(distance, *small, target="gpu:h100").why
 
 
+def test_a_cpu_matrix_vector_product_with_a_small_vector_is_left_to_the_compile() -> None:
+    """The review of 41a0ff49: XLA CPU fuses a producer into its own dot only for an output of rank one or
+    less and a vector under 16 kB (cpu_instruction_fusion.cc), and the jaxpr does not say the HLO's output
+    rank: ``exp(m) @ v`` became an ``[n,1]`` dot and wrote ``exp(m)`` (16.8 MB at m f32[1024,4095], 4.2 MB
+    at f32[65536,16]) where the rules said "fused, certain"; ``v @ exp(m).T`` kept a vector output and fused
+    at v f32[4095]. Under 16 kB the answer is the compile; from 16 kB both forms wrote the table."""
+    import jax
+
+    def reg_exp(m: jax.Array, v: jax.Array) -> jax.Array:
+        return jnp.sum(jnp.exp(m) @ v) + 0.1 * jnp.sum(m * m)
+
+    def v_mt(v: jax.Array, m: jax.Array) -> jax.Array:
+        return jnp.sum(v @ jnp.exp(m).T) + 0.1 * jnp.sum(m * m)
+
+    for specs in (("f32[1024,4095]", "f32[4095]"), ("f32[65536,16]", "f32[16]")):
+        _abstains(predict(reg_exp, *specs, target="cpu"), "under 16 kB")
+    _abstains(predict(v_mt, "f32[4095]", "f32[1024,4095]", target="cpu"), "under 16 kB")
+    # XLA wrote exp(m) at v f32[4096] in both forms (the transposed one as transpose_copy_fusion
+    # f32[4096,1024]): the rule looks through the transpose
+    for fn, specs in ((reg_exp, ("f32[1024,4096]", "f32[4096]")), (v_mt, ("f32[4096]", "f32[1024,4096]"))):
+        got = predict(fn, *specs, target="cpu")
+        assert (got.stored, got.certain, got.rule) == (True, True, "jaxhlo-predict-cpu-dot"), got
+        assert "cpu_instruction_fusion" in got.why and got.table.startswith("float32[1024, 4096]")
+    # bf16: XLA converts the dot's operands to f32 (a wrapped_convert f32 was written at every size from
+    # 4095 to 8193): the vector counts in f32 bytes, so 4095 bf16 elements are under 16 kB, 4096 are not
+    _abstains(predict(v_mt, "bf16[4095]", "bf16[1024,4095]", target="cpu"), "under 16 kB")
+    got = predict(reg_exp, "bf16[1024,4096]", "bf16[4096]", target="cpu")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-cpu-dot") and "f32 copy" in got.why, got
+
+
+def test_a_gradients_product_with_ones_is_a_reduction_of_the_table() -> None:
+    """The review of 41a0ff49: ``grad(sum(exp(m) @ v) + 0.1 * sum(m * m), argnums=1)`` computes
+    ``ones @ exp(m)`` and nothing else (the forward loss is dead code). The rules said "no table-sized
+    intermediate, fused, certain" on the H100, which wrote ``wrapped_exponential`` at 512 to 4096 rows
+    (f32[2048,1024]: 8.4 MB) and not at 8192: the cost model's call, so the answer is the compile, about
+    exp(m) (not the dead m * m). On the CPU the product is XLA's own dot: written at 4096 rows (a 16 kB
+    vector), the compile under it (XLA wrote it at 4095 too)."""
+    import jax
+
+    def grad_v(m: jax.Array, v: jax.Array) -> jax.Array:
+        return jax.grad(lambda m, v: jnp.sum(jnp.exp(m) @ v) + 0.1 * jnp.sum(m * m), argnums=1)(m, v)
+
+    for rows in (512, 2048, 8192):
+        got = predict(grad_v, f"f32[{rows},1024]", "f32[1024]", target="gpu:h100")
+        _abstains(got, "broadcast constant")
+        assert got.table.startswith(f"float32[{rows}, 1024]")
+        assert predict_calibrated(grad_v, f"f32[{rows},1024]", "f32[1024]", target="gpu:h100").verdict \
+            == "compile it"
+    got = predict(grad_v, "f32[4096,1024]", "f32[1024]", target="cpu")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-cpu-dot"), got
+    _abstains(predict(grad_v, "f32[4095,1024]", "f32[1024]", target="cpu"), "under 16 kB")
+
+    def grad_v_plain(m: jax.Array, v: jax.Array) -> jax.Array:
+        return jax.grad(lambda m, v: jnp.sum(jnp.exp(m) @ v), argnums=1)(m, v)
+
+    # its only reduction is the dead forward sum of a 4095-vector: the table is exp(m), XLA wrote it
+    got = predict(grad_v_plain, "f32[4095,1024]", "f32[1024]", target="gpu:h100")
+    assert got.stored is None and got.table.startswith("float32[4095, 1024]"), got
+
+
+def test_an_h100_matrix_vector_product_writes_only_a_large_square() -> None:
+    """The review of 41a0ff49: past 10M operand elements the H100 wrote a computed square before its
+    matrix-vector GEMM (``jnp.square(x) @ v``: x f32[39100,256], [78200,128], [16384,4096]), while ``exp``,
+    ``cos`` and ``x + 1`` were read directly by the GEMM's fusion at f32[16384,4096] (67M elements)."""
+    import jax
+
+    def reg(producer: Any) -> Any:
+        def f(x: jax.Array, v: jax.Array) -> jax.Array:
+            return jnp.mean(producer(x) @ v) + jnp.sum(x * 0.5)
+        return f
+
+    got = predict(reg(jnp.square), "f32[39100,256]", "f32[256]", target="gpu:h100")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-h100-matvec") and "square" in got.why, got
+    for producer in (jnp.exp, jnp.cos, lambda x: x + 1.0):
+        got = predict(reg(producer), "f32[16384,4096]", "f32[4096]", target="gpu:h100")
+        assert got.rule != "jaxhlo-predict-h100-matvec" and got.stored is not True, got
+
+
 def test_a_contraction_of_another_contractions_table_is_left_to_the_tpu_compile() -> None:
     """wild6's MLP-Mixer token mixing: the TPU wrote the first contraction's output that the second one reads;
     the rules know one dot per output fusion, so the answer is the compile. One contraction is answered."""

@@ -24,6 +24,8 @@ from .graph import (
     Decision,
     Graph,
     Loop,
+    Op,
+    Reduction,
     Region,
     Value,
     _ids,
@@ -192,18 +194,35 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
 
     target = base_target(target)
     graph = Graph(closed)
+    # every reduction, dead ones included: a gradient's forward loss is dead code XLA removes, but its
+    # operand sets the scale of the backward's tables (decide_all reads only the live reductions)
     every = reductions_of(graph, live=False)
     copy = target == "gpu:h100" and _unaligned_matvec(graph)
     if not every and (contraction := limits.contraction_reduces(graph)):
-        return Prediction(target, None, False, limits.LIMITS, rule_title(limits.LIMITS),
-                          f"{contraction}: no rule decides it", operand_copy=copy,
-                          command=command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}")
-    if not every:
+        # a computed table read by a matrix-vector product has its own rule; any other contraction that is
+        # the only reduction is left to the compile
+        operand = limits.contracted_operand(graph)
+        mv = (_narrow_reader(operand, target) if operand is not None and operand.producer is not None
+              and operand.producer.prim in ELEMENTWISE and target in ("cpu", "gpu:h100") else None)
+        if mv is None or not (mv.stored and mv.certain):
+            table_text, nbytes, n = "", 0, 0
+            if operand is not None:
+                n = operand.size
+                nbytes = n * _ITEMSIZE.get(operand.dtype, 4)
+                table_text = _table_text(operand, nbytes)
+            return Prediction(target, None, False, limits.LIMITS, rule_title(limits.LIMITS),
+                              f"{contraction}: no rule decides it", table_text, nbytes, n, operand_copy=copy,
+                              command=command
+                              or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}")
+        assert operand is not None and operand.producer is not None
+        every = [Reduction(operand.producer, "sum", operand, operand.size)]
+        decisions = [mv]
+    elif not every:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the program has no reduction", operand_copy=copy)
-    table = max(r.scaled for r in every)
+    else:
+        decisions = decide_all(graph, target, max(r.scaled for r in every))
     big = max(every, key=lambda r: r.scaled)
-    decisions = decide_all(graph, target, table)
     stored = [d for d in decisions if d.stored and d.certain]
     unsure = [d for d in decisions if not d.certain or d.stored is None]
     chosen = stored[0] if stored else (unsure[0] if unsure else decisions[0])
@@ -213,6 +232,9 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
                                 "split-K GEMM may pad and copy its matrix (65-384 rows did, 448 and 512 did not, "
                                 "against f32[8191,4096])")
         certain = False
+    if chosen.value is not None and chosen.value.size >= big.scaled:
+        # the decision is about a value no reduction reads (the reductions may be dead forward code)
+        big = Reduction(big.op, big.kind, chosen.value, chosen.value.size)
     itemsize = _ITEMSIZE.get(big.operand.dtype, 4)
     nbytes = big.scaled * itemsize
     where, where_why = ("", "")
@@ -229,6 +251,10 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
         round(chosen.figures.get("us_unfused", 0.0), 2), copy,
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
+
+
+def _table_text(v: Value, nbytes: int) -> str:
+    return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}], {_bytes_text(nbytes)}"
 
 
 def _bytes_text(n: int) -> str:
@@ -331,10 +357,12 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
     if target == "cpu":
         if between := _between(g):
             if any(op.prim in CPU_THUNKS for op in g.ops):
-                what = "/".join(sorted({op.prim for op in g.ops if op.prim in CPU_THUNKS}))
-                return Decision(True, "jaxhlo-predict-cpu-other", f"a {what} between the table's source and the "
-                                "reduction is a thunk of its own (SortThunk, FftThunk: thunk_emitter.cc), no "
-                                "fusion: it reads its operand from memory and writes its output for the reduction")
+                prims = sorted({op.prim for op in g.ops if op.prim in CPU_THUNKS})
+                thunks = ", ".join(CPU_THUNKS[p] for p in prims)
+                return Decision(True, "jaxhlo-predict-cpu-other", f"a {'/'.join(prims)} between the table's "
+                                f"source and the reduction is a thunk of its own ({thunks}: thunk_emitter.cc), "
+                                "no fusion: it reads its operand from memory and writes its output for the "
+                                "reduction")
             return limits.abstain(f"a {between} between the table's source and the reduction: no CPU rule covers "
                                   "what it writes")
         if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
@@ -386,7 +414,7 @@ def _shared_broadcasts(regions: list[Region]) -> set[int]:
 
 #: Ops the CPU runs as a thunk of their own, never in a fusion (``thunk_emitter.cc``: ``SortThunk``,
 #: ``FftThunk``); a cumulative op is lowered to other ops (no CPU rule follows them).
-CPU_THUNKS = frozenset({"sort", "fft"})
+CPU_THUNKS = {"sort": "SortThunk", "fft": "FftThunk"}
 
 
 def _between(g: Region) -> str:
@@ -412,9 +440,8 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                                     "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
                                     "before the GEMM, whose fusion takes only a plain scale in"))
             elif (op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100")
-                  and (mv := _narrow_reader(v, target))):
-                anchor = "jaxhlo-predict-cpu-dot" if target == "cpu" else "jaxhlo-predict-h100-matvec"
-                out.append(Decision(True, anchor, mv))
+                  and (mv := _narrow_reader(v, target)) is not None):
+                out.append(mv)
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))
@@ -450,30 +477,104 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
     return out
 
 
-#: XLA CPU fuses an elementwise producer into a dot only for a vector-shaped output whose vector operand
-#: is under this many bytes (``kFusionThresholdBytes``, ``cpu_instruction_fusion.cc``).
+#: XLA CPU fuses an elementwise producer into a dot only for an output of rank one or less whose vector
+#: operand is under this many bytes (``kFusionThresholdBytes``, ``cpu_instruction_fusion.cc``).
 CPU_DOT_FUSION_BYTES = 16 * 1024
-#: Past this many operand elements the H100 runs a matrix-vector product as a GEMM (rule 2).
+#: Past this many operand elements an H100 matrix-vector product of a computed square (``x * x``) wrote
+#: the square in every case measured (the review: 9,999,872 to 67,108,864 elements; ``exp``, ``cos`` and
+#: ``x + 1`` were read directly by the GEMM's fusion at 67M, so only the square is answered).
 H100_MATVEC_GEMM = 10_000_000
+#: Ops between a table and the matrix-vector product that reads it that only move or relabel its data.
+_TO_DOT = frozenset({"transpose", "reshape", "squeeze", "expand_dims", "convert_element_type", "copy", "copy_p"})
 
 
-def _narrow_reader(v: Value, target: str) -> str:
-    """Why a computed table ``v`` read by a matrix-vector product (a contraction with a side of one, no
-    reduction around) is written for it, or ``""``: on the CPU XLA's own dot reads its operands from
-    memory unless its output is a vector and its vector small; on the H100 a large one is a GEMM."""
-    for u in v.users:
-        if u.prim != "dot_general" or _is_gemm(u) or trivial_dot(u) or not u.outs:
+def _dot_readers(v: Value, depth: int = 3) -> list[tuple[Op, Value]]:
+    """The contractions that read ``v``, directly or through layout-only ops (``exp(m).T``), with the
+    value each reads."""
+    out: list[tuple[Op, Value]] = []
+    todo = [(v, depth)]
+    while todo:
+        w, d = todo.pop()
+        for u in w.users:
+            if u.prim == "dot_general":
+                out.append((u, w))
+            elif d > 0 and u.prim in _TO_DOT and u.outs and u.outs[0].size == w.size:
+                todo.append((u.outs[0], d - 1))
+    return out
+
+
+def _square(op: Op | None) -> bool:
+    if op is None:
+        return False
+    if op.prim == "square" or (op.prim == "integer_pow" and op.params.get("y") == 2):
+        return True
+    return op.prim == "mul" and len(op.ins) == 2 and op.ins[0] is op.ins[1]
+
+
+def _constant_vector(w: Value) -> bool:
+    """A vector broadcast from a scalar (the ``ones`` of a gradient's backward product)."""
+    src = w.producer
+    for _ in range(3):
+        if src is None:
+            return False
+        if src.prim == "broadcast_in_dim":
+            return src.ins[0].size == 1
+        if src.prim not in _TO_DOT:
+            return False
+        src = src.ins[0].producer
+    return False
+
+
+def _narrow_reader(v: Value, target: str) -> Decision | None:
+    """``_narrow_decision``, the table it is about recorded on it."""
+    d = _narrow_decision(v, target)
+    if d is not None:
+        d.value = v
+    return d
+
+
+def _narrow_decision(v: Value, target: str) -> Decision | None:
+    """The decision for a computed table ``v`` read by a matrix-vector product (a contraction with a side
+    of one), directly or through a transpose or reshape, or ``None``.
+
+    CPU: XLA's own dot reads its operands from memory unless its output has rank one or less and its
+    vector is under 16 kB (``cpu_instruction_fusion.cc``).  Whether the optimized HLO's dot keeps a rank-1
+    output is not in the jaxpr (``exp(m) @ v`` became an ``[n,1]`` dot and wrote ``exp(m)`` at every
+    vector size the review measured; ``v @ exp(m).T`` kept a vector output and followed the threshold), so
+    under 16 kB the answer is the compile.  bf16 and f16 dots are converted to f32 first: their vector is
+    counted in f32 bytes.  H100: a square past 10M elements is written; a product with a broadcast
+    constant (a gradient's ``ones @ exp(m)``) is a column reduction of the table, the cost model's call."""
+    for u, w in _dot_readers(v):
+        if _is_gemm(u) or trivial_dot(u) or not u.outs:
             continue
-        other = u.ins[1] if u.ins[0] is v else u.ins[0]
-        if target == "cpu" and (len(u.outs[0].shape) > 1
-                                or other.size * _ITEMSIZE.get(other.dtype, 4) >= CPU_DOT_FUSION_BYTES):
-            return ("a matrix-vector product reads the computed table: XLA's own dot, not a YNN one, and "
-                    "fused with its producer only for a vector output and a vector under 16 kB "
-                    "(cpu_instruction_fusion.cc), so the table is written")
-        if target == "gpu:h100" and v.size >= H100_MATVEC_GEMM:
-            return (f"a matrix-vector product of {v.size:,} operand elements is a GEMM (past "
-                    f"{H100_MATVEC_GEMM:,}): its computed operand is written for it")
-    return ""
+        other = u.ins[1] if u.ins[0] is w else u.ins[0]
+        if target == "cpu":
+            nbytes = other.size * max(4, _ITEMSIZE.get(other.dtype, 4))
+            via = "" if w is v else " (through a transpose or reshape, which folds into the dot)"
+            if len(u.outs[0].shape) > 1 or nbytes >= CPU_DOT_FUSION_BYTES:
+                what = (f"a {len(u.outs[0].shape)}-d output" if len(u.outs[0].shape) > 1
+                        else f"a vector of {nbytes:,} bytes (f32 or wider)")
+                copy = (" (as an f32 copy: XLA converts a bf16 or f16 dot's operands to f32 first)"
+                        if _ITEMSIZE.get(w.dtype, 4) < 4 else "")
+                return Decision(True, "jaxhlo-predict-cpu-dot", f"a matrix-vector product reads the computed "
+                                f"table{via}: XLA's own dot, not a YNN one, fuses its producer only for an "
+                                f"output of rank one or less and a vector under 16 kB (cpu_instruction_fusion"
+                                f".cc); here {what}, so the table is written{copy}")
+            return limits.abstain(f"a matrix-vector product reads the computed table{via} with a vector under "
+                                  "16 kB: XLA's own dot fuses the producer only if its optimized output stays "
+                                  "a vector (cpu_instruction_fusion.cc), which the jaxpr does not say "
+                                  "(exp(m) @ v became an [n,1] dot and wrote exp(m) at every size measured)")
+        if target == "gpu:h100":
+            if v.size >= H100_MATVEC_GEMM and _square(v.producer):
+                return Decision(True, "jaxhlo-predict-h100-matvec", f"a matrix-vector product of a computed "
+                                f"square of {v.size:,} elements (past {H100_MATVEC_GEMM:,}) wrote the square "
+                                "before its GEMM in every case measured")
+            if _constant_vector(other):
+                return limits.abstain("a contraction with a broadcast constant (a gradient's ones @ exp(m)) is "
+                                      "a reduction of the computed table: whether the producer is fused into "
+                                      "it is the H100 cost model's decision (the review measured it written "
+                                      "at 512 to 4096 rows, not at 8192)")
+    return None
 
 
 #: The H100's split-K GEMM pads K to a multiple of this (measured: K = 10016 is not padded, 10000 is).

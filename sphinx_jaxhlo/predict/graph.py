@@ -477,6 +477,9 @@ class Decision:
     certain: bool = True
     #: The cost model's figures (``us_fused``, ``us_unfused``, ``ratio``), when a cost decided.
     figures: dict[str, float] = field(default_factory=dict)
+    #: The table-sized value the decision is about, where it is not a reduction's operand (a matrix-vector
+    #: product's computed operand): the answer reports it as the table.
+    value: Value | None = None
 
 
 def _ids(values: Iterable[Value]) -> set[int]:

@@ -66,8 +66,13 @@ RULES: tuple[Rule, ...] = (
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
          'reduce (an `argmax` beside a `max` of the same value); the only reduction is a contraction of a '
          'computed operand; on the H100 a `top_k` of an argument and a contraction with 65 to 512 rows or '
-         'columns and an unaligned long `K` (split-K may copy its matrix); on the TPU two contractions feeding'
-         " one table, a loop over a table-sized stack of `f32` operands that contracts, and a contraction's "
+         'columns and an unaligned long `K` (split-K may copy its matrix), and a contraction of a computed '
+         "table with a broadcast constant (a gradient's `ones @ exp(m)`: a reduction of the table, the cost "
+         "model's call); on the CPU a matrix-vector product of a computed table whose vector is under 16 kB "
+         "counted in `f32` bytes (the CPU's rule 1); on the TPU two contractions feeding"
+         " one table, a contraction that reads another contraction's table-sized output (an MLP's two "
+         "layers before the reduction), a loop over a table-sized stack of `f32` operands that contracts, "
+         "and a contraction's "
          'output larger than the table read outside the reductions, and a concatenate that builds a '
          'table-sized value outside a loop (a `roll`); on the CPU a `bf16` or `f16` contraction of a computed '
          "table no reduction reads, a cumulative op with no sort or FFT between the table's source and the "
@@ -91,7 +96,10 @@ RULES: tuple[Rule, ...] = (
          "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
          'A matrix-vector product is a multiply and a reduce, or past 10,000,000 operand elements a small '
          'GEMM ({ref}`jaxhlo-guide-matrix-small-contractions`); either way its result, a vector, is '
-         'stored before another reduction ("both the producer and the consumer contain a reduce"). What '
+         'stored before another reduction ("both the producer and the consumer contain a reduce"). A '
+         'computed square (`x * x`) read by one past 10,000,000 elements was written before the GEMM in '
+         'every case measured; `exp`, `cos` and `x + 1` were read by the GEMM\'s fusion directly, even at '
+         '67,108,864 elements, so only the square is answered. What '
          'can be large is a copy: a contraction with a narrow side (a vector, or 64 rows or columns or '
          'fewer) and a long `K` not a multiple of 32, over a large matrix, is a split-K GEMM that pads '
          '`K` (`split_k_gemm_rewriter.cc`), copying the operand:',
@@ -122,7 +130,13 @@ RULES: tuple[Rule, ...] = (
          'for the dot, as each of the 10 measured did. So is a table that one contraction computes and '
          'another reads, with only elementwise work between and no '
          "reduction around (`exp(x @ y.T) @ y`, a gradient's backward products): XLA's loop fusion "
-         "computes it between two YNN dots. With a reduction on the way, as in attention's softmax, one "
+         "computes it between two YNN dots. A computed table read by a matrix-vector product (through a "
+         "transpose or not) is fused into XLA's dot only when the dot's output has rank one or less and its "
+         'vector is under 16 kB (`kFusionThresholdBytes`, `cpu_instruction_fusion.cc`; `bf16` and `f16` '
+         "vectors count in `f32` bytes, the dot being converted to `f32`): from 16 kB, or with a wider "
+         'output, the table is written; under it the optimized dot may still become an `[n,1]` one '
+         "(`exp(m) @ v` wrote `exp(m)` at every size measured), which the jaxpr does not say, so the answer "
+         "is the compile. With a reduction on the way, as in attention's softmax, one "
          'YNN fusion grows through both contractions:', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-arg", "cpu", "2. argmax and argmin take anything in",
          "`argmax` and `argmin` are a variadic reduce that YNN does not take; XLA's loop fusion does, "

@@ -28,7 +28,8 @@ all of these hold, in this order:
   size meets the budget, the suggestion says so, with the smallest size's
   figure, if that is at most half the unchunked function's temp memory (else
   chunking is not worth its loop: one line says so); the smallest size is
-  the one that keeps the loop within :func:`trip_cap`'s trips;
+  the one that keeps the loop within the trips ``trip_cap`` allows (at most
+  1,024, fewer where each trip reads much again);
 - **the code as shown**: :func:`~sphinx_jaxhlo.chunked_source` writes the
   plain-JAX code for that size, and
   :func:`~sphinx_jaxhlo.verify_chunked_source` runs that text,

@@ -6,17 +6,18 @@ matrix product ``x @ w`` (x f32[128, K], w f32[K, 4096], the shape of an H100 sp
 as a scan over chunks of K, for several trip counts, against the product in one call: the extra time
 per trip is the fixed cost that :data:`~sphinx_jaxhlo.chunking.search.MAX_TRIPS` bounds.
 
-``python benchmarks/trip_cost.py --out FILE`` (on a TPU machine: the chip; here: the CPU).
+``PYTHONPATH=$PWD python benchmarks/trip_cost.py --out FILE`` (on a TPU machine: the chip; here: the CPU).
+Each figure is the median of 20 calls (:func:`chunk_trips_tpu.timed`, as the chunk-size benchmark times).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import jax
 import jax.numpy as jnp
+from chunk_trips_tpu import timed
 from jax import lax
 
 K, ROWS, COLS = 8192, 128, 4096
@@ -40,16 +41,6 @@ def chunked_product(size: int):
     return run
 
 
-def best_of(fn, *args, repeat: int = 5) -> float:
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
@@ -58,10 +49,10 @@ def main() -> None:
     key = jax.random.key(0)
     x = jax.random.normal(key, (ROWS, K), jnp.float32)
     w = jax.random.normal(jax.random.key(1), (K, COLS), jnp.float32)
-    whole = best_of(jax.jit(lambda x, w: x @ w), x, w)
+    whole = timed(jax.jit(lambda x, w: x @ w), x, w)
     rows = []
     for trips in (int(t) for t in options.trips.split(",")):
-        seconds = best_of(chunked_product(K // trips), x, w)
+        seconds = timed(chunked_product(K // trips), x, w)
         rows.append({"trips": trips, "chunk": K // trips, "ms": round(seconds * 1e3, 3),
                      "us_per_trip_over_whole": round((seconds - whole) / trips * 1e6, 2)})
         print(rows[-1], flush=True)

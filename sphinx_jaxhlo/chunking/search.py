@@ -284,9 +284,9 @@ REREAD_BYTES = 4 * 2**30
 MIN_TRIP_CAP = 16
 #: The most trips a suggested chunking may take whatever it reads again: each trip costs time by
 #: itself (its kernels' launches, the loop's step).  On a TPU v5e the K-chunked product of
-#: f32[128, 8192] and f32[8192, 4096] takes 0.77 ms in one call, 1.9 ms in 1,024 trips and 13.1 ms in
-#: 8,192 trips of one column (``benchmarks/trip_cost.py``: 1.1 to 1.5 us a trip); on this 2-core CPU
-#: 1,024 trips make it 5 times as long.
+#: f32[128, 8192] and f32[8192, 4096] takes 0.73 ms in one call, 1.9 ms in 1,024 trips and 13.2 ms in
+#: 8,192 trips of one column (``benchmarks/trip_cost.py``, medians of 20 calls: 1.2 to 1.5 us a trip
+#: from 256 trips on); on this 2-core CPU 1,024 trips make it 2.7 times as long.
 MAX_TRIPS = 1024
 
 

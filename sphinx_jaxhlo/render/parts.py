@@ -293,8 +293,10 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     if report.chunk_check:
         out.append(para(f"Chunked rewrite proved on the jaxpr and {report.chunk_check}.",
                         classes=["jaxhlo-chunk-check"]))
-    refusal = chunk_refusal(report, view.file_path)
-    if refusal is not None:  # no suggestion, and why: above the parts only where :chunk: was asked
+    # No suggestion, and why: in full above the parts where :chunk: was asked, else briefly among
+    # the summary's memory findings (where it names a problem a chunking would have answered).
+    refusal = chunk_refusal(report, view.file_path, brief=not view.chunking)
+    if refusal is not None:
         if view.chunking:
             found = finding_node(refusal, links, view.source)
             found["classes"].append("jaxhlo-chunk-refusal")
@@ -304,8 +306,7 @@ def result_nodes(view: ExampleView, result: Result, parts: Sequence[str],
     for part in parts:
         if part == "summary":
             out += summary_nodes(report, view.display, links, view.source, difference, uid=f"{uid}-t",
-                                 refusal=None if view.chunking or refusal is None
-                                 else chunk_refusal(report, view.file_path, brief=True))
+                                 refusal=None if view.chunking else refusal)
             out += mesh_nodes(report, view.display, links)
         elif part == "graph":
             out += graph_nodes(report, f"{example_id(view)}-g{uid.rsplit('-', 1)[-1]}", links)

@@ -486,6 +486,24 @@ def test_a_gradient_written_by_hand_whose_sum_is_a_contraction_gets_its_search()
     assert "sphinx_jaxhlo.chunked(loss_grad, argnums=1, size=" in text and "Checked: the code shown" in text
 
 
+def test_a_contraction_is_known_by_the_analysis_test_whatever_computes_it():
+    """The search runs for a program whose sum is a contraction however XLA computes it: a fusion
+    holding a dot or a convolution, or a GEMM library call (a cuBLAS custom call holds no dot); an
+    elementwise fusion or a sort is no contraction."""
+    from sphinx_jaxhlo.compiler.worker import _contracts
+    from sphinx_jaxhlo.core.report import Fusion
+
+    def report_of(*fusions: tuple[list[str], str | None]) -> Any:
+        made = [Fusion(f"f{i}", "Custom" if custom else "Loop", custom, ops, "f32[8,8]", 256)
+                for i, (ops, custom) in enumerate(fusions)]
+        return type("R", (), {"fusions": made})()
+
+    assert _contracts(report_of((["custom-call"], "__cublas$gemm")))
+    assert _contracts(report_of((["exponential"], None), (["dot", "tanh"], "__triton_nested_gemm_fusion")))
+    assert _contracts(report_of((["convolution"], None)))
+    assert not _contracts(report_of((["exponential", "multiply"], None), (["sort"], None)))
+
+
 def weighted_exp_colsum(x, w):
     return jnp.sum(jnp.exp(x) * w[:, None], axis=0)
 

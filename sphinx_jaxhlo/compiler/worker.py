@@ -36,6 +36,7 @@ from sphinx_jaxhlo.compiler.compiling import (
 from sphinx_jaxhlo.compiler.lowering import exclude_own_frames, lower_for, mesh_context, mesh_for
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.core.request import default_function
+from sphinx_jaxhlo.hlo.fusion import computes_product
 
 
 @contextlib.contextmanager
@@ -188,10 +189,11 @@ def _suggest_chunking(report: Report, fn: Any, args: Any, kwargs: dict[str, Any]
 
 
 def _contracts(report: Report) -> bool:
-    """Whether the program contracts an axis (a dot or a convolution): a sum over it that no reduce
-    instruction shows, as a gradient written by hand has (``jax.grad`` of a sum over data: the
-    data's axis is contracted by the transposed dot), and a chunking of that axis can bound."""
-    return any(op in ("dot", "convolution") for fusion in report.fusions for op in fusion.ops)
+    """Whether the program contracts an axis (a dot, a convolution, a GEMM library call): a sum over
+    it that no reduce instruction shows, as a gradient written by hand has (``jax.grad`` of a sum
+    over data: the data's axis is contracted by the transposed dot), and a chunking of that axis can
+    bound.  The same test as the HLO analysis's (:func:`~sphinx_jaxhlo.hlo.fusion.computes_product`)."""
+    return any(computes_product(fusion.ops, fusion.custom_kind) for fusion in report.fusions)
 
 
 def _prove_variant(namespace: dict[str, Any], chunk: str, args: Any, kwargs: dict[str, Any], name: str) -> str:

@@ -128,6 +128,7 @@ The rules for reductions, applied here:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sphinx_jaxhlo.core.memory import HOST_MEMORY_SPACE
@@ -139,8 +140,8 @@ from sphinx_jaxhlo.hlo.programs import producer_op, top_level_computations
 from sphinx_jaxhlo.hlo.reasons import Written, attach_reasons
 from sphinx_jaxhlo.hlo.reducers import REDUCER_OPS, prefix_window, reducer, row_dimensions
 
-__all__ = ["MINOR_FRACTION", "SHORT_BROADCAST", "Analysis", "analyze_module", "mark_minor", "reduction_origin",
-           "row_dimensions"]
+__all__ = ["MINOR_FRACTION", "SHORT_BROADCAST", "Analysis", "analyze_module", "computes_product", "mark_minor",
+           "reduction_origin", "row_dimensions"]
 
 
 @dataclass
@@ -221,6 +222,14 @@ _WalkItem = tuple[str, str, tuple[tuple[str, str], ...], bool, bool, int, bool]
 
 
 _WINDOW_SIZE_RE = re.compile(r"size=([\dx]+)")
+
+
+def computes_product(ops: Iterable[str], *custom: str | None) -> bool:
+    """Whether an instruction with these opcodes (a fusion's, or its own) and custom kinds or
+    call targets computes a matrix product: a dot or a convolution, or a GEMM library call (a
+    cuBLAS custom call holds no ``dot``)."""
+    names = " ".join(filter(None, custom)).lower()
+    return bool(set(ops) & {"dot", "convolution"}) or any(w in names for w in ("gemm", "matmul", "cublas"))
 
 
 def _is_degenerate(reduce: HloInstruction, in_elements: int) -> bool:
@@ -427,9 +436,7 @@ class _Analyzer(BufferAnalyzer):
         convolution, a fusion holding one, a GEMM library call."""
         if producer is None:
             return False
-        ops = set(self.ops(producer))
-        custom = " ".join(filter(None, (producer.custom_kind, producer.custom_call_target))).lower()
-        return bool(ops & {"dot", "convolution"}) or any(w in custom for w in ("gemm", "matmul", "cublas"))
+        return computes_product(self.ops(producer), producer.custom_kind, producer.custom_call_target)
 
     def reductions(self, comp: HloComputation, top: HloInstruction) -> list[Reduction]:
         found: list[Reduction] = []

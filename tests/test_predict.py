@@ -529,3 +529,34 @@ def test_a_contraction_of_another_contractions_table_is_left_to_the_tpu_compile(
     one = predict(lambda x, w: jnp.mean(jax.nn.gelu(x @ w), axis=1), "f32[64,196,768]", "f32[768,768]",
                   target="tpu:v5e")
     assert one.answered
+
+
+def test_a_program_whose_only_reduction_is_a_contraction_is_answered_by_the_matrix_vector_rule_alone() -> None:
+    """With no reduction primitive, a contraction that reads a computed operand larger than its result is
+    the program's reduction, and its operand the table. The matrix-vector rule answers for it where it
+    says the table is written (the CPU's own dot with a 16 kB vector, the H100's square past ten million
+    elements); everywhere else, a GEMM of one-hot tables included, the answer is the compile."""
+    import jax
+
+    def exp_mv(m: jax.Array, v: jax.Array) -> jax.Array:
+        return jnp.exp(m) @ v
+
+    def square_mv(m: jax.Array, v: jax.Array) -> jax.Array:
+        return jnp.square(m) @ v
+
+    def confusion(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.nn.one_hot(a, 100).T @ jax.nn.one_hot(b, 100)
+
+    got = predict(exp_mv, "f32[1024,4096]", "f32[4096]", target="cpu")
+    assert (got.stored, got.certain, got.rule) == (True, True, "jaxhlo-predict-cpu-dot"), got
+    assert got.table.startswith("float32[1024, 4096]") and got.table_bytes == 1024 * 4096 * 4
+    got = predict(square_mv, "f32[39100,256]", "f32[256]", target="gpu:h100")
+    assert (got.stored, got.certain, got.rule) == (True, True, "jaxhlo-predict-h100-matvec"), got
+    for fn, specs, target, elements in ((exp_mv, ("f32[1024,4095]", "f32[4095]"), "cpu", 1024 * 4095),
+                                        (exp_mv, ("f32[1024,4096]", "f32[4096]"), "gpu:h100", 1024 * 4096),
+                                        (square_mv, ("f32[39100,256]", "f32[256]"), "tpu:v5e", 39100 * 256),
+                                        (confusion, ("i32[262144]", "i32[262144]"), "cpu", 262144 * 100),
+                                        (confusion, ("i32[262144]", "i32[262144]"), "gpu:h100", 262144 * 100)):
+        got = predict(fn, *specs, target=target)
+        _abstains(got, "the only reduction is a contraction of a computed operand")
+        assert got.table_elements == elements, got

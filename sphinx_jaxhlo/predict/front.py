@@ -18,6 +18,7 @@ from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_redu
 from .graph import (
     _ITEMSIZE,
     BETWEEN,
+    CONTRACTION,
     ELEMENTWISE,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -198,30 +199,10 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
     # operand sets the scale of the backward's tables (decide_all reads only the live reductions)
     every = reductions_of(graph, live=False)
     copy = target == "gpu:h100" and _unaligned_matvec(graph)
-    if not every and (contraction := limits.contraction_reduces(graph)):
-        # a computed table read by a matrix-vector product has its own rule; any other contraction that is
-        # the only reduction is left to the compile
-        operand = limits.contracted_operand(graph)
-        mv = (_narrow_reader(operand, target) if operand is not None and operand.producer is not None
-              and operand.producer.prim in ELEMENTWISE and target in ("cpu", "gpu:h100") else None)
-        if mv is None or not (mv.stored and mv.certain):
-            table_text, nbytes, n = "", 0, 0
-            if operand is not None:
-                n = operand.size
-                nbytes = n * _ITEMSIZE.get(operand.dtype, 4)
-                table_text = _table_text(operand, nbytes)
-            return Prediction(target, None, False, limits.LIMITS, rule_title(limits.LIMITS),
-                              f"{contraction}: no rule decides it", table_text, nbytes, n, operand_copy=copy,
-                              command=command
-                              or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}")
-        assert operand is not None and operand.producer is not None
-        every = [Reduction(operand.producer, "sum", operand, operand.size)]
-        decisions = [mv]
-    elif not every:
+    if not every:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the program has no reduction", operand_copy=copy)
-    else:
-        decisions = decide_all(graph, target, max(r.scaled for r in every))
+    decisions = decide_all(graph, target, max(r.scaled for r in every))
     big = max(every, key=lambda r: r.scaled)
     stored = [d for d in decisions if d.stored and d.certain]
     unsure = [d for d in decisions if not d.certain or d.stored is None]
@@ -253,10 +234,6 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
 
 
-def _table_text(v: Value, nbytes: int) -> str:
-    return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}], {_bytes_text(nbytes)}"
-
-
 def _bytes_text(n: int) -> str:
     from sphinx_jaxhlo.core.sizes import format_bytes
 
@@ -273,7 +250,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
         loops = list(_loops_of(g))
-        if "loop" in g.sources:
+        if _contraction(g):
+            decisions.append(limits.abstain("the only reduction is a contraction of a computed operand: no rule "
+                                            "decides it"))
+        elif "loop" in g.sources:
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "the table is a loop's stacked output, "
                                       "reduced after the loop"))
         elif loops and not all(lp.unrolled for lp in loops):
@@ -321,8 +301,9 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                              "two reductions' fusions (a kernel's row norms in k(x, x) and k(x, y)): XLA's CSE "
                              "makes the broadcasts one value with two readers, which YNN does not take in")
             decisions.append(_limited(g, graph, target, table, d, gathered))
-    seen = {id(v) for g in regions for v in g.values}
-    decisions += _other_tables(graph, table, target, seen)
+    # a contraction's table is left to the other tables' matrix-vector rule, the one rule that speaks for it
+    seen = {id(v) for g in regions if not _contraction(g) for v in g.values}
+    decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions))
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
     if not decisions and (conv := limits.convolution_of_table(graph, table)):
@@ -330,6 +311,11 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
+
+
+def _contraction(g: Region) -> bool:
+    """``g`` is reduced by a contraction only (:func:`~sphinx_jaxhlo.predict.graph.reductions_of`)."""
+    return all(r.kind == CONTRACTION for r in g.reductions)
 
 
 #: The rules whose stored answer holds whatever else the program does (a kernel of its own reads the table).
@@ -423,12 +409,20 @@ def _between(g: Region) -> str:
     return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
 
 
-def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list[Decision]:
-    """Table-sized intermediates outside the reductions' regions (a gradient's backward tables)."""
+def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False) -> list[Decision]:
+    """Table-sized intermediates outside the reductions' regions (a gradient's backward tables).
+
+    :param matvec_only: only the matrix-vector rule (:func:`_narrow_reader`) speaks: the program's only
+        reduction is a contraction, whose table no other rule here was checked on.
+    """
     out = []
     for op in graph.live_ops():
         for v in op.outs:
             if id(v) in seen or v.size < TABLE_SHARE * table or v.is_out or not v.users or op.loop is not None:
+                continue
+            mv = _narrow_reader(v, target) if op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100") else None
+            if matvec_only:
+                out += [mv] if mv is not None else []
                 continue
             if op.prim in ("scan", "while"):
                 out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
@@ -439,8 +433,7 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int]) -> list
                 out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is normalised by a "
                                     "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
                                     "before the GEMM, whose fusion takes only a plain scale in"))
-            elif (op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100")
-                  and (mv := _narrow_reader(v, target)) is not None):
+            elif mv is not None:
                 out.append(mv)
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":

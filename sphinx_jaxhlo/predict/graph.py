@@ -310,18 +310,46 @@ class Region:
 
 
 def reductions_of(graph: Graph, live: bool = True) -> list[Reduction]:
+    """The program's reductions: each reduction primitive's operand (``live=False``: dead ones too, a
+    gradient's forward loss), a loop body's counted times its trips.
+
+    A program with no reduction primitive at all (dead ones included) still reduces where a live
+    contraction reads a computed operand larger than its result (a confusion matrix of one-hot tables,
+    ``exp(m) @ v``): that contraction is its reduction, of kind ``contraction``, about the largest such
+    operand.
+    """
     out = []
     for op in (graph.live_ops() if live else graph.ops):
         kind = REDUCTION_KIND.get(op.prim)
         if kind is None or not op.ins:
             continue
-        scale = 1
-        loop = op.loop
-        while loop is not None:
-            scale *= loop.trips
-            loop = loop.parent
-        out.append(Reduction(op, kind, op.ins[0], op.ins[0].size * scale))
+        out.append(Reduction(op, kind, op.ins[0], op.ins[0].size * _trips(op)))
+    if not any(op.prim in REDUCTION_KIND and op.ins for op in graph.ops):
+        best: tuple[Op, Value] | None = None
+        for op in graph.live_ops():
+            if op.prim != "dot_general" or not op.outs:
+                continue
+            for w in op.ins:
+                if (w.producer is not None and not w.is_arg and w.size > op.outs[0].size
+                        and (best is None or w.size > best[1].size)):
+                    best = (op, w)
+        if best is not None:
+            out.append(Reduction(best[0], CONTRACTION, best[1], best[1].size * _trips(best[0])))
     return out
+
+
+#: The kind of a reduction that is a contraction (:func:`reductions_of`).
+CONTRACTION = "contraction"
+
+
+def _trips(op: Op) -> int:
+    """How many times ``op`` runs: the product of its loops' trips."""
+    scale = 1
+    loop = op.loop
+    while loop is not None:
+        scale *= loop.trips
+        loop = loop.parent
+    return scale
 
 
 def _is_gemm(op: Op) -> bool:

@@ -122,31 +122,6 @@ def half_in(g: Region) -> str:
     return "/".join(got)
 
 
-def contraction_reduces(graph: Graph) -> str:
-    """No reduction primitive, but a contraction reads a computed operand larger than its result: the
-    contraction is the reduction (a confusion matrix of one-hot tables)."""
-    for op in graph.live_ops():
-        if op.prim != "dot_general" or not op.outs:
-            continue
-        for w in op.ins:
-            if w.producer is not None and not w.is_arg and w.size > op.outs[0].size:
-                return "the only reduction is a contraction of a computed operand"
-    return ""
-
-
-def contracted_operand(graph: Graph) -> Value | None:
-    """The largest computed operand that a contraction reduces (``contraction_reduces``'s operand)."""
-    best: Value | None = None
-    for op in graph.live_ops():
-        if op.prim != "dot_general" or not op.outs:
-            continue
-        for w in op.ins:
-            if (w.producer is not None and not w.is_arg and w.size > op.outs[0].size
-                    and (best is None or w.size > best.size)):
-                best = w
-    return best
-
-
 def tpu_gemms(g: Region) -> int:
     return sum(1 for op in g.ops if op.prim == "dot_general" and _is_gemm(op))
 

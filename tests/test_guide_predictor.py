@@ -95,7 +95,8 @@ def test_specs_as_strings_or_structs_agree() -> None:
 
 def test_rules_move_the_answer() -> None:
     """The same reduction flips with what the rules look at: the producer's op class on the CPU,
-    the physical layout on the H100, a second reader of a contraction on the TPU."""
+    the physical layout on the H100, a second reader of a contraction on the TPU; a gradient with no
+    live reduction is left to the compile on the TPU."""
     x = "f32[4096,4096]"
     assert predict(lambda x: jnp.sum(jnp.exp(x), axis=1), x, target="cpu").stored is False
     assert predict(lambda x: jnp.sum(jnp.where(x > 0, x, 0.0), axis=1), x, target="cpu").stored is True
@@ -111,8 +112,16 @@ def test_rules_move_the_answer() -> None:
     def square(a: jax.Array, b: jax.Array) -> jax.Array:
         return jax.grad(lambda a: jnp.sum(jnp.sum(jnp.cos(a @ b), axis=0) ** 2))(a)
 
-    assert predict(lin, x, x, target="tpu:v5e").stored is False
+    def squared_loss(w: jax.Array, a: jax.Array) -> jax.Array:
+        return jax.grad(lambda w: jnp.mean((a @ w - a) ** 2))(w)
+
+    # a second reader of the contraction's table (the reduction of the square) stores it on the TPU
     assert predict(square, x, x, target="tpu:v5e").stored is True
+    # with no live reduction, the backward pass's table is the compile's call: the TPU wrote it for
+    # four of five gradients of squared losses an outside review compiled, and kept it in for the fifth
+    for backward_only in (lin, squared_loss):
+        answer = predict(backward_only, x, x, target="tpu:v5e")
+        assert (answer.stored, answer.certain) == (None, False) and "backward pass" in answer.why
 
 
 def test_unknown_target_is_refused() -> None:

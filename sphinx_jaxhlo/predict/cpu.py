@@ -23,6 +23,7 @@ from .graph import (
     _kept,
     build_region,
 )
+from .limits import abstain
 
 # -- per-target decisions -----------------------------------------------------------------------
 
@@ -56,16 +57,7 @@ def _ynn_op(op: Op) -> bool:
     if op.prim in ("broadcast_in_dim", "reshape", "squeeze", "expand_dims"):
         return dtype in YNN_DTYPES
     if op.prim == "transpose":
-        # a transposed dot result folds into the dot, and a transpose of elementwise work YNN takes folds
-        # into that work's YNN fusion (the fusion writes in the transposed order); of an argument, or
-        # followed by a reshape (the reshape needs the transposed layout in memory), it is a copy
-        src = op.ins[0].producer
-        if src is None:
-            return False
-        if src.prim == "dot_general":
-            return True
-        return (src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src) \
-            and not any(u.prim == "reshape" for u in op.outs[0].users)
+        return _transpose_folds(op)
     if op.prim == "integer_pow":
         return dtype in YNN_DTYPES  # jax lowers it to a chain of multiplies (a divide for y < 0)
     if op.prim == "square":
@@ -83,6 +75,46 @@ def _ynn_op(op: Op) -> bool:
     if op.prim not in YNN_UNARY and op.prim not in YNN_BINARY:
         return False
     return dtype in YNN_DTYPES and all(w.dtype in YNN_DTYPES for w in op.ins)
+
+
+def _transpose_folds(op: Op) -> bool:
+    """Whether a transpose leaves no copy in XLA CPU's program: one that a second transpose undoes
+    (the algebraic simplifier removes the pair), or one of elementwise work YNN takes whose every
+    reader is a reduction (the reduction reads the work in the other order: its dimensions change).
+    Anything else is a ``transpose_copy_fusion`` that writes the transposed table: a transpose of an
+    argument, one followed by more elementwise work, a convert or a reshape before the reduction.
+    A transposed dot result folds into the dot (it writes in the transposed order); whether that dot
+    still joins the reduction's fusion is left to the compile (:func:`_transposed_dot_read`)."""
+    src = op.ins[0].producer
+    readers = op.outs[0].users if op.outs else []
+    if _undone(op, src, readers):
+        return src is None or src.prim != "transpose" or _ynn_op(src)
+    if src is None:
+        return False
+    if src.prim == "dot_general":
+        return True
+    return ((src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src)
+            and bool(readers) and all(u.prim in ("reduce_sum", "reduce_max", "reduce_min") for u in readers))
+
+
+def _transposed_dot_read(g: Region) -> bool:
+    """Whether the table's path holds a transposed dot result that something reads on the way to the
+    reduction: measured both ways (``b @ row`` vmapped, transposed, floored and maxed: one YNN fusion;
+    ``(x @ w).T`` summed, or exponentiated or scaled first: XLA's own dot writes it), so no rule."""
+    return any(op.prim == "transpose" and op.ins[0].producer is not None
+               and op.ins[0].producer.prim == "dot_general" and not _undone(op, op.ins[0].producer, op.outs[0].users)
+               and op.outs[0].users for op in g.ops)
+
+
+def _undone(op: Op, src: Op | None, readers: list[Op]) -> bool:
+    """Whether a transpose and its source or its only reader, a transpose too, compose to nothing."""
+    def composed(first: Op, second: Op) -> bool:
+        a, b = first.params.get("permutation"), second.params.get("permutation")
+        return a is not None and b is not None and all(a[b[i]] == i for i in range(len(b)))
+
+    if src is not None and src.prim == "transpose" and composed(src, op):
+        return True
+    return len(readers) == 1 and readers[0].prim == "transpose" and composed(op, readers[0])
 
 
 def _ynn_reduce(red: Reduction) -> bool:
@@ -297,4 +329,7 @@ def decide_cpu(g: Region, graph: Graph) -> Decision:
     if linking and not joinable:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table join in one YNN fusion "
                         f"only through results of >= {YNN_MIN_ELEMENTS} elements")
+    if _transposed_dot_read(g):
+        return abstain("a transposed contraction result is read on the way to the reduction: XLA keeps "
+                       "the dot in the reduction's YNN fusion or writes it, by cases no rule separates")
     return Decision(False, "jaxhlo-predict-cpu-ynn", "every producer is in YNN's table and has one reader")

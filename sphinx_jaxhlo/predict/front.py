@@ -308,9 +308,38 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
         decisions.append(limits.abstain(outside))
     if not decisions and (conv := limits.convolution_of_table(graph, table)):
         decisions.append(limits.abstain(f"{conv}: no rule covers it"))
+    if not decisions and target == "tpu:v5e" and _backward_table(graph, table, seen):
+        decisions.append(limits.abstain("a contraction reads a table-sized value computed from another "
+                                        "contraction's output, outside the reductions (a gradient's backward "
+                                        "pass): the TPU writes it or keeps it in the contraction's fusion, by "
+                                        "cases the rules do not separate"))
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
+
+
+def _backward_table(graph: Graph, table: int, seen: set[int]) -> bool:
+    """A live table-sized value outside the reductions' regions, not itself a contraction's output, that a
+    contraction reads and that another contraction's output computes (``jax.grad`` of a loss whose value is
+    not returned: the backward pass's tables, with no live reduction of them)."""
+    return any(id(v) not in seen and v.size >= TABLE_SHARE * table and not v.is_out and op.loop is None
+               and op.prim != "dot_general" and any(u.prim == "dot_general" and _is_gemm(u) for u in v.users)
+               and _from_gemm(v) for op in graph.live_ops() for v in op.outs)
+
+
+def _from_gemm(v: Value, depth: int = 6) -> bool:
+    """``v`` is computed, through elementwise or layout work, from a contraction's output of its size."""
+    todo = [(v, depth)]
+    while todo:
+        w, left = todo.pop()
+        src = w.producer
+        if src is None or w.is_arg:
+            continue
+        if src.prim == "dot_general" and _is_gemm(src):
+            return True
+        if left > 0 and src.prim not in REDUCTION_KIND:
+            todo += [(x, left - 1) for x in src.ins if x.size >= v.size]
+    return False
 
 
 def _contraction(g: Region) -> bool:
@@ -362,8 +391,9 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
     if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
-        return limits.abstain(f"a reduction of a normalised table ({n} passes over table-sized data"
-                              + (", a contraction's" if n == 3 else "") + "): the rules were checked on fewer")
+        gemm = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass
+        return limits.abstain(f"a reduction of a normalised table ({n} passes over table-sized data{gemm}): "
+                              "the rules were checked on fewer")
     if target == "gpu:h100":
         kinds = {r.kind for r in g.reductions}
         if kinds & {"top_k", "approx_top_k"} and not g.ops:

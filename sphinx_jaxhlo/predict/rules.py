@@ -69,9 +69,12 @@ RULES: tuple[Rule, ...] = (
          'columns and an unaligned long `K` (split-K may copy its matrix), and a contraction of a computed '
          "table with a broadcast constant (a gradient's `ones @ exp(m)`: a reduction of the table, the cost "
          "model's call); on the CPU a matrix-vector product of a computed table whose vector is under 16 kB "
-         "counted in `f32` bytes (the CPU's rule 1); on the TPU two contractions feeding"
+         "counted in `f32` bytes (the CPU's rule 1), and a transposed contraction result read on the way to"
+         " the reduction (`(x @ w).T` exponentiated and summed: XLA's own dot writes it; a vmapped `b @ row`"
+         " transposed, floored and maxed: one YNN fusion); on the TPU two contractions feeding"
          " one table, a contraction that reads another contraction's table-sized output (an MLP's two "
-         "layers before the reduction), a loop over a table-sized stack of `f32` operands that contracts, "
+         "layers before the reduction, or a gradient's backward pass where no reduction is live: `jax.grad` "
+         "of a squared loss), a loop over a table-sized stack of `f32` operands that contracts, "
          "and a contraction's "
          'output larger than the table read outside the reductions, and a concatenate that builds a '
          'table-sized value outside a loop (a `roll`); on the CPU a `bf16` or `f16` contraction of a computed '

@@ -1,0 +1,66 @@
+"""The CPU rule for a transpose on the table's path (rule 4, YNN's table), checked against XLA.
+
+A transpose with anything but the reduction after it is a copy that writes the transposed table; one
+the reduction reads directly folds into it, and one a second transpose undoes vanishes; a transposed
+contraction result read before the reduction is left to the compile.  Each program is also compiled
+for the CPU (no run), so a later XLA that changes the answer fails here, not on a reader's page.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import sphinx_jaxhlo
+
+N = 1024
+X = jax.ShapeDtypeStruct((N, N), jnp.float32)
+TABLE = N * N * 4
+
+
+def exp_transposed_exp(x):
+    return jnp.sum(jnp.exp(jnp.exp(x).T), axis=1)
+
+
+def tanh_transposed_negated_max(x):
+    return jnp.max(-jnp.tanh(x).T, axis=1)
+
+
+def exp_transposed_plus(x, y):
+    return jnp.sum(jnp.exp(x).T + y, axis=0)
+
+
+def exp_transposed_summed(x):
+    return jnp.sum(jnp.exp(x).T, axis=1)
+
+
+def exp_transposed_twice(x):
+    return jnp.sum(jnp.exp(x).T.T * 2.0, axis=1)
+
+
+def product_transposed_exp(x, y):
+    return jnp.sum(jnp.exp((x @ y).T), axis=1)
+
+
+CASES = [
+    (exp_transposed_exp, (X,), True),
+    (tanh_transposed_negated_max, (X,), True),
+    (exp_transposed_plus, (X, X), True),
+    (exp_transposed_summed, (X,), False),
+    (exp_transposed_twice, (X,), False),
+    (product_transposed_exp, (X, X), None),
+]
+
+
+@pytest.mark.parametrize(("fn", "specs", "stored"), CASES, ids=[c[0].__name__ for c in CASES])
+def test_a_transpose_on_the_tables_path_on_the_cpu(fn, specs, stored):
+    answer = sphinx_jaxhlo.predict(fn, *specs, target="cpu")
+    assert answer.stored is stored, answer
+    if stored is None:
+        assert not answer.certain and answer.rule == "jaxhlo-predict-all-limits"
+    else:
+        assert answer.rule == "jaxhlo-predict-cpu-ynn"
+    report = sphinx_jaxhlo.analyze(fn, *specs, targets="cpu")["cpu"]
+    written = any(m.bytes >= TABLE for m in report.materialized)
+    assert written is (stored if stored is not None else True), [(m.name, m.bytes) for m in report.materialized]

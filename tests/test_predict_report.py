@@ -85,6 +85,30 @@ def test_a_disagreement_warns_on_the_guide_pages_only_unless_stated_as_a_limit()
     assert guide_check(build, on_guide, _report(True, None), "f") == ""
 
 
+def test_a_stated_limit_that_no_longer_is_one_warns_on_the_guide_pages() -> None:
+    """``:guide-limit: f@target`` where the rule now agrees, or leaves the answer to the compile: the
+    page would state a limit that is gone, so the build says to remove the mark; a mark the rule
+    still disagrees with, a page outside the guide and a blanket mark stay quiet."""
+    marked = parse_example(SOURCE, {"args": "f32[1024,1024]", "guide-limit": "f@gpu:h100"},
+                           docname="guide/predict", line=12)
+    for report, now in ((_report(False, _prediction(False)), "agrees with XLA"),
+                        (_report(True, _prediction(None, False)), "leaves it to the compile")):
+        build, warnings = _build(["guide/"])
+        guide_check(build, marked, report, "f")
+        ((message, subtype, location),) = warnings.items
+        assert subtype == "predict" and location == ("guide/predict", 12)
+        assert f"now {now}: remove f@gpu:h100 from the mark" in message
+    build, warnings = _build(["guide/"])
+    assert guide_check(build, marked, _report(True, _prediction(False)), "f") == "limit" and not warnings.items
+    elsewhere = parse_example(SOURCE, {"args": "f32[1024,1024]", "guide-limit": "f@gpu:h100"},
+                              docname="reference/api", line=3)
+    blanket = parse_example(SOURCE, {"args": "f32[1024,1024]", "guide-limit": ""}, docname="guide/predict", line=12)
+    for example in (elsewhere, blanket):
+        build, warnings = _build(["guide/"])
+        guide_check(build, example, _report(False, _prediction(False)), "f")
+        assert not warnings.items
+
+
 def test_the_build_counts_agreement_and_how_many_answers_were_certain() -> None:
     records = [Record("d", 1, "f", "cpu", "ok", "snapshot", 0.0, None, guide=g)
                for g in ("agrees", "agrees (uncertain)", "disagrees", "limit (uncertain)", "compile it", "")]

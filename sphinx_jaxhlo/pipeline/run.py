@@ -462,6 +462,8 @@ def guide_check(build: Build, example: Example, report: Any, function: str) -> s
     found = agreement(report)
     if found is None:
         return ""
+    if found.agrees is not False:
+        _stale_limit(build, example, report, function, found.agrees)
     if found.agrees is None:
         return "compile it"
     unsure = "" if found.prediction.certain else " (uncertain)"
@@ -473,13 +475,32 @@ def guide_check(build: Build, example: Example, report: Any, function: str) -> s
     base = function.split(" at ", 1)[0]
     if {"all", base, f"{base}@{report.target}"} & set(example.guide_limit):
         return "limit" + unsure
-    docname = example.location[0]
-    pages = [str(p) for p in build.settings.guide_pages]
-    if any(docname == p or (p.endswith("/") and docname.startswith(p)) for p in pages):
+    if _on_guide_page(build, example):
         p = found.prediction
         build.reporter.warn(f"{function} on {report.target}: {found.sentence} (rule {p.rule}: {p.title}; "
                             "a limit the page states is marked with :guide-limit:)", "predict", example.location)
     return "disagrees" + unsure
+
+
+def _on_guide_page(build: Build, example: Example) -> bool:
+    docname = example.location[0]
+    pages = [str(p) for p in build.settings.guide_pages]
+    return any(docname == p or (p.endswith("/") and docname.startswith(p)) for p in pages)
+
+
+def _stale_limit(build: Build, example: Example, report: Any, function: str, agrees: bool | None) -> None:
+    """On a guide page, a ``:guide-limit:`` that names this function on this target (``f@target``)
+    where the guide's rule now agrees with XLA, or leaves the answer to the compile: the page would
+    state a limit that is no longer one, so the mark goes.  A blanket mark is not checked, nor a
+    sweep's (its mark covers the points where the rule disagrees, not every point)."""
+    base = function.split(" at ", 1)[0]
+    if (example.point is not None or f"{base}@{report.target}" not in example.guide_limit
+            or not _on_guide_page(build, example)):
+        return
+    now = "agrees with XLA" if agrees else "leaves it to the compile"
+    build.reporter.warn(f"{function} on {report.target} is marked as a stated limit (:guide-limit:), but the "
+                        f"guide's rule now {now}: remove {base}@{report.target} from the mark, and check what the "
+                        "page says of it", "predict", example.location)
 
 
 def report_failure(build: Build, example: Example, failure: TargetFailure, target: str) -> tuple[str, str]:

@@ -141,14 +141,14 @@ def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> Non
     assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in PAGE
 
 
-@pytest.mark.parametrize("number", ["5", "6", "7", "8"])
-def test_the_pages_wild4_to_wild7_tables_are_their_first_evaluations(number: str) -> None:
-    """wild4's to wild7's tables on the page are their first evaluations as written (no label: scored
+@pytest.mark.parametrize("number", ["5", "6", "7", "8", "9"])
+def test_the_pages_wild4_to_wild8_tables_are_their_first_evaluations(number: str) -> None:
+    """wild4's to wild8's tables on the page are their first evaluations as written (no label: scored
     once, before any change to the predictor), with the certain subset and the TPU's where."""
     names = {"cpu": "CPU", "gpu:h100": "H100", "tpu:v5e": "TPU v5e"}
     first = json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{number}_first.json")
                        .read_text(encoding="utf-8"))
-    assert "label" not in first and first["programs"] == len(first["rows"]) >= 60
+    assert "label" not in first and first["programs"] == len(first["rows"]) >= 40
     for target, stats in first["summary"].items():
         sure = stats["certain"]
         cells = [_of(stats["answered"], stats["programs"]), _of(stats["right"], stats["answered"]),

@@ -324,22 +324,7 @@ def _backward_table(graph: Graph, table: int, seen: set[int]) -> bool:
     not returned: the backward pass's tables, with no live reduction of them)."""
     return any(id(v) not in seen and v.size >= TABLE_SHARE * table and not v.is_out and op.loop is None
                and op.prim != "dot_general" and any(u.prim == "dot_general" and _is_gemm(u) for u in v.users)
-               and _from_gemm(v) for op in graph.live_ops() for v in op.outs)
-
-
-def _from_gemm(v: Value, depth: int = 6) -> bool:
-    """``v`` is computed, through elementwise or layout work, from a contraction's output of its size."""
-    todo = [(v, depth)]
-    while todo:
-        w, left = todo.pop()
-        src = w.producer
-        if src is None or w.is_arg:
-            continue
-        if src.prim == "dot_general" and _is_gemm(src):
-            return True
-        if left > 0 and src.prim not in REDUCTION_KIND:
-            todo += [(x, left - 1) for x in src.ins if x.size >= v.size]
-    return False
+               and limits.from_gemm(v, v.size) for op in graph.live_ops() for v in op.outs)
 
 
 def _contraction(g: Region) -> bool:

@@ -126,23 +126,30 @@ def tpu_gemms(g: Region) -> int:
     return sum(1 for op in g.ops if op.prim == "dot_general" and _is_gemm(op))
 
 
+def from_gemm(v: Value, floor: float, depth: int = 6) -> bool:
+    """``v`` is computed from a contraction's output, through up to ``depth`` elementwise or layout
+    ops whose operands are at least ``floor`` elements (no reduction on the way)."""
+    todo = [(v, depth)]
+    while todo:
+        w, left = todo.pop()
+        src = w.producer
+        if src is None or w.is_arg:
+            continue
+        if src.prim == "dot_general" and _is_gemm(src):
+            return True
+        if left > 0 and src.prim not in REDUCTION_KIND:
+            todo += [(x, left - 1) for x in src.ins if x.size >= floor]
+    return False
+
+
 def chained_gemm(g: Region, table: int) -> str:
     """A contraction in ``g`` whose operand is computed, through elementwise or layout work, from another
     contraction's table-sized output (an MLP's two layers before the reduction)."""
     floor = TABLE_SHARE * table
     for op in g.ops:
-        if op.prim != "dot_general" or not _is_gemm(op):
-            continue
-        todo = [(w, 6) for w in op.ins if w.size >= floor and not w.is_arg]
-        while todo:
-            w, depth = todo.pop()
-            src = w.producer
-            if src is None or w.is_arg:
-                continue
-            if src.prim == "dot_general" and _is_gemm(src):
-                return "a contraction reads another contraction's table-sized output"
-            if depth > 0 and src.prim not in REDUCTION_KIND:
-                todo += [(x, depth - 1) for x in src.ins if x.size >= floor]
+        if op.prim == "dot_general" and _is_gemm(op) and any(
+                from_gemm(w, floor) for w in op.ins if w.size >= floor and not w.is_arg):
+            return "a contraction reads another contraction's table-sized output"
     return ""
 
 

@@ -81,6 +81,13 @@ def test_a_disagreement_warns_on_the_guide_pages_only_unless_stated_as_a_limit()
                            docname="guide/predict", line=12)
     build, warnings = _build(["guide/"])
     assert guide_check(build, marked, report, "f") == "limit" and not warnings.items
+    # the comment names a target as the option does: a mark for the CPU leaves the H100's disagreement loud
+    for names, stated in (("f@gpu:h100", True), ("f@cpu", False), ("g, f@gpu:h100", True)):
+        commented = parse_example(SOURCE + f"# jaxhlo: guide-limit {names}\n", {"args": "f32[1024,1024]"},
+                                  docname="guide/predict", line=12)
+        build, warnings = _build(["guide/"])
+        assert guide_check(build, commented, report, "f") == ("limit" if stated else "disagrees"), names
+        assert bool(warnings.items) is not stated, names
     assert guide_check(build, on_guide, _report(False, _prediction(False)), "f") == "agrees"
     assert guide_check(build, on_guide, _report(True, None), "f") == ""
 

@@ -16,6 +16,7 @@ import sphinx_jaxhlo
 
 N = 1024
 X = jax.ShapeDtypeStruct((N, N), jnp.float32)
+X3 = jax.ShapeDtypeStruct((64, 128, 128), jnp.float32)  # as many bytes as X
 TABLE = N * N * 4
 
 
@@ -39,6 +40,11 @@ def exp_transposed_twice(x):
     return jnp.sum(jnp.exp(x).T.T * 2.0, axis=1)
 
 
+def exp_rotated_twice(x):
+    # two transposes that do not undo each other: XLA merges them into one the reduction reads
+    return jnp.sum(jnp.transpose(jnp.transpose(jnp.exp(x), (1, 2, 0)), (1, 2, 0)), axis=2)
+
+
 def product_transposed_exp(x, y):
     return jnp.sum(jnp.exp((x @ y).T), axis=1)
 
@@ -49,6 +55,7 @@ CASES = [
     (exp_transposed_plus, (X, X), True),
     (exp_transposed_summed, (X,), False),
     (exp_transposed_twice, (X,), False),
+    (exp_rotated_twice, (X3,), False),
     (product_transposed_exp, (X, X), None),
 ]
 

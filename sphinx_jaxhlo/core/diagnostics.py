@@ -50,7 +50,8 @@ SUBTYPES: dict[str, str] = {
                "XLA disagree about an example's largest table: the guide contradicts its own example. The message "
                "names the rule and what each said. An example that shows a limit of the rules the page states marks it "
                "with ``:guide-limit:`` (every function; or ``f, g@tpu:v5e``), or with a comment ``# jaxhlo: "
-               "guide-limit`` in its code.",
+               "guide-limit`` in its code. A mark ``f@target`` the rule now agrees with, or leaves to the compile, "
+               "warns too: the limit it states is gone.",
     "cache": "A cache entry was refused (not a valid report, or a report of another example) and compiled "
              "again, or a cache at a URL could not be read or written.",
     "chunk": "A ``:chunk:`` variant cannot be made or trusted: the option is malformed or names an argument "

@@ -451,7 +451,7 @@ def check(build: Build, example: Example, jobs: list[Job]) -> list[Record]:
     return records
 
 
-_GUIDE_LIMIT = re.compile(r"#\s*jaxhlo:\s*guide-limit\b[ \t]*([\w, \t]*)")
+_GUIDE_LIMIT = re.compile(r"#\s*jaxhlo:\s*guide-limit\b[ \t]*([\w@:, \t]*)")
 
 
 def guide_check(build: Build, example: Example, report: Any, function: str) -> str:
@@ -469,11 +469,12 @@ def guide_check(build: Build, example: Example, report: Any, function: str) -> s
     unsure = "" if found.prediction.certain else " (uncertain)"
     if found.agrees:
         return "agrees" + unsure
-    limits = [m.group(1) for m in _GUIDE_LIMIT.finditer(example.source)]
-    if any(not names.strip() or function in re.split(r"[,\s]+", names) for names in limits):
-        return "limit" + unsure
     base = function.split(" at ", 1)[0]
-    if {"all", base, f"{base}@{report.target}"} & set(example.guide_limit):
+    marked = {"all", function, base, f"{base}@{report.target}"}
+    limits = [m.group(1) for m in _GUIDE_LIMIT.finditer(example.source)]
+    if any(not names.strip() or marked & set(re.split(r"[,\s]+", names)) for names in limits):
+        return "limit" + unsure
+    if marked & set(example.guide_limit):
         return "limit" + unsure
     if _on_guide_page(build, example):
         p = found.prediction

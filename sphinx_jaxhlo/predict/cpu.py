@@ -78,17 +78,22 @@ def _ynn_op(op: Op) -> bool:
 
 
 def _transpose_folds(op: Op) -> bool:
-    """Whether a transpose leaves no copy in XLA CPU's program: one that a second transpose undoes
-    (the algebraic simplifier removes the pair), or one of elementwise work YNN takes whose every
-    reader is a reduction (the reduction reads the work in the other order: its dimensions change).
-    Anything else is a ``transpose_copy_fusion`` that writes the transposed table: a transpose of an
-    argument, one followed by more elementwise work, a convert or a reshape before the reduction.
-    A transposed dot result folds into the dot (it writes in the transposed order); whether that dot
-    still joins the reduction's fusion is left to the compile (:func:`_transposed_dot_read`)."""
-    src = op.ins[0].producer
+    """Whether a transpose leaves no copy in XLA CPU's program.  XLA's simplifier first merges a chain
+    of transposes into one (:func:`_collapsed`): a chain that undoes itself vanishes, and a transpose
+    only other transposes read is merged into them (each judged by its own chain).  What is left folds
+    where it transposes elementwise work YNN takes and every reader is a reduction (the reduction reads
+    the work in the other order: its dimensions change).  Anything else is a ``transpose_copy_fusion``
+    that writes the transposed table: a transpose of an argument, one followed by more elementwise
+    work, a convert or a reshape before the reduction.  A transposed dot result folds into the dot (it
+    writes in the transposed order); whether that dot still joins the reduction's fusion is left to the
+    compile (:func:`_transposed_dot_read`)."""
+    root, perm = _collapsed(op)
+    if _identity(perm):
+        return True
     readers = op.outs[0].users if op.outs else []
-    if _undone(op, src, readers):
-        return src is None or src.prim != "transpose" or _ynn_op(src)
+    if readers and all(u.prim == "transpose" for u in readers):
+        return True
+    src = root.producer
     if src is None:
         return False
     if src.prim == "dot_general":
@@ -97,24 +102,35 @@ def _transpose_folds(op: Op) -> bool:
             and bool(readers) and all(u.prim in ("reduce_sum", "reduce_max", "reduce_min") for u in readers))
 
 
+def _collapsed(op: Op) -> tuple[Value, tuple[int, ...] | None]:
+    """A transpose and the transposes above it as one: the value the chain starts from and the
+    permutation of the whole (``None`` where a permutation is not known)."""
+    perm = op.params.get("permutation")
+    v = op.ins[0]
+    while perm is not None and v.producer is not None and v.producer.prim == "transpose":
+        above = v.producer.params.get("permutation")
+        if above is None:
+            return v, None
+        perm, v = tuple(above[p] for p in perm), v.producer.ins[0]
+    return v, (tuple(perm) if perm is not None else None)
+
+
+def _identity(perm: tuple[int, ...] | None) -> bool:
+    return perm is not None and perm == tuple(range(len(perm)))
+
+
 def _transposed_dot_read(g: Region) -> bool:
     """Whether the table's path holds a transposed dot result that something reads on the way to the
     reduction: measured both ways (``b @ row`` vmapped, transposed, floored and maxed: one YNN fusion;
     ``(x @ w).T`` summed, or exponentiated or scaled first: XLA's own dot writes it), so no rule."""
-    return any(op.prim == "transpose" and op.ins[0].producer is not None
-               and op.ins[0].producer.prim == "dot_general" and not _undone(op, op.ins[0].producer, op.outs[0].users)
-               and op.outs[0].users for op in g.ops)
-
-
-def _undone(op: Op, src: Op | None, readers: list[Op]) -> bool:
-    """Whether a transpose and its source or its only reader, a transpose too, compose to nothing."""
-    def composed(first: Op, second: Op) -> bool:
-        a, b = first.params.get("permutation"), second.params.get("permutation")
-        return a is not None and b is not None and all(a[b[i]] == i for i in range(len(b)))
-
-    if src is not None and src.prim == "transpose" and composed(src, op):
-        return True
-    return len(readers) == 1 and readers[0].prim == "transpose" and composed(op, readers[0])
+    for op in g.ops:
+        if op.prim != "transpose" or not op.outs:
+            continue
+        root, perm = _collapsed(op)
+        read = any(u.prim != "transpose" for u in op.outs[0].users)
+        if read and not _identity(perm) and root.producer is not None and root.producer.prim == "dot_general":
+            return True
+    return False
 
 
 def _ynn_reduce(red: Reduction) -> bool:

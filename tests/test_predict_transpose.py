@@ -2,7 +2,8 @@
 
 A transpose with anything but the reduction after it is a copy that writes the transposed table; one
 the reduction reads directly folds into it, and one a second transpose undoes vanishes; a transposed
-contraction result read before the reduction is left to the compile.  Each program is also compiled
+contraction result read before the reduction is left to the compile.  An argument only transposed or
+reshaped on the way to two reductions makes them no siblings: each reads the argument.  Each program is also compiled
 for the CPU (no run), so a later XLA that changes the answer fails here, not on a reader's page.
 """
 
@@ -49,6 +50,23 @@ def product_transposed_exp(x, y):
     return jnp.sum(jnp.exp((x @ y).T), axis=1)
 
 
+def argument_transposed_for_two_reductions(x):
+    # the argument's transpose is read by the second reduction and undone for the first: nothing is
+    # computed twice, so nothing is stored (the two reductions are no siblings of one table)
+    t = x.T
+    return jnp.sum(jnp.exp(t.T), axis=1) + jnp.sum(t, axis=1)
+
+
+def argument_reshaped_for_two_reductions(x):
+    t = x.reshape(64, -1)
+    return jnp.sum(jnp.exp(t), axis=1) + jnp.sum(t, axis=1)
+
+
+def argument_transposed_before_exp(x):
+    t = x.T
+    return jnp.sum(jnp.exp(t), axis=1) + jnp.sum(t, axis=1)
+
+
 CASES = [
     (exp_transposed_exp, (X,), True),
     (tanh_transposed_negated_max, (X,), True),
@@ -57,6 +75,9 @@ CASES = [
     (exp_transposed_twice, (X,), False),
     (exp_rotated_twice, (X3,), False),
     (product_transposed_exp, (X, X), None),
+    (argument_transposed_for_two_reductions, (X,), False),
+    (argument_reshaped_for_two_reductions, (X,), False),
+    (argument_transposed_before_exp, (X,), True),
 ]
 
 

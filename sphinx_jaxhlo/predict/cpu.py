@@ -81,25 +81,24 @@ def _transpose_folds(op: Op) -> bool:
     """Whether a transpose leaves no copy in XLA CPU's program.  XLA's simplifier first merges a chain
     of transposes into one (:func:`_collapsed`): a chain that undoes itself vanishes, and a transpose
     only other transposes read is merged into them (each judged by its own chain).  What is left folds
-    where it transposes elementwise work YNN takes and every reader is a reduction (the reduction reads
-    the work in the other order: its dimensions change).  Anything else is a ``transpose_copy_fusion``
-    that writes the transposed table: a transpose of an argument, one followed by more elementwise
-    work, a convert or a reshape before the reduction.  A transposed dot result folds into the dot (it
+    where it transposes an argument or elementwise work YNN takes and every reader is a reduction (the
+    reduction reads its operand in the other order: its dimensions change).  Anything else is a
+    ``transpose_copy_fusion`` that writes the transposed table: a transpose followed by more
+    elementwise work, a convert or a reshape before the reduction.  A transposed dot result folds into the dot (it
     writes in the transposed order); whether that dot still joins the reduction's fusion is left to the
     compile (:func:`_transposed_dot_read`)."""
     root, perm = _collapsed(op)
     if _identity(perm):
         return True
-    readers = op.outs[0].users if op.outs else []
-    if readers and all(u.prim == "transpose" for u in readers):
+    readers = [u for u in (op.outs[0].users if op.outs else []) if u.prim != "transpose"]
+    if not readers:
         return True
     src = root.producer
-    if src is None:
-        return False
-    if src.prim == "dot_general":
+    if src is not None and src.prim == "dot_general":
         return True
-    return ((src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src)
-            and bool(readers) and all(u.prim in ("reduce_sum", "reduce_max", "reduce_min") for u in readers))
+    if not all(u.prim in ("reduce_sum", "reduce_max", "reduce_min") for u in readers):
+        return False
+    return src is None or ((src.prim in YNN_UNARY or src.prim in YNN_BINARY) and _ynn_op(src))
 
 
 def _collapsed(op: Op) -> tuple[Value, tuple[int, ...] | None]:

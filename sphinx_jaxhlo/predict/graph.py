@@ -434,11 +434,27 @@ def build_region(red: Reduction, floor: int) -> Region:
     return Region(values, ops, [red], sources, [], 0, False, red.op.loop)
 
 
+#: Ops that only move an argument's elements: two reductions that read one argument through them share
+#: no computed table (each reads the argument, as XLA folds the move into its reader).
+_MOVES = frozenset({"transpose", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
+
+
+def _moved_argument(v: Value) -> bool:
+    """``v`` is an argument, or an argument only moved (transposed, reshaped): nothing is computed."""
+    while not v.is_arg:
+        op = v.producer
+        if op is None or op.prim not in _MOVES or not op.ins:
+            return False
+        v = op.ins[0]
+    return True
+
+
 def group_regions(regions: list[Region]) -> list[Region]:
-    """Merge regions that share values (sibling reductions of one table, two-pass statistics)."""
+    """Merge regions that share computed values (sibling reductions of one table, two-pass statistics);
+    an argument merely transposed or reshaped on the way to both is no shared table."""
     groups: list[Region] = []
     for reg in regions:
-        ids = {id(v) for v in reg.values}
+        ids = {id(v) for v in reg.values if not _moved_argument(v)}
         for g in groups:
             if ids & {id(v) for v in g.values}:
                 known = {id(v) for v in g.values}
@@ -454,6 +470,8 @@ def group_regions(regions: list[Region]) -> list[Region]:
         inside = {id(o) for o in g.ops} | {id(r.op) for r in g.reductions}
         outside: list[Op] = []
         for v in g.values:
+            if _moved_argument(v):
+                continue  # its other readers read the argument: no table of this group's
             for u in v.users:
                 if id(u) not in inside and u not in outside:
                     outside.append(u)

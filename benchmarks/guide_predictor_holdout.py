@@ -584,6 +584,33 @@ def family_files(stem: str) -> FamilyFiles:
     return FamilyFiles(stem)
 
 
+@dataclass(frozen=True)
+class OutsideFamily:
+    """A later holdout family as its script declares it: the programs a review wrote, as data
+    (name, kind, a body defining ``f``, argument specs), and the family's name and files."""
+
+    stem: str
+    family: str
+    table: list[tuple[str, str, str, str]]
+    doc: str
+
+    @property
+    def files(self) -> FamilyFiles:
+        return FamilyFiles(self.stem)
+
+    @property
+    def usage(self) -> str:
+        """The script's docstring with the family's commands."""
+        return f"{self.doc}{self.files.usage()}"
+
+    def programs(self) -> list[Program]:
+        return [Program(f"{self.family}/{name}", self.family, _module(body), specs, [f"kind={kind}"])
+                for name, kind, body, specs in self.table]
+
+    def main(self, argv: list[str] | None = None) -> int:
+        return run_family(argv, doc=self.usage, programs=self.programs, files=self.files, after_first=AFTER_FIRST)
+
+
 def run_family(argv: list[str] | None, *, doc: str, programs: Callable[[], list[Program]], files: FamilyFiles,
                after_first: str) -> int:
     """:func:`family_main` for a family named by its :class:`FamilyFiles` (the later holdouts)."""

@@ -37,11 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module  # noqa: E402
-from guide_predictor_holdout import AFTER_FIRST, family_files, run_family  # noqa: E402
+from guide_predictor_holdout import OutsideFamily  # noqa: E402
 
-FILES = family_files("guide_predictor_holdout5")
-__doc__ = f"{__doc__}{FILES.usage()}"
 FAMILY = "wild4"
 
 #: (name, kind, body defining ``f``, argument specs).
@@ -527,14 +524,8 @@ def f(x, rm, rv):
 ]
 
 
-def programs() -> list[Program]:
-    return [Program(f"wild4/{name}", FAMILY, _module(body), specs, [f"kind={kind}"])
-            for name, kind, body, specs in PROGRAMS]
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run_family(argv, doc=__doc__, programs=programs, files=FILES, after_first=AFTER_FIRST)
-
+SCRIPT = OutsideFamily("guide_predictor_holdout5", FAMILY, PROGRAMS, __doc__ or "")
+__doc__, FILES, programs, main = SCRIPT.usage, SCRIPT.files, SCRIPT.programs, SCRIPT.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

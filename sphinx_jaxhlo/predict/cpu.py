@@ -141,9 +141,13 @@ def _ynn_reduce(red: Reduction) -> bool:
     return dtype in ("float32", "bfloat16", "float16", "float64", "int8", "uint8")
 
 
-def _link_ops(g: Region) -> list[Op]:
-    """The ops between a group's reductions and the region ops that read their results (a two-pass
-    statistic's path back into the table: ``max`` -> ``stop_gradient`` -> broadcast -> ``sub``)."""
+def _link_ops(g: Region, readers: list[Op] | None = None) -> tuple[list[Op], bool]:
+    """The ops between a group's reductions and the ops that read their results (a two-pass
+    statistic's path back into the table: ``max`` -> ``stop_gradient`` -> broadcast -> ``sub``), and
+    whether any result reaches them.
+
+    :param readers: the table-sized ops whose small operands are followed back (default: the region's).
+    """
     results = {id(o) for r in g.reductions for o in r.op.outs}
     region = {id(o) for o in g.ops}
     out: list[Op] = []
@@ -164,11 +168,49 @@ def _link_ops(g: Region) -> list[Op]:
         return hit
 
     top = max((v.size for v in g.values), default=1)
-    for op in g.ops:
+    reached = False
+    for op in g.ops if readers is None else readers:
         for w in op.ins:
             if w.size < top:
-                walk(w, 12)
-    return out
+                reached = walk(w, 12) or reached
+    return out, reached
+
+
+#: Ops XLA CPU's YNN support checks before its size gate (``ynn_support.cc``): a broadcast of a small
+#: result into the table is taken whatever its operand's size.
+_UNGATED = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "copy", "copy_p",
+                      "stop_gradient"})
+
+
+def _preferred(op: Op) -> bool:
+    """XLA CPU's ``IsInstructionPreferredByYnn`` (``ynn_support.cc``): an elementwise op joins a YNN
+    fusion only with at least 4,096 elements in its result or in an operand."""
+    if op.prim in _UNGATED:
+        return True
+    return max([v.size for v in op.outs] + [w.size for w in op.ins], default=0) >= YNN_MIN_ELEMENTS
+
+
+def _reciprocal_source(op: Op, top: int) -> int | None:
+    """For a table-sized divide by a broadcast small value, the size of that value: XLA's simplifier
+    rewrites ``a / broadcast(b)`` into ``a * broadcast(1 / b)``, a divide of ``b``'s size (measured on
+    the CPU: ``exp(x) / sum(exp(x), 1, keepdims=True)``)."""
+    if op.prim != "div" or len(op.ins) != 2 or op.ins[1].size >= top:
+        return None
+    v = op.ins[1]
+    while v.producer is not None and v.producer.prim in ("broadcast_in_dim", "reshape", "squeeze", "expand_dims"):
+        v = v.producer.ins[0]
+    return v.size
+
+
+def _gated_links(g: Region, readers: list[Op] | None = None) -> bool:
+    """Whether every op that carries a group's reduction results to ``readers`` (default: the region's
+    ops) passes YNN's size gate, counting the reciprocal a divide by a broadcast result becomes."""
+    top = max((v.size for v in g.values), default=1)
+    for op in g.ops if readers is None else readers:
+        size = _reciprocal_source(op, top)
+        if size is not None and size < YNN_MIN_ELEMENTS and _link_ops(g, [op])[1]:
+            return False
+    return all(_preferred(op) for op in _link_ops(g, readers)[0])
 
 
 def _reduced(red: Reduction) -> int:
@@ -187,10 +229,10 @@ def _canonical_dot(op: Op) -> bool:
     return tuple(lc) == (lhs_rank - 1,) and tuple(rc) == (first_free,)
 
 
-def _ynn_chain_to_output(op: Op) -> bool:
+def _ynn_chain_to_output(op: Op) -> list[Op] | None:
     """A reader whose computation, forward to the program's outputs or a reduction, is YNN ops only:
-    the YNN fusion of the reductions can take it in as more of its roots."""
-    todo, seen = [op], set()
+    those ops (the YNN fusion of the reductions can take them in as more of its roots), else ``None``."""
+    todo, seen, chain = [op], set(), []
     while todo:
         o = todo.pop()
         if id(o) in seen:
@@ -199,9 +241,23 @@ def _ynn_chain_to_output(op: Op) -> bool:
         if o.prim in REDUCTION_KIND:
             continue
         if not _ynn_op(o) or len(seen) > 64:
-            return False
+            return None
+        chain.append(o)
         todo += [u for v in o.outs for u in v.users]
-    return True
+    return chain
+
+
+def _chain_joins(g: Region, op: Op, kept: int) -> bool:
+    """An outside reader of the table that XLA CPU's YNN fusion takes in with the reductions: its
+    chain to the output is YNN ops and reads a reduction's result through ops that pass YNN's size
+    gate (``x - max(x)``, ``x / sum(x)`` over 4,096 kept elements or more, measured), so the fusion
+    writes only the output.  A chain that never reads a result joins as two reductions do, through
+    results of 4,096 elements or more (``kept``): measured both ways there (``exp(x) * 2`` returned
+    beside ``sum(exp(x), 0)`` writes the table, a layer norm's gradient does not)."""
+    chain = _ynn_chain_to_output(op)
+    if chain is None or not _gated_links(g, chain):
+        return False
+    return _link_ops(g, chain)[1] or kept >= YNN_MIN_ELEMENTS
 
 
 def _into_canonical_dot(op: Op) -> bool:
@@ -272,28 +328,33 @@ def _forward_ops(red: Reduction, table: int, depth: int = 8) -> set[int]:
     return out
 
 
-def _joins(g: Region) -> tuple[list[Reduction], bool]:
+def _joins(g: Region) -> tuple[list[Reduction], bool, bool]:
     """Which of a group's reductions must share a YNN fusion through their results (a result that
-    reaches another's table computation, or meets another's result), and whether one shares the
-    table with the others but never meets them."""
+    reaches another's table computation, or meets another's result), whether one shares the table
+    with the others but never meets them, and whether two join only where their results meet (an op
+    of the results' size, not the table's: ``sum(x) + max(x)``)."""
     if len(g.reductions) < 2:
-        return [], False
+        return [], False, False
     table = max(r.operand.size for r in g.reductions)
     regions = {id(r.op): {id(o) for o in build_region(r, max(1, int(TABLE_SHARE * r.operand.size))).ops}
                for r in g.reductions}
     forward = {id(r.op): _forward_ops(r, table) for r in g.reductions}
     linking: list[Reduction] = []
     met: set[int] = set()
+    results_meet = False
     for r in g.reductions:
         for q in g.reductions:
             if q is r:
                 continue
-            if forward[id(r.op)] & regions[id(q.op)] or forward[id(r.op)] & forward[id(q.op)]:
+            fed = bool(forward[id(r.op)] & regions[id(q.op)] or forward[id(q.op)] & regions[id(r.op)])
+            meet = bool(forward[id(r.op)] & forward[id(q.op)])
+            if fed or meet:
                 if r not in linking:
                     linking.append(r)
                 met |= {id(r.op), id(q.op)}
+                results_meet = results_meet or (meet and not fed)
     isolated = any(id(r.op) not in met for r in g.reductions)
-    return linking, isolated
+    return linking, isolated, results_meet
 
 
 #: Below this many elements an op is not "preferred by YNN" (``IsInstructionPreferredByYnn``).
@@ -326,15 +387,18 @@ def decide_cpu(g: Region, graph: Graph) -> Decision:
     if non_ynn:
         names = sorted({"clamp" if _is_clamp(op) else op.prim for op in non_ynn})
         return Decision(True, "jaxhlo-predict-cpu-ynn", f"not in YNN's op table: {', '.join(names)}")
-    link = _link_ops(g)
+    link, _ = _link_ops(g)
     if link and not all(_ynn_op(op) for op in link):
         names = sorted({op.prim for op in link if not _ynn_op(op)})
         return Decision(True, "jaxhlo-predict-cpu-ynn", "the second pass needs the first's statistic through "
                         f"{', '.join(names)}, not in YNN's table: the two reductions cannot share one fusion, "
                         "so the table is written")
-    linking, isolated = _joins(g)
-    joinable = min((_kept(r) for r in linking or g.reductions), default=0) >= YNN_MIN_ELEMENTS
-    outside = [o for o in g.outside if not _into_canonical_dot(o) and not (joinable and _ynn_chain_to_output(o))]
+    linking, isolated, met = _joins(g)
+    # the results' path into the table passes YNN's size gate; results that meet each other meet in
+    # an op of the results' size, which must pass it too
+    joinable = _gated_links(g) and (not met or min(_kept(r) for r in linking) >= YNN_MIN_ELEMENTS)
+    kept = min(_kept(r) for r in linking or g.reductions)
+    outside = [o for o in g.outside if not _into_canonical_dot(o) and not (joinable and _chain_joins(g, o, kept))]
     if outside or g.outputs:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "a table value has a reader outside the reductions "
                         "(the backward pass, an output): YNN fuses only through values with one reader")
@@ -343,7 +407,8 @@ def decide_cpu(g: Region, graph: Graph) -> Decision:
                         "two YNN fusions, so the table is written")
     if linking and not joinable:
         return Decision(True, "jaxhlo-predict-cpu-ynn", "two reductions of one table join in one YNN fusion "
-                        f"only through results of >= {YNN_MIN_ELEMENTS} elements")
+                        f"only through ops on their results of >= {YNN_MIN_ELEMENTS} elements (YNN's size gate; "
+                        "a divide by a result is a reciprocal of the result's size)")
     if _transposed_dot_read(g):
         return abstain("a transposed contraction result is read on the way to the reduction: XLA keeps "
                        "the dot in the reduction's YNN fusion or writes it, by cases no rule separates")

@@ -200,9 +200,13 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
     every = reductions_of(graph, live=False)
     copy = target == "gpu:h100" and _unaligned_matvec(graph)
     if not every:
-        return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
-                          "the program has no reduction", operand_copy=copy)
-    decisions = decide_all(graph, target, max(r.scaled for r in every))
+        scattered = limits.scattered_updates(graph)
+        if scattered is None:
+            return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
+                              "the program has no reduction", operand_copy=copy)
+        every, decisions = [scattered], [_scatter_decision(target)]
+    else:
+        decisions = decide_all(graph, target, max(r.scaled for r in every))
     big = max(every, key=lambda r: r.scaled)
     stored = [d for d in decisions if d.stored and d.certain]
     unsure = [d for d in decisions if not d.certain or d.stored is None]
@@ -232,6 +236,22 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
         round(chosen.figures.get("us_unfused", 0.0), 2), copy,
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
+
+
+def _scatter_decision(target: str) -> Decision:
+    """A program whose only reduction is a scatter of computed updates (``segment_sum`` of messages):
+    no target fuses the updates' computation into the scatter the way a reduction fuses its producers
+    (measured: the CPU and the TPU wrote them for every such program; the H100 fused the gather, the
+    multiply and the scatter of one and wrote the other's, so it is left to the compile)."""
+    if target == "cpu":
+        return Decision(True, "jaxhlo-predict-cpu-ynn", "not in YNN's op table: a scatter (a segment_sum or "
+                        "segment_max) reads its computed updates from memory")
+    if target == "tpu:v5e":
+        return Decision(True, "jaxhlo-predict-tpu-topk", "a scatter reads a computed table-sized value (a "
+                        "segment_sum of an activation): the TPU writes the table the gather or scatter reads or "
+                        "builds (measured: libtpu is closed)")
+    return limits.abstain("a scatter reads a computed table-sized value (a segment_sum of an activation): the "
+                          "rules do not follow a gather's or scatter's fusion")
 
 
 def _bytes_text(n: int) -> str:

@@ -60,6 +60,26 @@ def gather_of_table(graph: Graph, table: int) -> str:
     return ""
 
 
+def scattered_updates(graph: Graph) -> Reduction | None:
+    """In a program with no reduction, the largest scatter whose updates are computed
+    (``jax.ops.segment_sum`` of messages, a segment maximum), as the reduction the rules answer for:
+    its updates are the table."""
+    best: Reduction | None = None
+    for op in graph.live_ops():
+        if op.prim.startswith("scatter") and len(op.ins) > 2:
+            upd = op.ins[2]
+            made = upd.producer
+            if made is None or upd.is_arg or made.prim in ("broadcast_in_dim", "iota"):
+                continue  # an argument, or a constant spread out (``jnp.ones``): nothing is computed
+            if best is None or upd.size > best.scaled:
+                best = Reduction(op, SCATTER, upd, upd.size)
+    return best
+
+
+#: The kind of :func:`scattered_updates`' reduction.
+SCATTER = "scatter"
+
+
 def scatter_reads_table(graph: Graph, table: int) -> str:
     """A scatter whose updates are a computed table-sized value (``jax.ops.segment_sum`` of an activation)."""
     floor = TABLE_SHARE * table

@@ -53,7 +53,9 @@ RULES: tuple[Rule, ...] = (
          'targets.', "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
-         "dimensions), writes nothing of the table's size.",
+         "dimensions), writes nothing of the table's size. A program with no reduction writes none either, "
+         "unless a scatter reads computed updates (`segment_sum` of messages): the CPU and the TPU write "
+         "them, as a gather's or scatter's operand (their rules 4 and 2), and the H100 is left to the compile.",
          "front.predict_jaxpr"),
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "

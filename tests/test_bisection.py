@@ -165,6 +165,7 @@ def test_the_map_text_and_json_give_the_exact_sizes() -> None:
     svg = line_svg(sweep, "gpu:h100", sweep.flips, "u", "t")
     for label in ("1: 1188|1189", "2: 1519|1520", "3: 1594|1595"):
         assert f">{label}</text>" in svg
+    assert ">error</text>" not in svg  # no compile failed: the legend keys no crossed-out marker
     doc = sweep.to_dict()
     assert [(f["before"]["n"], f["after"]["n"], f["exact"]) for f in doc["flips"]] == [
         (1188, 1189, True), (1519, 1520, True), (1594, 1595, True)]

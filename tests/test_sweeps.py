@@ -457,6 +457,7 @@ def test_the_maps_points_are_their_reports_figures_and_a_failed_compile_is_drawn
     failed = re.search(r'<g class="jaxhlo-sweep-point jaxhlo-sweep-compile-error" [^>]*data-size="16384"[^>]*>'
                        r'<title>([^<]*)</title>', svg)
     assert failed is not None and failed.group(1).startswith("n=16384: compile error, RESOURCE_EXHAUSTED")
+    assert ">error</text>" in svg  # and the legend keys it
     assert "title &lt;&amp;&gt;" in svg and "title <&>" not in svg
     # each flip a dashed line, labelled with its number and the two neighbouring sizes
     assert svg.count('class="jaxhlo-sweep-flip"') == 2

@@ -326,7 +326,8 @@ def line_svg(sweep: SweepMap, target: str, flips: Sequence[Flip], uid: str, titl
         items += [("circle", "currentColor", "solid", "fused"), ("circle", "currentColor", "hollow",
                                                                  "unfused (label: largest stored)"),
                   ("circle", "currentColor", "faint", "no reduction")]
-    items += [("cross", "currentColor", "", "error")]
+    if any(f.status == "compile error" for _, figs in series for f in figs):
+        items += [("cross", "currentColor", "", "error")]  # keyed only where a marker is crossed out
     if sweep.probes:
         items.append(("small", "currentColor", "solid", "bisection"))
     legend_rows: list[list[tuple[float, tuple[str, str, str, str]]]] = [[]]

@@ -801,10 +801,8 @@ def truth_of(report: Any, table: int, table_dtype: str, dot_operand: int) -> dic
     copies = [m for m in [*report.argument_copies, *report.materialized]
               if dot_operand and _elements(m.shape) >= STORED_FRACTION * dot_operand
               and (m in report.argument_copies or m.producer in pads)]
-    memory_space = 0
-    if biggest is not None:
-        producer = next((f for f in report.fusions if f.name == biggest.producer), None)
-        memory_space = producer.memory_space if producer is not None else 0
+    # the buffer's own layout: a multi-output fusion's tuple has none, its elements each have theirs
+    memory_space = biggest.memory_space if biggest is not None else 0
     return {
         "stored": bool(stored_buffers) or by_temp,
         "by": "buffer" if stored_buffers else ("temp" if by_temp else ""),

@@ -4,8 +4,9 @@ Each program stores the table it reduces on the TPU (complex data, a non-element
 producer and the reduction, an exact ``top_k`` of a product, a contraction read twice); it is
 compiled at square sizes from 512 to 4096 and the memory space of the largest stored buffer is read
 from its layout (``S(1)``: the chip's own memory; none: HBM).  The threshold the predictor uses
-(:data:`sphinx_jaxhlo.predict.tpu.ON_CHIP_MAX_BYTES`) sits between the largest on-chip buffer and the
-smallest one in HBM measured here.
+(:data:`sphinx_jaxhlo.predict.tpu.ON_CHIP_MAX_BYTES`, 32 MiB) is at the 2896 point here (33.5 to 34.1 MB,
+all on-chip); at 4096 (67 MB) the programs went either way.  The families' 302 stored tables set the rest
+(:mod:`sphinx_jaxhlo.predict.tpu`).
 
 Run: ``python benchmarks/guide_predictor_where.py`` (about 5 s a compile); writes
 ``benchmarks/data/guide_predictor_where.json``.

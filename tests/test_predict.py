@@ -71,7 +71,7 @@ def test_tpu_says_where_a_stored_table_lives_only_where_the_measurements_agree()
         return jnp.var(a @ b, axis=1)
 
     small = predict(two_passes, "f32[256,64]", "f32[64,256]", target="tpu:v5e")
-    middle = predict(two_passes, "f32[2048,64]", "f32[64,2048]", target="tpu:v5e")
+    middle = predict(two_passes, "f32[4096,64]", "f32[64,4096]", target="tpu:v5e")
     large = predict(two_passes, "f32[8192,256]", "f32[256,8192]", target="tpu:v5e")
     assert small.stored and middle.stored and large.stored
     assert (small.where, middle.where, large.where) == ("on-chip", "", "HBM")

@@ -92,3 +92,23 @@ def test_a_transpose_on_the_tables_path_on_the_cpu(fn, specs, stored):
     report = sphinx_jaxhlo.analyze(fn, *specs, targets="cpu")["cpu"]
     written = any(m.bytes >= TABLE for m in report.materialized)
     assert written is (stored if stored is not None else True), [(m.name, m.bytes) for m in report.materialized]
+
+
+def product_of_transposed_argument(x):
+    return jnp.prod(x.T, axis=1)
+
+
+def test_a_reduction_of_an_argument_only_moved_writes_nothing():
+    # the product is no YNN reduction (a reduce-window), yet it reads the argument: the move folds in
+    answer = sphinx_jaxhlo.predict(product_of_transposed_argument, X, target="cpu")
+    assert (answer.stored, answer.rule) == (False, "jaxhlo-predict-all-none"), answer
+    report = sphinx_jaxhlo.analyze(product_of_transposed_argument, X, targets="cpu")["cpu"]
+    assert not any(m.bytes >= TABLE for m in report.materialized), [(m.name, m.bytes) for m in report.materialized]
+
+
+def test_a_table_of_no_elements_is_not_stored():
+    empty = jax.ShapeDtypeStruct((0, 256), jnp.float32)
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        answer = sphinx_jaxhlo.predict(lambda x: jnp.exp(x) / jnp.sum(jnp.exp(x), 1, keepdims=True), empty,
+                                       target=target)
+        assert answer.stored is False and answer.table_bytes == 0, answer

@@ -21,6 +21,7 @@ from .graph import (
     Value,
     _dot_dims,
     _kept,
+    _moved_argument,
     build_region,
 )
 from .limits import abstain
@@ -346,12 +347,13 @@ def _joins(g: Region) -> tuple[list[Reduction], bool, bool]:
         for q in g.reductions:
             if q is r:
                 continue
-            fed = bool(forward[id(r.op)] & regions[id(q.op)] or forward[id(q.op)] & regions[id(r.op)])
+            feeds = bool(forward[id(r.op)] & regions[id(q.op)])
             meet = bool(forward[id(r.op)] & forward[id(q.op)])
-            if fed or meet:
+            if feeds or meet:
                 if r not in linking:
                     linking.append(r)
                 met |= {id(r.op), id(q.op)}
+                fed = feeds or bool(forward[id(q.op)] & regions[id(r.op)])
                 results_meet = results_meet or (meet and not fed)
     isolated = any(id(r.op) not in met for r in g.reductions)
     return linking, isolated, results_meet
@@ -371,6 +373,9 @@ def decide_cpu(g: Region, graph: Graph) -> Decision:
         return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument directly")
     if kinds & {"top_k", "approx_top_k"}:
         return Decision(True, "jaxhlo-predict-cpu-other", "top_k sorts a stored operand")
+    if all(_moved_argument(v) for v in g.values):
+        return Decision(False, "jaxhlo-predict-all-none", "the reduction reads an argument, only transposed or "
+                        "reshaped: the move folds into the reduction")
     if kinds <= {"arg"} and not dots:
         return Decision(False, "jaxhlo-predict-cpu-arg", "argmax/argmin are XLA loop fusions that take "
                         "elementwise producers in")

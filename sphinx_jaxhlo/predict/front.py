@@ -205,6 +205,9 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
             return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                               "the program has no reduction", operand_copy=copy)
         every, decisions = [scattered], [_scatter_decision(target)]
+    elif max(r.scaled for r in every) == 0:
+        return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
+                          "the table has no elements", operand_copy=copy)
     else:
         decisions = decide_all(graph, target, max(r.scaled for r in every))
     big = max(every, key=lambda r: r.scaled)
@@ -239,19 +242,14 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
 
 
 def _scatter_decision(target: str) -> Decision:
-    """A program whose only reduction is a scatter of computed updates (``segment_sum`` of messages):
-    no target fuses the updates' computation into the scatter the way a reduction fuses its producers
-    (measured: the CPU and the TPU wrote them for every such program; the H100 fused the gather, the
-    multiply and the scatter of one and wrote the other's, so it is left to the compile)."""
-    if target == "cpu":
-        return Decision(True, "jaxhlo-predict-cpu-ynn", "not in YNN's op table: a scatter (a segment_sum or "
-                        "segment_max) reads its computed updates from memory")
-    if target == "tpu:v5e":
-        return Decision(True, "jaxhlo-predict-tpu-topk", "a scatter reads a computed table-sized value (a "
-                        "segment_sum of an activation): the TPU writes the table the gather or scatter reads or "
-                        "builds (measured: libtpu is closed)")
-    return limits.abstain("a scatter reads a computed table-sized value (a segment_sum of an activation): the "
-                          "rules do not follow a gather's or scatter's fusion")
+    """A program whose only reduction is a scatter of updates it makes (``segment_sum`` of messages):
+    left to the compile on every target.  Measured both ways: the CPU wrote computed and constant
+    updates alike; the TPU wrote a graph's 256 MB of messages at 100,000 nodes and fused the gather, the
+    multiply and the scatter into one kernel at 4,096 and 16,384 nodes; the H100 wrote a contraction's
+    output that the gather reads."""
+    return limits.abstain("a scatter (a segment_sum, an .at[].add) reads updates the program makes: whether "
+                          f"they are written depends on the sizes on {target} as on the other targets (measured "
+                          "both ways), and no rule here follows a scatter's fusion")
 
 
 def _bytes_text(n: int) -> str:

@@ -61,19 +61,30 @@ def gather_of_table(graph: Graph, table: int) -> str:
 
 
 def scattered_updates(graph: Graph) -> Reduction | None:
-    """In a program with no reduction, the largest scatter whose updates are computed
-    (``jax.ops.segment_sum`` of messages, a segment maximum), as the reduction the rules answer for:
-    its updates are the table."""
+    """In a program with no reduction, the largest scatter whose updates the program makes
+    (``jax.ops.segment_sum`` of messages, ``.at[i].add(1.0)``), as the reduction the rules answer for:
+    its updates are the table.  Updates that are an argument, or one only moved (reshaped, transposed,
+    sliced), are no table: the scatter reads the argument."""
     best: Reduction | None = None
     for op in graph.live_ops():
         if op.prim.startswith("scatter") and len(op.ins) > 2:
             upd = op.ins[2]
-            made = upd.producer
-            if made is None or upd.is_arg or made.prim in ("broadcast_in_dim", "iota"):
-                continue  # an argument, or a constant spread out (``jnp.ones``): nothing is computed
+            if _moved(upd):
+                continue
             if best is None or upd.size > best.scaled:
                 best = Reduction(op, SCATTER, upd, upd.size)
     return best
+
+
+def _moved(v: Value) -> bool:
+    """An argument, or an argument only reshaped, transposed or sliced."""
+    while not v.is_arg:
+        op = v.producer
+        if op is None or op.prim not in ("reshape", "transpose", "squeeze", "expand_dims", "slice", "copy",
+                                         "copy_p") or not op.ins:
+            return False
+        v = op.ins[0]
+    return True
 
 
 #: The kind of :func:`scattered_updates`' reduction.

@@ -54,8 +54,9 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size. A program with no reduction writes none either, "
-         "unless a scatter reads computed updates (`segment_sum` of messages): the CPU and the TPU write "
-         "them, as a gather's or scatter's operand (their rules 4 and 2), and the H100 is left to the compile.",
+         "unless a scatter reads updates the program makes (`segment_sum` of messages, `.at[i].add(1.0)`): "
+         "that is left to the compile, as every target wrote such updates at some sizes and fused them at "
+         "others.",
          "front.predict_jaxpr"),
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
@@ -83,7 +84,7 @@ RULES: tuple[Rule, ...] = (
          "table no reduction reads, a cumulative op with no sort or FFT between the table's source and the "
          'reduction, a two-pass statistic over leading axes, and a global statistic applied back to two or '
          "more returned tables (a clipped update). `bf16` or `f16` data doubles the H100's break-even band. On"
-         ' the TPU, `where` is said only outside 1 MiB to 64 MiB, where the measured tables went either way.',
+         ' the TPU, `where` is said only outside 32 MiB to 128 MiB, where the measured tables went either way.',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "

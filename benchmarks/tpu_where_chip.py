@@ -1,0 +1,128 @@
+"""On a real TPU v5e: does a table the compile keeps on-chip (``S(1)``) cost no HBM when the program runs?
+
+The predictor's ``where`` and the guide's account of the TPU's memory rest on reading a stored table's
+place from its layout in the deviceless compile.  This runs a few wild9 programs on the chip: for each,
+the compile's own figures (temp, and the place of the largest stored buffer read from the optimized
+HLO) and what the chip held once it had run (``bytes_in_use`` and ``bytes_reserved`` grown by, as
+``tools/hardware_check.py`` measures).  A table on-chip adds nothing to that beyond the arguments and
+the output; one in HBM adds its size (it is the compile's temp).
+
+Run on the chip (writes ``$OUT/tpu_where_chip_tpu-v5e.json``)::
+
+    python benchmarks/tpu_where_chip.py
+
+The record is committed as ``benchmarks/tpu_where_chip_tpu-v5e.json``; nothing in the tests needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+#: (name, source defining ``f``, argument shapes): wild9 programs whose stored table the compile put
+#: on-chip at 80 MB (the largest two-output fusion), in HBM (a gather's 77 MB), and over 128 MiB.
+PROGRAMS: list[tuple[str, str, list[tuple[int, ...]]]] = [
+    ("bayes_logreg_posterior_predictive", """
+def f(w, x, y):
+    logits = x @ w.T
+    ll = y[:, None] * logits - jax.nn.softplus(logits)
+    return jnp.mean(jax.nn.logsumexp(ll, axis=1) - jnp.log(w.shape[0]))
+""", [(1000, 50), (20000, 50), (20000,)]),
+    ("tsne_kl_grad", """
+def f(y, p):
+    def kl(y):
+        sq = jnp.sum(y * y, 1)
+        num = 1.0 / (1.0 + sq[:, None] + sq[None, :] - 2.0 * y @ y.T)
+        num = num * (1.0 - jnp.eye(y.shape[0]))
+        q = num / jnp.sum(num)
+        return jnp.sum(p * jnp.log((p + 1e-12) / (q + 1e-12)))
+    return jax.grad(kl)(y)
+""", [(4096, 2), (4096, 4096)]),
+    ("variance_of_product_8192", """
+def f(a, b):
+    return jnp.var(a @ b, axis=1)
+""", [(8192, 256), (256, 8192)]),
+]
+
+
+def largest_stored(hlo: str) -> tuple[int, bool]:
+    """The bytes of the largest array an instruction writes outside fused computations (parameters
+    apart), and whether its layout says ``S(1)`` (a tuple's elements each have theirs)."""
+    fused = set(re.findall(r"calls=(%[\w.\-]+)", hlo))
+    best = (0, False)
+    for block in re.split(r"\n(?=\S)", hlo):
+        head = re.match(r"(?:ENTRY\s+)?(%[\w.\-]+)", block)
+        if head is None or head.group(1) in fused:
+            continue
+        for line in block.splitlines()[1:]:
+            typed = re.search(r"=\s*(\([^=]*?\)|\S+)\s+[\w\-]+\(", line)
+            if typed is None or "parameter(" in line:
+                continue
+            for kind, dims, layout in re.findall(r"(f32|bf16|f16|s32|pred)\[([\d,]*)\]\{([^}]*)\}", typed.group(1)):
+                n = {"f32": 4, "s32": 4, "bf16": 2, "f16": 2, "pred": 1}[kind]
+                for d in filter(None, dims.split(",")):
+                    n *= int(d)
+                if n > best[0]:
+                    best = (n, "S(1)" in layout)
+    return best
+
+
+def measure(name: str, body: str, shapes: list[tuple[int, ...]]) -> dict:
+    """Compile and run one program on the chip; what it held is what ``bytes_in_use`` and
+    ``bytes_reserved`` grew by from before its arguments existed to after its run (outputs held), as
+    ``tools/hardware_check.py`` measures."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    dev = jax.devices()[0]
+
+    def held() -> int:
+        stats = dev.memory_stats() or {}
+        return int(stats.get("bytes_in_use", 0)) + int(stats.get("bytes_reserved", 0))
+
+    scope: dict = {"jax": jax, "jnp": jnp}
+    exec(body, scope)  # the program text above, nothing else
+    before = held()
+    rng = np.random.default_rng(0)
+    args = [jax.device_put(jnp.asarray(rng.standard_normal(s).astype(np.float32) * 0.1)) for s in shapes]
+    jax.block_until_ready(args)
+    compiled = jax.jit(scope["f"]).lower(*args).compile()
+    mem = compiled.memory_analysis()
+    assert mem is not None
+    size, on_chip = largest_stored(compiled.as_text() or "")
+    out = compiled(*args)
+    jax.block_until_ready(out)
+    return {"name": name, "device": str(dev.device_kind), "jax": jax.__version__,
+            "argument_bytes": int(mem.argument_size_in_bytes), "output_bytes": int(mem.output_size_in_bytes),
+            "temp_bytes": int(mem.temp_size_in_bytes), "code_bytes": int(mem.generated_code_size_in_bytes),
+            "largest_stored_bytes": size, "largest_stored_on_chip": on_chip, "held_bytes": held() - before}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tpu_where_chip.py N``: measure program N (one program a process, as the device's counters only
+    rise within one); without N, run each in its own process and write the record."""
+    import subprocess
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        name, body, shapes = PROGRAMS[int(argv[0])]
+        print("ROW " + json.dumps(measure(name, body, shapes)), flush=True)
+        return 0
+    rows = []
+    for i in range(len(PROGRAMS)):
+        proc = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True, check=False)
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")), None)
+        rows.append(json.loads(line[4:]) if line else {"name": PROGRAMS[i][0], "error": proc.stderr[-500:]})
+        print(json.dumps(rows[-1]), flush=True)
+    out_dir = Path(os.environ.get("OUT", "."))
+    (out_dir / "tpu_where_chip_tpu-v5e.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n",
+                                                          encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -439,11 +439,12 @@ def build_region(red: Reduction, floor: int) -> Region:
 _MOVES = frozenset({"transpose", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
 
 
-def _moved_argument(v: Value) -> bool:
-    """``v`` is an argument, or an argument only moved (transposed, reshaped): nothing is computed."""
+def _moved_argument(v: Value, moves: frozenset[str] = _MOVES) -> bool:
+    """``v`` is an argument, or an argument only moved (by ``moves``: transposed, reshaped): nothing is
+    computed."""
     while not v.is_arg:
         op = v.producer
-        if op is None or op.prim not in _MOVES or not op.ins:
+        if op is None or op.prim not in moves or not op.ins:
             return False
         v = op.ins[0]
     return True

@@ -19,6 +19,7 @@ anchor (the predictor page's section that lists them).
 from __future__ import annotations
 
 from .graph import (
+    _MOVES,
     BETWEEN,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -30,6 +31,7 @@ from .graph import (
     Value,
     _depends_on,
     _is_gemm,
+    _moved_argument,
     build_region,
     reductions_of,
 )
@@ -69,22 +71,15 @@ def scattered_updates(graph: Graph) -> Reduction | None:
     for op in graph.live_ops():
         if op.prim.startswith("scatter") and len(op.ins) > 2:
             upd = op.ins[2]
-            if _moved(upd):
+            if _moved_argument(upd, _SCATTER_MOVES):
                 continue
             if best is None or upd.size > best.scaled:
                 best = Reduction(op, SCATTER, upd, upd.size)
     return best
 
 
-def _moved(v: Value) -> bool:
-    """An argument, or an argument only reshaped, transposed or sliced."""
-    while not v.is_arg:
-        op = v.producer
-        if op is None or op.prim not in ("reshape", "transpose", "squeeze", "expand_dims", "slice", "copy",
-                                         "copy_p") or not op.ins:
-            return False
-        v = op.ins[0]
-    return True
+#: What a scatter's updates may go through and still be the argument they move: a slice too.
+_SCATTER_MOVES = _MOVES | {"slice"}
 
 
 #: The kind of :func:`scattered_updates`' reduction.

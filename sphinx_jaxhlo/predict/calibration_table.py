@@ -33,7 +33,7 @@ KEYS: dict[str, tuple[int, int]] = {
     'gpu:h100 jaxhlo-predict-all-loop fused': (49, 50),
     'gpu:h100 jaxhlo-predict-all-loop stored': (43, 43),
     'gpu:h100 jaxhlo-predict-all-none fused': (61, 65),
-    'gpu:h100 jaxhlo-predict-h100-cost fused': (395, 410),
+    'gpu:h100 jaxhlo-predict-h100-cost fused': (394, 409),
     'gpu:h100 jaxhlo-predict-h100-cost stored': (34, 34),
     'gpu:h100 jaxhlo-predict-h100-gemm stored': (361, 361),
     'gpu:h100 jaxhlo-predict-h100-matvec stored': (30, 31),

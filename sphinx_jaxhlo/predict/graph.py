@@ -165,6 +165,8 @@ class Graph:
                 sub, sub_consts = inner
                 consts_v = [self._new(c) for c in sub.constvars] if sub_consts is None else sub_consts
                 outs = self._inline(sub, ins, consts_v, loop, remat or name in ("remat2", "checkpoint", "remat"))
+            elif (rewritten := self._simplified(name, ins, eqn, loop, remat)) is not None:
+                outs = rewritten
             elif (key := _cse_key(name, eqn.params, ins, loop, remat)) is not None and key in self._cse:
                 outs = self._cse[key]  # XLA's CSE: the same op of the same operands is computed once
             else:
@@ -174,6 +176,28 @@ class Graph:
             for var, val in zip(eqn.outvars, outs, strict=False):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
+
+    def _simplified(self, name: str, ins: list[Value], eqn: Any, loop: Loop | None,
+                    remat: bool) -> list[Value] | None:
+        """The rewrites of ``algebraic_simplifier.cc`` that change which ops read an exponential, made
+        whatever else reads it: ``ln(exp(A)) => A`` (``HandleLog``), ``exp(A) * exp(B) => exp(A + B)``
+        (``HandleMultiply``), ``exp(A) / exp(B) => exp(A - B)`` and ``A / exp(B) => A * exp(-B)``
+        (``HandleDivide``).  ``e * e`` beside ``sum(e)`` is a second exponential, not a second reader of
+        ``e``; ``None`` when none applies."""
+        exps = [_exp_operand(v, loop, remat) for v in ins]
+        if name == "log" and len(ins) == 1 and exps[0] is not None:
+            return [exps[0]]
+        if name not in ("mul", "div") or len(ins) != 2 or exps[1] is None:
+            return None
+
+        def new(prim: str, operands: list[Value]) -> list[Value]:
+            return self._add(Op(prim, {}, operands, [self._new(eqn.outvars[0])], loop, remat))
+
+        if exps[0] is not None:
+            return new("exp", new("add" if name == "mul" else "sub", [exps[0], exps[1]]))
+        if name == "div":
+            return new("mul", [ins[0], new("exp", new("neg", [exps[1]]))[0]])
+        return None
 
     def _loop(self, eqn: Any, ins: list[Value], kind: str, trips: int, unroll: int, parent: Loop | None,
               remat: bool) -> list[Value]:
@@ -248,6 +272,15 @@ def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | N
     except Exception:
         return None
     return (name, frozen, operands, id(loop), remat)
+
+
+def _exp_operand(v: Value, loop: Loop | None, remat: bool) -> Value | None:
+    """``A`` when ``v`` is ``exp(A)`` computed beside the op reading it (same loop, same side of a
+    checkpoint's barrier), where XLA's algebraic simplifier sees the pair; else ``None``."""
+    op = v.producer
+    if op is not None and op.prim == "exp" and op.loop is loop and op.remat == remat:
+        return op.ins[0]
+    return None
 
 
 def _call_jaxpr(eqn: Any) -> tuple[Any, list[Value] | None] | None:

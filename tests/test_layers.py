@@ -50,7 +50,8 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
     # the guide's rules: the answer is plain data a report stores; the rules trace with jax.make_jaxpr
     # (nothing compiled), so they sit with the compile side; the command line is a front
     "sphinx_jaxhlo.predict": {"": "compiler", "answer": "core", "rules": "core", "graph": "compiler",
-                              "cpu": "compiler", "h100": "compiler", "tpu": "compiler", "front": "compiler",
+                              "simplifier": "compiler", "cpu": "compiler", "h100": "compiler", "tpu": "compiler",
+                              "front": "compiler",
                               "command": "front", "agreement": "core", "hook": "compiler", "limits": "compiler",
                               "calibration": "core", "calibration_table": "core"},
 }

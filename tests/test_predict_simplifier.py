@@ -4,8 +4,9 @@
 becomes ``A * exp(-B)`` and ``log(exp(A))`` becomes ``A`` (``algebraic_simplifier.cc``,
 ``HandleMultiply``, ``HandleDivide`` and ``HandleLog``), whatever else reads the exponential: ``e * e``
 beside ``sum(e)`` is a second exponential, not a second reader of ``e``, so the two reductions share no
-table and each fuses with its own.  The CPU programs are compiled too (no run), so a later XLA that
-stops rewriting fails here.
+table and each fuses with its own.  A select on a constant predicate is the case it picks and a
+reduction over dimensions of size 1 is a reshape (a layer norm's gradient).  The CPU programs are
+compiled too (no run), so a later XLA that stops rewriting fails here.
 """
 
 from __future__ import annotations
@@ -73,3 +74,39 @@ def test_the_graph_reads_the_rewrites():
             if op.prim == "exp":
                 assert len(op.outs[0].users) <= 1, fn.__name__
 
+
+
+def layer_norm_loss(x, g):
+    m = jnp.mean(x, -1, keepdims=True)
+    v = jnp.var(x, -1, keepdims=True)
+    return jnp.sum(((x - m) / jnp.sqrt(v + 1e-5) * g) ** 2)
+
+
+@pytest.mark.parametrize(("shape", "written"), [((4096, 256), False), ((512, 2048), True)], ids=str)
+def test_a_layer_norms_gradient_on_the_cpu(shape, written):
+    # jnp.var guards against no degrees of freedom with a select on N - ddof > 0, a constant XLA folds, and
+    # its gradient sums over a dimension of size 1, a reshape: neither stands between the two passes.  At
+    # 4,096 rows the gradient is one YNN fusion (it was "stored, certain"); at 512 rows XLA writes tables.
+    specs = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape[1:], jnp.float32))
+    grad = jax.grad(layer_norm_loss)
+    answer = sphinx_jaxhlo.predict(grad, *specs, target="cpu")
+    assert answer.stored is (True if written else not True), answer
+    if written:
+        assert answer.certain, answer
+    report = sphinx_jaxhlo.analyze(grad, *specs, targets="cpu")["cpu"]
+    table = shape[0] * shape[1] * 4
+    big = [(m.name, m.bytes) for m in report.materialized if m.bytes >= table]
+    assert bool(big) is written, big
+
+
+def test_constants_fold_and_a_select_on_one_picks_its_case():
+    graph = Graph(jax.make_jaxpr(lambda x: jnp.var(x, -1))(jax.ShapeDtypeStruct((64, 256), jnp.float32)))
+    live = graph.live_ops()
+    assert not any(op.prim == "select_n" for op in live)
+    # with a predicate only known at run time the select stays
+    graph = Graph(jax.make_jaxpr(lambda x, t: jnp.where(t > 0, x, 0.0).sum())(
+        jax.ShapeDtypeStruct((64, 256), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32)))
+    assert any(op.prim == "select_n" for op in graph.live_ops())
+    # a reduction over a dimension of size 1 reduces nothing
+    graph = Graph(jax.make_jaxpr(lambda x: jnp.sum(x, 1))(jax.ShapeDtypeStruct((64, 1, 8), jnp.float32)))
+    assert [op.prim for op in graph.live_ops()] == ["reshape"]

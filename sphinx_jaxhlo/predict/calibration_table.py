@@ -29,7 +29,7 @@ KEYS: dict[str, tuple[int, int]] = {
     'cpu jaxhlo-predict-cpu-other fused': (1, 1),
     'cpu jaxhlo-predict-cpu-other stored': (135, 135),
     'cpu jaxhlo-predict-cpu-ynn fused': (381, 391),
-    'cpu jaxhlo-predict-cpu-ynn stored': (420, 423),
+    'cpu jaxhlo-predict-cpu-ynn stored': (421, 424),
     'gpu:h100 jaxhlo-predict-all-loop fused': (49, 50),
     'gpu:h100 jaxhlo-predict-all-loop stored': (43, 43),
     'gpu:h100 jaxhlo-predict-all-none fused': (61, 65),

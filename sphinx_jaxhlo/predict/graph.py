@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .simplifier import folded_scalar, simplified
+
 TABLE_SHARE = 0.9
 
 #: Bytes an element, by dtype.
@@ -173,31 +175,20 @@ class Graph:
                 outs = self._add(Op(name, dict(eqn.params), ins, [self._new(v) for v in eqn.outvars], loop, remat))
                 if key is not None:
                     self._cse[key] = outs
+                if len(outs) == 1 and not outs[0].shape and (folded := folded_scalar(name, eqn.params, ins)):
+                    outs[0].value = folded  # XLA folds scalar arithmetic on constants
             for var, val in zip(eqn.outvars, outs, strict=False):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
 
     def _simplified(self, name: str, ins: list[Value], eqn: Any, loop: Loop | None,
                     remat: bool) -> list[Value] | None:
-        """The rewrites of ``algebraic_simplifier.cc`` that change which ops read an exponential, made
-        whatever else reads it: ``ln(exp(A)) => A`` (``HandleLog``), ``exp(A) * exp(B) => exp(A + B)``
-        (``HandleMultiply``), ``exp(A) / exp(B) => exp(A - B)`` and ``A / exp(B) => A * exp(-B)``
-        (``HandleDivide``).  ``e * e`` beside ``sum(e)`` is a second exponential, not a second reader of
-        ``e``; ``None`` when none applies."""
-        exps = [_exp_operand(v, loop, remat) for v in ins]
-        if name == "log" and len(ins) == 1 and exps[0] is not None:
-            return [exps[0]]
-        if name not in ("mul", "div") or len(ins) != 2 or exps[1] is None:
-            return None
+        """What XLA's algebraic simplifier makes of this op (:func:`simplifier.simplified`), or ``None``."""
 
         def new(prim: str, operands: list[Value]) -> list[Value]:
             return self._add(Op(prim, {}, operands, [self._new(eqn.outvars[0])], loop, remat))
 
-        if exps[0] is not None:
-            return new("exp", new("add" if name == "mul" else "sub", [exps[0], exps[1]]))
-        if name == "div":
-            return new("mul", [ins[0], new("exp", new("neg", [exps[1]]))[0]])
-        return None
+        return simplified(name, ins, eqn.params, loop, remat, new)
 
     def _loop(self, eqn: Any, ins: list[Value], kind: str, trips: int, unroll: int, parent: Loop | None,
               remat: bool) -> list[Value]:
@@ -272,15 +263,6 @@ def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | N
     except Exception:
         return None
     return (name, frozen, operands, id(loop), remat)
-
-
-def _exp_operand(v: Value, loop: Loop | None, remat: bool) -> Value | None:
-    """``A`` when ``v`` is ``exp(A)`` computed beside the op reading it (same loop, same side of a
-    checkpoint's barrier), where XLA's algebraic simplifier sees the pair; else ``None``."""
-    op = v.producer
-    if op is not None and op.prim == "exp" and op.loop is loop and op.remat == remat:
-        return op.ins[0]
-    return None
 
 
 def _call_jaxpr(eqn: Any) -> tuple[Any, list[Value] | None] | None:

@@ -53,6 +53,17 @@ def normalised_columns(x):
     return e / jnp.sum(e, 0, keepdims=True)
 
 
+def exp_doubled_beside_its_column_sum(x):
+    # an output computed from no result: a second fusion whatever the kept size (8,192 here)
+    e = jnp.exp(x)
+    return jnp.sum(e, 0), e * 2
+
+
+def exp_doubled_beside_its_row_sum(x):
+    e = jnp.exp(x)
+    return jnp.sum(e, 1), e * 2
+
+
 CASES = [
     (log_product_minus_max, (ROWS, W), False),
     (centred_by_max, (ROWS,), False),
@@ -60,6 +71,8 @@ CASES = [
     (variance_of_rows, (ROWS,), True),
     (normalised_rows, (ROWS,), True),
     (normalised_columns, (WIDE,), False),
+    (exp_doubled_beside_its_column_sum, (WIDE,), True),
+    (exp_doubled_beside_its_row_sum, (jax.ShapeDtypeStruct((4096, 256), jnp.float32),), True),
 ]
 
 

@@ -252,13 +252,37 @@ def _chain_joins(g: Region, op: Op, kept: int) -> bool:
     """An outside reader of the table that XLA CPU's YNN fusion takes in with the reductions: its
     chain to the output is YNN ops and reads a reduction's result through ops that pass YNN's size
     gate (``x - max(x)``, ``x / sum(x)`` over 4,096 kept elements or more, measured), so the fusion
-    writes only the output.  A chain that never reads a result joins as two reductions do, through
-    results of 4,096 elements or more (``kept``): measured both ways there (``exp(x) * 2`` returned
-    beside ``sum(exp(x), 0)`` writes the table, a layer norm's gradient does not)."""
+    writes only the output.  Any other chain joins as two reductions do, through results of 4,096
+    elements or more (``kept``), except one that reaches the program's outputs computed from no
+    reduction's result: that is a second fusion, and the table is written (``exp(x) * 2`` returned
+    beside ``sum(exp(x), 1)``, at 4,096 and 8,192 rows, measured).  A layer norm's gradient (its output
+    computed from the statistics) is one fusion at 4,096 rows, and so is a chain into other reductions
+    (a Pearson correlation of converted rows)."""
     chain = _ynn_chain_to_output(op)
     if chain is None or not _gated_links(g, chain):
         return False
-    return _link_ops(g, chain)[1] or kept >= YNN_MIN_ELEMENTS
+    if _link_ops(g, chain)[1]:
+        return True
+    if kept < YNN_MIN_ELEMENTS:
+        return False
+    to_output = any(v.is_out for o in chain for v in o.outs)
+    return not to_output or _computed_from_a_result([w for o in chain for w in o.ins])
+
+
+def _computed_from_a_result(values: list[Value], depth: int = 12) -> bool:
+    """Whether any of ``values`` is computed from a reduction's result (within ``depth`` ops back)."""
+    seen: set[int] = set()
+    todo = [(v, depth) for v in values]
+    while todo:
+        v, d = todo.pop()
+        op = v.producer
+        if op is None or id(v) in seen or d == 0:
+            continue
+        seen.add(id(v))
+        if op.prim in REDUCTION_KIND:
+            return True
+        todo += [(w, d - 1) for w in op.ins]
+    return False
 
 
 def _into_canonical_dot(op: Op) -> bool:

@@ -5,11 +5,10 @@ mutations of real modules.  Also: instructions printed without a shape."""
 
 from __future__ import annotations
 
-import dataclasses
-import gzip
+import json
 import random
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,37 +21,10 @@ from sphinx_jaxhlo.hlo.parse import _Parser, parse_module
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def dump(value: Any) -> Any:
-    """Every field of a parsed module, as plain nested values (the objects compare by identity)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, tuple((f.name, dump(getattr(value, f.name))) for f in dataclasses.fields(value)
-                                            if f.name != "_users"))
-    if isinstance(value, dict):
-        return tuple((k, dump(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(dump(v) for v in value)
-    return value
-
-
-def by_grammar(text: str) -> Any:
-    try:
-        return dump(_Parser(text).module())
-    except HloParseError as exc:
-        return ("error", str(exc))
-
-
-def stored_texts(*folders: Path) -> dict[str, str]:
-    out = {}
-    for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            if path.name.endswith(".hlo.gz"):
-                out[str(path.relative_to(ROOT))] = gzip.decompress(path.read_bytes()).decode("utf-8")
-            elif path.suffix == ".txt" and not path.name.endswith(".error.txt"):
-                out[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
-    return {name: text for name, text in out.items() if text.lstrip().startswith("HloModule")}
-
+import hlo_lines_corpus as corpus  # noqa: E402
+from hlo_lines_corpus import by_grammar, dump, stored_texts  # noqa: E402
 
 TEST_MODULES = stored_texts(DATA)
 
@@ -65,14 +37,18 @@ def test_every_stored_test_module_is_read_by_lines_as_the_grammar_reads_it(name:
     assert dump(module) == by_grammar(text)
 
 
-@pytest.mark.slow
 def test_every_stored_snapshot_is_read_by_lines_as_the_grammar_reads_it() -> None:
-    texts = stored_texts(ROOT / "docs" / "_snapshots", ROOT / "docs" / "_drift")
+    """Every stored snapshot was compared (about three minutes, ``benchmarks/hlo_lines_corpus.py``): the
+    record is of the modules stored now and found no difference; a sample is compared again here."""
+    texts = stored_texts(*corpus.FOLDERS)
     assert len(texts) > 400
-    for name, text in texts.items():
-        module = read_lines(text)
-        assert module is not None, name
-        assert dump(module) == by_grammar(text), name
+    record = json.loads(corpus.RECORD.read_text(encoding="utf-8"))
+    assert record["digest"] == corpus.digest(texts), (
+        "the stored snapshots changed since benchmarks/hlo_lines_corpus.json was written: run "
+        "python benchmarks/hlo_lines_corpus.py and commit its record")
+    assert record["modules"] == len(texts) and record["differ"] == [], record["differ"]
+    for name in sorted(texts)[::97]:
+        assert corpus.disagreement(texts[name]) == "", name
 
 
 def agree(text: str) -> None:

@@ -214,9 +214,15 @@ def test_a_timed_out_compile_is_tried_again_with_a_longer_limit(tmp_path: Path) 
                              specs=parse_args("f32[8]"), target="cpu")
     worker = CompileWorker()
     try:
+        # a started worker first, so the slow import runs (and marks) within the first limit, not after it
+        warm = CompileRequest(source="def f(x):\n    return x\n", function="f", specs=parse_args("f32[8]"),
+                              target="cpu")
+        assert worker.compile(warm, 120.0).failure is None
         outcome = worker.compile_within(request, Limits(2.0, 180.0), "slow_once for cpu")
+        assert (tmp_path / "mark").exists()
         assert outcome.failure is None and outcome.report is not None, outcome.failure
         assert worker.started == 2  # the first worker was stopped, a fresh one compiled it
+        assert outcome.seconds < 60  # the fresh worker did not wait out the first one's sleep
     finally:
         worker.close()
 

@@ -97,12 +97,19 @@ def build_html(src: Path, builddir: Path) -> tuple[str, Path, list[Any]]:
 # -- a browser for the page tests (tests/test_browser.py, tests/test_jaxstyle.py) --------------------
 
 import shutil  # noqa: E402
-import tempfile  # noqa: E402
 
 #: Debian's headless Chromium, driven through Playwright; the page tests skip without either.
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-#: Where the page tests leave their screenshots for a person to look at.
-SHOTS = Path(os.environ.get("JAXHLO_SCREENSHOTS") or tempfile.mkdtemp(prefix="jaxhlo-shots-"))
+#: Where the page tests leave their screenshots for a person to look at (``JAXHLO_SCREENSHOTS``); unset,
+#: none are taken (a full page's picture costs a second or more and nobody looks at it).
+SHOTS = Path(os.environ["JAXHLO_SCREENSHOTS"]) if os.environ.get("JAXHLO_SCREENSHOTS") else None
+
+
+def screenshot(target: Any, name: str, **options: Any) -> None:
+    """A picture of ``target`` (a page or an element) for a person, as ``SHOTS/name``, when asked for."""
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(SHOTS / name), **options)
 
 #: A JavaScript function, ``cutLabels(svg)``, giving each text of a picture that leaves it or is
 #: cut (``…``); the page tests paste it into the checks they evaluate.

@@ -3,8 +3,8 @@
 Skipped when Chromium or Playwright is missing; CI installs both and runs this
 module through ``nox -s site`` after ``nox -s docs`` (see ``.ci/run``), with
 ``JAXHLO_DOCS_HTML`` set, so the guide pages are checked too (without it, only
-the test project's pages are).  Screenshots go to ``JAXHLO_SCREENSHOTS``
-(default: a temporary folder) so a person can look at them.  Locally::
+the test project's pages are).  Screenshots, for a person to look at, are
+taken only when ``JAXHLO_SCREENSHOTS`` names a folder for them.  Locally::
 
     apt-get install chromium                                   # Debian's browser
     sphinx-build -M html docs docs/_build -W --keep-going -n   # or: nox -s docs
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM, CUT_LABELS_JS, SHOTS, Server, open_page
+from conftest import CHROMIUM, CUT_LABELS_JS, Server, open_page, screenshot
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
@@ -64,7 +64,7 @@ def check_example_page(browser: Any, url: str, name: str) -> None:
             page.wait_for_load_state("load")
             again = page.locator(".jaxhlo-tabs").first.locator(f'[role=tab][data-key="{key}"]')
             assert again.get_attribute("aria-selected") == "true"
-        page.screenshot(path=str(SHOTS / f"{name}-{scheme}.png"), full_page=True)
+        screenshot(page, f"{name}-{scheme}.png", full_page=True)
         assert not errors, errors
         page.close()
 
@@ -182,7 +182,7 @@ def test_guide_examples_fit_light_and_dark_wide_and_narrow(browser: Any, scheme:
             assert examples >= 2, name
             first = page.locator("div.jaxhlo").first
             first.scroll_into_view_if_needed()
-            first.screenshot(path=str(SHOTS / f"fit-{name.replace('/', '-')}-{scheme}-{width}.png"))
+            screenshot(first, f"fit-{name.replace('/', '-')}-{scheme}-{width}.png")
             assert not problems, f"{name} {scheme} {width}px: {problems[:6]}"
             assert not errors, errors
             if width == 420:
@@ -227,7 +227,7 @@ def test_a_findings_line_link_lands_on_a_highlighted_line(browser: Any, tmp_path
             assert line.locator(".linenos").inner_text().strip() == link.inner_text().strip()
             assert line.evaluate("(el) => { const r = el.getBoundingClientRect(); "
                                  "return r.top >= 0 && r.bottom <= window.innerHeight; }")
-            page.screenshot(path=str(SHOTS / f"line-link-{scheme}.png"))
+            screenshot(page, f"line-link-{scheme}.png")
             assert not errors, errors
             page.close()
     finally:
@@ -310,7 +310,7 @@ def test_the_variants_chart_never_overprints(browser: Any, width: int) -> None:
         chart = page.locator("figure.jaxhlo-bars")
         assert chart.count() == 1 and page.locator(".jaxhlo-bars-panel").count() == 2
         problems = page.locator("div.jaxhlo").first.evaluate(CHART_JS)
-        chart.screenshot(path=str(SHOTS / f"variants-chart-{width}.png"))
+        screenshot(chart, f"variants-chart-{width}.png")
         assert not problems, problems
         # narrow: a name and its value share a line, the bar has the width under them
         label, value = page.locator(".jaxhlo-bar-label").first, page.locator(".jaxhlo-bar-value").first
@@ -393,7 +393,7 @@ def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, 
     try:
         figure = page.locator("figure.jaxhlo-graph").first
         found = figure.evaluate(SERIES_JS)
-        figure.screenshot(path=str(SHOTS / f"cookbook-map-{width}.png"))
+        screenshot(figure, f"cookbook-map-{width}.png")
         shapes = {fn: set(keys) for fn, keys in found["shapes"].items()}
         assert set(shapes) == {"product", "column_sums"}, shapes
         # one marker (shape and colour) per function, whatever its status; two functions, two markers
@@ -423,7 +423,7 @@ def test_a_cookbook_page_tells_each_function_apart(browser: Any, cookbook: Any, 
         assert "What differs between the functions" in grad.inner_text()
         assert "between the variants" not in grad.inner_text()
         assert not overflow_problems(page)[1]
-        grad.screenshot(path=str(SHOTS / f"cookbook-grad-{width}.png"))
+        screenshot(grad, f"cookbook-grad-{width}.png")
         assert not errors, errors
     finally:
         page.close()
@@ -497,7 +497,7 @@ def test_the_peak_view_fits_the_column_and_cuts_no_label(browser: Any, tmp_path:
                         if "peak" in p or "scrolls without" in p], "a peak table scrolls without showing it"
         shown = page.locator("details").filter(has_text="Live at the peak").nth(7)
         shown.scroll_into_view_if_needed()
-        shown.screenshot(path=str(SHOTS / f"peak-{width}-{column}.png"))
+        screenshot(shown, f"peak-{width}-{column}.png")
         assert not errors, errors
         page.close()
     finally:

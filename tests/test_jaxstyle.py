@@ -10,8 +10,8 @@ check what a reader relies on: the compiled signature on every example, the
 their own that load from ``file://`` and over HTTP, and, in headless Chromium,
 that nothing is cut off in sphinx-book-theme or in alabaster, light or dark, and
 that at 1280 px no table is wider than the text column and no label of a picture
-is cut.  The screenshots go to ``JAXHLO_SCREENSHOTS``
-(default: a temporary folder).
+is cut.  Screenshots are taken only when ``JAXHLO_SCREENSHOTS`` names a folder
+for them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup, Tag
-from conftest import CUT_LABELS_JS, SHOTS, Server, module_texts, open_page
+from conftest import CUT_LABELS_JS, Server, module_texts, open_page, screenshot
 
 from sphinx_jaxhlo.core.sizes import parse_size
 
@@ -366,6 +366,25 @@ CUT_OFF_JS = """
 PROSE_ONLY = "the page scrolls sideways"
 
 
+#: Click every collapsed block's summary the reader can see (last first, as a reader scrolling up
+#: would); how many were opened, once their ``toggle`` events (queued tasks) have run.
+OPEN_SHOWN_JS = """
+async (block) => {
+  const shown = [...block.querySelectorAll("details:not([open]) > summary")]
+    .filter((s) => s.getClientRects().length > 0 && getComputedStyle(s).visibility !== "hidden");
+  for (const summary of shown.reverse()) { summary.click(); }
+  await new Promise((done) => setTimeout(done, 0));
+  return shown.length;
+}
+"""
+#: Whether every module text an open block shows has finished loading (or failed, which the page
+#: reports as an error the tests catch).
+LOADED_JS = """
+(block) => [...block.querySelectorAll("details[open] pre[data-jaxhlo-key]")].every(
+  (pre) => ["loaded", "failed", null].includes(pre.getAttribute("data-jaxhlo-state")))
+"""
+
+
 def check_nothing_cut_off(page: Any, label: str, prose_may_scroll: bool = False) -> int:
     """Open every collapsed block of every target's panel; check each example.
 
@@ -379,11 +398,9 @@ def check_nothing_cut_off(page: Any, label: str, prose_may_scroll: bool = False)
         for t in range(max(1, tabs.count())):
             if tabs.count():
                 tabs.nth(t).click()
-            summaries = block.locator("details:not([open]) > summary")
-            for s in range(summaries.count() - 1, -1, -1):
-                if summaries.nth(s).is_visible():
-                    summaries.nth(s).click()
-            page.wait_for_timeout(100)
+            if block.evaluate(OPEN_SHOWN_JS):
+                # opened texts load from their files: check them once they are in
+                page.wait_for_function(LOADED_JS, arg=block.element_handle(), timeout=10_000)
             problems = [p for p in block.evaluate(CUT_OFF_JS) if not (prose_may_scroll and p == PROSE_ONLY)]
             assert not problems, f"{label}, example {i}, tab {t}: {problems[:5]}"
             checked += 1
@@ -407,7 +424,7 @@ def test_nothing_is_cut_off_light_and_dark(browser: Any, request: pytest.Fixture
                       if not (phone and p == PROSE_ONLY)]
             assert not unseen, f"{theme} {name} {scheme} {width}px: {unseen[:5]}"
             page.locator("div.jaxhlo .jaxhlo-tablist [role=tab]").first.click()
-            page.screenshot(path=str(SHOTS / f"jaxstyle-{theme}-{name}-{scheme}-{width}.png"), full_page=True)
+            screenshot(page, f"jaxstyle-{theme}-{name}-{scheme}-{width}.png", full_page=True)
             assert not errors, errors
             page.close()
 
@@ -482,7 +499,7 @@ def test_checkpointing_and_cookbook_tables_fit_the_column_and_no_label_is_cut(br
                 assert not found["labels"], (where, found["labels"])
                 if width == 1280:
                     assert not found["wide"], (where, found["column"], found["wide"])
-            blocks.nth(i).screenshot(path=str(SHOTS / f"jaxstyle-maintainer-{name}-{width}.png"))
+            screenshot(blocks.nth(i), f"jaxstyle-maintainer-{name}-{width}.png")
         assert not errors, errors
         page.close()
 

@@ -64,6 +64,19 @@ def exp_doubled_beside_its_row_sum(x):
     return jnp.sum(e, 1), e * 2
 
 
+def statistic_returned_beside_normalised_rows(x):
+    # the sum is returned and read back: a fusion of two roots XLA does not make, so e is written
+    e = jnp.exp(x)
+    s = jnp.sum(e, 1, keepdims=True)
+    return s, e / s
+
+
+def maximum_returned_beside_centred_rows(x):
+    e = jnp.exp(x)
+    m = jnp.max(e, 1, keepdims=True)
+    return m, e - m
+
+
 CASES = [
     (log_product_minus_max, (ROWS, W), False),
     (centred_by_max, (ROWS,), False),
@@ -73,6 +86,8 @@ CASES = [
     (normalised_columns, (WIDE,), False),
     (exp_doubled_beside_its_column_sum, (WIDE,), True),
     (exp_doubled_beside_its_row_sum, (jax.ShapeDtypeStruct((4096, 256), jnp.float32),), True),
+    (statistic_returned_beside_normalised_rows, (jax.ShapeDtypeStruct((8192, 256), jnp.float32),), True),
+    (maximum_returned_beside_centred_rows, (ROWS,), True),
 ]
 
 

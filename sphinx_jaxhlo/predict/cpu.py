@@ -257,9 +257,11 @@ def _chain_joins(g: Region, op: Op, kept: int) -> bool:
     reduction's result: that is a second fusion, and the table is written (``exp(x) * 2`` returned
     beside ``sum(exp(x), 1)``, at 4,096 and 8,192 rows, measured).  A layer norm's gradient (its output
     computed from the statistics) is one fusion at 4,096 rows, and so is a chain into other reductions
-    (a Pearson correlation of converted rows)."""
+    (a Pearson correlation of converted rows).  No chain joins where a reduction's result is itself
+    returned (``s, e / s``; ``m, e - m``): the fusion would have two roots, and XLA writes the table
+    (measured at 512 and 8,192 rows)."""
     chain = _ynn_chain_to_output(op)
-    if chain is None or not _gated_links(g, chain):
+    if chain is None or not _gated_links(g, chain) or _result_returned(g):
         return False
     if _link_ops(g, chain)[1]:
         return True
@@ -267,6 +269,20 @@ def _chain_joins(g: Region, op: Op, kept: int) -> bool:
         return False
     to_output = any(v.is_out for o in chain for v in o.outs)
     return not to_output or _computed_from_a_result([w for o in chain for w in o.ins])
+
+
+def _result_returned(g: Region) -> bool:
+    """Whether a result of ``g``'s reductions is one of the program's outputs, as it is or moved
+    (``keepdims``), before it is read back into anything of the table's size."""
+    top = max((v.size for v in g.values), default=1)
+    todo = [(v, 4) for r in g.reductions for v in r.op.outs]
+    while todo:
+        v, depth = todo.pop()
+        if v.is_out:
+            return True
+        if depth > 0:
+            todo += [(w, depth - 1) for u in v.users if u.prim in LAYOUT_OPS for w in u.outs if w.size < top]
+    return False
 
 
 def _computed_from_a_result(values: list[Value], depth: int = 12) -> bool:

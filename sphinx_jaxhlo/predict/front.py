@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import cpu as cpu_rules
 from . import limits
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -471,16 +472,17 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))
-                elif target == "cpu" and not all(_ynn_op(u) for u in v.users):
+                elif target == "cpu" and not all(_ynn_op(u) for u in cpu_rules._past_reshapes(v)):
                     out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a dot's table-sized output is read "
-                                        "by an op YNN does not take"))
+                                        "(as it is or reshaped) by an op YNN does not take"))
             elif target == "cpu" and op.prim in ELEMENTWISE and any(u.prim == "dot_general" for u in v.users):
                 if any(w.dtype in limits.HALF for u in v.users if u.prim == "dot_general" for w in u.ins):
                     out.append(limits.abstain("a bf16/f16 contraction of a computed table: whether YNN's dot "
                                               "fusion takes it is not in the rules"))
                     continue
                 values, ops = _operand_region(v, int(TABLE_SHARE * table))
-                if _ids(values) & seen and all(_canonical_dot(u) for u in v.users if u.prim == "dot_general"):
+                if _ids(values) & seen and all(_canonical_dot(u) or cpu_rules._reads_as_is(u, v) for u in v.users
+                                               if u.prim == "dot_general"):
                     continue  # the reductions' decision covers it (softmax before ``@ v``)
                 from_dot = any(w.producer is not None and w.producer.prim == "dot_general" for w in values)
                 read_by_reduction = any(u.prim in REDUCTION_KIND for w in values for u in w.users)

@@ -262,6 +262,20 @@ def _reads_as_is(op: Op, v: Value | None = None) -> bool:
     return not (left and right) or tuple(lc) == (len(lhs.shape) - 1,)
 
 
+def _taken_up(v: Value, values: list[Value], ops: list[Op], fused: set[int] | frozenset[int]) -> bool:
+    """Whether the reductions' YNN fusion, holding each dot that reads ``v`` (its output is a value of a
+    region decided fused), grows up into ``v``'s elementwise computation (``ops``) and the dots that
+    computed it: ``LibraryRewriter::AddFusionCandidates`` (``library_rewriter.cc``) queues an operand once
+    all its readers are in the fusion, and a dot is an op YNN takes (a dot, GELU, a dot, a residual add and
+    a layer norm's sums: one YNN fusion, measured); a returned value is written.  Whether every value's
+    readers are inside is the caller's check."""
+    dots = [u for u in v.users if u.prim == "dot_general"]
+    producers = [w.producer for w in values if w.producer is not None and w.producer.prim == "dot_general"]
+    return (bool(dots) and all(id(o) in fused and _reads_as_is(d, v) for d in dots for o in d.outs)
+            and all(_ynn_op(o) and _preferred(o) for o in ops) and all(_reads_as_is(p) for p in producers)
+            and not any(w.is_out for w in values))
+
+
 def _past_reshapes(v: Value, depth: int = 4) -> list[Op]:
     """The readers of ``v``, a reshape (a bitcast, which YNN takes) replaced by its own readers: a
     projection's output reshaped into heads and sliced into q, k and v is read by the slices."""

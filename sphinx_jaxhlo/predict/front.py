@@ -322,7 +322,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             decisions.append(_limited(g, graph, target, table, d, gathered))
     # a contraction's table is left to the other tables' matrix-vector rule, the one rule that speaks for it
     seen = {id(v) for g in regions if not _contraction(g) for v in g.values}
-    decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions))
+    fused = {id(v) for g, d in zip(regions, decisions, strict=True) if d.stored is False and d.certain
+             for v in g.values}
+    decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions),
+                               fused=fused)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
     if not decisions and (conv := limits.convolution_of_table(graph, table)):
@@ -443,7 +446,8 @@ def _between(g: Region) -> str:
     return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
 
 
-def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False) -> list[Decision]:
+def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False,
+                  fused: frozenset[int] | set[int] = frozenset()) -> list[Decision]:
     """Table-sized intermediates outside the reductions' regions (a gradient's backward tables).
 
     :param matvec_only: only the matrix-vector rule (:func:`_narrow_reader`) speaks: the program's only
@@ -489,10 +493,15 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                 uses_reduction = any(_from_reduction(w, 6) for o in ops for w in o.ins if id(w) not in _ids(values))
                 feeds_reduction = any(_reaches_reduction(o, 3) for d in v.users if d.prim == "dot_general"
                                       for o in d.outs)
-                if from_dot and not read_by_reduction and not uses_reduction and not feeds_reduction:
+                held = [d for d in v.users if d.prim == "dot_general" and all(id(o) in fused for o in d.outs)]
+                if (from_dot and not read_by_reduction and not uses_reduction and (not feeds_reduction or held)
+                        and not cpu_rules._taken_up(v, values, ops, fused)):
                     out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a contraction reads a table that another "
                                         "contraction computed, with no reduction between: the elementwise part is "
-                                        "XLA's loop fusion, written between the two YNN dots"))
+                                        "XLA's loop fusion, written between the two YNN dots" if not held else
+                                        "the reductions' YNN fusion holds a contraction whose operand another "
+                                        "contraction computed, but cannot take that computation in (an op or a dot "
+                                        "YNN does not take, a value read elsewhere or returned): it is written"))
                     continue
                 inside = {id(o) for o in ops} | {id(u) for u in v.users if u.prim == "dot_general"}
                 shared = [w for w in values if any(id(u) not in inside for u in w.users)]

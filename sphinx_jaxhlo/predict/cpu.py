@@ -8,6 +8,8 @@ written to memory before it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .graph import (
     ELEMENTWISE,
     LAYOUT_OPS,
@@ -68,9 +70,13 @@ def _ynn_op(op: Op) -> bool:
     if op.prim == "dot_general":
         m, n, _ = _dot_dims(op)
         # YNN's dot types (ynn_support.cc): f32, bf16 and int8 x int8 (to s32, or converted to f32); an f16
-        # dot is converted to f32 around it, and the converts stay outside the fusion
-        return (m > 1 and n > 1 and op.ins[0].dtype in YNN_DOT_DTYPES
-                and op.ins[0].dtype == op.ins[1].dtype)
+        # dot is converted to f32 around it, and the converts stay outside the fusion; in a bf16 or f16 operand
+        # against an f32 one, the narrow one is converted to f32 first: an f32 dot (measured: a bf16 ``v``
+        # against an attention's f32 softmax, one YNN fusion)
+        dtypes = {w.dtype for w in op.ins}
+        if len(dtypes) == 2 and "float32" in dtypes and dtypes <= {"float32", "bfloat16", "float16"}:
+            dtypes = {"float32"}
+        return m > 1 and n > 1 and len(dtypes) == 1 and dtypes <= YNN_DOT_DTYPES
     if _is_clamp(op):
         return False
     if op.prim not in YNN_UNARY and op.prim not in YNN_BINARY:
@@ -228,6 +234,58 @@ def _canonical_dot(op: Op) -> bool:
     lhs_rank = len(op.ins[0].shape)
     first_free = min((d for d in range(len(op.ins[1].shape)) if d not in rb), default=0)
     return tuple(lc) == (lhs_rank - 1,) and tuple(rc) == (first_free,)
+
+
+def _decomposer_canonical(w: Value, contracting: Any, batch: Any) -> bool:
+    """XLA's ``DotDecomposer`` leaves this dot operand as it is (``IsCanonical``, ``dot_decomposer.cc``):
+    one contracting dimension, at most one free one, the batch dimensions first."""
+    return len(contracting) == 1 and len(batch) + 2 >= len(w.shape) and tuple(batch) == tuple(range(len(batch)))
+
+
+def _reads_as_is(op: Op, v: Value | None = None) -> bool:
+    """A dot that YNN takes, reading its operand ``v`` (if given) with no copy of it.  ``DotDecomposer``
+    transposes and reshapes both operands of a dot where one is not :func:`_decomposer_canonical` (the
+    left one to ``[batch, M, K]``, the right to ``[batch, K, M]``): ``v`` must be canonical, or its
+    dimensions are merged into a copy (grouped-query attention's softmax, two free dimensions: written).
+    YNN's dot (``IsDotSupportedByYnn``, ``ynn_support.cc``) needs a left operand that contracts its last
+    dimension and takes a right one either way: a dot the decomposer left as it is must have that
+    (``x.T @ g``, a gradient's product, is XLA's own dot: ``g`` written).  Measured: an attention's
+    ``dot(v, p)`` contracting the softmax ``p`` on its last dimension, ``v`` with its batch dimensions
+    not first, is in the reductions' YNN fusion."""
+    if op.prim != "dot_general" or not _ynn_op(op) or (v is not None and v not in op.ins):
+        return False
+    (lc, rc), (lb, rb) = op.params["dimension_numbers"]
+    lhs, rhs = op.ins
+    left, right = _decomposer_canonical(lhs, lc, lb), _decomposer_canonical(rhs, rc, rb)
+    if (lhs is v and not left) or (rhs is v and not right):
+        return False
+    return not (left and right) or tuple(lc) == (len(lhs.shape) - 1,)
+
+
+def _taken_up(v: Value, values: list[Value], ops: list[Op], fused: set[int] | frozenset[int]) -> bool:
+    """Whether the reductions' YNN fusion, holding each dot that reads ``v`` (its output is a value of a
+    region decided fused), grows up into ``v``'s elementwise computation (``ops``) and the dots that
+    computed it: ``LibraryRewriter::AddFusionCandidates`` (``library_rewriter.cc``) queues an operand once
+    all its readers are in the fusion, and a dot is an op YNN takes (a dot, GELU, a dot, a residual add and
+    a layer norm's sums: one YNN fusion, measured); a returned value is written.  Whether every value's
+    readers are inside is the caller's check."""
+    dots = [u for u in v.users if u.prim == "dot_general"]
+    producers = [w.producer for w in values if w.producer is not None and w.producer.prim == "dot_general"]
+    return (bool(dots) and all(id(o) in fused and _reads_as_is(d, v) for d in dots for o in d.outs)
+            and all(_ynn_op(o) and _preferred(o) for o in ops) and all(_reads_as_is(p) for p in producers)
+            and not any(w.is_out for w in values))
+
+
+def _past_reshapes(v: Value, depth: int = 4) -> list[Op]:
+    """The readers of ``v``, a reshape (a bitcast, which YNN takes) replaced by its own readers: a
+    projection's output reshaped into heads and sliced into q, k and v is read by the slices."""
+    out: list[Op] = []
+    for u in v.users:
+        if u.prim == "reshape" and depth > 0 and u.outs and u.outs[0].users:
+            out += _past_reshapes(u.outs[0], depth - 1)
+        else:
+            out.append(u)
+    return out
 
 
 def _ynn_chain_to_output(op: Op) -> list[Op] | None:

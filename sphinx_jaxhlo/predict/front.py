@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import cpu as cpu_rules
 from . import limits
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -321,7 +322,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             decisions.append(_limited(g, graph, target, table, d, gathered))
     # a contraction's table is left to the other tables' matrix-vector rule, the one rule that speaks for it
     seen = {id(v) for g in regions if not _contraction(g) for v in g.values}
-    decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions))
+    fused = {id(v) for g, d in zip(regions, decisions, strict=True) if d.stored is False and d.certain
+             for v in g.values}
+    decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions),
+                               fused=fused)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
     if not decisions and (conv := limits.convolution_of_table(graph, table)):
@@ -442,7 +446,8 @@ def _between(g: Region) -> str:
     return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
 
 
-def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False) -> list[Decision]:
+def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False,
+                  fused: frozenset[int] | set[int] = frozenset()) -> list[Decision]:
     """Table-sized intermediates outside the reductions' regions (a gradient's backward tables).
 
     :param matvec_only: only the matrix-vector rule (:func:`_narrow_reader`) speaks: the program's only
@@ -471,26 +476,32 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
             elif op.prim == "dot_general" and _is_gemm(op):
                 if target == "gpu:h100":
                     out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's table-sized output is stored"))
-                elif target == "cpu" and not all(_ynn_op(u) for u in v.users):
+                elif target == "cpu" and not all(_ynn_op(u) for u in cpu_rules._past_reshapes(v)):
                     out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a dot's table-sized output is read "
-                                        "by an op YNN does not take"))
+                                        "(as it is or reshaped) by an op YNN does not take"))
             elif target == "cpu" and op.prim in ELEMENTWISE and any(u.prim == "dot_general" for u in v.users):
                 if any(w.dtype in limits.HALF for u in v.users if u.prim == "dot_general" for w in u.ins):
                     out.append(limits.abstain("a bf16/f16 contraction of a computed table: whether YNN's dot "
                                               "fusion takes it is not in the rules"))
                     continue
                 values, ops = _operand_region(v, int(TABLE_SHARE * table))
-                if _ids(values) & seen and all(_canonical_dot(u) for u in v.users if u.prim == "dot_general"):
+                if _ids(values) & seen and all(_canonical_dot(u) or cpu_rules._reads_as_is(u, v) for u in v.users
+                                               if u.prim == "dot_general"):
                     continue  # the reductions' decision covers it (softmax before ``@ v``)
                 from_dot = any(w.producer is not None and w.producer.prim == "dot_general" for w in values)
                 read_by_reduction = any(u.prim in REDUCTION_KIND for w in values for u in w.users)
                 uses_reduction = any(_from_reduction(w, 6) for o in ops for w in o.ins if id(w) not in _ids(values))
                 feeds_reduction = any(_reaches_reduction(o, 3) for d in v.users if d.prim == "dot_general"
                                       for o in d.outs)
-                if from_dot and not read_by_reduction and not uses_reduction and not feeds_reduction:
+                held = [d for d in v.users if d.prim == "dot_general" and all(id(o) in fused for o in d.outs)]
+                if (from_dot and not read_by_reduction and not uses_reduction and (not feeds_reduction or held)
+                        and not cpu_rules._taken_up(v, values, ops, fused)):
                     out.append(Decision(True, "jaxhlo-predict-cpu-dot", "a contraction reads a table that another "
                                         "contraction computed, with no reduction between: the elementwise part is "
-                                        "XLA's loop fusion, written between the two YNN dots"))
+                                        "XLA's loop fusion, written between the two YNN dots" if not held else
+                                        "the reductions' YNN fusion holds a contraction whose operand another "
+                                        "contraction computed, but cannot take that computation in (an op or a dot "
+                                        "YNN does not take, a value read elsewhere or returned): it is written"))
                     continue
                 inside = {id(o) for o in ops} | {id(u) for u in v.users if u.prim == "dot_general"}
                 shared = [w for w in values if any(id(u) not in inside for u in w.users)]

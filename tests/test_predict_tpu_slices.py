@@ -1,0 +1,96 @@
+"""The TPU rule for a computed table read through several slices, checked against XLA's TPU compiler.
+
+Measured deviceless on the TPU v5e (libtpu is closed, so the rule is what its compiles show): a table
+computed from the arguments and then read through two or more windows of itself (``w[..., 0]`` and
+``w[..., 1]`` of a pairwise table, its two halves, strided ``w[..., ::2]`` and ``w[..., 1::2]``) is
+written, whatever reads the windows and whichever axis they take; one window alone, or the windows taken
+of the arguments before the arithmetic, fuse.  Each program is compiled for the TPU (no run, no chip), so
+a later libtpu that changes the answer fails here.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import sphinx_jaxhlo
+from sphinx_jaxhlo.core import targets
+
+pytestmark = pytest.mark.skipif(not targets.get_target("tpu:v5e").available(),
+                                reason="needs the tpu extra (CI installs it): pip install 'sphinx-jaxhlo[tpu]'")
+
+
+def pairwise_product_of_two_windows(a, b):
+    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+    return jnp.sum(w[..., 0] * w[..., 1], axis=1)
+
+
+def one_window(a, b):
+    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+    return jnp.sum(w[..., 0], axis=1)
+
+
+def two_halves(a, b):
+    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+    h = w.shape[0] // 2
+    return jnp.sum(w[:h] * w[h:], axis=1)
+
+
+def strided_windows(a, b):
+    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+    return jnp.sum(w[..., ::2] * w[..., 1::2], axis=(1, 2))
+
+
+def windows_in_two_reductions(a, b):
+    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+    return jnp.sum(w[..., 0], axis=1) + jnp.sum(w[..., 1], axis=1)
+
+
+def windows_of_the_arguments(a, b):
+    return jnp.sum((a[:, None, 0] - b[None, :, 0]) * (a[:, None, 1] - b[None, :, 1]), axis=1)
+
+
+def gradient_of_two_windows(a, b):
+    def loss(a):
+        w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
+        return jnp.sum(jnp.log1p(w[..., 0] ** 2 + w[..., 1] ** 2))
+    return jax.grad(loss)(a)
+
+
+def pairwise_giou_cost(a, b):
+    # wild11's GIoU matching cost: the intersection's and the hull's widths and heights are two-wide tables
+    wh = jnp.clip(jnp.minimum(a[:, None, 2:], b[None, :, 2:]) - jnp.maximum(a[:, None, :2], b[None, :, :2]), 0.0)
+    inter = wh[..., 0] * wh[..., 1]
+    hull_wh = jnp.maximum(a[:, None, 2:], b[None, :, 2:]) - jnp.minimum(a[:, None, :2], b[None, :, :2])
+    hull = hull_wh[..., 0] * hull_wh[..., 1]
+    return jnp.min(1.0 - inter / hull, axis=1)
+
+
+NARROW = ("f32[2048,2]", "f32[4096,2]")
+CASES = [
+    (pairwise_product_of_two_windows, NARROW, True),
+    (pairwise_product_of_two_windows, ("f32[256,128]", "f32[256,128]"), True),
+    (pairwise_product_of_two_windows, ("bf16[1000,3]", "bf16[3000,3]"), True),
+    (one_window, NARROW, False),
+    (two_halves, NARROW, True),
+    (strided_windows, ("f32[256,128]", "f32[256,128]"), True),
+    (windows_in_two_reductions, NARROW, True),
+    (windows_of_the_arguments, NARROW, False),
+    (gradient_of_two_windows, ("f32[1024,3]", "f32[2048,3]"), True),
+    (pairwise_giou_cost, ("f32[1024,4]", "f32[2048,4]"), True),
+]
+
+
+@pytest.mark.parametrize(("fn", "specs", "stored"), CASES,
+                         ids=[f"{c[0].__name__}-{c[1][0]}" for c in CASES])
+def test_a_computed_table_read_through_several_windows_on_the_tpu(fn, specs, stored):
+    answer = sphinx_jaxhlo.predict(fn, *specs, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain) == (stored, True), answer
+    if stored:
+        assert answer.rule == "jaxhlo-predict-tpu-readers" and "slices" in answer.why, answer
+    report = sphinx_jaxhlo.analyze(fn, *specs, targets="tpu:v5e")["tpu:v5e"]
+    # a stored table in HBM or in the chip's own memory: any buffer of the table's size or more
+    itemsize = 2 if specs[0].startswith("bf16") else 4
+    big = [m for m in report.materialized if m.bytes >= 0.9 * itemsize * answer.table_elements]
+    assert bool(big) is stored, [(m.name, m.shape, m.bytes) for m in report.materialized]

@@ -69,6 +69,12 @@ def grouped_query_attention(q, k, v):
     return jnp.einsum("bkgts,bskd->btkgd", p, v).reshape(b, t, h, d)
 
 
+def channels_last_mlp(x, w1, w2):
+    # ``x @ w1`` of an [N, H, W, C] activation: the decomposer's reshape is a bitcast, the MLP and the
+    # mean are one YNN fusion (a ConvNeXt block's, wild11, less its convolution)
+    return jnp.mean(x + jax.nn.gelu(x @ w1) @ w2, axis=(1, 2))
+
+
 X, W1, W2 = "f32[4096,256]", "f32[256,1024]", "f32[1024,256]"
 HEADS = ("f32[2,512,4,64]",) * 3
 CASES = [
@@ -77,6 +83,8 @@ CASES = [
     (first_product_returned, (X, W1, W2), True),
     (first_product_transposed, ("f32[256,4096]", W1, W2), True),
     (mlp_without_reduction_after, (X, W1, W2), True),
+    (channels_last_mlp, ("f32[8,28,28,256]", W1, W2), False),
+    (channels_last_mlp, ("f32[3,17,19,96]", "f32[96,384]", "f32[384,96]"), False),
     (attention, HEADS, False),
     (attention_transposed_probabilities, ("f32[2,4,512,64]",) * 3, True),
     (grouped_query_attention, ("f32[2,512,8,64]", "f32[2,512,2,64]", "f32[2,512,2,64]"), True),

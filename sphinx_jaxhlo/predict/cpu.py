@@ -77,11 +77,35 @@ def _ynn_op(op: Op) -> bool:
         if len(dtypes) == 2 and "float32" in dtypes and dtypes <= {"float32", "bfloat16", "float16"}:
             dtypes = {"float32"}
         return m > 1 and n > 1 and len(dtypes) == 1 and dtypes <= YNN_DOT_DTYPES
+    if op.prim == "conv_general_dilated":
+        return _ynn_conv(op)
     if _is_clamp(op):
         return False
     if op.prim not in YNN_UNARY and op.prim not in YNN_BINARY:
         return False
     return dtype in YNN_DTYPES and all(w.dtype in YNN_DTYPES for w in op.ins)
+
+
+def _ynn_conv(op: Op) -> bool:
+    """A convolution YNN takes (``IsConvolutionOpSupportedByYnn``, ``ynn_support.cc``): two spatial
+    dimensions, channels last (``NHWC`` with ``HWIO`` kernels, as XLA's dimension labels
+    ``b01f_01io->b01f``), f32 or f64 throughout, more than 16 input or output features, no input
+    dilation, and neither the output nor the kernel larger than the input; depthwise (grouped by
+    features) included: a ConvNeXt block's depthwise convolution, layer norm and MLP are one YNN fusion
+    on the CPU (measured)."""
+    dims = op.params.get("dimension_numbers")
+    lhs, rhs = op.ins
+    out = op.outs[0]
+    if dims is None or op.params.get("batch_group_count", 1) != 1 or len(lhs.shape) != 4:
+        return False
+    if (tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)) != ((0, 3, 1, 2), (3, 2, 0, 1),
+                                                                            (0, 3, 1, 2)):
+        return False
+    if {lhs.dtype, rhs.dtype, out.dtype} not in ({"float32"}, {"float64"}):
+        return False
+    if any(d != 1 for d in op.params.get("lhs_dilation", (1, 1))) or max(lhs.shape[3], out.shape[3]) <= 16:
+        return False
+    return all(out.shape[i] <= lhs.shape[i] and rhs.shape[i - 1] <= lhs.shape[i] for i in (1, 2))
 
 
 def _transpose_folds(op: Op) -> bool:
@@ -257,6 +281,10 @@ def _reads_as_is(op: Op, v: Value | None = None) -> bool:
     (lc, rc), (lb, rb) = op.params["dimension_numbers"]
     lhs, rhs = op.ins
     left, right = _decomposer_canonical(lhs, lc, lb), _decomposer_canonical(rhs, rc, rb)
+    # a left operand of several free dimensions and no batch one, contracting its last (``x @ w`` of a
+    # [N, H, W, C] activation): the decomposer's transpose is the identity and its reshape a bitcast (a
+    # ConvNeXt block's MLP is in its YNN fusion, measured)
+    left = left or (not lb and not rb and tuple(lc) == (len(lhs.shape) - 1,) and len(rhs.shape) == 2)
     if (lhs is v and not left) or (rhs is v and not right):
         return False
     return not (left and right) or tuple(lc) == (len(lhs.shape) - 1,)

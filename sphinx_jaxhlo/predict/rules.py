@@ -185,8 +185,11 @@ RULES: tuple[Rule, ...] = (
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '
          'reduction and the backward pass of `jax.grad` of a loss not linear in the sums, a value '
          'returned with its gradient ({ref}`jaxhlo-guide-seed-grad-tpu`), or an output; so are a costly '
-         'producer (`cos`, `sin`, `tan`) of an argument read in two passes and the operand of an `argmax` '
-         'over every axis (relaid out first). An elementwise table is computed again for each reader '
+         'producer (`cos`, `sin`, `tan`) of an argument read in two passes, the operand of an `argmax` '
+         'over every axis (relaid out first), and a computed table read through two or more of its '
+         'windows (`w[..., 0]` and `w[..., 1]` of a pairwise table, its halves, strided or shifted '
+         'views, outside a loop; windows of the arguments themselves fuse). An elementwise table is '
+         'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
          'Adagrad, Yogi, AdaBelief, Sophia, centered RMSProp, six of six measured), which is written and '

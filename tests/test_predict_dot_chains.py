@@ -120,7 +120,8 @@ def test_a_bf16_value_against_an_f32_softmax_is_an_f32_dot() -> None:
 def test_a_scans_stacked_output_is_not_the_reductions_table() -> None:
     """wild10's clipped update over stacked layers: the norm's sum reads the argument in its own fusion
     (fused, as the rules say); the one table-sized buffer is the scan's stacked output, a broadcast of
-    zeros the loop writes in place (``dynamic-update-slice``) and returns, not a table a reduction reads."""
+    zeros the loop writes in place (``dynamic-update-slice``) and returns: the output itself, which the
+    report does not list as an intermediate (nor the guide as a table it stored)."""
 
     def clip_stacked(gs, ps):
         scale = jnp.minimum(1.0, 1.0 / (jnp.sqrt(jnp.sum(jnp.square(gs))) + 1e-6))
@@ -135,4 +136,8 @@ def test_a_scans_stacked_output_is_not_the_reductions_table() -> None:
     assert (answer.stored, answer.certain) == (False, True), answer
     report = sphinx_jaxhlo.analyze(clip_stacked, *specs, targets="cpu")["cpu"]
     big = [m for m in report.materialized if m.bytes >= 0.9 * 4 * answer.table_elements]
-    assert [m.producer_op for m in big] == ["broadcast_in_dim"], [(m.name, m.producer_op) for m in big]
+    assert big == [], [(m.name, m.producer_op) for m in big]
+    assert report.memory.output_bytes >= 4 * answer.table_elements  # where the stacked table is
+    from sphinx_jaxhlo.predict.agreement import agreement
+    found = agreement(report)
+    assert found is None or found.agrees is not False, found

@@ -119,6 +119,7 @@ def fill_analysis(report: Report, source_name: str | None, module: HloModule | N
     for f in fields(analysis):
         if hasattr(report, f.name):
             setattr(report, f.name, getattr(analysis, f.name))
+    _drop_loop_outputs(report, module)
     from sphinx_jaxhlo.hlo.decisions.quotes import attach_quotes
 
     attach_quotes(report)
@@ -129,3 +130,43 @@ def fill_analysis(report: Report, source_name: str | None, module: HloModule | N
         report.collectives = analyze_collectives(module, [(str(a[0]), int(a[1])) for a in report.mesh], source_name)
     except ValueError as exc:
         report.analysis_error = f"collectives: {exc}"
+
+
+def _drop_loop_outputs(report: Report, module: HloModule) -> None:
+    """Leave out of ``report.materialized`` a buffer that only a ``while`` reads and that
+    XLA's buffer assignment places in the allocation of the loop's result, returned by the
+    program: the stacked output of a ``lax.scan`` (a broadcast of zeros on the CPU, an
+    ``AllocateBuffer`` on the TPU) that the loop updates in place.  It is the output
+    itself, counted in the output's bytes, not an intermediate the program adds (nor a
+    table a reduction reads).  Without a buffer assignment (a saved module alone) the
+    HLO cannot tell, and the buffer stays."""
+    if not report.buffer_assignment or not report.materialized:
+        return
+    held = {r.input_materialized for r in report.reductions if r.input_materialized}
+
+    def read_by_loops_only(m: object) -> bool:
+        comp = module.computations.get(getattr(m, "computation", ""))
+        readers = [comp.get(name) for name in getattr(m, "consumers", [])] if comp is not None else []
+        return bool(readers) and all(r is not None and r.opcode == "while" for r in readers)
+
+    candidates = [m for m in report.materialized if m.name not in held and read_by_loops_only(m)]
+    if not candidates:
+        return
+    from sphinx_jaxhlo.hlo.buffer_assignment import parse_record
+
+    try:
+        record = parse_record(report.buffer_assignment)
+    except ValueError:
+        return
+    results = {}
+    for alloc in record.allocations:
+        for value in alloc.values:
+            results[(value.instruction, value.index)] = alloc
+    dropped = set()
+    for m in candidates:
+        alloc = results.get((m.producer, "{}"))
+        loops = set(m.consumers)
+        if alloc is not None and alloc.role == "output" and any(v.instruction in loops for v in alloc.values):
+            dropped.add(id(m))
+    if dropped:
+        report.materialized = [m for m in report.materialized if id(m) not in dropped]

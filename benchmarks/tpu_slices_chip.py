@@ -1,0 +1,73 @@
+"""On a real TPU v5e: does a computed table read through two of its windows take its size in HBM?
+
+The TPU rule of ``jaxhlo-predict-tpu-readers`` for windows (``w[..., 0] * w[..., 1]``, halves,
+strided views of a computed table: written; one window, or windows of the arguments: fused) was
+measured on deviceless compiles.  This runs four forms on the chip at sizes where a stored table is
+larger than 128 MiB (in HBM, never on-chip), with the compile's own figures and what the chip held
+once each had run (``bytes_in_use`` and ``bytes_reserved`` grown by, as
+:mod:`tpu_where_chip` and ``tools/hardware_check.py`` measure): a written table adds its size beyond
+the arguments and the output, a fused one nothing.
+
+Run on the chip (writes ``$OUT/tpu_slices_chip_tpu-v5e.json``)::
+
+    python benchmarks/tpu_slices_chip.py
+
+The record is committed as ``benchmarks/tpu_slices_chip_tpu-v5e.json``; nothing in the tests needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tpu_where_chip import measure
+
+PAIR = "\n    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0\n"
+#: (name, source defining ``f``, argument shapes (``f32``), what the rule answers: stored).
+PROGRAMS: list[tuple[str, str, list[tuple[int, ...]], bool]] = [
+    ("two_windows", "\ndef f(a, b):" + PAIR + "    return jnp.sum(w[..., 0] * w[..., 1], axis=1)\n",
+     [(8192, 2), (8192, 2)], True),
+    ("one_window", "\ndef f(a, b):" + PAIR + "    return jnp.sum(w[..., 0], axis=1)\n",
+     [(8192, 2), (8192, 2)], False),
+    ("windows_of_the_arguments",
+     "\ndef f(a, b):\n    return jnp.sum((a[:, None, 0] - b[None, :, 0]) * (a[:, None, 1] - b[None, :, 1]), axis=1)\n",
+     [(8192, 2), (8192, 2)], False),
+    ("pairwise_giou_cost", """
+def f(a, b):
+    wh = jnp.clip(jnp.minimum(a[:, None, 2:], b[None, :, 2:]) - jnp.maximum(a[:, None, :2], b[None, :, :2]), 0.0)
+    inter = wh[..., 0] * wh[..., 1]
+    hull_wh = jnp.maximum(a[:, None, 2:], b[None, :, 2:]) - jnp.minimum(a[:, None, :2], b[None, :, :2])
+    return jnp.min(1.0 - inter / (hull_wh[..., 0] * hull_wh[..., 1]), axis=1)
+""", [(4096, 4), (8192, 4)], True),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tpu_slices_chip.py N``: measure program N in this process (the device's counters only rise
+    within one); without N, each in its own process, then the record."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        name, body, shapes, _ = PROGRAMS[int(argv[0])]
+        print("ROW " + json.dumps(measure(name, body, shapes)), flush=True)
+        return 0
+    rows = []
+    for i, (name, _, _, stored) in enumerate(PROGRAMS):
+        proc = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True, check=False)
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")), None)
+        row = json.loads(line[4:]) if line else {"name": name, "error": proc.stderr[-500:]}
+        row["rule_says_stored"] = stored
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    out_dir = Path(os.environ.get("OUT", "."))
+    (out_dir / "tpu_slices_chip_tpu-v5e.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n",
+                                                           encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

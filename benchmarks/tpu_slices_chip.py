@@ -18,14 +18,12 @@ The record is committed as ``benchmarks/tpu_slices_chip_tpu-v5e.json``; nothing 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tpu_where_chip import measure
+from tpu_where_chip import measure, record
 
 PAIR = "\n    w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0\n"
 #: (name, source defining ``f``, argument shapes (``f32``), what the rule answers: stored).
@@ -55,19 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         name, body, shapes, _ = PROGRAMS[int(argv[0])]
         print("ROW " + json.dumps(measure(name, body, shapes)), flush=True)
         return 0
-    rows = []
-    for i, (name, _, _, stored) in enumerate(PROGRAMS):
-        proc = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True, check=False)
-        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")), None)
-        row = json.loads(line[4:]) if line else {"name": name, "error": proc.stderr[-500:]}
-        row["rule_says_stored"] = stored
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    out_dir = Path(os.environ.get("OUT", "."))
-    (out_dir / "tpu_slices_chip_tpu-v5e.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n",
-                                                           encoding="utf-8")
+    record(__file__, [name for name, _, _, _ in PROGRAMS], "tpu_slices_chip_tpu-v5e.json",
+           [{"rule_says_stored": stored} for _, _, _, stored in PROGRAMS])
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

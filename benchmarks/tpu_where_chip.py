@@ -96,23 +96,30 @@ def measure(name: str, body: str, shapes: list[tuple[int, ...]]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """``tpu_where_chip.py N``: measure program N (one program a process, as the device's counters only
     rise within one); without N, run each in its own process and write the record."""
-    import subprocess
-
     argv = sys.argv[1:] if argv is None else argv
     if argv:
         name, body, shapes = programs()[int(argv[0])]
         print("ROW " + json.dumps(measure(name, body, shapes)), flush=True)
         return 0
+    record(__file__, [name for name, _, _ in programs()], "tpu_where_chip_tpu-v5e.json")
+    return 0
+
+
+def record(script: str, names: list[str], file_name: str, extra: list[dict] | None = None) -> list[dict]:
+    """Run ``script N`` for each program N in a process of its own (its ``ROW`` line: the
+    measured row), add ``extra[N]`` to each row, and write the rows to ``$OUT/file_name``."""
+    import subprocess
+
     rows = []
-    for i in range(len(programs())):
-        proc = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True, check=False)
+    for i, name in enumerate(names):
+        proc = subprocess.run([sys.executable, script, str(i)], capture_output=True, text=True, check=False)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")), None)
-        rows.append(json.loads(line[4:]) if line else {"name": programs()[i][0], "error": proc.stderr[-500:]})
+        row = json.loads(line[4:]) if line else {"name": name, "error": proc.stderr[-500:]}
+        rows.append({**row, **(extra[i] if extra else {})})
         print(json.dumps(rows[-1]), flush=True)
     out_dir = Path(os.environ.get("OUT", "."))
-    (out_dir / "tpu_where_chip_tpu-v5e.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n",
-                                                          encoding="utf-8")
-    return 0
+    (out_dir / file_name).write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+    return rows
 
 
 if __name__ == "__main__":

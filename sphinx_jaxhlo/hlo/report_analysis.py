@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from sphinx_jaxhlo.core.report import Report
+from sphinx_jaxhlo.core.report import Materialized, Report
 from sphinx_jaxhlo.hlo.model import HloModule
 
 __all__ = ["fill_analysis", "module_name", "read_dump_folder"]
@@ -144,9 +144,9 @@ def _drop_loop_outputs(report: Report, module: HloModule) -> None:
         return
     held = {r.input_materialized for r in report.reductions if r.input_materialized}
 
-    def read_by_loops_only(m: object) -> bool:
-        comp = module.computations.get(getattr(m, "computation", ""))
-        readers = [comp.get(name) for name in getattr(m, "consumers", [])] if comp is not None else []
+    def read_by_loops_only(m: Materialized) -> bool:
+        comp = module.computations.get(m.computation)
+        readers = [comp.get(name) for name in m.consumers] if comp is not None else []
         return bool(readers) and all(r is not None and r.opcode == "while" for r in readers)
 
     candidates = [m for m in report.materialized if m.name not in held and read_by_loops_only(m)]
@@ -158,15 +158,13 @@ def _drop_loop_outputs(report: Report, module: HloModule) -> None:
         record = parse_record(report.buffer_assignment)
     except ValueError:
         return
-    results = {}
-    for alloc in record.allocations:
-        for value in alloc.values:
-            results[(value.instruction, value.index)] = alloc
+    holding = {(value.instruction, value.index): allocation
+               for allocation in record.allocations for value in allocation.values}
     dropped = set()
     for m in candidates:
-        alloc = results.get((m.producer, "{}"))
+        found = holding.get((m.producer, "{}"))
         loops = set(m.consumers)
-        if alloc is not None and alloc.role == "output" and any(v.instruction in loops for v in alloc.values):
+        if found is not None and found.role == "output" and any(v.instruction in loops for v in found.values):
             dropped.add(id(m))
     if dropped:
         report.materialized = [m for m in report.materialized if id(m) not in dropped]

@@ -33,6 +33,7 @@ Needs neither jax nor Sphinx.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ __all__ = [
     "compact_record",
     "optimized_module",
     "parse_record",
+    "parsed_record",
 ]
 
 _ALLOCATION = re.compile(r"allocation (\d+): size (\d+)(.*):\s*$")
@@ -171,6 +173,17 @@ def compact_record(buffer_assignment: str, live_range: str) -> str:
             break
         out.append(line.rstrip())
     return "\n".join(out) + "\n"
+
+
+@functools.lru_cache(maxsize=2)
+def parsed_record(text: str) -> BufferAssignment:
+    """:func:`parse_record`, kept for the last texts read: a report's analysis reads its record twice
+    (the loop outputs it leaves out of the intermediates, then what is live at the peak); the result
+    is shared, and read only.
+
+    :raises ValueError: as :func:`parse_record`.
+    """
+    return parse_record(text)
 
 
 def parse_record(text: str) -> BufferAssignment:

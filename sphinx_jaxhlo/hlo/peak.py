@@ -56,7 +56,7 @@ from sphinx_jaxhlo.core.memory import (
 )
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.core.sizes import format_bytes
-from sphinx_jaxhlo.hlo.buffer_assignment import Allocation, AssignedValue, BufferAssignment, parse_record
+from sphinx_jaxhlo.hlo.buffer_assignment import Allocation, AssignedValue, BufferAssignment, parsed_record
 from sphinx_jaxhlo.hlo.buffers import BufferAnalyzer
 from sphinx_jaxhlo.hlo.model import HloComputation, HloInstruction, HloModule
 from sphinx_jaxhlo.hlo.programs import producer_op, programs
@@ -567,7 +567,7 @@ def peak_from_record(text: str, module: HloModule | None, source_name: str | Non
     if not text:
         return None, ""
     try:
-        record = parse_record(text)
+        record = parsed_record(text)
     except ValueError as exc:
         return None, str(exc)
     try:

@@ -152,10 +152,10 @@ def _drop_loop_outputs(report: Report, module: HloModule) -> None:
     candidates = [m for m in report.materialized if m.name not in held and read_by_loops_only(m)]
     if not candidates:
         return
-    from sphinx_jaxhlo.hlo.buffer_assignment import parse_record
+    from sphinx_jaxhlo.hlo.buffer_assignment import parsed_record
 
     try:
-        record = parse_record(report.buffer_assignment)
+        record = parsed_record(report.buffer_assignment)
     except ValueError:
         return
     holding = {(value.instruction, value.index): allocation

@@ -2,10 +2,11 @@
 
 Measured deviceless on the TPU v5e (libtpu is closed, so the rule is what its compiles show): a table
 computed from the arguments and then read through two or more windows of itself (``w[..., 0]`` and
-``w[..., 1]`` of a pairwise table, its two halves, strided ``w[..., ::2]`` and ``w[..., 1::2]``) is
-written, whatever reads the windows and whichever axis they take; one window alone, or the windows taken
-of the arguments before the arithmetic, fuse.  Each program is compiled for the TPU (no run, no chip), so
-a later libtpu that changes the answer fails here.
+``w[..., 1]`` of a pairwise table, its two halves, strided ``w[..., ::2]`` and ``w[..., 1::2]``, a
+``jnp.where`` between tables) is written, whatever reads the windows and whichever axis they take; one
+window alone, or the windows taken of an argument (transposed or broadcast) before the arithmetic, fuse;
+a converted argument's windows went both ways, and are left to the compile.  Each program is compiled
+for the TPU (no run, no chip), so a later libtpu that changes the answer fails here.
 """
 
 from __future__ import annotations
@@ -51,6 +52,26 @@ def windows_of_the_arguments(a, b):
     return jnp.sum((a[:, None, 0] - b[None, :, 0]) * (a[:, None, 1] - b[None, :, 1]), axis=1)
 
 
+def windows_through_a_where(a, b, m):
+    w = jnp.where(m[:, :, None], a[:, None, :], b[None, :, :])
+    return jnp.sum(w[..., 0] * w[..., 1], axis=1)
+
+
+def windows_of_a_converted_argument(x):
+    w = x.astype(jnp.float32)
+    return jnp.sum(w[..., 0] * w[..., 1], axis=1)
+
+
+def windows_of_a_broadcast_argument(a, b):
+    w = jnp.broadcast_to(a[:, None, :], (a.shape[0], b.shape[0], 2))
+    return jnp.sum(w[..., 0] * w[..., 1] * b[None, :, 0], axis=1)
+
+
+def windows_of_a_transposed_argument(x):
+    w = x.transpose(2, 0, 1)
+    return jnp.sum(w[0] * w[1], axis=1)
+
+
 def gradient_of_two_windows(a, b):
     def loss(a):
         w = jnp.maximum(a[:, None, :], b[None, :, :]) - 1.0
@@ -77,9 +98,22 @@ CASES = [
     (strided_windows, ("f32[256,128]", "f32[256,128]"), True),
     (windows_in_two_reductions, NARROW, True),
     (windows_of_the_arguments, NARROW, False),
+    (windows_through_a_where, (*NARROW, "bool[2048,4096]"), True),
+    (windows_of_a_broadcast_argument, NARROW, False),
+    (windows_of_a_transposed_argument, ("f32[2048,4096,2]",), False),
     (gradient_of_two_windows, ("f32[1024,3]", "f32[2048,3]"), True),
     (pairwise_giou_cost, ("f32[1024,4]", "f32[2048,4]"), True),
 ]
+
+
+def test_windows_of_a_converted_argument_are_left_to_the_compile():
+    """Two f32 columns of a bf16 table are written (compiled here); wild5's rotary embeddings take the
+    strided halves of a converted bf16 argument and fuse: no rule decides, the answer is "compile it"."""
+    answer = sphinx_jaxhlo.predict(windows_of_a_converted_argument, "bf16[2048,4096,2]", target="tpu:v5e",
+                                   calibrated=False)
+    assert answer.stored is None and not answer.certain and "compile it" in answer.why, answer
+    report = sphinx_jaxhlo.analyze(windows_of_a_converted_argument, "bf16[2048,4096,2]", targets="tpu:v5e")["tpu:v5e"]
+    assert [m for m in report.materialized if m.bytes >= 0.9 * 4 * 2048 * 4096 * 2]
 
 
 @pytest.mark.parametrize(("fn", "specs", "stored"), CASES,

@@ -47,11 +47,11 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (15, 15),
     'tpu:v5e jaxhlo-predict-tpu-fused fused': (841, 847),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (27, 27),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (115, 116),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (116, 117),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (84, 84),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
     'HBM': (48, 48),
-    'on-chip': (142, 149),
+    'on-chip': (143, 150),
 }

@@ -188,7 +188,8 @@ RULES: tuple[Rule, ...] = (
          'producer (`cos`, `sin`, `tan`) of an argument read in two passes, the operand of an `argmax` '
          'over every axis (relaid out first), and a computed table read through two or more of its '
          'windows (`w[..., 0]` and `w[..., 1]` of a pairwise table, its halves, strided or shifted '
-         'views, outside a loop; windows of the arguments themselves fuse). An elementwise table is '
+         'views, a `where` between tables, outside a loop; windows of an argument, transposed or '
+         'broadcast, fuse, and those of a converted one are left to the compile). An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

@@ -3,7 +3,7 @@ other readers, matrix-vector products."""
 
 from __future__ import annotations
 
-from .graph import ELEMENTWISE, LAYOUT_OPS, REDUCTION_KIND, Decision, Graph, Op, Region, Value, _is_gemm
+from .graph import _MOVES, REDUCTION_KIND, Decision, Graph, Op, Region, _is_gemm, _moved_argument
 
 #: The anchor of the rules' stated limits (where the answer is "compile it").
 LIMITS = "jaxhlo-predict-all-limits"
@@ -37,33 +37,28 @@ def _shifted(g: Region) -> str:
     return ""
 
 
-#: Elementwise ops that only change a value's type or copy it: a table made by them alone from an
-#: argument computes nothing.
-_NOT_COMPUTING = frozenset({"convert_element_type", "copy", "copy_p", "reduce_precision", "select_n"})
+#: What the windows of an argument may be taken through and still be read in place (measured: a
+#: transposed or broadcast argument's windows fuse; a select between arguments is a table the TPU
+#: writes).  A converted argument's windows went both ways (two f32 columns of a bf16 table written;
+#: rotary embeddings' strided halves of one fused): :data:`_CONVERTED` leaves them to the compile.
+_WINDOWED_IN_PLACE = _MOVES | {"broadcast_in_dim"}
+_CONVERTED = _WINDOWED_IN_PLACE | {"convert_element_type"}
 
 
-def _computed(v: Value, depth: int = 0) -> bool:
-    """Whether ``v`` is computed (arithmetic or a contraction somewhere above it), not only moved,
-    relabelled or converted from arguments."""
-    op = v.producer
-    if op is None or depth > 8:
-        return False
-    if op.prim == "dot_general" or (op.prim in ELEMENTWISE and op.prim not in _NOT_COMPUTING):
-        return True
-    return op.prim in LAYOUT_OPS and any(_computed(w, depth + 1) for w in op.ins if not w.literal)
-
-
-def _sliced(g: Region) -> int:
-    """How many slices read one computed table-sized value of ``g`` outside a loop (0: none, or one):
-    ``w[..., 0] * w[..., 1]`` of a pairwise table, halves, strided or shifted windows.  Measured on the
-    TPU v5e (deviceless, 2026-12-07): such a value is written whatever reads the slices (one product,
-    a sum, two reductions; the last axis or the first; 2 or 128 wide; from 1 to 537 MB), while one slice
-    alone, or the same windows taken of the arguments before the arithmetic, fuse; across the families,
-    14 of the 17 programs with such a value stored a table (the 3 others slice inside a loop)."""
+def _sliced(g: Region) -> tuple[int, bool]:
+    """How many slices read one computed table-sized value of ``g`` outside a loop (0: none, or one),
+    and whether every such value is only a converted argument (:data:`_CONVERTED`): ``w[..., 0] *
+    w[..., 1]`` of a pairwise table, halves, strided or shifted windows.  Measured on the TPU v5e
+    (deviceless, 2026-12-07): such a value is written whatever reads the slices (one product, a sum, two
+    reductions; the last axis or the first; 2 or 128 wide; from 1 to 537 MB; through a transpose or a
+    ``jnp.where``; under ``jax.grad`` and ``vmap``), while one slice alone, or the windows of an argument
+    only transposed or broadcast (:data:`_WINDOWED_IN_PLACE`), fuse; across the families, 18 of the 22
+    programs with such a value stored a table (of the 4 others, 2 slice inside a loop, one slices a
+    converted argument, one a 1.9 MB table that no table rule reaches)."""
     if g.loop is not None:
-        return 0
+        return 0, False
     floor = 0.9 * max((r.operand.size for r in g.reductions), default=0)
-    best = 0
+    best, converted = 0, True
     seen: set[int] = set()
     todo = [r.operand for r in g.reductions]
     while todo and len(seen) < 4000:  # the values the reductions are computed from (a gradient's forward too)
@@ -76,9 +71,11 @@ def _sliced(g: Region) -> int:
         if op.prim != "slice" or op.loop is not None:
             continue
         source = op.ins[0]
-        if source.size >= floor and _computed(source):
-            best = max(best, sum(1 for u in source.users if u.prim == "slice"))
-    return best if best >= 2 else 0
+        count = sum(1 for u in source.users if u.prim == "slice")
+        if source.size >= floor and count >= 2 and not _moved_argument(source, _WINDOWED_IN_PLACE):
+            best = max(best, count)
+            converted = converted and _moved_argument(source, _CONVERTED)
+    return best, converted and best > 0
 
 
 def _reduces(op: Op) -> bool:
@@ -100,7 +97,12 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
     if "top_k" in kinds and dot:
         return Decision(True, "jaxhlo-predict-tpu-topk", "an exact top_k of a contraction sorts the stored "
                         "product")
-    if slices := _sliced(g):
+    slices, converted = _sliced(g)
+    if converted:
+        return Decision(None, LIMITS, f"a converted argument is read through {slices} slices: the TPU wrote the "
+                        "converted table in one of the two forms measured (two f32 columns of a bf16 table) and "
+                        "not in the other (rotary embeddings' strided halves); compile it", certain=False)
+    if slices:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a computed table is read through {slices} slices "
                         "(its windows: x[..., 0] and x[..., 1], halves, strided or shifted views): the TPU writes "
                         "it and each slice reads its part back")

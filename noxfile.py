@@ -162,7 +162,7 @@ def jaxdocs(session: nox.Session) -> None:
     pip installs the package beside them, with its dependencies (no ``--no-deps``); a
     project configured like JAX's docs (MyST pages, an ``.ipynb`` notebook with examples,
     a sharded page written as JAX's, MyST-NB executing the notebooks) builds with JAX's
-    command and ``-j 2 -W``: cold three times (no hang, every compile ahead of its page,
+    command and ``-j 2 -W``: cold twice (no hang, every compile ahead of its page,
     byte-identical snapshots), in check mode on those snapshots, from the snapshots with
     the compilers hidden, and incrementally (tests/test_jaxdocs.py); linking.md's
     snippets build there (tests/test_linking.py), and the Sphinx-version checks of

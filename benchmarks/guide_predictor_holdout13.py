@@ -13,11 +13,11 @@ merging's bipartite matching, capsules' routing by agreement, QK-clip's per-head
 ``bf16``-input score table, auxiliary-loss-free MoE balancing by one-hot expert loads; CPC's InfoNCE by a
 three-operand einsum, DPO's sequence log-probabilities over ``bf16`` logits, the bi-tempered logistic loss's
 fixed-point normaliser, AdaCos's adaptive scale with a median, permutation-invariant SI-SDR under nested
-``vmap``, skip-gram negative sampling over about 1.2 GB of gathered vectors, a Plackett-Luce likelihood by a
-reverse ``cumlogsumexp``; Fast NMS by the maximum of an upper-triangular IoU, RoIAlign by bilinear gathers, a
-stereo cost volume by a ``vmap`` of ``jnp.roll`` in ``f16``, a census transform with ``population_count`` over
-``uint8``, MAE's random masking with the per-patch normalised pixel loss, FSQ code usage by one-hot counts, SpecAugment
-masks by iota comparisons with a boolean padding mask, NeRF's volume rendering by ``cumprod``, CenterNet's peak
+``vmap``, skip-gram negative sampling over about 1.2 GB of gathered vectors; Fast NMS by the maximum of an
+upper-triangular IoU, RoIAlign by bilinear gathers, a stereo cost volume by a ``vmap`` of ``jnp.roll`` in
+``f16``, a census transform with ``population_count`` over ``uint8``, MAE's random masking with the per-patch
+normalised pixel loss, FSQ code usage by one-hot counts, SpecAugment masks by iota comparisons with a boolean
+padding mask, NeRF's volume rendering by ``cumprod``, CenterNet's peak
 picking by ``reduce_window`` and ``top_k``, wav2vec 2.0's strided convolution front end and its per-channel
 normalisation; DreamerV3's symlog two-hot cross-entropy, MPO's temperature dual under ``value_and_grad``,
 AlphaZero's PUCT selection; xDeepFM's compressed interaction by a three-operand einsum, product-quantisation
@@ -28,9 +28,13 @@ edges, a semivariogram by a scan over distance bins, t-SNE's KL under ``value_an
 Cholesky and a triangular solve, MALA over vmapped chains; GCC-PHAT time delays and SRP-PHAT steered power;
 speculative decoding's acceptance and residual, contrastive search's degeneration penalty, locally typical
 sampling; ``f32``, ``bf16``, ``f16``, ``int8``, ``uint8``, ``int32``, ``uint32``, ``bool`` and ``complex64``,
-odd (4095, 1000, 377, 362, 85742), power-of-two, tiny (about 1 MB) and huge (1 to 1.5 GB) tables. The
+odd (4095, 1000, 362, 85742, 50257), power-of-two, tiny (about 1 MB) and huge (1 to 1.6 GB) tables. The
 reviewer recorded ``predict()``'s answers for every program and target before any compile (main then at
-a7c1ebe1; the record's sha256 is ``7595f31e9eb5bf84...``), then compiled them with this harness for the truth.
+a7c1ebe1; the record's sha256 is ``7595f31e9eb5bf84...``, 50 programs), then compiled them with this harness
+for the truth. One program of the 50 written is left out: its TPU compile (a Plackett-Luce listwise
+likelihood by a reverse ``lax.cumlogsumexp`` over a tiny 1000 x 377 table) did not finish within the 90 s the
+review allowed a compile; every other compile finished within it (the slowest, the census transform on the
+TPU, in 57 s).
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
@@ -300,12 +304,6 @@ def f(w_in, w_out, center, context, negatives):
     neg = jnp.sum(vc[:, None, :] * w_out[negatives], axis=-1)
     return -jnp.mean(jax.nn.log_sigmoid(pos) + jnp.sum(jax.nn.log_sigmoid(-neg), axis=-1))
 """, "f32[100000,300], f32[100000,300], i32[65536], i32[65536], i32[65536,15]"),
-    ("plackett_luce_cumlogsumexp_tiny_odd", "loss", """
-def f(scores, order):
-    s = jnp.take_along_axis(scores, order, axis=1)
-    lse = lax.cumlogsumexp(s, axis=1, reverse=True)
-    return jnp.mean(jnp.sum(lse - s, axis=1))
-""", "f32[1000,377], i32[1000,377]"),
     # -- vision ----------------------------------------------------------------------------------
     ("fast_nms_iou_triu_max", "vision", """
 def f(boxes, scores):

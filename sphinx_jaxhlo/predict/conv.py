@@ -129,12 +129,12 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
     the probes do not decide (an abstention); ``None`` where the argument is read in place."""
     lhs = op.ins[0]
     if any(w.size >= TABLE_SHARE * table and not _moved(w) for w in op.ins):
-        return abstain("a convolution of a converted argument: no probe measured one on the TPU")
+        return abstain("a convolution of a converted argument: no probe measured one on the TPU; compile it")
     if lhs.size < 0.5 * table:
         return None  # a copy of the input, if any, is far smaller than the table (3 input features, 64 out)
     dims = op.params.get("dimension_numbers")
     if dims is None:
-        return abstain("a convolution without dimension numbers")
+        return abstain("a convolution without dimension numbers; compile it")
     lhs_spec = tuple(dims.lhs_spec)
     batch, features = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
     groups = op.params.get("feature_group_count", 1)
@@ -144,7 +144,8 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
         return None
     if lhs.size < TABLE_SHARE * table:
         return abstain("the TPU may write a relaid-out copy of this convolution's input, which is between half "
-                       "the table and the table: whether the copy reaches the table's size was not measured")
+                       "the table and the table: whether the copy reaches the table's size was not measured; "
+                       "compile it")
     if batch < TPU_MIN_BATCH:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a convolution of a batch of {batch} (under "
                         f"{TPU_MIN_BATCH}): the TPU writes a relaid-out bf16 copy of its input, the spatial axes "
@@ -158,7 +159,7 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
                         "measured")
     return abstain("a channels-first convolution that is 1-D, 3-D or has fewer than 128 input features: the "
                    "TPU wrote a copy of the input in the 4 probes measured (1-D, 64 features) but the rules do not "
-                   "know its ground")
+                   "know its ground; compile it")
 
 
 def decide_no_reduction(graph: Graph, table: int, target: str) -> Decision | None:

@@ -36,6 +36,7 @@ LAYOUTS = {
     "nwc": (("NWC", "WIO", "NWC"), -1, 1),
     "ncw": (("NCW", "OIW", "NCW"), 1, 1),
     "ndhwc": (("NDHWC", "DHWIO", "NDHWC"), -1, 3),
+    "ncdhw": (("NCDHW", "OIDHW", "NCDHW"), 1, 3),
 }
 DT = {"f32": "f32", "bf16": "bf16", "f16": "f16"}
 
@@ -60,7 +61,7 @@ def _shapes(layout: str, n: int, sp: int, cin: int, cout: int, k: int, groups: i
     rank = LAYOUTS[layout][2]
     spatial = [sp] * rank
     kern = [k] * rank
-    if layout in ("nchw", "ncw"):
+    if layout in ("nchw", "ncw", "ncdhw"):
         return [n, cin, *spatial], [cout, cin // groups, *kern]
     return [n, *spatial, cin], [*kern, cin // groups, cout]
 
@@ -175,6 +176,19 @@ def programs() -> list[Program]:
         P("nhwc-c128to256", cin=128, cout=256), P("nhwc-c256to128-max", cin=256, cout=128, consumer="max"),
         P("nhwc-bf16-c64", cin=64, cout=64, dtype="bf16"), P("nhwc-b8-sp16-sumsq", sp=16, n=64, consumer="sumsq"),
         P("ndhwc-b8", layout="ndhwc", n=8, sp=16, cin=128, cout=128),
+        # after the first measure: channels-first convolutions that are 1-D, 3-D or under 128 features
+        P("ncw-c1", layout="ncw", n=256, sp=65536, cin=1, cout=1, k=9),
+        P("ncw-c8", layout="ncw", n=64, sp=16384, cin=8, cout=8),
+        P("ncw-c256-max", layout="ncw", n=8, sp=4096, cin=256, cout=256, consumer="max"),
+        P("ncw-c512-relu", layout="ncw", n=32, sp=1024, cin=512, cout=512, consumer="relu"),
+        P("ncw-dw-sum", layout="ncw", n=16, sp=4096, cin=128, cout=128, groups=128),
+        P("ncw-s2-sumsq", layout="ncw", n=16, sp=8192, stride=2, consumer="sumsq"),
+        P("ncw-bf16-sum", layout="ncw", n=16, sp=4096, dtype="bf16"),
+        P("ncdhw-sum", layout="ncdhw", n=8, sp=16, cin=128, cout=128),
+        P("ncdhw-c64-relu", layout="ncdhw", n=8, sp=16, cin=64, cout=64, consumer="relu"),
+        P("nchw-c96", layout="nchw", cin=96, cout=96), P("nchw-c32-relu", layout="nchw", cin=32, cout=32,
+                                                         consumer="relu"),
+        P("nchw-c256-max", layout="nchw", n=16, sp=32, cin=256, cout=256, consumer="max"),
     ]
     return progs
 

@@ -5,8 +5,9 @@ convolution YNN takes (:func:`~sphinx_jaxhlo.predict.cpu._ynn_conv`, ``IsConvolu
 ``ynn_support.cc``) starts a YNN fusion like a dot (``LibraryRewriter::ProcessComputation``,
 ``library_rewriter.cc``), and the CPU's YNN rule answers; any other is XLA's own convolution, a thunk that
 reads its operands from memory and writes its output.  The TPU compiler is closed: its rules were
-measured (``benchmarks/guide_predictor_conv_probes.py``, 84 probes compiled for the CPU and the TPU
-v5e, deviceless, 2026-12-07; the counts in the answers are those probes').
+measured (``benchmarks/guide_predictor_conv_probes.py``, 96 probes compiled for the CPU and the TPU
+v5e, deviceless, 2026-12-07, 84 before the first measure on the families and 12 after; the counts in
+the answers are those probes').
 """
 
 from __future__ import annotations
@@ -157,9 +158,13 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a convolution of {features} input features (under "
                         f"{TPU_MIN_FEATURES}): the TPU writes a bf16 copy of its input, as in each of the 3 probes "
                         "measured")
-    return abstain("a channels-first convolution that is 1-D, 3-D or has fewer than 128 input features: the "
-                   "TPU wrote a copy of the input in the 4 probes measured (1-D, 64 features) but the rules do not "
-                   "know its ground; compile it")
+    if not last and len(lhs.shape) == 3 and {w.dtype for w in op.ins} == {"float32"}:
+        return Decision(True, "jaxhlo-predict-tpu-readers", "a 1-D channels-first f32 convolution: the TPU writes "
+                        "a bf16 copy of its input, as in each of the 9 probes measured (1 to 512 features, batch "
+                        "8 to 256, depthwise and strided too)")
+    return abstain("a channels-first convolution that is 3-D, 1-D of bf16, or 2-D with fewer than 128 input "
+                   "features: the TPU went both ways in the probes (2-D: 32 and 64 features copied the input, 96 "
+                   "fused; a 3-D one and a bf16 1-D one fused, 3 probes); compile it")
 
 
 def decide_no_reduction(graph: Graph, table: int, target: str) -> Decision | None:

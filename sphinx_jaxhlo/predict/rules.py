@@ -63,9 +63,9 @@ RULES: tuple[Rule, ...] = (
          'that ground the answer is "compile it" (`stored` is `None`, `certain` is false) with the one-line '
          'compile that answers, never a guess: an op no rule knows computes the table, or a convolution '
          'computes a table-sized value no reduction reads and reads none, or on the CPU a YNN convolution '
-         'reads one; on the TPU a channels-first convolution that is 1-D or 3-D or has fewer than 128 input '
-         'features, or a convolution of a converted argument; a gather reads or builds a table-sized value on '
-         'the H100 (`take_along_axis` after '
+         'reads one; on the TPU a channels-first convolution that is 3-D, 1-D of `bf16`, or 2-D with fewer than '
+         '128 input features, or a convolution of a converted argument; a gather reads or builds a '
+         'table-sized value on the H100 (`take_along_axis` after '
          "a `log_softmax`, an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's "
          'gradient); a normalised table is reduced again, three passes or more over table-sized data on the '
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
@@ -201,8 +201,9 @@ RULES: tuple[Rule, ...] = (
          "its output read in two passes (a BatchNorm's mean and variance, a softmax over the channels) or "
          'returned is stored, and so is a computed table a convolution reads (an activation between two '
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "
-         'for a batch under 8, a grouped convolution that is not depthwise, or fewer than 64 channels-last '
-         'input features (measured, libtpu being closed: 41 probes of 41). An elementwise table is '
+         'for a batch under 8, a grouped convolution that is not depthwise, fewer than 64 channels-last '
+         'input features, or a 1-D channels-first `f32` convolution (measured, libtpu being closed: 50 '
+         'probes of 50). An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

@@ -122,7 +122,7 @@ def decide_tpu_conv(g: Region, graph: Graph, table: int, d: Decision) -> Decisio
             return why
     return Decision(False, "jaxhlo-predict-tpu-fused", "the convolution, the elementwise work after it and the "
                     "reductions of its output are one fusion (a batch of 8 or more, 64 input features or more "
-                    "channels last, not grouped: each of the 39 such probes measured fused)")
+                    "channels last, not grouped: each of the 40 such probes measured fused)")
 
 
 def _tpu_input_copy(op: Op, table: int) -> Decision | None:

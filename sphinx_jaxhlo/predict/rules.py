@@ -164,7 +164,7 @@ RULES: tuple[Rule, ...] = (
          '(`IsConvolutionOpSupportedByYnn`: 1-D or 3-D, channels first, 16 features or fewer, input '
          "dilation, `f16`, a gradient's backward convolutions): XLA's own convolution writes its output, "
          "and a computed table it reads is written in Eigen's layout (`ConvCanonicalization`), as in each of "
-         'the 33 probes measured.', "cpu.decide_cpu"),
+         'the 45 probes measured.', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
          'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
          'reduction, and a YNN GEMM or convolution above it (a 2-D channels-last `f32` or `bf16` convolution '
@@ -221,7 +221,7 @@ RULES: tuple[Rule, ...] = (
          "stored, for the seed's three forms ({ref}`jaxhlo-guide-seed-symptom`) or a sum, an argmin and a "
          'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). So is a convolution of an '
          'argument read in one pass, with a batch of 8 or more, not grouped (depthwise is), and 64 input '
-         'features or more channels last or 128 in a 2-D channels-first one: 39 probes of 39. Whole rows '
+         'features or more channels last or 128 in a 2-D channels-first one: 40 probes of 40. Whole rows '
          'broadcast and '
          'summed over `k` are no dot: stored ({ref}`jaxhlo-guide-matrix-broadcast`).',
          "tpu.decide_tpu"),

@@ -335,8 +335,10 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
         h = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
         return jnp.mean(jax.nn.relu(h), axis=(1, 2))
 
-    for target in ("cpu", "tpu:v5e"):
-        _abstains(predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target=target), "conv_general_dilated")
+    # a YNN convolution on the CPU, one pass of a convolution of an argument on the TPU (predict/conv.py)
+    for target, rule in (("cpu", "jaxhlo-predict-cpu-ynn"), ("tpu:v5e", "jaxhlo-predict-tpu-fused")):
+        got = predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target=target)
+        assert (got.stored, got.certain, got.rule) == (False, True, rule), got
     # on the H100 a convolution is a cuDNN call (conv_rewriter.cc) whose output is written
     got = predict(conv_pool, "f32[16,64,64,64]", "f32[3,3,64,128]", target="gpu:h100")
     assert (got.stored, got.rule) == (True, "jaxhlo-predict-h100-gemm") and "cuDNN" in got.why
@@ -348,8 +350,17 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
 
         return jax.grad(loss)(w)
 
-    for target in ("cpu", "gpu:h100", "tpu:v5e"):
-        _abstains(predict(conv_weight_grad, "f32[8,64,8000]", "f32[128,64,9]", target=target), "table-sized value")
+    _abstains(predict(conv_weight_grad, "f32[8,64,8000]", "f32[128,64,9]", target="gpu:h100"), "table-sized value")
+    # the backward convolution reads the computed cotangent: written on the CPU (XLA's own convolution) and the TPU
+    for target, rule in (("cpu", "jaxhlo-predict-cpu-other"), ("tpu:v5e", "jaxhlo-predict-tpu-readers")):
+        got = predict(conv_weight_grad, "f32[8,64,8000]", "f32[128,64,9]", target=target)
+        assert (got.stored, got.certain, got.rule) == (True, True, rule), got
+
+    def conv_channels_first(x: jax.Array, w: jax.Array) -> jax.Array:
+        y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return jnp.sum(y, axis=(0, 2, 3))
+
+    _abstains(predict(conv_channels_first, "f32[8,64,64,64]", "f32[64,64,3,3]", target="tpu:v5e"), "channels-first")
 
     def column_stats(x: jax.Array) -> tuple[jax.Array, jax.Array]:
         m = jnp.mean(x, axis=0)

@@ -89,8 +89,10 @@ def _ynn_op(op: Op) -> bool:
 def _ynn_conv(op: Op) -> bool:
     """A convolution YNN takes (``IsConvolutionOpSupportedByYnn``, ``ynn_support.cc``): two spatial
     dimensions, channels last (``NHWC`` with ``HWIO`` kernels, as XLA's dimension labels
-    ``b01f_01io->b01f``), f32 or f64 throughout, more than 16 input or output features, no input
-    dilation, and neither the output nor the kernel larger than the input; depthwise (grouped by
+    ``b01f_01io->b01f``), f32 or f64 throughout (``bf16`` too: YNN has no bf16 convolution, so
+    ``FloatNormalization`` makes it an f32 one, ``CpuFloatSupport`` in ``cpu_float_support.h``, and the
+    converts around it are YNN ops: measured, 5 probes fused), more than 16 input or output features, no
+    input dilation, and neither the output nor the kernel larger than the input; depthwise (grouped by
     features) included: a ConvNeXt block's depthwise convolution, layer norm and MLP are one YNN fusion
     on the CPU (measured)."""
     dims = op.params.get("dimension_numbers")
@@ -101,7 +103,7 @@ def _ynn_conv(op: Op) -> bool:
     if (tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)) != ((0, 3, 1, 2), (3, 2, 0, 1),
                                                                             (0, 3, 1, 2)):
         return False
-    if {lhs.dtype, rhs.dtype, out.dtype} not in ({"float32"}, {"float64"}):
+    if {lhs.dtype, rhs.dtype, out.dtype} not in ({"float32"}, {"float64"}, {"bfloat16"}):
         return False
     if any(d != 1 for d in op.params.get("lhs_dilation", (1, 1))) or max(lhs.shape[3], out.shape[3]) <= 16:
         return False

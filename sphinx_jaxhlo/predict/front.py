@@ -12,8 +12,8 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import conv, limits
 from . import cpu as cpu_rules
-from . import limits
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
 from .graph import (
@@ -328,8 +328,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                fused=fused)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
-    if not decisions and (conv := limits.convolution_of_table(graph, table)):
-        decisions.append(limits.abstain(f"{conv}: no rule covers it"))
+    if not decisions and (read := limits.convolution_of_table(graph, table)):
+        decisions.append(conv.decide_no_reduction(graph, table, target) or limits.abstain(f"{read}: no rule covers it"))
     if not decisions and target == "tpu:v5e" and _backward_table(graph, table, seen):
         decisions.append(limits.abstain("a contraction reads a table-sized value computed from another "
                                         "contraction's output, outside the reductions (a gradient's backward "
@@ -367,11 +367,10 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return Decision(True, "jaxhlo-predict-cpu-dot", f"{half} of a computed table: the CPU compiler turns f16 "
                         "dots into f32 dots (ChangeOpDataType, cpu_compiler.cc), so the table is converted and "
                         "written for XLA's own dot, not taken into a YNN fusion")
-    if unknown := limits.unknown_op(g):
-        if target == "gpu:h100" and unknown == "conv_general_dilated":
-            return Decision(True, "jaxhlo-predict-h100-gemm", "a convolution is a cuDNN library call "
-                            "(conv_rewriter.cc): its output is written, and the reduction is another kernel")
+    if (unknown := limits.unknown_op(g)) and unknown != conv.CONV:
         return limits.abstain(f"{unknown} computes the table: no rule covers it")
+    if unknown and ((d := conv.decide_conv(g, graph, target, table, d)).stored is None or target == "gpu:h100"):
+        return d
     if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:
         return d
     if variadic := limits.variadic(g):

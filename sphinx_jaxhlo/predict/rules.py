@@ -61,9 +61,11 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-limits", "all", "Where the rules are not known to hold: compile it",
          "The rules were checked on the guide's examples and the benchmark's families; where a program leaves "
          'that ground the answer is "compile it" (`stored` is `None`, `certain` is false) with the one-line '
-         'compile that answers, never a guess: an op no rule knows computes the table (a convolution, on the '
-         'CPU and the TPU), or a convolution computes or reads a table-sized value no reduction reads (its '
-         'weight gradient); a gather reads or builds a table-sized value on the H100 (`take_along_axis` after '
+         'compile that answers, never a guess: an op no rule knows computes the table, or a convolution '
+         'computes a table-sized value no reduction reads and reads none, or on the CPU a YNN convolution '
+         'reads one; on the TPU a channels-first convolution that is 3-D, 1-D of `bf16`, or 2-D with fewer than '
+         '128 input features, or a convolution of a converted argument; a gather reads or builds a '
+         'table-sized value on the H100 (`take_along_axis` after '
          "a `log_softmax`, an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's "
          'gradient); a normalised table is reduced again, three passes or more over table-sized data on the '
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
@@ -158,11 +160,17 @@ RULES: tuple[Rule, ...] = (
          "in. `top_k` sorts a stored operand. A sort or an FFT between the table's source and the reduction is"
          ' a thunk of its own, never in a fusion (`SortThunk`, `FftThunk`: `thunk_emitter.cc`): the table it '
          'reads and the one it writes are stored, as each of the 8 measured was (a double argsort, sorted '
-         'samples, an energy spectrum, a long convolution by FFT).', "cpu.decide_cpu"),
+         'samples, an energy spectrum, a long convolution by FFT). So is a convolution YNN does not take '
+         '(`IsConvolutionOpSupportedByYnn`: 1-D or 3-D, channels first, 16 features or fewer, input '
+         "dilation, `f16`, a gradient's backward convolutions): XLA's own convolution writes its output, "
+         "and a computed table it reads is written in Eigen's layout (`ConvCanonicalization`), as in each of "
+         'the 45 probes measured.', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
          'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
-         "reduction, and a YNN GEMM above it, through the producers in YNN's table whose values have one "
-         'reader (`LibraryRewriter::AddFusionCandidates`, `library_rewriter.cc`; `GetYnnUnaryOpMap` and '
+         'reduction, and a YNN GEMM or convolution above it (a 2-D channels-last `f32` or `bf16` convolution '
+         'of more than 16 features, depthwise too, `bf16` made `f32` by `FloatNormalization`: 50 probes of '
+         "50), through the producers in YNN's table whose values have one reader "
+         '(`LibraryRewriter::AddFusionCandidates`, `library_rewriter.cc`; `GetYnnUnaryOpMap` and '
          '`GetYnnBinaryOpMap`):', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-tpu-complex", "tpu:v5e", "1. Complex data is stored",
          'Complex arithmetic and complex contractions are split into real and imaginary `f32` buffers, '
@@ -189,7 +197,13 @@ RULES: tuple[Rule, ...] = (
          'over every axis (relaid out first), and a computed table read through two or more of its '
          'windows (`w[..., 0]` and `w[..., 1]` of a pairwise table, its halves, strided or shifted '
          'views, a `where` between tables, outside a loop; windows of an argument, transposed or '
-         'broadcast, fuse, and those of a converted one are left to the compile). An elementwise table is '
+         'broadcast, fuse, and those of a converted one are left to the compile). A convolution is such a dot: '
+         "its output read in two passes (a BatchNorm's mean and variance, a softmax over the channels) or "
+         'returned is stored, and so is a computed table a convolution reads (an activation between two '
+         "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "
+         'for a batch under 8, a grouped convolution that is not depthwise, fewer than 64 channels-last '
+         'input features, or a 1-D channels-first `f32` convolution (measured, libtpu being closed: 50 '
+         'probes of 50). An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
@@ -205,7 +219,10 @@ RULES: tuple[Rule, ...] = (
          'A real dot, the elementwise work around it and the reductions of its output are one output '
          "fusion, in any element type, sibling reductions included: nothing of the table's size is "
          "stored, for the seed's three forms ({ref}`jaxhlo-guide-seed-symptom`) or a sum, an argmin and a "
-         'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). Whole rows broadcast and '
+         'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). So is a convolution of an '
+         'argument read in one pass, with a batch of 8 or more, not grouped (depthwise is), and 64 input '
+         'features or more channels last or 128 in a 2-D channels-first one: 40 probes of 40. Whole rows '
+         'broadcast and '
          'summed over `k` are no dot: stored ({ref}`jaxhlo-guide-matrix-broadcast`).',
          "tpu.decide_tpu"),
 )

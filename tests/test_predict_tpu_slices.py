@@ -5,7 +5,9 @@ computed from the arguments and then read through two or more windows of itself 
 ``w[..., 1]`` of a pairwise table, its two halves, strided ``w[..., ::2]`` and ``w[..., 1::2]``, a
 ``jnp.where`` between tables) is written, whatever reads the windows and whichever axis they take; one
 window alone, or the windows taken of an argument (transposed or broadcast) before the arithmetic, fuse;
-a converted argument's windows went both ways, and are left to the compile.  Each program is compiled
+a converted argument's windows went both ways, and are left to the compile.  The whole table read by a
+reduction is one more window: a sliced softmax (its sum over the exponentials, then a slice of the result)
+writes the exponentials.  Each program is compiled
 for the TPU (no run, no chip), so a later libtpu that changes the answer fails here.
 """
 
@@ -89,6 +91,23 @@ def pairwise_giou_cost(a, b):
 
 
 NARROW = ("f32[2048,2]", "f32[4096,2]")
+def sliced_softmax(x):
+    # wild12's speculative decoding: the target's softmax, all but its last position kept; the sum reads the
+    # exponentials whole and the slice one window of them
+    p = jax.nn.softmax(x.astype(jnp.float32), axis=-1)[:, :-1]
+    return jnp.sum(p * p, axis=-1)
+
+
+def a_sum_beside_a_window(x):
+    e = jnp.exp(x)
+    return jnp.sum(e, -1), jnp.sum(e[:, 1:] * 2.0, -1)
+
+
+def one_window_of_an_exponential(x):
+    # one window, and no reduction of the whole table: fused
+    return jnp.sum(jnp.exp(x)[:, :-1], axis=-1)
+
+
 CASES = [
     (pairwise_product_of_two_windows, NARROW, True),
     (pairwise_product_of_two_windows, ("f32[256,128]", "f32[256,128]"), True),
@@ -103,6 +122,10 @@ CASES = [
     (windows_of_a_transposed_argument, ("f32[2048,4096,2]",), False),
     (gradient_of_two_windows, ("f32[1024,3]", "f32[2048,3]"), True),
     (pairwise_giou_cost, ("f32[1024,4]", "f32[2048,4]"), True),
+    (sliced_softmax, ("bf16[16,6,32000]",), True),
+    (sliced_softmax, ("f32[96,4097]",), True),
+    (a_sum_beside_a_window, ("f32[16,6,32000]",), True),
+    (one_window_of_an_exponential, ("f32[16,6,32000]",), False),
 ]
 
 
@@ -122,7 +145,7 @@ def test_a_computed_table_read_through_several_windows_on_the_tpu(fn, specs, sto
     answer = sphinx_jaxhlo.predict(fn, *specs, target="tpu:v5e", calibrated=False)
     assert (answer.stored, answer.certain) == (stored, True), answer
     if stored:
-        assert answer.rule == "jaxhlo-predict-tpu-readers" and "slices" in answer.why, answer
+        assert answer.rule == "jaxhlo-predict-tpu-readers" and "windows" in answer.why, answer
     report = sphinx_jaxhlo.analyze(fn, *specs, targets="tpu:v5e")["tpu:v5e"]
     # a stored table in HBM or in the chip's own memory: any buffer of the table's size or more
     itemsize = 2 if specs[0].startswith("bf16") else 4

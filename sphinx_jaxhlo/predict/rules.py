@@ -196,7 +196,8 @@ RULES: tuple[Rule, ...] = (
          'producer (`cos`, `sin`, `tan`) of an argument read in two passes, the operand of an `argmax` '
          'over every axis (relaid out first), and a computed table read through two or more of its '
          'windows (`w[..., 0]` and `w[..., 1]` of a pairwise table, its halves, strided or shifted '
-         'views, a `where` between tables, outside a loop; windows of an argument, transposed or '
+         'views, a `where` between tables, or the whole table in a reduction beside one window, as a sliced '
+         "softmax's sum over its exponentials, outside a loop; windows of an argument, transposed or "
          'broadcast, fuse, and those of a converted one are left to the compile). A convolution is such a dot: '
          "its output read in two passes (a BatchNorm's mean and variance, a softmax over the channels) or "
          'returned is stored, and so is a computed table a convolution reads (an activation between two '

@@ -3,7 +3,7 @@ other readers, matrix-vector products."""
 
 from __future__ import annotations
 
-from .graph import _MOVES, REDUCTION_KIND, Decision, Graph, Op, Region, _is_gemm, _moved_argument
+from .graph import _MOVES, ELEMENTWISE, REDUCTION_KIND, Decision, Graph, Op, Region, Value, _is_gemm, _moved_argument
 
 #: The anchor of the rules' stated limits (where the answer is "compile it").
 LIMITS = "jaxhlo-predict-all-limits"
@@ -68,14 +68,37 @@ def _sliced(g: Region) -> tuple[int, bool]:
         seen.add(id(v))
         op = v.producer
         todo.extend(op.ins)
-        if op.prim != "slice" or op.loop is not None:
+        if op.loop is not None or v.size < floor:
             continue
-        source = op.ins[0]
-        count = sum(1 for u in source.users if u.prim == "slice")
-        if source.size >= floor and count >= 2 and not _moved_argument(source, _WINDOWED_IN_PLACE):
+        count = _windows(v)
+        if count >= 2 and not _moved_argument(v, _WINDOWED_IN_PLACE):
             best = max(best, count)
-            converted = converted and _moved_argument(source, _CONVERTED)
+            converted = converted and _moved_argument(v, _CONVERTED)
     return best, converted and best > 0
+
+
+def _windows(v: Value) -> int:
+    """The windows ``v`` is read through: its slices and those of the values computed from it elementwise
+    at its size, and the whole of it when a reduction reads it (or such a value) whole.  A softmax whose
+    result is sliced (``softmax(x)[:, :-1]``) reads its exponentials whole in its sum and through the
+    slice: measured on the TPU v5e (deviceless, 2026-12-07; wild12's speculative-decoding residual and
+    seven variants: the last axis or another, ``f32`` or ``bf16`` logits, 2-D or 3-D, ``sum(e)`` beside
+    ``sum(e[:, 1:])``), the exponentials are written as for two slices, while one slice alone fuses."""
+    slices, whole = 0, False
+    todo, seen = [v], set()
+    while todo and len(seen) < 200:
+        w = todo.pop()
+        if id(w) in seen:
+            continue
+        seen.add(id(w))
+        for u in w.users:
+            if u.prim == "slice":
+                slices += 1
+            elif _reduces(u) and u.ins and u.ins[0] is w:
+                whole = True
+            elif u.prim in ELEMENTWISE and u.loop is None:
+                todo.extend(o for o in u.outs if o.size == v.size)
+    return slices + (1 if whole and slices else 0)
 
 
 def _reduces(op: Op) -> bool:
@@ -103,9 +126,10 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
                         "converted table in one of the two forms measured (two f32 columns of a bf16 table) and "
                         "not in the other (rotary embeddings' strided halves); compile it", certain=False)
     if slices:
-        return Decision(True, "jaxhlo-predict-tpu-readers", f"a computed table is read through {slices} slices "
-                        "(its windows: x[..., 0] and x[..., 1], halves, strided or shifted views): the TPU writes "
-                        "it and each slice reads its part back")
+        return Decision(True, "jaxhlo-predict-tpu-readers", f"a computed table is read through {slices} windows "
+                        "(x[..., 0] and x[..., 1], halves, strided or shifted views, or the whole table in a "
+                        "reduction beside a slice, as a sliced softmax's sum): the TPU writes it and each reader "
+                        "reads its part back")
     if shifted := _shifted(g):
         return Decision(None, LIMITS, f"a concatenate builds a table-sized value ({shifted}): the TPU wrote such "
                         "a table in 5 of the 9 measured (stencils yes; Ising, XY and rotary rolls no); compile it",

@@ -2,7 +2,8 @@
 
 The TPU rule of ``jaxhlo-predict-tpu-readers`` for windows (``w[..., 0] * w[..., 1]``, halves,
 strided views of a computed table: written; one window, or windows of the arguments: fused) was
-measured on deviceless compiles.  This runs four forms on the chip at sizes where a stored table is
+measured on deviceless compiles.  This runs six forms on the chip (a sliced softmax, whose sum reads the whole table
+beside one window, and the same softmax unsliced among them) at sizes where a stored table is
 larger than 128 MiB (in HBM, never on-chip), with the compile's own figures and what the chip held
 once each had run (``bytes_in_use`` and ``bytes_reserved`` grown by, as
 :mod:`tpu_where_chip` and ``tools/hardware_check.py`` measure): a written table adds its size beyond
@@ -42,6 +43,11 @@ def f(a, b):
     hull_wh = jnp.maximum(a[:, None, 2:], b[None, :, 2:]) - jnp.minimum(a[:, None, :2], b[None, :, :2])
     return jnp.min(1.0 - inter / (hull_wh[..., 0] * hull_wh[..., 1]), axis=1)
 """, [(4096, 4), (8192, 4)], True),
+    # the whole table is a window too: a softmax's sum reads its exponentials whole, the slice one window
+    ("sliced_softmax", "\ndef f(x):\n    p = jax.nn.softmax(x, axis=-1)[:, :-1]\n    return jnp.sum(p * p, axis=-1)\n",
+     [(16, 6, 1 << 20)], True),
+    ("softmax_unsliced", "\ndef f(x):\n    p = jax.nn.softmax(x, axis=-1)\n    return jnp.sum(p * p, axis=-1)\n",
+     [(16, 6, 1 << 20)], False),
 ]
 
 

@@ -85,7 +85,8 @@ def _windows(v: Value) -> int:
     seven variants: the last axis or another, ``f32`` or ``bf16`` logits, 2-D or 3-D, ``sum(e)`` beside
     ``sum(e[:, 1:])``), the exponentials are written as for two slices, while one slice alone fuses."""
     slices, whole = 0, False
-    todo, seen = [v], set()
+    todo: list[Value] = [v]
+    seen: set[int] = set()
     while todo and len(seen) < 200:
         w = todo.pop()
         if id(w) in seen:

@@ -1,6 +1,6 @@
 """The ops no other rule knew, where the compiles agree: what each does to the table it computes.
 
-Measured on the probes of ``benchmarks/guide_predictor_ops_probes.py`` (57 programs, each target) and
+Measured on the probes of ``benchmarks/guide_predictor_ops_probes.py`` (56 programs, each target) and
 read from XLA's sources:
 
 * ``bitcast_convert_type`` (same or different widths) and ``bessel_i0e``/``bessel_i1e`` are elementwise

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, limits
+from . import conv, limits, ops
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -368,7 +368,7 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
                         "dots into f32 dots (ChangeOpDataType, cpu_compiler.cc), so the table is converted and "
                         "written for XLA's own dot, not taken into a YNN fusion")
     if (unknown := limits.unknown_op(g)) and unknown != conv.CONV:
-        return limits.abstain(f"{unknown} computes the table: no rule covers it")
+        return ops.decide_unknown(g, unknown, target)
     if unknown and ((d := conv.decide_conv(g, graph, target, table, d)).stored is None or target == "gpu:h100"):
         return d
     if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:

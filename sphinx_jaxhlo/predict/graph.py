@@ -44,6 +44,9 @@ ELEMENTWISE = frozenset({
     "cosh", "asinh", "acosh", "atanh", "reduce_precision", "clamp", "nextafter", "rem", "real", "imag",
     "complex", "conj", "copy", "copy_p", "stop_gradient", "lgamma", "digamma", "population_count",
     "shift_left", "shift_right_logical", "shift_right_arithmetic", "clz",
+    # measured elementwise for fusion (:mod:`sphinx_jaxhlo.predict.ops`): a bit cast, of any widths, and
+    # the Bessel functions jax lowers to Chebyshev polynomials of elementwise HLO
+    "bitcast_convert_type", "bessel_i0e", "bessel_i1e",
 })
 
 
@@ -167,6 +170,9 @@ class Graph:
                 sub, sub_consts = inner
                 consts_v = [self._new(c) for c in sub.constvars] if sub_consts is None else sub_consts
                 outs = self._inline(sub, ins, consts_v, loop, remat or name in ("remat2", "checkpoint", "remat"))
+            elif name == "stack":  # jax lowers it to a concatenate of its operands, each given the new axis
+                outs = self._add(Op("concatenate", {"dimension": int(eqn.params.get("axis", 0)), "stacked": True},
+                                    ins, [self._new(v) for v in eqn.outvars], loop, remat))
             elif (rewritten := self._simplified(name, ins, eqn, loop, remat)) is not None:
                 outs = rewritten
             elif (key := _cse_key(name, eqn.params, ins, loop, remat)) is not None and key in self._cse:
@@ -185,8 +191,8 @@ class Graph:
                     remat: bool) -> list[Value] | None:
         """What XLA's algebraic simplifier makes of this op (:func:`simplifier.simplified`), or ``None``."""
 
-        def new(prim: str, operands: list[Value]) -> list[Value]:
-            return self._add(Op(prim, {}, operands, [self._new(eqn.outvars[0])], loop, remat))
+        def new(prim: str, operands: list[Value], params: dict[str, Any] | None = None) -> list[Value]:
+            return self._add(Op(prim, params or {}, operands, [self._new(eqn.outvars[0])], loop, remat))
 
         return simplified(name, ins, eqn.params, loop, remat, new)
 
@@ -267,8 +273,8 @@ def _cse_key(name: str, params: dict[str, Any], ins: list[Value], loop: Loop | N
 
 def _call_jaxpr(eqn: Any) -> tuple[Any, list[Value] | None] | None:
     """The jaxpr a call-like primitive runs (jit, custom_jvp/vjp, checkpoint, closed calls), else ``None``."""
-    if eqn.primitive.name in ("scan", "while", "cond"):
-        return None
+    if eqn.primitive.name in ("scan", "while", "cond", "reduce_window"):
+        return None  # a reduce_window's ``jaxpr`` is its reducer, not a call
     for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
         inner = eqn.params.get(key)
         if inner is None:

@@ -117,7 +117,11 @@ RULES: tuple[Rule, ...] = (
          'above). So does a sort, a cumulative op (`jnp.cumsum`, `lax.cummax`) or an FFT between the '
          "table's source and the reduction: each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
-         'output is written for the reduction (a `sort` of an argument).', "h100.decide_gpu"),
+         'output is written for the reduction (a `sort` of an argument).'
+         ' So are a triangular solve (a cuBLAS call, `__cublas$triangularSolve`: '
+         "`triangular_solve_rewriter.cc`), a Cholesky factor (jax's cuSOLVER call) and an incomplete gamma or "
+         'beta function (jax lowers it to a while loop): the table each computes is written, as in each of the'
+         ' 9 probes measured (`guide_predictor_ops_probes.py`).', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-softmax", "gpu:h100",
          "4. Softmax: a reduction over another axis reads its whole output",
          "A softmax (the row's maximum, `exp(x - max)`, its sum, the divide) is one Triton kernel "
@@ -164,7 +168,12 @@ RULES: tuple[Rule, ...] = (
          '(`IsConvolutionOpSupportedByYnn`: 1-D or 3-D, channels first, 16 features or fewer, input '
          "dilation, `f16`, a gradient's backward convolutions): XLA's own convolution writes its output, "
          "and a computed table it reads is written in Eigen's layout (`ConvCanonicalization`), as in each of "
-         'the 45 probes measured.', "cpu.decide_cpu"),
+         'the 45 probes measured.'
+         " So are a triangular solve and a Cholesky factor (jax's LAPACK calls, `lapack_strsm_ffi`, "
+         '`lapack_spotrf_ffi`), an incomplete gamma or beta function (jax lowers it to a while loop) and a '
+         'reduce-window of overlapping windows (an LRN sum, a 3x3 max filter): each writes the table it '
+         'computes, as in each of the 18 probes measured (`guide_predictor_ops_probes.py`); a reduce-window of'
+         ' windows that do not overlap is left to the compile (one, 2x2 by 2, fused).', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
          'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
          'reduction, and a YNN GEMM or convolution above it (a 2-D channels-last `f32` or `bf16` convolution '
@@ -186,7 +195,10 @@ RULES: tuple[Rule, ...] = (
          "stencils, a MoCo queue, a separable blur; not a rotary roll or wild6's Ising, XY and Gray-Scott "
          'rolls). A gather that reads a computed table-sized value or builds one (`take_along_axis` after a '
          '`log_softmax`, an embedding lookup) and a scatter whose updates are one (`segment_sum` of an '
-         'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families. The three '
+         'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families. '
+         'A reduce-window (`lax.reduce_window`: sums, maxima, minima, strided or not, 1 to 256 MB), as the '
+         "TPU's cumulative ops are, and an incomplete gamma or beta function (a while loop) store the table "
+         'too: 14 of 14 probes measured (`guide_predictor_ops_probes.py`). The three '
          'top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "

@@ -6,7 +6,10 @@ the value it removes a reader from: a select on a constant predicate is the case
 guard against no degrees of freedom), a reduction over dimensions of size 1 is a reshape
 (``HandleReduce``), ``ln(exp(A)) => A`` (``HandleLog``), ``exp(A) * exp(B) => exp(A + B)``
 (``HandleMultiply``), ``exp(A) / exp(B) => exp(A - B)`` and ``A / exp(B) => A * exp(-B)``
-(``HandleDivide``).  So ``e * e`` beside ``sum(e)`` is a second exponential, not a second reader of ``e``.
+(``HandleDivide``), and a reduction over a concatenate's (or ``jnp.stack``'s) axis is a reduction of
+each operand, the results combined (``HandleReduce``: "Convert Reduce(concat({a,b,...})) to
+map(reduce(a),map(reduce(b),...))").  So ``e * e`` beside ``sum(e)`` is a second exponential, not a
+second reader of ``e``.
 This module does not import jax.
 """
 
@@ -20,8 +23,11 @@ from typing import Any
 Value = Any
 Loop = Any
 
-#: Makes an op of the given primitive and operands, shaped like the op being rewritten; its results.
-NewOp = Callable[[str, list[Value]], list[Value]]
+#: Makes an op of the given primitive, operands (and params), shaped like the op being rewritten; its results.
+NewOp = Callable[..., list[Value]]
+
+#: The reductions ``HandleReduce`` splits over a concatenate, and the op that combines their results.
+_COMBINE = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "mul"}
 
 
 def simplified(name: str, ins: list[Value], params: dict[str, Any], loop: Loop | None, remat: bool,
@@ -33,6 +39,8 @@ def simplified(name: str, ins: list[Value], params: dict[str, Any], loop: Loop |
     if (name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod") and ins
             and all(ins[0].shape[a] == 1 for a in params.get("axes", ()))):
         return new("reshape", [ins[0]])
+    if name in _COMBINE and ins and (split := _concat_split(name, ins[0], params, loop, remat, new)) is not None:
+        return split
     exps = [_exp_operand(v, loop, remat) for v in ins]
     if name == "log" and len(ins) == 1 and exps[0] is not None:
         return [exps[0]]
@@ -43,6 +51,25 @@ def simplified(name: str, ins: list[Value], params: dict[str, Any], loop: Loop |
     if name == "div":
         return new("mul", [ins[0], new("exp", new("neg", [exps[1]]))[0]])
     return None
+
+
+def _concat_split(name: str, v: Value, params: dict[str, Any], loop: Loop | None, remat: bool,
+                  new: NewOp) -> list[Value] | None:
+    """``name`` over ``v`` when ``v`` is a concatenate (or stack) over one of the reduced axes, computed beside
+    it: one reduction of each operand (a stacked operand lacks the axis), combined; else ``None``."""
+    op = v.producer
+    axes = tuple(params.get("axes", ()))
+    if op is None or op.prim != "concatenate" or op.loop is not loop or op.remat != remat:
+        return None
+    dim = int(op.params.get("dimension", -1))
+    if dim not in axes:
+        return None
+    sub = tuple(a - (a > dim) for a in axes if a != dim) if op.params.get("stacked") else axes
+    acc: Value | None = None
+    for w in op.ins:
+        part = new(name, [w], {**params, "axes": sub})[0] if sub else w
+        acc = part if acc is None else new(_COMBINE[name], [acc, part])[0]
+    return [acc] if acc is not None else None
 
 
 def _scalar(v: Value) -> bool | int | float | None:

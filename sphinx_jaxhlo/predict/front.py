@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, limits
+from . import conv, gather, limits
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -335,6 +335,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "contraction's output, outside the reductions (a gradient's backward "
                                         "pass): the TPU writes it or keeps it in the contraction's fusion, by "
                                         "cases the rules do not separate"))
+    if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
+        decisions.append(scattered)
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
@@ -394,7 +396,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}: the TPU writes the table the gather or scatter "
                         "reads or builds (measured: libtpu is closed)")
     if gathered:
-        return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
+        got = gather.decide_h100_gather(g, graph, table, d) if target == "gpu:h100" else None
+        return got or limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
     if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
         gemm = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass

@@ -205,7 +205,7 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         if scattered is None:
             return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                               "the program has no reduction", operand_copy=copy)
-        every, decisions = [scattered], [_scatter_decision()]
+        every, decisions = [scattered], [gather.scatter_abstention()]
     elif max(r.scaled for r in every) == 0:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the table has no elements", operand_copy=copy)
@@ -240,17 +240,6 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
         round(chosen.figures.get("us_unfused", 0.0), 2), copy,
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
-
-
-def _scatter_decision() -> Decision:
-    """A program whose only reduction is a scatter of updates it makes (``segment_sum`` of messages):
-    left to the compile on every target.  Measured both ways: the CPU wrote computed and constant
-    updates alike; the TPU wrote a graph's 256 MB of messages at 100,000 nodes and fused the gather, the
-    multiply and the scatter into one kernel at 4,096 and 16,384 nodes; the H100 wrote a contraction's
-    output that the gather reads."""
-    return limits.abstain("a scatter (a segment_sum, an .at[].add) reads updates the program makes: whether "
-                          "they are written depends on the sizes, on every target (measured both ways), and no "
-                          "rule here follows a scatter's fusion")
 
 
 def _bytes_text(n: int) -> str:

@@ -13,6 +13,7 @@ measured (``benchmarks/guide_predictor_gather_probes.py``, 107 probes compiled f
 from __future__ import annotations
 
 from .graph import ELEMENTWISE, LAYOUT_OPS, REDUCTION_KIND, TABLE_SHARE, Decision, Graph, Op, Region, Value
+from .limits import abstain
 
 #: The longest row the probes saw a softmax's output written at for a gather (16,384: written; 16,400 and
 #: longer: not): the one-pass row reduction's bound (``ReductionShape.one_pass``).
@@ -20,6 +21,17 @@ SOFTMAX_ROW = 16384
 #: The fewest elements of a gathered table the fused-rows rule was measured at (65,536 and 262,144 of a
 #: ``tanh`` were written, 524,288 and more fused).
 MIN_ROWS_TABLE = 1 << 19
+
+
+def scatter_abstention() -> Decision:
+    """A program whose only reduction is a scatter of updates it makes (``segment_sum`` of messages):
+    left to the compile on every target.  Measured both ways: the CPU wrote computed and constant
+    updates alike; the TPU wrote a graph's 256 MB of messages at 100,000 nodes and fused the gather, the
+    multiply and the scatter into one kernel at 4,096 and 16,384 nodes; the H100 wrote a contraction's
+    output that the gather reads."""
+    return abstain("a scatter (a segment_sum, an .at[].add) reads updates the program makes: whether "
+                          "they are written depends on the sizes, on every target (measured both ways), and no "
+                          "rule here follows a scatter's fusion")
 
 
 def _is_scatter(op: Op) -> bool:

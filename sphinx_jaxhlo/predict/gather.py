@@ -48,7 +48,7 @@ def scatter_decision(graph: Graph, table: int) -> Decision | None:
                             "of a gather, an .at[].add): a scatter is an input fusion root that updates its operand "
                             "in place (IsInputFusibleScatter, gpu_fusible.cc; ShouldFuseInPlaceOp, "
                             "instruction_fusion.cc), never fused into a reader: its output is written, as in each of "
-                            "the 13 probes measured")
+                            "the 12 probes measured")
     return None
 
 
@@ -142,7 +142,7 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
         return Decision(True, "jaxhlo-predict-h100-softmax", f"a gather reads a softmax's output over rows of {row} "
                         f"(at most {SOFTMAX_ROW}): the Triton softmax fusion (SoftmaxRewriterTriton, "
                         "softmax_rewriter_triton.cc) writes its whole output, which the gather reads from memory, as "
-                        "in each of the 17 probes measured")
+                        "in each of the 14 probes measured")
     if row is not None and out.size < floor:
         return Decision(False, "jaxhlo-predict-h100-cost", f"a gather takes a few elements a row of a softmax over "
                         f"rows of {row} (over {SOFTMAX_ROW}: no Triton softmax fusion, two-stage reductions): the "
@@ -163,7 +163,7 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
     return Decision(False, "jaxhlo-predict-h100-cost", "gathered whole rows (an embedding lookup, x[idx]) of an "
                     "argument or of an elementwise function of arguments, reduced over the last axis in one pass: the "
                     "gather and its producers are loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and the "
-                    "cost model (gpu_performance_model.cc) fuses them into the reduction, as in each of the 29 probes "
+                    "cost model (gpu_performance_model.cc) fuses them into the reduction, as in each of the 33 probes "
                     "measured")
 
 

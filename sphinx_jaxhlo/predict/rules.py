@@ -121,7 +121,7 @@ RULES: tuple[Rule, ...] = (
          'output is written for the reduction (a `sort` of an argument). A scatter that writes a table-sized '
          "value (a gather's gradient, an `.at[].add`) is one too: an input fusion root that updates its operand "
          'in place (`IsInputFusibleScatter` in `gpu_fusible.cc`, `ShouldFuseInPlaceOp` in '
-         '`instruction_fusion.cc`), so its output is written, as in each of the 13 probes measured '
+         '`instruction_fusion.cc`), so its output is written, as in each of the 12 probes measured '
          '(`benchmarks/guide_predictor_gather_probes.py`).', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-softmax", "gpu:h100",
          "4. Softmax: a reduction over another axis reads its whole output",
@@ -131,14 +131,14 @@ RULES: tuple[Rule, ...] = (
          '(`softmax_columns`). A log-sum-exp of a costly producer (400 cycles or more, see rule 5: '
          '`tanh`, `cos`) stores the producer (`logsumexp_of_cos`). A gather reads it from memory too '
          "(`take_along_axis` of a `log_softmax`, rows of a softmax): over rows of 16,384 or fewer the softmax's "
-         'whole output is written for the gather, as in each of the 17 probes measured.', "h100.decide_gpu"),
+         'whole output is written for the gather, as in each of the 14 probes measured.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-cost", "gpu:h100", "5. Otherwise: the cost model, once per reader",
          "Priority fusion stores an elementwise producer when computing it inside the reduction's kernel, "
          'once for each reader, is estimated slower than writing and reading it back '
          '(`CalculateProducerPriority`; the estimates of `gpu_performance_model.cc`). A gather is such a '
          'producer too (`IsUniversallyLoopFusible` in `gpu_fusible.cc`): whole rows gathered (an embedding '
          'lookup, `x[idx]`) of an argument or of an elementwise function of arguments, 524,288 elements or '
-         'more, reduced over the last axis fuse into the reduction in one pass (29 probes) and are written '
+         'more, reduced over the last axis fuse into the reduction in one pass (33 probes) and are written '
          'for two (a mean, then the variance about it: 6 probes); a few elements a row taken from a softmax '
          'over rows longer than 16,384 are recomputed in the gather (5 probes). Three things decide:',
          "h100.decide_gpu"),

@@ -51,7 +51,7 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
     # (nothing compiled), so they sit with the compile side; the command line is a front
     "sphinx_jaxhlo.predict": {"": "compiler", "answer": "core", "rules": "core", "graph": "compiler",
                               "simplifier": "compiler", "cpu": "compiler", "h100": "compiler", "tpu": "compiler",
-                              "front": "compiler", "conv": "compiler", "ops": "compiler",
+                              "front": "compiler", "conv": "compiler", "ops": "compiler", "gather": "compiler",
                               "command": "front", "agreement": "core", "hook": "compiler", "limits": "compiler",
                               "calibration": "core", "calibration_table": "core"},
 }

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, limits, ops
+from . import conv, gather, limits, ops
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -205,7 +205,7 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         if scattered is None:
             return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                               "the program has no reduction", operand_copy=copy)
-        every, decisions = [scattered], [_scatter_decision()]
+        every, decisions = [scattered], [gather.scatter_abstention()]
     elif max(r.scaled for r in every) == 0:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the table has no elements", operand_copy=copy)
@@ -240,17 +240,6 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
         round(chosen.figures.get("us_unfused", 0.0), 2), copy,
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
-
-
-def _scatter_decision() -> Decision:
-    """A program whose only reduction is a scatter of updates it makes (``segment_sum`` of messages):
-    left to the compile on every target.  Measured both ways: the CPU wrote computed and constant
-    updates alike; the TPU wrote a graph's 256 MB of messages at 100,000 nodes and fused the gather, the
-    multiply and the scatter into one kernel at 4,096 and 16,384 nodes; the H100 wrote a contraction's
-    output that the gather reads."""
-    return limits.abstain("a scatter (a segment_sum, an .at[].add) reads updates the program makes: whether "
-                          "they are written depends on the sizes, on every target (measured both ways), and no "
-                          "rule here follows a scatter's fusion")
 
 
 def _bytes_text(n: int) -> str:
@@ -335,6 +324,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "contraction's output, outside the reductions (a gradient's backward "
                                         "pass): the TPU writes it or keeps it in the contraction's fusion, by "
                                         "cases the rules do not separate"))
+    if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
+        decisions.append(scattered)
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
@@ -394,7 +385,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}: the TPU writes the table the gather or scatter "
                         "reads or builds (measured: libtpu is closed)")
     if gathered:
-        return limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
+        got = gather.decide_h100_gather(g, graph, table, d) if target == "gpu:h100" else None
+        return got or limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
     if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
         gemm = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass

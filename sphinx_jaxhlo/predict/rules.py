@@ -65,9 +65,10 @@ RULES: tuple[Rule, ...] = (
          'computes a table-sized value no reduction reads and reads none, or on the CPU a YNN convolution '
          'reads one; on the TPU a channels-first convolution that is 3-D, 1-D of `bf16`, or 2-D with fewer than '
          '128 input features, or a convolution of a converted argument; a gather reads or builds a '
-         'table-sized value on the H100 (`take_along_axis` after '
-         "a `log_softmax`, an embedding lookup), and a scatter writes one on the H100 and the TPU (a gather's "
-         'gradient); a normalised table is reduced again, three passes or more over table-sized data on the '
+         'table-sized value on the H100 that rules 3 to 5 do not answer (an embedding lookup reduced over a '
+         "middle axis, a gather of columns, a few elements taken from an elementwise table), and a scatter "
+         "writes one on the TPU (a gather's gradient); a normalised table is reduced again, three passes or "
+         'more over table-sized data on the '
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
          'reduce (an `argmax` beside a `max` of the same value); the only reduction is a contraction of a '
          'computed operand; on the H100 a `top_k` of an argument and a contraction with 65 to 512 rows or '
@@ -117,7 +118,11 @@ RULES: tuple[Rule, ...] = (
          'above). So does a sort, a cumulative op (`jnp.cumsum`, `lax.cummax`) or an FFT between the '
          "table's source and the reduction: each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
-         'output is written for the reduction (a `sort` of an argument).'
+         'output is written for the reduction (a `sort` of an argument). A scatter that writes a table-sized '
+         "value (a gather's gradient, an `.at[].add`) is one too: an input fusion root that updates its operand "
+         'in place (`IsInputFusibleScatter` in `gpu_fusible.cc`, `ShouldFuseInPlaceOp` in '
+         '`instruction_fusion.cc`), so its output is written, as in each of the 12 probes measured '
+         '(`benchmarks/guide_predictor_gather_probes.py`).'
          ' So are a triangular solve (a cuBLAS call, `__cublas$triangularSolve`: '
          "`triangular_solve_rewriter.cc`), a Cholesky factor (jax's cuSOLVER call) and an incomplete gamma or "
          'beta function (jax lowers it to a while loop): the table each computes is written, as in each of the'
@@ -128,12 +133,18 @@ RULES: tuple[Rule, ...] = (
          '(`softmax_rewriter_triton.cc`). A reduction over the *same* axis after it joins the kernel '
          "(`softmax_rows`); one over *another* axis reads the softmax's whole output from memory "
          '(`softmax_columns`). A log-sum-exp of a costly producer (400 cycles or more, see rule 5: '
-         '`tanh`, `cos`) stores the producer (`logsumexp_of_cos`).', "h100.decide_gpu"),
+         '`tanh`, `cos`) stores the producer (`logsumexp_of_cos`). A gather reads it from memory too '
+         "(`take_along_axis` of a `log_softmax`, rows of a softmax): over rows of 16,384 or fewer the softmax's "
+         'whole output is written for the gather, as in each of the 14 probes measured.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-cost", "gpu:h100", "5. Otherwise: the cost model, once per reader",
          "Priority fusion stores an elementwise producer when computing it inside the reduction's kernel, "
          'once for each reader, is estimated slower than writing and reading it back '
-         '(`CalculateProducerPriority`; the estimates of `gpu_performance_model.cc`). Three things '
-         'decide:',
+         '(`CalculateProducerPriority`; the estimates of `gpu_performance_model.cc`). A gather is such a '
+         'producer too (`IsUniversallyLoopFusible` in `gpu_fusible.cc`): whole rows gathered (an embedding '
+         'lookup, `x[idx]`) of an argument or of an elementwise function of arguments, 524,288 elements or '
+         'more, reduced over the last axis fuse into the reduction in one pass (33 probes) and are written '
+         'for two (a mean, then the variance about it: 6 probes); a few elements a row taken from a softmax '
+         'over rows longer than 16,384 are recomputed in the gather (5 probes). Three things decide:',
          "h100.decide_gpu"),
     Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
          'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '

@@ -1,0 +1,126 @@
+"""The H100 gather rules (``sphinx_jaxhlo/predict/gather.py``), checked against XLA's GPU compiler.
+
+A scatter writing a table-sized value (``jax.grad`` of a gather, an ``.at[].add``) writes it; a gather of a
+softmax's output over rows of at most 16,384 reads it written by the Triton softmax fusion, over longer rows
+recomputes the few elements it takes; whole rows gathered (an embedding lookup, ``x[idx]``) of an argument
+or of an elementwise function of arguments fuse into one reduction pass over the last axis and are written
+for two passes; an embedding lookup reduced over a middle axis is left to the compile (the probes of
+``benchmarks/guide_predictor_gather_probes.py`` went both ways).  Each program is compiled for the H100
+(deviceless: no run, no GPU), so a later XLA that changes the answer fails here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import sphinx_jaxhlo
+
+H100 = "gpu:h100"
+
+
+def cross_entropy(x, labels):
+    lp = jax.nn.log_softmax(x, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(lp, labels[:, None], axis=-1))
+
+
+def softmax_rows(x, i):
+    return jnp.sum(jax.nn.softmax(x, axis=-1)[i] ** 2, axis=-1)
+
+
+def cross_entropy_grad(x, labels):
+    return jax.grad(cross_entropy)(x, labels)
+
+
+def take_grad(x, labels):
+    return jax.grad(lambda x: jnp.mean(jnp.take_along_axis(x, labels[:, None], axis=-1)))(x)
+
+
+def embedding_grad(emb, ids):
+    return jax.grad(lambda emb: jnp.sum(jnp.linalg.norm(jnp.take(emb, ids, axis=0), axis=-1)))(emb)
+
+
+def rows_of_tanh(x, i):
+    r = jnp.tanh(x)[i]
+    return jnp.sum(r * r, axis=-1)
+
+
+def rows_of_argument(x, i):
+    return jnp.sum(jnp.exp(x[i]), axis=-1)
+
+
+def embedding_norm(emb, ids):
+    e = jnp.take(emb, ids, axis=0)
+    return jnp.sqrt(jnp.sum(e * e, axis=-1))
+
+
+def embedding_layer_norm(emb, ids):
+    e = jnp.take(emb, ids, axis=0)
+    m = jnp.mean(e, axis=-1, keepdims=True)
+    return jnp.mean((e - m) ** 2, axis=-1)
+
+
+def rows_variance(x, i):
+    r = x[i]
+    m = jnp.mean(r, axis=-1, keepdims=True)
+    return jnp.mean((r - m) ** 2, axis=-1)
+
+
+def embedding_bag(emb, ids):
+    return jnp.sum(jnp.take(emb, ids, axis=0), axis=1)
+
+
+CASES = [
+    # a softmax over rows of 16,384 or fewer: its output is written for the gather
+    (cross_entropy, ("f32[4096,4096]", "i32[4096]"), True, "jaxhlo-predict-h100-softmax"),
+    (cross_entropy, ("bf16[1024,16384]", "i32[1024]"), True, "jaxhlo-predict-h100-softmax"),
+    (softmax_rows, ("f32[8192,1024]", "i32[8192]"), True, "jaxhlo-predict-h100-softmax"),
+    # longer rows: the gather recomputes the elements it takes
+    (cross_entropy, ("f32[1024,20000]", "i32[1024]"), False, "jaxhlo-predict-h100-cost"),
+    # a scatter (a gather's gradient) writes its table-sized output
+    (cross_entropy_grad, ("f32[4096,4096]", "i32[4096]"), True, "jaxhlo-predict-h100-topk"),
+    (take_grad, ("f32[4096,4096]", "i32[4096]"), True, "jaxhlo-predict-h100-topk"),
+    (embedding_grad, ("f32[32000,512]", "i32[64,256]"), True, "jaxhlo-predict-h100-topk"),
+    # whole rows of an argument or of an elementwise function of one, one pass over the last axis: fused
+    (rows_of_tanh, ("f32[8192,1024]", "i32[8192]"), False, "jaxhlo-predict-h100-cost"),
+    (rows_of_tanh, ("bf16[8192,1024]", "i32[32768]"), False, "jaxhlo-predict-h100-cost"),
+    (rows_of_argument, ("f32[8192,1024]", "i32[8192]"), False, "jaxhlo-predict-h100-cost"),
+    (embedding_norm, ("f32[32000,512]", "i32[64,256]"), False, "jaxhlo-predict-h100-cost"),
+    # two passes over gathered rows: written
+    (embedding_layer_norm, ("f32[32000,512]", "i32[64,256]"), True, "jaxhlo-predict-h100-cost"),
+    (rows_variance, ("f32[8192,1024]", "i32[8192]"), True, "jaxhlo-predict-h100-cost"),
+]
+
+ITEMSIZE = {"f32": 4, "bf16": 2, "f16": 2}
+
+
+def _elements(shape: str) -> int:
+    dims = re.search(r"\[([\d,]*)\]", shape)
+    return math.prod(int(d) for d in dims.group(1).split(",")) if dims and dims.group(1) else 1
+
+
+def _stored(fn, specs, table: int) -> bool:
+    """What the compile did: a buffer of 90 % of the table's elements (the family benchmark's truth)."""
+    report = sphinx_jaxhlo.analyze(fn, *specs, targets=H100)[H100]
+    return any(_elements(m.shape) >= 0.9 * table for m in report.materialized)
+
+
+@pytest.mark.parametrize(("fn", "specs", "stored", "rule"), CASES,
+                         ids=[f"{c[0].__name__}-{c[1][0]}-{c[1][1]}" for c in CASES])
+def test_a_gathers_table_on_the_h100(fn, specs, stored, rule):
+    answer = sphinx_jaxhlo.predict(fn, *specs, target=H100, calibrated=False)
+    assert (answer.stored, answer.certain, answer.rule) == (stored, True, rule), answer
+    assert _stored(fn, specs, answer.table_elements) is stored
+
+
+def test_an_embedding_bag_is_left_to_the_compile():
+    """An embedding lookup summed over its middle axis went both ways (a vocabulary of 32,000 and a batch
+    of 64: the gathered table written in the reduction's layout, compiled here; 8,192 and 256: fused)."""
+    specs = ("f32[32000,512]", "i32[64,256]")
+    answer = sphinx_jaxhlo.predict(embedding_bag, *specs, target=H100, calibrated=False)
+    assert answer.stored is None and not answer.certain and answer.rule == "jaxhlo-predict-all-limits", answer
+    assert _stored(embedding_bag, specs, 64 * 256 * 512)

@@ -136,3 +136,22 @@ def test_a_reduce_window_the_probes_split_on_is_left_to_the_compile(target, fn, 
     answer = sphinx_jaxhlo.predict(fn, IMG, target=target, calibrated=False)
     assert answer.stored is None and not answer.certain and "no rule covers it" in answer.why, answer
     assert _stored(fn, (IMG,), target, answer.table_elements or 16 * 64 * 64 * 64) is stored
+
+
+def stacked_costs(a, b):
+    # a winner-take-all match over shifted copies (wild12's census transform, smaller): an argmin and a min
+    # over the stacked axis; the min splits into one per operand, the argmin does not
+    costs = jnp.stack([jnp.abs(a - jnp.roll(b, d, axis=1)) for d in range(16)], axis=1)
+    return jnp.argmin(costs, axis=1), jnp.min(costs, axis=1)
+
+
+@pytest.mark.parametrize(("target", "stored"), [("cpu", True), ("gpu:h100", False)])
+def test_an_argmin_over_a_stack_of_computed_tables_is_left_to_the_compile(target, stored):
+    """Left to the compile: the CPU writes this stack, the H100 fuses it (wild12's 64-table census
+    transform was written on both)."""
+    _skip(target)
+    answer = sphinx_jaxhlo.predict(stacked_costs, "f32[512,4096]", "f32[512,4096]", target=target,
+                                   calibrated=False)
+    assert answer.stored is None and not answer.certain and "jnp.stack" in answer.why, answer
+    assert "compile it" in answer.why or answer.command, answer
+    assert _stored(stacked_costs, ("f32[512,4096]", "f32[512,4096]"), target, answer.table_elements) is stored

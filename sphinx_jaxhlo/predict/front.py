@@ -364,6 +364,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return d
     if d.stored and d.certain and d.rule in _KERNEL_OF_ITS_OWN:
         return d
+    if stacked := ops.stack_of_an_arg_reduction(g):
+        return limits.abstain(f"{stacked}: whether XLA fuses it is not in the rules")
     if variadic := limits.variadic(g):
         return limits.abstain(f"{variadic}: how XLA merges it is not in the rules")
     if target == "cpu":

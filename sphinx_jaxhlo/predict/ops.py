@@ -74,3 +74,15 @@ def decide_unknown(g: Region, unknown: str, target: str) -> Decision:
         whys = "; ".join(f"{n}: {kernels[n]}" for n in names)
         return Decision(True, ANCHOR[target], f"{whys}: a kernel of its own writes the table")
     return abstain(f"{unknown} computes the table: no rule covers it")
+
+
+def stack_of_an_arg_reduction(g: Region) -> str:
+    """A ``jnp.stack`` of computed tables that an ``argmin``/``argmax`` reads over the stacked axis: the
+    simplifier splits a sum, a max or a min over that axis into one reduction per operand, never an
+    arg reduction, so the stacked table stays.  Measured once (wild12's census transform: 64 cost
+    tables, an ``argmin`` beside a ``min``): written on every target, while the rules answered fused;
+    left to the compile."""
+    stacked = any(op.prim == "concatenate" and op.params.get("stacked") for op in g.ops)
+    if stacked and any(r.kind == "arg" for r in g.reductions):
+        return "an argmin or argmax reads a jnp.stack of computed tables over its stacked axis"
+    return ""

@@ -70,7 +70,8 @@ RULES: tuple[Rule, ...] = (
          "writes one on the TPU (a gather's gradient); a normalised table is reduced again, three passes or "
          'more over table-sized data on the '
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
-         'reduce (an `argmax` beside a `max` of the same value); the only reduction is a contraction of a '
+         'reduce (an `argmax` beside a `max` of the same value), or an `argmin` over a `jnp.stack` of computed '
+         'tables (no per-operand split); the only reduction is a contraction of a '
          'computed operand; on the H100 a `top_k` of an argument and a contraction with 65 to 512 rows or '
          'columns and an unaligned long `K` (split-K may copy its matrix), and a contraction of a computed '
          "table with a broadcast constant (a gradient's `ones @ exp(m)`: a reduction of the table, the cost "

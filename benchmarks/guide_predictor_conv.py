@@ -13,18 +13,15 @@ Run::
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_calibrate import TARGETS, measured_families  # noqa: E402
-from guide_predictor_family import Program, predicted  # noqa: E402
+from guide_predictor_family import Program  # noqa: E402
+from guide_predictor_probing import measure_subset  # noqa: E402
 
 
 def has_conv(prog: Program) -> bool:
@@ -37,54 +34,7 @@ def has_conv(prog: Program) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--all", type=Path, help="write every program's answers here")
-    ap.add_argument("--diff", type=Path, help="compare the programs without a convolution with this file")
-    args = ap.parse_args(argv)
-    answers: dict[str, dict[str, Any]] = {}
-    conv: dict[str, dict[str, int]] = {t: {"programs": 0, "answered": 0, "right": 0} for t in TARGETS}
-    misses: list[str] = []
-    conv_keys: set[str] = set()
-    for fam, (progs, truth) in measured_families().items():
-        for prog in progs:
-            is_conv = has_conv(prog)
-            key = f"{fam}/{prog.name}/{prog.key}"
-            if is_conv:
-                conv_keys.add(key)
-            for target in TARGETS:
-                rec = truth.get((prog.key, target))
-                if args.all or args.diff or is_conv:
-                    pred = predicted(prog, target, calibrated=False)
-                    answers[f"{key} {target}"] = {k: pred.get(k) for k in ("stored", "certain", "rule", "where")}
-                if not is_conv or rec is None or "error" in rec:
-                    continue
-                got = conv[target]
-                got["programs"] += 1
-                if not (pred["certain"] and pred["stored"] is not None):
-                    continue
-                got["answered"] += 1
-                right = pred["stored"] == rec["stored"]
-                got["right"] += int(right)
-                truth_where = ("on-chip" if rec.get("memory_space") == 1 else "HBM") if rec["stored"] else ""
-                if not right:
-                    misses.append(f"{target} {fam}/{prog.name}: predicted {'stored' if pred['stored'] else 'fused'}"
-                                  f" ({pred['rule']}), truth {'stored' if rec['stored'] else 'fused'}"
-                                  f" {rec.get('buffer', '')} -- {pred['why'][:160]}")
-                elif target == "tpu:v5e" and pred["stored"] and pred.get("where") not in ("", truth_where):
-                    misses.append(f"{target} {fam}/{prog.name}: where {pred['where']}, truth {truth_where}")
-    for target, got in conv.items():
-        print(f"{target}: {got['answered']}/{got['programs']} answered, {got['right']}/{got['answered']} right")
-    for m in misses:
-        print("MISS", m)
-    if args.all:
-        args.all.write_text(json.dumps(answers, indent=0, sort_keys=True), encoding="utf-8")
-    if args.diff:
-        before = json.loads(args.diff.read_text(encoding="utf-8"))
-        changed = [k for k, v in answers.items() if k.split(" ")[0] not in conv_keys and before.get(k) != v]
-        print(f"{len(changed)} answers changed outside the convolution programs")
-        for k in changed:
-            print("CHANGED", k, before.get(k), "->", answers[k])
-    return 0
+    return measure_subset(argv, has_conv, "a convolution")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -24,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module, compile_truth, load_truth, predicted  # noqa: E402
+from guide_predictor_family import Program, _module  # noqa: E402
+from guide_predictor_probing import probe_main  # noqa: E402
 
 TRUTH = ROOT / "benchmarks" / "data" / "guide_predictor_conv_probes_truth.jsonl"
 TARGETS = ["cpu", "tpu:v5e"]
@@ -194,31 +194,7 @@ def programs() -> list[Program]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compile", action="store_true")
-    ap.add_argument("--only", default="")
-    args = ap.parse_args(argv)
-    progs = [p for p in programs() if args.only in p.name]
-    if args.compile:
-        compile_truth(progs, TARGETS, TRUTH, timeout=600)
-        return 0
-    truth = load_truth(TRUTH)
-    for target in TARGETS:
-        right = answered = 0
-        for p in progs:
-            rec = truth.get((p.key, target), {})
-            pred = predicted(p, target, calibrated=False)
-            t = rec.get("stored", rec.get("error", "?"))
-            ms = rec.get("memory_space", "")
-            ans = pred["stored"] if pred["certain"] else "abstain"
-            if pred["certain"] and pred["stored"] is not None:
-                answered += 1
-                right += int(pred["stored"] == t)
-            mark = "" if not pred["certain"] or pred["stored"] == t else "  <-- MISS"
-            print(f"{target:8} {p.name:22} truth={t!s:5} ms={ms!s:1} pred={ans!s:7} {pred['rule'][14:]:12} "
-                  f"where={pred.get('where', '')!s:7} {rec.get('buffer', '')[:70]}{mark}")
-        print(f"{target}: {answered}/{len(progs)} answered, {right} right")
-    return 0
+    return probe_main(argv, programs, TARGETS, TRUTH)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The H100 gather rules measured on the family programs they were not written from.
 
-Loads every measured family (``guide_predictor_calibrate.measured_families``) and wild12
-(``guide_predictor_holdout13``), predicts every program on every target (``predicted(...,
+Loads every measured family (``guide_predictor_calibrate.measured_families``, wild12 included),
+predicts every program on every target (``predicted(...,
 calibrated=False)``, jaxpr only) and, with ``--diff before.json`` (a ``--all`` file written on the commit
 before the rules), counts the programs whose H100 answer changed against the compiled truth (answered,
 right, every miss) and lists every other answer that changed (there should be none).  Nothing compiles.
@@ -24,18 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import guide_predictor_holdout13 as wild12  # noqa: E402
 from guide_predictor_calibrate import TARGETS, measured_families  # noqa: E402
-from guide_predictor_family import Program, load_truth, predicted  # noqa: E402
+from guide_predictor_family import predicted  # noqa: E402
 
 TARGET = "gpu:h100"
 FIELDS = ("stored", "certain", "rule", "where")
-
-
-def families() -> dict[str, tuple[list[Program], dict[tuple[str, str], dict[str, Any]]]]:
-    out = measured_families()
-    out["wild12"] = (wild12.programs(), load_truth(wild12.FILES.truth))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     answers: dict[str, dict[str, Any]] = {}
     whys: dict[str, str] = {}
     truths: dict[str, dict[str, Any] | None] = {}
-    for fam, (progs, truth) in families().items():
+    for fam, (progs, truth) in measured_families().items():
         for prog in progs:
             for target in TARGETS:
                 key = f"{fam}/{prog.name}/{prog.key} {target}"

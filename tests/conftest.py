@@ -179,3 +179,29 @@ def open_page(browser: Any, url: str, scheme: str = "light", width: int = 1280,
     page.goto(url)
     page.wait_for_load_state("load")
     return page, errors
+
+
+# -- what a compile did with a reduction's table (the predictor's compile tests) --------------------------
+
+#: Bytes of an element, by the spec's element type (a table of a wider type counts as f32's, as the truth does).
+ITEMSIZE = {"f32": 4, "bf16": 2, "f16": 2, "u32": 4, "pred": 1}
+
+
+def stored_by_the_compile(fn: Any, specs: Any, target: str, table: int, temp_on: tuple[str, ...] = ("cpu",)) -> bool:
+    """What the compile of ``fn`` for ``target`` did with a table of ``table`` elements: a buffer of 90 % of
+    them, or, on ``temp_on``'s targets, temp memory of the table's size (the family benchmark's truth,
+    ``guide_predictor_family.truth_of``)."""
+    import math
+    import re
+
+    import sphinx_jaxhlo
+
+    def elements(shape: str) -> int:
+        dims = re.search(r"\[([\d,]*)\]", shape)
+        return math.prod(int(d) for d in dims.group(1).split(",")) if dims and dims.group(1) else 1
+
+    report = sphinx_jaxhlo.analyze(fn, *specs, targets=target)[target]
+    big = [m for m in report.materialized if elements(m.shape) >= 0.9 * table]
+    itemsize = min(ITEMSIZE.get(specs[0].split("[")[0], 4), 4)
+    temp = target in temp_on and (report.memory.temp_bytes or 0) >= 0.9 * table * itemsize
+    return bool(big) or temp

@@ -14,12 +14,10 @@ run, no chip), so a later XLA that changes the answer fails here.
 
 from __future__ import annotations
 
-import math
-import re
-
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import stored_by_the_compile
 from jax import lax
 
 import sphinx_jaxhlo
@@ -112,22 +110,9 @@ TPU_CASES = [
     (weight_gradient, (X, W), True, "jaxhlo-predict-tpu-readers"),
     (conv1d_channels_first_sum, ("f32[16,128,4096]", "f32[128,128,3]"), True, "jaxhlo-predict-tpu-readers"),
 ]
-ITEMSIZE = {"f32": 4, "bf16": 2, "f16": 2, "pred": 1}
-
-
-def _elements(shape: str) -> int:
-    dims = re.search(r"\[([\d,]*)\]", shape)
-    return math.prod(int(d) for d in dims.group(1).split(",")) if dims and dims.group(1) else 1
-
 
 def _stored(fn, specs, target: str, table: int) -> bool:
-    """What the compile did: a buffer of 90 % of the table's elements, or on the CPU temp memory of
-    the table's size (the family benchmark's truth, ``guide_predictor_family.truth_of``)."""
-    report = sphinx_jaxhlo.analyze(fn, *specs, targets=target)[target]
-    big = [m for m in report.materialized if _elements(m.shape) >= 0.9 * table]
-    itemsize = min(ITEMSIZE[specs[0].split("[")[0]], 4)
-    temp = target == "cpu" and (report.memory.temp_bytes or 0) >= 0.9 * table * itemsize
-    return bool(big) or temp
+    return stored_by_the_compile(fn, specs, target, table)
 
 
 @pytest.mark.parametrize(("fn", "specs", "stored", "rule"), CPU_CASES,

@@ -12,12 +12,10 @@ later XLA that changes the answer fails here.
 
 from __future__ import annotations
 
-import math
-import re
-
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import stored_by_the_compile
 from jax import lax
 
 import sphinx_jaxhlo
@@ -96,21 +94,9 @@ CASES = [
     ("tpu:v5e", integer_window_max, ("u32[4096,4096]",), True, "jaxhlo-predict-tpu-topk"),
     ("tpu:v5e", incomplete_gamma_sum, ("f32[1024,1024]",), True, "jaxhlo-predict-tpu-topk"),
 ]
-ITEMSIZE = {"f32": 4, "bf16": 2, "u32": 4}
-
-
-def _elements(shape: str) -> int:
-    dims = re.search(r"\[([\d,]*)\]", shape)
-    return math.prod(int(d) for d in dims.group(1).split(",")) if dims and dims.group(1) else 1
-
 
 def _stored(fn, specs, target: str, table: int) -> bool:
-    """What the compile did: a buffer of 90 % of the table's elements, or on the CPU temp memory of
-    the table's size (the family benchmark's truth, ``guide_predictor_family.truth_of``)."""
-    report = sphinx_jaxhlo.analyze(fn, *specs, targets=target)[target]
-    big = [m for m in report.materialized if _elements(m.shape) >= 0.9 * table]
-    temp = target == "cpu" and (report.memory.temp_bytes or 0) >= 0.9 * table * ITEMSIZE[specs[0].split("[")[0]]
-    return bool(big) or temp
+    return stored_by_the_compile(fn, specs, target, table)
 
 
 def _skip(target: str) -> None:

@@ -1,5 +1,5 @@
-"""A thirteenth holdout, wild13: an outside review's 49 programs of image augmentation, optical flow,
-image metrics, solver, optimal transport, ODE, probabilistic, MCMC diagnostic, flow, state-space, retrieval,
+"""A thirteenth holdout, wild13: an outside review's 48 programs of image augmentation, optical flow,
+image metrics, solver, optimal transport, ODE, probabilistic, MCMC diagnostic, flow, retrieval,
 decoding, fine-tuning, quantisation, graph, molecular, protein, reinforcement learning, neural field, cosmology
 and audio code, in idioms the earlier families do not name, scored first against the predictor frozen at
 commit 93b50e5d.
@@ -20,7 +20,7 @@ two log-sum-exps and a cosine point-cloud cost from ``f16`` points; diffrax's Do
 norm; numpyro's logistic-regression potential under ``value_and_grad`` (a tiny table), split R-hat over eight
 chains, the effective sample size by an FFT autocorrelation and a ``cumprod`` of positive pair sums, a
 mean-field VI ELBO's gradient, a mixture density network's NLL, a RealNVP affine coupling's log-determinant;
-S4D's Vandermonde kernel as a sum over a ``complex64`` table (about 1 GB) and its FFT convolution; packed
+packed
 sequences' attention masks from ``int32`` segment ids; a byte-level language model from ``uint8`` bytes with a
 patch context; ColBERT's MaxSim late interaction in ``bf16`` with a boolean document mask, an ``int8`` index
 searched by ``lax.approx_max_k``, BM25 term scores from ``uint8`` term frequencies (about 1 GB); min-p
@@ -41,7 +41,10 @@ batched 3 x 3 SVDs (a tiny table, 250 x 377 x 3); a Bradley-Terry reward margin 
 ``complex64``, odd, power-of-two, tiny (about 1 MB) and huge (about 1 GB) tables. The reviewer recorded
 ``predict()``'s answers for every program and target before any compile (main then at 93b50e5d; the record's
 sha256 is ``0d700fe1816a9c60...``, 49 programs), then compiled them with this harness for the truth.
-The compiles' outcome is stated after them.
+One program of the 49 written is left out, with its truth rows: its TPU compile (S4D's Vandermonde kernel, a sum
+over a 512 x 64 x 4096 ``complex64`` table of about 1 GB, then its FFT convolution) did not finish within the 90 s
+the review allowed a compile; every other compile finished within it (the slowest, the matter power spectrum's
+3-D ``rfftn`` on the TPU, in 84 s, and phase correlation's FFTs on the TPU in 71 s).
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
@@ -313,19 +316,6 @@ def f(x, w1, w2):
     return y, jnp.sum(s, axis=(1, 2, 3))
 """, "f32[64,64,64,12], f32[6,256], f32[256,12]"),
     # -- sequence models, language models, decoding, retrieval ----------------------------------
-    ("s4d_vandermonde_kernel_c64", "ssm", """
-def f(log_dt, a_re, a_im, c, bvec, u):
-    dt = jnp.exp(log_dt)[:, None]
-    a = -jnp.exp(a_re) + 1j * a_im
-    dta = dt * a
-    l = u.shape[-1]
-    vand = jnp.exp(dta[:, :, None] * jnp.arange(l)[None, None, :])
-    coef = c * bvec * (jnp.exp(dta) - 1.0) / a
-    k = 2.0 * jnp.real(jnp.sum(coef[:, :, None] * vand, axis=1))
-    n = 2 * l
-    y = jnp.fft.irfft(jnp.fft.rfft(u, n=n) * jnp.fft.rfft(k, n=n), n=n)[..., :l]
-    return y
-""", "f32[512], f32[512,64], f32[512,64], c64[512,64], c64[512,64], f32[8,512,4096]"),
     ("packed_sequence_segment_ids_attention", "attention", """
 def f(q, k, seg):
     b, h, n, d = q.shape

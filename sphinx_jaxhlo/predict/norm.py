@@ -1,7 +1,8 @@
 """The rules for a normalised table reduced again (a softmax, a log-softmax, a layer norm, an RMS norm or
 an l2-normalisation of a table, then a second reduction of its output): three passes over table-sized
 data, which :func:`sphinx_jaxhlo.predict.limits.passes` counts.  Measured by
-``benchmarks/guide_predictor_norm_probes.py`` (76 probes a target; 18 of them for the TPU rule, 14 for the H100 one) and checked on the families by
+``benchmarks/guide_predictor_norm_probes.py`` (76 probes a target; 18 of them for the TPU rule, 14 for the H100 one)
+and checked on the families by
 ``benchmarks/guide_predictor_norm.py``; where the probes or the families split, the caller abstains.
 
 - TPU v5e: the table is a 2-D contraction's output (``x @ w``, ``q @ k.T``, with or without an elementwise

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, gather, limits, ops
+from . import conv, gather, limits, norm, ops
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -391,9 +391,9 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         return got or limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
     if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
-        gemm = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass
-        return limits.abstain(f"a reduction of a normalised table ({n} passes over table-sized data{gemm}): "
-                              "the rules were checked on fewer")
+        c = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass
+        return norm.decide_norm(g, graph, target, table, n) or limits.abstain(
+            f"a reduction of a normalised table ({n} passes over table-sized data{c}): the rules were checked on fewer")
     if target == "gpu:h100":
         kinds = {r.kind for r in g.reductions}
         if kinds & {"top_k", "approx_top_k"} and not g.ops:

@@ -136,7 +136,11 @@ RULES: tuple[Rule, ...] = (
          '(`softmax_columns`). A log-sum-exp of a costly producer (400 cycles or more, see rule 5: '
          '`tanh`, `cos`) stores the producer (`logsumexp_of_cos`). A gather reads it from memory too '
          "(`take_along_axis` of a `log_softmax`, rows of a softmax): over rows of 16,384 or fewer the softmax's "
-         'whole output is written for the gather, as in each of the 14 probes measured.', "h100.decide_gpu"),
+         'whole output is written for the gather, as in each of the 14 probes measured.'
+         ' A 2-D table normalised over rows of 512 or more (a softmax, a log-softmax, a layer norm) and then '
+         'reduced over axis 0 is written so (14 probes of 14, forward); another reduction of a normalised table '
+         'is left to the compile: over the same axis it fused in the probes but was stored in ten family '
+         'programs.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-cost", "gpu:h100", "5. Otherwise: the cost model, once per reader",
          "Priority fusion stores an elementwise producer when computing it inside the reduction's kernel, "
          'once for each reader, is estimated slower than writing and reading it back '
@@ -228,7 +232,9 @@ RULES: tuple[Rule, ...] = (
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "
          'for a batch under 8, a grouped convolution that is not depthwise, fewer than 64 channels-last '
          'input features, or a 1-D channels-first `f32` convolution (measured, libtpu being closed: 50 '
-         'probes of 50). An elementwise table is '
+         'probes of 50). A normalised table reduced again (a softmax or a layer norm, then an entropy or a '
+         'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
+         'a batched dot\'s is left to the compile. An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

@@ -151,3 +151,45 @@ def test_a_computed_table_read_through_several_windows_on_the_tpu(fn, specs, sto
     itemsize = 2 if specs[0].startswith("bf16") else 4
     big = [m for m in report.materialized if m.bytes >= 0.9 * itemsize * answer.table_elements]
     assert bool(big) is stored, [(m.name, m.shape, m.bytes) for m in report.materialized]
+
+
+def groupwise_absmax(w):
+    # wild13's int4 packing: a group-wise quantiser's scales, the last dimension split in groups of 128
+    return jnp.max(jnp.abs(w.reshape(w.shape[0], -1, 128)), axis=-1)
+
+
+def groups_of(k):
+    def split_sum(x):
+        return jnp.sum(jnp.exp(x).reshape(x.shape[0], -1, k), axis=-1)
+    split_sum.__name__ = f"groups_of_{k}"
+    return split_sum
+
+
+def groups_over_the_middle_axis(x):
+    return jnp.sum(jnp.exp(x).reshape(x.shape[0], -1, 128), axis=1)
+
+
+def groups_of_the_argument(x):
+    return jnp.sum(x.reshape(x.shape[0], -1, 128), axis=-1)
+
+
+@pytest.mark.parametrize(("fn", "spec", "stored"), [
+    (groupwise_absmax, "f32[4096,4096]", True),
+    (groups_of(16), "f32[2048,4096]", True),
+    (groups_of(256), "bf16[2048,4096]", True),
+    (groups_of(8), "f32[2048,4096]", False),
+    (groups_over_the_middle_axis, "f32[2048,4096]", False),
+    (groups_of_the_argument, "f32[2048,4096]", False),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_a_computed_table_whose_last_dimension_is_split_in_groups_on_the_tpu(fn, spec, stored):
+    """A reduction over the last axis of a computed table whose last dimension a reshape split into groups
+    of 16 or more is written first (the TPU's tiled layout); groups of 8, the middle axis, or the argument
+    reduced as it is fuse."""
+    answer = sphinx_jaxhlo.predict(fn, spec, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain) == (stored, True), answer
+    if stored:
+        assert answer.rule == "jaxhlo-predict-tpu-readers" and "split" in answer.why, answer
+    report = sphinx_jaxhlo.analyze(fn, spec, targets="tpu:v5e")["tpu:v5e"]
+    itemsize = 2 if spec.startswith("bf16") else 4
+    big = [m for m in report.materialized if m.bytes >= 0.9 * itemsize * answer.table_elements]
+    assert bool(big) is stored, [(m.name, m.shape, m.bytes) for m in report.materialized]

@@ -226,7 +226,10 @@ RULES: tuple[Rule, ...] = (
          'windows (`w[..., 0]` and `w[..., 1]` of a pairwise table, its halves, strided or shifted '
          'views, a `where` between tables, or the whole table in a reduction beside one window, as a sliced '
          "softmax's sum over its exponentials, outside a loop; windows of an argument, transposed or "
-         'broadcast, fuse, and those of a converted one are left to the compile). A convolution is such a dot: '
+         'broadcast, fuse, and those of a converted one are left to the compile), and a computed table whose last '
+         'dimension a reshape splits into groups of 16 or more, reduced over the groups (a group-wise '
+         "quantiser's `max(abs(w.reshape(o, -1, 128)), -1)`: written in the TPU's tiles; groups of 8, the "
+         'middle axis, or the argument as it is fuse). A convolution is such a dot: '
          "its output read in two passes (a BatchNorm's mean and variance, a softmax over the channels) or "
          'returned is stored, and so is a computed table a convolution reads (an activation between two '
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "

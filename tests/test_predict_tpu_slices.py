@@ -193,3 +193,40 @@ def test_a_computed_table_whose_last_dimension_is_split_in_groups_on_the_tpu(fn,
     itemsize = 2 if spec.startswith("bf16") else 4
     big = [m for m in report.materialized if m.bytes >= 0.9 * itemsize * answer.table_elements]
     assert bool(big) is stored, [(m.name, m.shape, m.bytes) for m in report.materialized]
+
+
+def beam_candidates(scores):
+    # wild13's diverse beam search and wild6's beam step: a beam's scores flattened for one top_k
+    return jax.lax.top_k((scores * 2.0 + 1.0).reshape(scores.shape[0], -1), 16)[0]
+
+
+def beam_argmax(scores):
+    return jnp.argmax(jnp.exp(scores).reshape(scores.shape[0], -1), axis=-1)
+
+
+def merged_leading_dimensions(scores):
+    return jax.lax.top_k((scores * 2.0 + 1.0).reshape(-1, scores.shape[-1]), 16)[0]
+
+
+def merged_then_max(scores):
+    return jnp.max((scores * 2.0 + 1.0).reshape(scores.shape[0], -1), axis=-1)
+
+
+@pytest.mark.parametrize(("fn", "spec", "stored"), [
+    (beam_candidates, "f32[4,8,256000]", True),
+    (beam_candidates, "bf16[16,4,65536]", True),
+    (beam_argmax, "f32[4,8,256000]", True),
+    (merged_leading_dimensions, "f32[4,8,256000]", False),
+    (merged_then_max, "f32[4,8,256000]", False),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_a_top_k_of_a_computed_table_whose_last_dimensions_were_merged_on_the_tpu(fn, spec, stored):
+    """A top_k or an argmax over the last axis of a computed table whose last two dimensions a reshape merged
+    is written relaid out first; a merge of the leading dimensions, or a plain max, fuse."""
+    answer = sphinx_jaxhlo.predict(fn, spec, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain) == (stored, True), answer
+    if stored:
+        assert answer.rule == "jaxhlo-predict-tpu-readers" and "merged" in answer.why, answer
+    report = sphinx_jaxhlo.analyze(fn, spec, targets="tpu:v5e")["tpu:v5e"]
+    itemsize = 2 if spec.startswith("bf16") else 4
+    big = [m for m in report.materialized if m.bytes >= 0.9 * itemsize * answer.table_elements]
+    assert bool(big) is stored, [(m.name, m.shape, m.bytes) for m in report.materialized]

@@ -229,7 +229,9 @@ RULES: tuple[Rule, ...] = (
          'broadcast, fuse, and those of a converted one are left to the compile), and a computed table whose last '
          'dimension a reshape splits into groups of 16 or more, reduced over the groups (a group-wise '
          "quantiser's `max(abs(w.reshape(o, -1, 128)), -1)`: written in the TPU's tiles; groups of 8, the "
-         'middle axis, or the argument as it is fuse). A convolution is such a dot: '
+         'middle axis, or the argument as it is fuse), or whose last two dimensions a reshape merges before a '
+         "`top_k` or an `argmax` over them (a beam search's candidates: relaid out first; a plain `max`, or "
+         'a merge of the leading dimensions, fuse). A convolution is such a dot: '
          "its output read in two passes (a BatchNorm's mean and variance, a softmax over the channels) or "
          'returned is stored, and so is a computed table a convolution reads (an activation between two '
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "

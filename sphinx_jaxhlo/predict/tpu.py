@@ -132,6 +132,38 @@ def _split_minor(g: Region) -> str:
     return ""
 
 
+def _merged_minor(g: Region) -> str:
+    """A ``top_k``, ``argmax`` or ``argmin`` over the last axis of a computed table whose last two dimensions a
+    reshape merged (``scores.reshape(g, k * v)`` before a beam search's ``top_k``).  Measured on the TPU v5e
+    (deviceless, 2026-12-07; wild13's diverse beam search, a certain miss, and 7 variants: ``top_k`` of
+    ``f32`` and ``bf16``, of a product or an ``exp``, 16 to 33 MB, and an ``argmax``): the table is written
+    relaid out; a plain ``max`` of it, a merge of the leading dimensions, and the argument as it is fused."""
+    for r in g.reductions:
+        if r.kind not in ("arg", "top_k"):
+            continue
+        v, computed = r.operand, False
+        rank = len(v.shape)
+        axes = tuple(r.op.params.get("axes", (rank - 1,))) if r.kind == "arg" else (rank - 1,)
+        if rank < 1 or axes != (rank - 1,):
+            continue
+        while v.producer is not None and v.producer.prim in ELEMENTWISE and v.producer.loop is None:
+            ins = [w for w in v.producer.ins if w.shape == v.shape]
+            if not ins:
+                break
+            v, computed = ins[0], True
+        op = v.producer
+        if op is None or op.prim != "reshape" or not op.ins:
+            continue
+        src = op.ins[0]
+        if (len(src.shape) == rank + 1 and src.shape[:-2] == v.shape[:-1] and src.shape[-2] > 1
+                and src.shape[-2] * src.shape[-1] == v.shape[-1]
+                and (computed or (src.producer is not None and not _moved_argument(src, _MOVES)))):
+            name = r.op.prim
+            article = "an" if name.startswith("arg") else "a"
+            return f"{article} {name} over the last axis of a computed table whose last two dimensions were merged"
+    return ""
+
+
 def _reduces(op: Op) -> bool:
     return op.prim in REDUCTION_KIND
 
@@ -181,6 +213,8 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
         return Decision(True, "jaxhlo-predict-tpu-readers", "a returned table is read again to compute another "
                         "returned table beside the reduction (an optimizer's new moment, then its update and the "
                         "update's norm): the TPU writes it and reads it back")
+    if merged := _merged_minor(g):
+        return Decision(True, "jaxhlo-predict-tpu-readers", f"{merged}: the TPU writes the table relaid out first")
     if split := _split_minor(g):
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a computed table's last dimension is split in "
                         f"{split} and reduced over the new last axis: the TPU writes it in its tiled layout first")

@@ -47,13 +47,13 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-all-loop stored': (31, 31),
     'tpu:v5e jaxhlo-predict-all-none fused': (92, 97),
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (17, 17),
-    'tpu:v5e jaxhlo-predict-tpu-fused fused': (881, 890),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (881, 888),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (28, 28),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (169, 170),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (171, 172),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (107, 107),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
     'HBM': (71, 71),
-    'on-chip': (160, 170),
+    'on-chip': (161, 171),
 }

@@ -3,7 +3,21 @@ other readers, matrix-vector products."""
 
 from __future__ import annotations
 
-from .graph import _MOVES, ELEMENTWISE, REDUCTION_KIND, Decision, Graph, Op, Region, Value, _is_gemm, _moved_argument
+from collections.abc import Iterator
+
+from .graph import (
+    _MOVES,
+    ELEMENTWISE,
+    REDUCTION_KIND,
+    Decision,
+    Graph,
+    Op,
+    Reduction,
+    Region,
+    Value,
+    _is_gemm,
+    _moved_argument,
+)
 
 #: The anchor of the rules' stated limits (where the answer is "compile it").
 LIMITS = "jaxhlo-predict-all-limits"
@@ -102,19 +116,18 @@ def _windows(v: Value) -> int:
     return slices + (1 if whole and slices else 0)
 
 
-def _split_minor(g: Region) -> str:
-    """A reduction over the last axis alone of a table whose last dimension a reshape split into
-    ``[..., n, k]`` with ``k`` of 16 or more, the table computed (an elementwise op before or after the
-    reshape; the argument as it is fuses): ``jnp.max(jnp.abs(w.reshape(o, -1, 128)), -1)``, a group-wise
-    quantiser's scales.  Measured on the TPU v5e (deviceless, 2026-12-07; wild13's int4 packing and 13
-    variants: ``k`` 16 to 256, sums and maxima, ``f32`` and ``bf16``, 2-D and 3-D, 16 to 268 MB, under
-    ``jax.grad``): written, as ``[n/8, 8, m/128, 128]`` tiles when ``k`` is 128; ``k`` of 8, a reduction over
-    the middle axis or over both new axes, a split of the first dimension, and the argument reduced as it
-    is, fused."""
+def _reshaped_last_axis(g: Region, kinds: tuple[str, ...] | None = None) -> Iterator[tuple[Reduction, Value, Value]]:
+    """Each reduction of ``g`` over its operand's last axis alone (of ``kinds``, or any) whose operand is a
+    reshape of a computed table, through elementwise ops at its shape: (the reduction, the reshape's
+    output, its input).  Computed: an elementwise op before or after the reshape, or a table not only an
+    argument moved; an argument reshaped and reduced as it is fuses."""
     for r in g.reductions:
+        if kinds is not None and r.kind not in kinds:
+            continue
         v, computed = r.operand, False
         rank = len(v.shape)
-        if rank < 2 or tuple(r.op.params.get("axes", ())) != (rank - 1,):
+        default = (rank - 1,) if r.kind in ("arg", "top_k") else ()
+        if rank < 1 or (tuple(r.op.params.get("axes", default)) if r.kind != "top_k" else default) != (rank - 1,):
             continue
         while v.producer is not None and v.producer.prim in ELEMENTWISE and v.producer.loop is None:
             ins = [w for w in v.producer.ins if w.shape == v.shape]
@@ -125,9 +138,22 @@ def _split_minor(g: Region) -> str:
         if op is None or op.prim != "reshape" or not op.ins:
             continue
         src = op.ins[0]
-        if (len(src.shape) + 1 == rank and src.shape[:-1] == v.shape[:-2] and v.shape[-1] >= 16
-                and src.shape[-1] == v.shape[-2] * v.shape[-1]
-                and (computed or (src.producer is not None and not _moved_argument(src, _MOVES)))):
+        if computed or (src.producer is not None and not _moved_argument(src, _MOVES)):
+            yield r, v, src
+
+
+def _split_minor(g: Region) -> str:
+    """A reduction over the last axis alone of a table whose last dimension a reshape split into
+    ``[..., n, k]`` with ``k`` of 16 or more, the table computed: ``jnp.max(jnp.abs(w.reshape(o, -1, 128)),
+    -1)``, a group-wise quantiser's scales.  Measured on the TPU v5e (deviceless, 2026-12-07; wild13's int4
+    packing and 13 variants: ``k`` 16 to 256, sums and maxima, ``f32`` and ``bf16``, 2-D and 3-D, 16 to
+    268 MB, under ``jax.grad``): written, as ``[n/8, 8, m/128, 128]`` tiles when ``k`` is 128; ``k`` of 8, a
+    reduction over the middle axis or over both new axes, a split of the first dimension, and the argument
+    reduced as it is, fused."""
+    for r, v, src in _reshaped_last_axis(g):
+        if (r.kind != "top_k" and len(v.shape) >= 2 and len(src.shape) + 1 == len(v.shape)
+                and src.shape[:-1] == v.shape[:-2] and v.shape[-1] >= 16
+                and src.shape[-1] == v.shape[-2] * v.shape[-1]):
             return f"[..., {v.shape[-2]}, {v.shape[-1]}]"
     return ""
 
@@ -138,29 +164,11 @@ def _merged_minor(g: Region) -> str:
     (deviceless, 2026-12-07; wild13's diverse beam search, a certain miss, and 7 variants: ``top_k`` of
     ``f32`` and ``bf16``, of a product or an ``exp``, 16 to 33 MB, and an ``argmax``): the table is written
     relaid out; a plain ``max`` of it, a merge of the leading dimensions, and the argument as it is fused."""
-    for r in g.reductions:
-        if r.kind not in ("arg", "top_k"):
-            continue
-        v, computed = r.operand, False
-        rank = len(v.shape)
-        axes = tuple(r.op.params.get("axes", (rank - 1,))) if r.kind == "arg" else (rank - 1,)
-        if rank < 1 or axes != (rank - 1,):
-            continue
-        while v.producer is not None and v.producer.prim in ELEMENTWISE and v.producer.loop is None:
-            ins = [w for w in v.producer.ins if w.shape == v.shape]
-            if not ins:
-                break
-            v, computed = ins[0], True
-        op = v.producer
-        if op is None or op.prim != "reshape" or not op.ins:
-            continue
-        src = op.ins[0]
-        if (len(src.shape) == rank + 1 and src.shape[:-2] == v.shape[:-1] and src.shape[-2] > 1
-                and src.shape[-2] * src.shape[-1] == v.shape[-1]
-                and (computed or (src.producer is not None and not _moved_argument(src, _MOVES)))):
-            name = r.op.prim
-            article = "an" if name.startswith("arg") else "a"
-            return f"{article} {name} over the last axis of a computed table whose last two dimensions were merged"
+    for r, v, src in _reshaped_last_axis(g, ("arg", "top_k")):
+        if (len(src.shape) == len(v.shape) + 1 and src.shape[:-2] == v.shape[:-1] and src.shape[-2] > 1
+                and src.shape[-2] * src.shape[-1] == v.shape[-1]):
+            article = "an" if r.op.prim.startswith("arg") else "a"
+            return f"{article} {r.op.prim} over the last axis of a computed table whose last two dimensions were merged"
     return ""
 
 

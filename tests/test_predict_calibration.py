@@ -24,6 +24,8 @@ from sphinx_jaxhlo.predict.rules import BY_ANCHOR
 ROOT = Path(__file__).parent.parent
 MEASURED = json.loads((ROOT / "benchmarks" / "guide_predictor_calibration.json").read_text(encoding="utf-8"))
 PAGE = (ROOT / "docs" / "guide" / "predict.md").read_text(encoding="utf-8")
+#: The holdouts' first evaluations and rescores, on a page of their own.
+RECORD = (ROOT / "docs" / "guide" / "predict-record.md").read_text(encoding="utf-8")
 
 
 def _cos_sum(x: jnp.ndarray) -> jnp.ndarray:
@@ -136,10 +138,10 @@ def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> Non
                      _of(stats["stored"]["right"], stats["stored"]["programs"]),
                      _of(stats["fused"]["right"], stats["fused"]["programs"]),
                      _of(sure["answered"], stats["programs"]), _of(sure["right"], sure["answered"])]
-            assert f"| {names[target]} | " + " | ".join(cells) + " |" in PAGE, (number, target)
+            assert f"| {names[target]} | " + " | ".join(cells) + " |" in RECORD, (number, target)
     first = json.loads((ROOT / "benchmarks" / "guide_predictor_holdout4_first.json").read_text(encoding="utf-8"))
     assert "label" not in first and "certain" not in first["summary"]["cpu"]
-    assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in PAGE
+    assert "| H100 | 20 of 71 (28.2\u00a0%) | 20 of 20 (100\u00a0%) |" in RECORD
 
 
 @pytest.mark.parametrize("number", ["5", "6", "7", "8", "9", "10", "11", "12", "13", "14"])
@@ -158,4 +160,25 @@ def test_the_pages_wild4_to_wild13_tables_are_their_first_evaluations(number: st
                  _of(sure["answered"], stats["programs"]), _of(sure["right"], sure["answered"])]
         where = stats.get("where")
         tail = f" said for {where['answered']} of {where['stored_tables']}, {where['right']} right |" if where else ""
-        assert f"| {names[target]} | " + " | ".join(cells) + f" |{tail}" in PAGE, target
+        assert f"| {names[target]} | " + " | ".join(cells) + f" |{tail}" in RECORD, target
+
+
+def test_the_record_pages_overview_is_every_holdouts_first_evaluation() -> None:
+    """The overview at the top of the record page: one row per wild holdout, its programs and, per
+    target, the share answered and the share of those answers right, as its first evaluation scored."""
+    def share(part: int, whole: int) -> str:
+        return f"{round(100 * part / whole, 1):g}\u00a0%"
+
+    rows = re.findall(r"^\| \{ref\}`(wild\d*) <jaxhlo-guide-predict-\1>` \((\d+)\) \| (.*) \|$", RECORD, flags=re.M)
+    files = {"wild": "guide_predictor_holdout_first.json"}
+    files.update({f"wild{n - 1}": f"guide_predictor_holdout{n}_first.json" for n in range(3, 100)
+                  if (ROOT / "benchmarks" / f"guide_predictor_holdout{n}_first.json").exists()})
+    assert [family for family, _, _ in rows] == list(files)
+    for family, programs, cells in rows:
+        first = json.loads((ROOT / "benchmarks" / files[family]).read_text(encoding="utf-8"))
+        stats = first["summary"]
+        assert int(programs) == first["programs"], family
+        expected = [
+            f"{share(stats[t]['answered'], stats[t]['programs'])}, {share(stats[t]['right'], stats[t]['answered'])}"
+            for t in ("cpu", "gpu:h100", "tpu:v5e")]
+        assert [c.strip() for c in cells.split("|")] == expected, family

@@ -236,25 +236,27 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
 
 
 #: Where the TPU v5e keeps a stored table (``S(1)``: the chip's own memory; none: HBM), from the stored
-#: tables of the deviceless compiles measured: the older families (main, holdouts 1-3, wild to wild6:
-#: ``benchmarks/guide_predictor_calibrate.py``), the where-probes (``benchmarks/guide_predictor_where_probes.py``)
-#: and ``benchmarks/data/guide_predictor_where.json``, each read from the stored buffer's own layout.  Sizes are
-#: the table's bytes as the chip lays it out (:func:`_laid_out_bytes`).  Up to 32 MiB: on-chip; above 104 MiB:
-#: HBM (a matrix product read by a log-sum-exp was on-chip at 104 MiB, in HBM at 108, 112 and 120 MiB; every
-#: family table from 117 MB up was in HBM).  Between the two, memory-space assignment keeps a lone table on-chip
-#: and sends it to HBM when the fusion that writes it also writes a program output as large (see
-#: :func:`where_stored`).
+#: tables of the deviceless compiles measured: every family of ``benchmarks/guide_predictor_calibrate.py``
+#: (the rules were written from main, holdouts 1-3 and wild to wild6 and the where-probes,
+#: ``benchmarks/guide_predictor_where_probes.py``, then tuned on wild7 to wild13), each read from the stored
+#: buffer's own layout.  Sizes are a rank-2 table's bytes as the chip lays it out (:func:`_laid_out_bytes`).
+#: Up to 32 MiB: on-chip; above 104 MiB: HBM (a matrix product read by a log-sum-exp was on-chip at 104 MiB, in
+#: HBM at 108, 112 and 120 MiB; every family table from 117 MB up but one was in HBM).  Between the two,
+#: memory-space assignment fits a lone table whole on-chip and sends it to HBM when other large
+#: buffers compete for the space (see :func:`where_stored`).
 ON_CHIP_MAX_BYTES = 1 << 25
 HBM_MIN_BYTES = 104 << 20
 #: A table with a program output of its size written beside it: on-chip up to this (48 MiB: a layer norm's
-#: and a ``tanh``'s output of a matrix product, two optimizer updates at 32 MiB), HBM above (64 MiB and more:
-#: a ``tanh`` output, a dense layer norm, centred RMSprop and Sophia updates, 4 of 4).
+#: and a ``tanh``'s output of a matrix product; two optimizer updates at 32 MiB), HBM above (64 MiB and more:
+#: a ``tanh`` output, a dense layer norm, centred RMSprop and Sophia updates and one more, 5 of 5).
 COUPLED_MAX_BYTES = 48 << 20
-#: Complex data is split into real and imaginary planes: on-chip up to 56 MiB measured (3 probes), in HBM
-#: above (57 MiB: 6 of 6; 64 and 128 MiB: 4 of 4); in the band below 56 MiB too few programs: no answer.
+#: Complex data is split into real and imaginary planes: on-chip up to 56 MiB measured (3 probes of one
+#: program), in HBM above (57 to 64 MiB: 8 of 8; 128 MiB: 3 of 3); below 56 MiB too few programs: no answer.
 COMPLEX_HBM_ABOVE = 56 << 20
-#: A table whose last dimension is this narrow or narrower fills several times its data in the chip's
-#: (8, 128) tiles; measured (rows of 3 and 8 gathered): in HBM as soon as its tiles exceed 32 MiB (6 of 6).
+#: A rank-2 table whose last dimension is this narrow or narrower fills several times its data in the chip's
+#: (8, 128) tiles; measured (rows of 3 and 8 gathered): in HBM as soon as its tiles exceed 32 MiB (8 of 8).
+#: A table of rank 3 or more is not counted so: the TPU may lay another dimension last (a f32[96,96,96,3]
+#: and a f32[65536,128,3] table were on-chip).
 NARROW_LAST = 32
 
 
@@ -267,14 +269,42 @@ def _laid_out_bytes(v: Value, nbytes: int) -> int:
     return nbytes * (-(-last // 128) * 128) // last
 
 
-def _narrowed(v: Value) -> Value:
-    """The value stored for ``v``: a widening convert read by one reduction only is fused into it, and its
-    narrower input is what the chip stores (a bf16 convolution's output summed in f32)."""
-    op = v.producer
-    if op is not None and op.prim == "convert_element_type" and len(v.users) == 1 and op.ins \
-            and not op.ins[0].is_arg and _ITEMSIZE.get(op.ins[0].dtype, 4) < _ITEMSIZE.get(v.dtype, 4):
-        return op.ins[0]
-    return v
+#: Producers whose result is a buffer of its own on the TPU (not fused into an elementwise reader).
+_MATERIALIZING = frozenset({"dot_general", "conv_general_dilated", "gather", "fft", "sort", "scatter", "scatter-add",
+                            "reduce_window_sum", "reduce_window_max", "cumsum", "cummax", "concatenate",
+                            "dynamic_update_slice"})
+#: Another buffer this large beside the table (see :func:`_other_buffers`).
+OTHER_MIN_BYTES = 16 << 20
+
+
+#: A table beside an FFT's result as large (computed from it, as a rule): on-chip up to 19.5 MiB measured
+#: (5 programs), in HBM from 31 MiB (7 of 7: the FFT's complex result is written in real and imaginary
+#: planes, up to twice the table).
+FFT_HBM_ABOVE = 24 << 20
+
+
+def _fft_sized(graph: Graph, table: Value) -> bool:
+    """The program computes an FFT whose result has at least the table's elements (the table is computed
+    from it, or the FFT's own buffer is the largest the program writes)."""
+    return any(op.prim == "fft" and any(o.size >= 0.9 * table.size for o in op.outs) for op in graph.live_ops())
+
+
+def _other_buffers(graph: Graph, region: Region) -> list[str]:
+    """The program's other large buffers outside a loop: the results of at least :data:`OTHER_MIN_BYTES` of
+    producers the TPU writes whole (a matrix product, a convolution, a gather, an FFT...) that are not part
+    of the table's own computation, as ``prim (bytes)``."""
+    from sphinx_jaxhlo.core.sizes import format_bytes
+
+    mine = {id(v) for v in region.values}
+    out = []
+    for op in graph.live_ops():
+        if op.loop is not None or op.prim not in _MATERIALIZING:
+            continue
+        for v in op.outs:
+            n = v.size * _ITEMSIZE.get(v.dtype, 4)
+            if id(v) not in mine and n >= OTHER_MIN_BYTES:
+                out.append(f"{op.prim.replace('_general', '')} ({format_bytes(n)})")
+    return out
 
 
 def _coupled_output(graph: Graph, table: Value, region: Region, nbytes: int) -> bool:
@@ -314,23 +344,26 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
     table = big.operand if big is not None else None
     laid = nbytes
     narrow = False
-    if table is not None:
-        stored = _narrowed(table)
-        if stored is not table:
-            nbytes = nbytes * _ITEMSIZE.get(stored.dtype, 4) // _ITEMSIZE.get(table.dtype, 4)
-        laid = _laid_out_bytes(stored, nbytes)
-        narrow = len(stored.shape) >= 2 and 0 < stored.shape[-1] <= NARROW_LAST
-    size = fb(laid) if laid == nbytes else f"{fb(nbytes)} ({fb(laid)} in the chip's tiles of 128 along the last axis)"
+    if table is not None and len(table.shape) == 2:
+        laid = _laid_out_bytes(table, nbytes)
+        narrow = 0 < table.shape[-1] <= NARROW_LAST
+    size = fb(nbytes)
+    if laid > nbytes:
+        size += f" ({fb(laid)} in the chip's tiles of 128 along the last axis)"
+    if graph is not None and table is not None and laid > FFT_HBM_ABOVE and _fft_sized(graph, table):
+        return "HBM", (f"{size}: the program computes an FFT as large, whose result the TPU writes as real "
+                       f"and imaginary planes; such tables above {fb(FFT_HBM_ABOVE)} were in HBM (7 of 7 measured, "
+                       "from 31 MiB; 5 of up to 19.5 MiB on-chip)")
     if narrow and laid > ON_CHIP_MAX_BYTES:
         return "HBM", (f"{size}: a table {table.shape[-1] if table else ''} wide fills its tiles mostly with "
                        f"padding; such tables of more than {fb(ON_CHIP_MAX_BYTES)} in tiles were in HBM "
-                       "(6 of 6 measured)")
+                       "(8 of 8 measured)")
     if laid <= ON_CHIP_MAX_BYTES:
         return "on-chip", (f"{size}: the stored tables of {fb(ON_CHIP_MAX_BYTES)} or less measured were kept "
                            "in the chip's own memory (S(1)); it costs no HBM")
     if laid > HBM_MIN_BYTES:
         return "HBM", (f"{size}: every stored table larger than {fb(HBM_MIN_BYTES)} measured was in HBM (the "
-                       "v5e's 128 MiB of on-chip memory, less what its kernels reserve, cannot hold it)")
+                       "largest on-chip: 104 MiB, a matrix product's)")
     if graph is None or big is None or table is None:
         return "", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} the place depends on "
                     "the program's other buffers; compile it to see where this one lives")
@@ -339,19 +372,30 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
                                                     for v in (*op.ins, *op.outs)):
         if laid > COMPLEX_HBM_ABOVE:
             return "HBM", (f"{size}: complex data is split into real and imaginary tables; such stored tables "
-                           f"larger than {fb(COMPLEX_HBM_ABOVE)} were in HBM (10 of 10 measured)")
+                           f"larger than {fb(COMPLEX_HBM_ABOVE)} were in HBM (8 of 8 measured)")
         return "", (f"{size}: complex data, split into real and imaginary tables, was on-chip at 40 to 56 MiB "
                     "in 3 probes of one program; too few to say: compile it")
     if _coupled_output(graph, table, region, nbytes):
         if laid > COUPLED_MAX_BYTES:
             return "HBM", (f"{size}: the program returns an output as large computed with the table (a "
                            "normalised or updated copy); memory-space assignment then kept the table in HBM, "
-                           f"above {fb(COUPLED_MAX_BYTES)} in 4 of 4 programs measured")
+                           f"above {fb(COUPLED_MAX_BYTES)} in 5 of 5 programs measured")
         return "on-chip", (f"{size}: the program returns an output as large computed with the table; up to "
-                           f"{fb(COUPLED_MAX_BYTES)} the table stayed on-chip (4 of 4 measured)")
+                           f"{fb(COUPLED_MAX_BYTES)} the table stayed on-chip (2 probes at 48 MiB, two optimizer "
+                           "updates at 32 MiB)")
+    others = _other_buffers(graph, region)
+    if others:
+        return "HBM", (f"{size}: the program writes other large buffers beside the table ({', '.join(others[:3])}"
+                       f"{'...' if len(others) > 3 else ''}); memory-space assignment then left the table in HBM "
+                       "(9 of 10 such programs of the families; two probes that read a second product after the "
+                       "first kept it on-chip)")
+    if any(op.prim == "conv_general_dilated" for op in region.ops):
+        return "HBM", (f"{size}: a convolution's output; such stored tables between {fb(ON_CHIP_MAX_BYTES)} and "
+                       f"{fb(HBM_MIN_BYTES)} were in HBM (3 of 4 measured)")
     if any(op.prim == "concatenate" for op in region.ops):
-        return "", (f"{size}: the table is joined from parts (a concatenation); the one such program measured "
-                    "kept it in HBM, too few to say: compile it")
-    return "on-chip", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)}, a table the program "
-                       "does not also return in another form was kept in the chip's own memory (S(1)), as "
-                       "memory-space assignment fits it whole beside the kernels' scratch; it costs no HBM")
+        return "", (f"{size}: the table is joined from parts (a concatenation); of the two such programs measured "
+                    "one kept it in HBM, one on-chip: compile it")
+    return "on-chip", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)}, a table with no "
+                       "output as large computed beside it and no other large buffer was kept in the chip's own "
+                       "memory (S(1)) in 49 of 55 programs measured: memory-space assignment fits it whole; it "
+                       "costs no HBM")

@@ -205,3 +205,21 @@ def stored_by_the_compile(fn: Any, specs: Any, target: str, table: int, temp_on:
     itemsize = min(ITEMSIZE.get(specs[0].split("[")[0], 4), 4)
     temp = target in temp_on and (report.memory.temp_bytes or 0) >= 0.9 * table * itemsize
     return bool(big) or temp
+
+
+def space_of_the_stored(fn: Any, specs: Any, target: str, table: int) -> int | None:
+    """The memory space of the largest buffer of at least 90 % of ``table`` elements that the compile of ``fn``
+    for ``target`` writes (the family benchmark's ``memory_space``: 1 on the TPU's own memory, 0 HBM), or
+    None when it writes none."""
+    import math
+    import re
+
+    import sphinx_jaxhlo
+
+    def elements(shape: str) -> int:
+        dims = re.search(r"\[([\d,]*)\]", shape)
+        return math.prod(int(d) for d in dims.group(1).split(",")) if dims and dims.group(1) else 1
+
+    report = sphinx_jaxhlo.analyze(fn, *specs, targets=target)[target]
+    big = [m for m in report.materialized if elements(m.shape) >= 0.9 * table]
+    return max(big, key=lambda m: m.bytes).memory_space if big else None

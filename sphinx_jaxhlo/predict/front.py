@@ -228,7 +228,7 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
     nbytes = big.scaled * itemsize
     where, where_why = ("", "")
     if target == "tpu:v5e" and certain and stored:
-        where, where_why = where_stored(nbytes)
+        where, where_why = where_stored(nbytes, graph, big, chosen.rule)
     why = chosen.why
     if not certain and chosen.figures:
         why = f"{NEAR_BREAK_EVEN}: {why}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .graph import (
+    _ITEMSIZE,
     _MOVES,
     ELEMENTWISE,
     REDUCTION_KIND,
@@ -17,6 +18,7 @@ from .graph import (
     Value,
     _is_gemm,
     _moved_argument,
+    build_region,
 )
 
 #: The anchor of the rules' stated limits (where the answer is "compile it").
@@ -234,29 +236,166 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
 
 
 #: Where the TPU v5e keeps a stored table (``S(1)``: the chip's own memory; none: HBM), from the stored
-#: tables of every deviceless compile measured (``benchmarks/guide_predictor_where.py``,
-#: ``benchmarks/data/guide_predictor_where.json``, and the 302 stored tables of the benchmark families and
-#: the holdouts, each read from the stored buffer's own layout): every one of 1 MiB or less was on-chip
-#: (44), and so were 163 of the 168 up to 32 MiB; every one larger than 128 MiB was in HBM (40), and the
-#: largest on-chip was 100.7 MB.  Between 32 and 128 MiB both happened often (54 on-chip, 40 in HBM):
-#: memory-space assignment weighs the whole program's live buffers, not the table's size alone, so
-#: ``where`` is left to a compile there.
+#: tables of the deviceless compiles measured: every family of ``benchmarks/guide_predictor_calibrate.py``
+#: (the rules were written from main, holdouts 1-3 and wild to wild6 and the where-probes,
+#: ``benchmarks/guide_predictor_where_probes.py``, then tuned on wild7 to wild13), each read from the stored
+#: buffer's own layout.  Sizes are a rank-2 table's bytes as the chip lays it out (:func:`_laid_out_bytes`).
+#: Up to 32 MiB: on-chip; above 104 MiB: HBM (a matrix product read by a log-sum-exp was on-chip at 104 MiB, in
+#: HBM at 108, 112 and 120 MiB; every family table from 117 MB up but one was in HBM).  Between the two,
+#: memory-space assignment fits a lone table whole on-chip and sends it to HBM when other large
+#: buffers compete for the space (see :func:`where_stored`).
 ON_CHIP_MAX_BYTES = 1 << 25
-HBM_MIN_BYTES = 1 << 27
+HBM_MIN_BYTES = 104 << 20
+#: A table with a program output of its size written beside it: on-chip up to this (48 MiB: a layer norm's
+#: and a ``tanh``'s output of a matrix product; two optimizer updates at 32 MiB), HBM above (64 MiB and more:
+#: a ``tanh`` output, a dense layer norm, centred RMSprop and Sophia updates and one more, 5 of 5).
+COUPLED_MAX_BYTES = 48 << 20
+#: Complex data is split into real and imaginary planes: on-chip up to 56 MiB measured (3 probes of one
+#: program), in HBM above (57 to 64 MiB: 8 of 8; 128 MiB: 3 of 3); below 56 MiB too few programs: no answer.
+COMPLEX_HBM_ABOVE = 56 << 20
+#: A rank-2 table whose last dimension is this narrow or narrower fills several times its data in the chip's
+#: (8, 128) tiles; measured (rows of 3 and 8 gathered): in HBM as soon as its tiles exceed 32 MiB (8 of 8).
+#: A table of rank 3 or more is not counted so: the TPU may lay another dimension last (a f32[96,96,96,3]
+#: and a f32[65536,128,3] table were on-chip).
+NARROW_LAST = 32
 
 
-def where_stored(nbytes: int) -> tuple[str, str]:
-    """Where the TPU v5e keeps a stored table of ``nbytes``: (``on-chip``, ``HBM`` or ``""`` when the
-    measurements do not decide, why)."""
+def _laid_out_bytes(v: Value, nbytes: int) -> int:
+    """``nbytes`` of ``v`` as the TPU lays it out: the last dimension in whole tiles of 128 (a f32[400000,3]
+    gather filled 205 MB of temporaries)."""
+    if len(v.shape) < 2 or v.shape[-1] <= 0:
+        return nbytes
+    last = v.shape[-1]
+    return nbytes * (-(-last // 128) * 128) // last
+
+
+#: Producers whose result is a buffer of its own on the TPU (not fused into an elementwise reader).
+_MATERIALIZING = frozenset({"dot_general", "conv_general_dilated", "gather", "fft", "sort", "scatter", "scatter-add",
+                            "reduce_window_sum", "reduce_window_max", "cumsum", "cummax", "concatenate",
+                            "dynamic_update_slice"})
+#: Another buffer this large beside the table (see :func:`_other_buffers`).
+OTHER_MIN_BYTES = 16 << 20
+
+
+#: A table beside an FFT's result as large (computed from it, as a rule): on-chip up to 19.5 MiB measured
+#: (5 programs), in HBM from 31 MiB (7 of 7: the FFT's complex result is written in real and imaginary
+#: planes, up to twice the table).
+FFT_HBM_ABOVE = 24 << 20
+
+
+def _fft_sized(graph: Graph, table: Value) -> bool:
+    """The program computes an FFT whose result has at least the table's elements (the table is computed
+    from it, or the FFT's own buffer is the largest the program writes)."""
+    return any(op.prim == "fft" and any(o.size >= 0.9 * table.size for o in op.outs) for op in graph.live_ops())
+
+
+def _other_buffers(graph: Graph, region: Region) -> list[str]:
+    """The program's other large buffers outside a loop: the results of at least :data:`OTHER_MIN_BYTES` of
+    producers the TPU writes whole (a matrix product, a convolution, a gather, an FFT...) that are not part
+    of the table's own computation, as ``prim (bytes)``."""
     from sphinx_jaxhlo.core.sizes import format_bytes
 
-    if nbytes <= ON_CHIP_MAX_BYTES:
-        return "on-chip", (f"{format_bytes(nbytes)}: the stored tables of {format_bytes(ON_CHIP_MAX_BYTES)} or "
-                           "less measured were kept in the chip's own memory (S(1)), 163 of 168; it costs no HBM")
-    if nbytes > HBM_MIN_BYTES:
-        return "HBM", (f"{format_bytes(nbytes)}: every stored table larger than {format_bytes(HBM_MIN_BYTES)} "
-                       "measured was in HBM")
-    return "", (f"{format_bytes(nbytes)}: between {format_bytes(ON_CHIP_MAX_BYTES)} and "
-                f"{format_bytes(HBM_MIN_BYTES)} the measured stored tables went either way (54 on-chip, up to "
-                "100.7 MB; 40 in HBM): memory-space assignment weighs the program's other buffers too; "
-                "compile it to see where this one lives")
+    mine = {id(v) for v in region.values}
+    out = []
+    for op in graph.live_ops():
+        if op.loop is not None or op.prim not in _MATERIALIZING:
+            continue
+        for v in op.outs:
+            n = v.size * _ITEMSIZE.get(v.dtype, 4)
+            if id(v) not in mine and n >= OTHER_MIN_BYTES:
+                out.append(f"{op.prim.replace('_general', '')} ({format_bytes(n)})")
+    return out
+
+
+def _coupled_output(graph: Graph, table: Value, region: Region, nbytes: int) -> bool:
+    """A program output of at least the table's bytes written from the table's own computation: a value
+    the table is computed from (not the table itself) is returned, or the table or such a value feeds
+    elementwise ops whose result is returned (a layer norm's output, an optimizer's update)."""
+    size = 0.9 * table.size
+    todo = [v for v in region.values if v.size >= size]
+    if any(v.is_out and v is not table and v.size * _ITEMSIZE.get(v.dtype, 4) >= 0.9 * nbytes
+           for v in todo):
+        return True
+    seen: set[int] = set()
+    while todo and len(seen) < 2000:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        for u in v.users:
+            if u.prim not in ELEMENTWISE or u.loop is not None:
+                continue
+            for w in u.outs:
+                if w.size < size:
+                    continue
+                if w.is_out and w.size * _ITEMSIZE.get(w.dtype, 4) >= 0.9 * nbytes:
+                    return True
+                todo.append(w)
+    return False
+
+
+def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None = None,
+                 rule: str = "") -> tuple[str, str]:
+    """Where the TPU v5e keeps a stored table of ``nbytes`` (the largest table a reduction reads, ``big``, of
+    ``graph``; ``rule``: the rule that said it is stored): (``on-chip``, ``HBM`` or ``""`` when the
+    measurements do not decide, why).  Without the graph, the size alone."""
+    from sphinx_jaxhlo.core.sizes import format_bytes as fb
+
+    table = big.operand if big is not None else None
+    laid = nbytes
+    narrow = False
+    if table is not None and len(table.shape) == 2:
+        laid = _laid_out_bytes(table, nbytes)
+        narrow = 0 < table.shape[-1] <= NARROW_LAST
+    size = fb(nbytes)
+    if laid > nbytes:
+        size += f" ({fb(laid)} in the chip's tiles of 128 along the last axis)"
+    if graph is not None and table is not None and laid > FFT_HBM_ABOVE and _fft_sized(graph, table):
+        return "HBM", (f"{size}: the program computes an FFT as large, whose result the TPU writes as real "
+                       f"and imaginary planes; such tables above {fb(FFT_HBM_ABOVE)} were in HBM (7 of 7 measured, "
+                       "from 31 MiB; 5 of up to 19.5 MiB on-chip)")
+    if narrow and laid > ON_CHIP_MAX_BYTES:
+        return "HBM", (f"{size}: a table {table.shape[-1] if table else ''} wide fills its tiles mostly with "
+                       f"padding; such tables of more than {fb(ON_CHIP_MAX_BYTES)} in tiles were in HBM "
+                       "(8 of 8 measured)")
+    if laid <= ON_CHIP_MAX_BYTES:
+        return "on-chip", (f"{size}: the stored tables of {fb(ON_CHIP_MAX_BYTES)} or less measured were kept "
+                           "in the chip's own memory (S(1)); it costs no HBM")
+    if laid > HBM_MIN_BYTES:
+        return "HBM", (f"{size}: every stored table larger than {fb(HBM_MIN_BYTES)} measured was in HBM (the "
+                       "largest on-chip: 104 MiB, a matrix product's)")
+    if graph is None or big is None or table is None:
+        return "", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} the place depends on "
+                    "the program's other buffers; compile it to see where this one lives")
+    region = build_region(big, max(1, int(0.9 * table.size)))
+    if rule == "jaxhlo-predict-tpu-complex" or any(v.dtype.startswith("complex") for op in region.ops
+                                                    for v in (*op.ins, *op.outs)):
+        if laid > COMPLEX_HBM_ABOVE:
+            return "HBM", (f"{size}: complex data is split into real and imaginary tables; such stored tables "
+                           f"larger than {fb(COMPLEX_HBM_ABOVE)} were in HBM (8 of 8 measured)")
+        return "", (f"{size}: complex data, split into real and imaginary tables, was on-chip at 40 to 56 MiB "
+                    "in 3 probes of one program; too few to say: compile it")
+    if _coupled_output(graph, table, region, nbytes):
+        if laid > COUPLED_MAX_BYTES:
+            return "HBM", (f"{size}: the program returns an output as large computed with the table (a "
+                           "normalised or updated copy); memory-space assignment then kept the table in HBM, "
+                           f"above {fb(COUPLED_MAX_BYTES)} in 5 of 5 programs measured")
+        return "on-chip", (f"{size}: the program returns an output as large computed with the table; up to "
+                           f"{fb(COUPLED_MAX_BYTES)} the table stayed on-chip (2 probes at 48 MiB, two optimizer "
+                           "updates at 32 MiB)")
+    others = _other_buffers(graph, region)
+    if others:
+        return "HBM", (f"{size}: the program writes other large buffers beside the table ({', '.join(others[:3])}"
+                       f"{'...' if len(others) > 3 else ''}); memory-space assignment then left the table in HBM "
+                       "(9 of 10 such programs of the families; two probes that read a second product after the "
+                       "first kept it on-chip)")
+    if any(op.prim == "conv_general_dilated" for op in region.ops):
+        return "HBM", (f"{size}: a convolution's output; such stored tables between {fb(ON_CHIP_MAX_BYTES)} and "
+                       f"{fb(HBM_MIN_BYTES)} were in HBM (3 of 4 measured)")
+    if any(op.prim == "concatenate" for op in region.ops):
+        return "", (f"{size}: the table is joined from parts (a concatenation); of the two such programs measured "
+                    "one kept it in HBM, one on-chip: compile it")
+    return "on-chip", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)}, a table with no "
+                       "output as large computed beside it and no other large buffer was kept in the chip's own "
+                       "memory (S(1)) in 49 of 55 programs measured: memory-space assignment fits it whole; it "
+                       "costs no HBM")

@@ -1,4 +1,54 @@
-"""A fourteenth holdout, wild14: DOCSTRING PLACEHOLDER.
+"""A fourteenth holdout, wild14: an outside review's 48 programs of optimizer, evolution-strategy, sequence-model,
+language-model, reinforcement learning, graphics, vision, point cloud, medical imaging, diffusion, flow, cellular
+automaton, astronomy, quantum chemistry, tensor network, epidemiology, finance, physics-informed, implicit-layer,
+PDE, tabular, statistics, clustering, Bayesian optimisation, generative, genomics, robotics and array signal code,
+in idioms the earlier families do not name, scored first against the predictor frozen at commit 30641f97.
+
+The programs are not this project's: a reviewer from outside, who neither wrote nor read the rules, wrote them
+from the definitions of the computations, the way JAX libraries and research code write them, at their usual
+shapes: Muon's Newton-Schulz orthogonalisation (five quintic iterations in ``bf16``) with its momentum, AdEMAMix's
+two EMAs over 16M parameters, MARS's variance-reduced gradient clipped by its norm before Adam, sharpness-aware
+minimisation's two gradients of an MLP through a pytree norm, EWC's diagonal Fisher from per-example gradients
+by ``vmap(grad)``, gradient accumulation over sixteen microbatches in a scan of a ``jax.checkpoint`` block with a
+global norm, OpenAI-ES's centred-rank gradient over a ``bf16`` noise table (512 x 524,288) by a double
+``argsort``, CMA-ES's rank-mu covariance update (a Cholesky, Rastrigin fitness, ``top_k`` selection, a
+three-operand einsum); DeltaNet's delta rule in a scan, xLSTM's mLSTM in its parallel form with exponential
+gating and a stabiliser (about 512 MB of gated scores), Based's second-order Taylor feature map for linear
+attention, the LRU's ``complex64`` diagonal recurrence by ``lax.associative_scan``, multi-token prediction's
+four heads over a 32,768 vocabulary from ``bf16`` weights, GRPO's group-normalised advantages with a clipped
+ratio and the k3 KL estimator over ``bf16`` policy and reference logits; 2-D Gaussian splatting's alpha
+compositing by ``cumprod``, the nearest ray-sphere intersection (262,144 rays by 512 spheres), sphere tracing
+of a smooth-union SDF in a ``fori_loop``, Mask2Former's dice and sigmoid cross-entropy matching costs by
+einsums, Eigen's scale-invariant log depth loss in ``f16`` with a boolean validity mask, PointNet's shared MLP
+and global max pool, farthest point sampling in a ``fori_loop``, CT filtered backprojection by an ``rfft``
+ramp filter and two ``take_along_axis`` interpolations, classifier-free guidance with Imagen's dynamic
+thresholding by a per-sample ``jnp.quantile`` in a DDIM step, Glow's data-initialised actnorm and invertible
+1 x 1 convolution by ``slogdet``, Conway's Game of Life on an ``int8`` board by rolls in a ``fori_loop``,
+Lenia's growth step by ``rfft2`` convolution with a ``complex64`` kernel; a radio interferometer's dirty image by a
+direct Fourier sum (2,048 pixels by 65,536 visibilities), Hartree-Fock's Coulomb and exchange matrices from a
+96^4 two-electron integral tensor and an ``eigh``, a Tucker reconstruction by a five-operand einsum against a
+64^4 target, an MPS norm by transfer matrices in a scan (a tiny table), an SEIR ensemble of 65,536 parameter
+sets over 3,650 Euler steps in a scan read by a ``max`` and an ``argmax``, GARCH(1,1) log-likelihoods of 4,096
+assets in a scan, Heston Monte Carlo paths in a scan priced at 64 strikes; a PINN's Poisson residual by
+``jax.hessian`` under ``vmap``, a deep equilibrium layer's fixed point by ``while_loop``, a shallow-water
+Rusanov step by rolls with a CFL time step from a global maximum, FNO's spectral convolution on truncated
+``rfft2`` modes with ``complex64`` weights; XGBoost's gradient and Hessian histograms from ``uint8`` bins by
+``segment_sum``, cumulative sums and the best split's ``argmax``; Kendall's tau by pairwise signs at an odd size
+(6,007), distance correlation by double-centred distance matrices, HSIC with median-bandwidth RBF kernels from
+``bf16`` features, one iteration of affinity propagation by ``top_k`` and diagonal scatters, a GP's expected
+improvement over 65,536 candidates; sliced score matching's Hutchinson term by ``jax.jvp``, an energy-based
+model's contrastive divergence with Langevin steps by ``grad`` in a ``fori_loop``; a DNA position weight matrix
+scan by ``one_hot`` of ``uint8`` bases and a 1-D convolution read by a ``max`` and an ``argmax``, a planar robot
+arm's forward kinematics in a scan with a damped least-squares IK step by ``jacrev`` under ``vmap``, and an MVDR
+beamformer from ``complex64`` spatial covariances (a tiny table). ``f32``, ``bf16``, ``f16``, ``int8``, ``uint8``,
+``int32``, ``bool`` and ``complex64``, odd, power-of-two, tiny (about 1 MB) and huge (about 1 GB) tables. The
+reviewer recorded ``predict()``'s answers (``guide_predictor_family.predicted``, calibrated) for every program and
+target before any compile (main then at 30641f97; the record's sha256 is ``4072ade24eb93700...``, 49 programs),
+then compiled them with this harness for the truth; the first evaluation's answers equal the record's on every
+one of the 144 rows kept. One program of the 49 written is left out, with its truth rows: its TPU compile (a
+Lomb-Scargle periodogram, sums of sines and cosines over a 16,384 x 8,192 table of phases) did not finish within
+the 90 s the review allowed a compile; every other compile finished within it (the slowest, the radio dirty
+image on the TPU, in 50 s, and CMA-ES's update on the TPU in 30 s).
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
@@ -191,7 +241,7 @@ def f(logits, ref_logits, old_logp, tokens, mask, rewards):
     kl = jnp.exp(rlp - lp) - (rlp - lp) - 1.0
     per_tok = (pg + 0.04 * kl) * mask
     return jnp.mean(jnp.sum(per_tok, axis=1) / jnp.sum(mask, axis=1))
-""", "bf16[8,512,32000], bf16[8,512,32000], f32[8,512], i32[8,512], f32[8,512], f32[8]"),
+""", "bf16[8,512,32000], bf16[8,512,32000], f32[8,512], i32[8,512], f32[8,512], f32[8]"),  # noqa: E501
     # -- vision, graphics and point clouds ----------------------------------------------------------
     ("gaussian_splatting_2d_alpha_composite", "graphics", """
 def f(means, conic, colors, opacity, target):
@@ -326,17 +376,6 @@ def f(a, kernel_fft):
     return a2, jnp.sum(a2, axis=(1, 2))
 """, "f32[8,256,256], c64[256,129]"),
     # -- science: astronomy, chemistry, tensor networks, epidemiology, finance ---------------------------
-    ("lomb_scargle_periodogram", "astronomy", """
-def f(t, y, freqs):
-    y = y - jnp.mean(y)
-    w = 2 * jnp.pi * freqs
-    tau = jnp.arctan2(jnp.sum(jnp.sin(2 * w[:, None] * t[None, :]), axis=1),
-                      jnp.sum(jnp.cos(2 * w[:, None] * t[None, :]), axis=1)) / (2 * w)
-    arg = w[:, None] * (t[None, :] - tau[:, None])
-    c, s = jnp.cos(arg), jnp.sin(arg)
-    p = (jnp.sum(y * c, axis=1) ** 2 / jnp.sum(c * c, axis=1) + jnp.sum(y * s, axis=1) ** 2 / jnp.sum(s * s, axis=1))
-    return 0.5 * p / jnp.var(y)
-""", "f32[8192], f32[8192], f32[16384]"),
     ("radio_dft_dirty_image", "astronomy", """
 def f(uv, vis_re, vis_im, weights, lm):
     phase = 2 * jnp.pi * (lm[:, 0:1] * uv[None, :, 0] + lm[:, 1:2] * uv[None, :, 1])
@@ -483,7 +522,7 @@ def f(bins, grad, hess):
     gain = gl ** 2 / (hl + lam) + (gt - gl) ** 2 / (ht - hl + lam) - gt ** 2 / (ht + lam)
     best = jnp.argmax(gain.ravel())
     return best // nb, best % nb, jnp.max(gain)
-""", "u8[1048576,32], f32[1048576], f32[1048576]"),
+""", "u8[1048576,32], f32[1048576], f32[1048576]"),  # noqa: E501
     ("kendall_tau_pairwise_signs_odd", "statistics", """
 def f(x, y):
     n = x.shape[0]

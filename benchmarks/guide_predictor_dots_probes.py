@@ -174,6 +174,30 @@ def programs() -> list[Program]:
         _p("two-bein-mean1", "two", "def f(q, k, r):\n    s = jnp.einsum('bqd,bkd->bqk', q, k) + "
            "jnp.einsum('bqd,bkd->bqk', q, r)\n    return jnp.mean(jnp.tanh(s), axis=1)\n",
            "f32[16,1024,64], f32[16,1024,64], f32[16,1024,64]"),
+        # after the second compiles: the input's gradient (the backward contraction reads the table's last
+        # axis) at the sizes and forms whose weight gradient fused
+        grad("grad-tanh-sq-x-small", "jnp.sum(jnp.tanh(x @ w) ** 2)", "f32[1024,256], f32[256,1024], f32[1]", wrt="x"),
+        grad("grad-linreg-x-narrow", "jnp.mean((x @ w - y) ** 2)", "f32[16384,256], f32[256,1024], f32[16384,1024]",
+             wrt="x"),
+        grad("grad-sin-sum-x-odd", "jnp.sum(jnp.sin(x @ w))", "f32[3000,700], f32[700,5000], f32[1]", wrt="x"),
+        grad("grad-linreg-x-bf16", "jnp.mean(((x @ w) - y).astype(jnp.float32) ** 2)",
+             "bf16[8192,1024], bf16[1024,1024], bf16[8192,1024]", wrt="x"),
+        grad("grad-exp-sum-x", "jnp.sum(jnp.exp(x @ w))", "f32[4096,1024], f32[1024,4096], f32[1]", wrt="x"),
+        grad("grad-cos-sum-x", "jnp.sum(jnp.cos(x @ w))", "f32[4096,1024], f32[1024,4096], f32[1]", wrt="x"),
+        grad("grad-relu-sq-x", "jnp.sum(jax.nn.relu(x @ w) ** 2)", "f32[4096,1024], f32[1024,4096], f32[1]",
+             wrt="x"),
+        grad("grad-linreg-x-sq", "jnp.mean((x @ w - y) ** 2)", "f32[4096,4096], f32[4096,4096], f32[4096,4096]",
+             wrt="x"),
+        # after the third compiles: a first contraction of 256 or fewer (each fused so far) against the sizes
+        # whose chains and gradients stored with a longer one
+        C("chain-sq-relu-mean0-k256", f="relu", d=256, **sq), C("chain-sq-id-sumlast-k128", after="sumlast", d=128,
+                                                                 **sq),
+        C("chain-relu-mean0-k256", f="relu", d=256), C("chain-sq-relu-mean0-k384", f="relu", d=384, **sq),
+        C("chain-relu-mean0-k256-odd", f="relu", n=3000, d=250, hidden=3000, out=1000),
+        C("chain-sq-relu-mean0-k256-bf16", f="relu", d=256, dtype="bf16", **sq),
+        grad("grad-tanh-sq-x-k256", "jnp.sum(jnp.tanh(x @ w) ** 2)", "f32[4096,256], f32[256,4096], f32[1]", wrt="x"),
+        grad("grad-linreg-w-k256-bf16", "jnp.mean(((x @ w) - y).astype(jnp.float32) ** 2)",
+             "bf16[8192,256], bf16[256,1024], bf16[8192,1024]"),
     ]
 
 

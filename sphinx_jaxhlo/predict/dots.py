@@ -1,7 +1,7 @@
 """The rules for contraction chains: a program whose only reduction is a contraction of a computed operand,
 and a TPU table that two contractions feed.
 
-Measured by ``benchmarks/guide_predictor_dots_probes.py`` (66 probes, each compiled deviceless for the
+Measured by ``benchmarks/guide_predictor_dots_probes.py`` (82 probes, each compiled deviceless for the
 three targets, 2026-12-07) and checked on the families by ``benchmarks/guide_predictor_dots.py``; where the
 probes split, or a case was not probed, the caller abstains (``limits.abstain``).
 
@@ -18,15 +18,17 @@ probes split, or a case was not probed, the caller abstains (``limits.abstain``)
 - The operand is a contraction's output through elementwise work (``exp(x @ w1) @ w2``, no reduction):
   the first GEMM's output is stored on the H100 (a GEMM is a kernel of its own, ``h100-gemm``) and the CPU
   (two YNN dots, the elementwise work between them XLA's loop fusion), 2 probes of 2 each; the TPU fused
-  both probes but stored half of the chains reduced after (below), so it is left to the compile.
+  both probes but stored 12 of the 26 chains reduced after (below), so it is left to the compile.
 - TPU v5e, two sibling contractions feed one table (``x @ w1 + y @ w2``, SwiGLU's ``silu(a) * c``, a product,
   batched ``einsum`` s): an output fusion holds one dot; the other dot's output is written (``f32`` or
   ``bf16``, on-chip at 16 to 64 MB) and read by it: 9 probes of 9.  Where one contraction reads the
-  other's table-sized output (an MLP's two layers, reduced after) the TPU wrote the first output in 7 of 20
-  probes by sizes no stated rule separates (``4096x512 @ 512x4096 @ 4096x1024`` fused, ``... x2048 @
-  2048x2048`` stored; an explicit ``bf16`` convert between stored, all-``bf16`` operands fused): left to the
-  compile, and so are a gradient's backward tables between contractions (14 of 19 stored; the ``x @ w``
-  residual differentiated in ``w`` fused in 3 of 5, a 4 MB ``tanh`` and a 3000x5000 ``sin`` fused).
+  other's table-sized output (an MLP's two layers, reduced after) the TPU wrote the first output in 12 of
+  26 probes by sizes no stated rule separates: ``4096x512 @ 512x4096 @ 4096x1024`` fused and the same with
+  a first contraction of 256 stored; ``... x2048 @ 2048x2048`` stored, and with a first contraction of 128
+  fused; an explicit ``bf16`` convert between stored, all-``bf16`` operands fused.  Left to the compile, and
+  so are a gradient's backward tables between contractions (20 of 29 stored: the 6 whose forward
+  contraction is 256 long fused, and 3 of the 23 with a longer one, the weight gradients of ``x @ w``
+  residuals at 1,000 and 1,024 and of a ``sin`` at 700; the chains above do not follow that length).
 """
 
 from __future__ import annotations

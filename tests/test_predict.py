@@ -302,12 +302,19 @@ def test_where_the_rules_are_not_known_to_hold_they_abstain_with_the_reason_and_
     def confusion(p: jax.Array, q: jax.Array) -> jax.Array:
         return jax.nn.one_hot(p, 100).T @ jax.nn.one_hot(q, 100)
 
-    _abstains(predict(confusion, "i32[262144]", "i32[262144]", target="cpu"), "only reduction is a contraction")
+    # the CPU writes a lone contraction's elementwise operand since the contraction-chain rules (dots.py)
+    _abstains(predict(confusion, "i32[262144]", "i32[262144]", target="gpu:h100"), "only reduction is a contraction")
 
     def swiglu_pool(x: jax.Array, wg: jax.Array, wu: jax.Array) -> jax.Array:
         return jnp.mean(jax.nn.silu(x @ wg) * (x @ wu), axis=0)
 
-    _abstains(predict(swiglu_pool, "f32[2048,1024]", "f32[1024,4096]", "f32[1024,4096]", target="tpu:v5e"),
+    def three_gates(x: jax.Array, wg: jax.Array, wu: jax.Array) -> jax.Array:
+        return jnp.mean(jax.nn.silu(x @ wg) * (x @ wu) + x @ (wu * 2.0), axis=0)
+
+    # two sibling contractions are answered since dots.py (one dot's output stored); three are not
+    got = predict(swiglu_pool, "f32[2048,1024]", "f32[1024,4096]", "f32[1024,4096]", target="tpu:v5e")
+    assert (got.stored, got.certain, got.rule) == (True, True, "jaxhlo-predict-tpu-readers"), got
+    _abstains(predict(three_gates, "f32[2048,1024]", "f32[1024,4096]", "f32[1024,4096]", target="tpu:v5e"),
               "two contractions")
 
     def clipped_adam(g: jax.Array, m: jax.Array, v: jax.Array, p: jax.Array) -> tuple[jax.Array, ...]:
@@ -555,7 +562,8 @@ def test_a_program_whose_only_reduction_is_a_contraction_is_answered_by_the_matr
     """With no reduction primitive, a contraction that reads a computed operand larger than its result is
     the program's reduction, and its operand the table. The matrix-vector rule answers for it where it
     says the table is written (the CPU's own dot with a 16 kB vector, the H100's square past ten million
-    elements); everywhere else, a GEMM of one-hot tables included, the answer is the compile."""
+    elements); the contraction-chain rules (``dots.py``) answer a GEMM of an elementwise operand on the CPU
+    (written) and the TPU (fused); everywhere else the answer is the compile."""
     import jax
 
     def exp_mv(m: jax.Array, v: jax.Array) -> jax.Array:
@@ -575,8 +583,10 @@ def test_a_program_whose_only_reduction_is_a_contraction_is_answered_by_the_matr
     for fn, specs, target, elements in ((exp_mv, ("f32[1024,4095]", "f32[4095]"), "cpu", 1024 * 4095),
                                         (exp_mv, ("f32[1024,4096]", "f32[4096]"), "gpu:h100", 1024 * 4096),
                                         (square_mv, ("f32[39100,256]", "f32[256]"), "tpu:v5e", 39100 * 256),
-                                        (confusion, ("i32[262144]", "i32[262144]"), "cpu", 262144 * 100),
                                         (confusion, ("i32[262144]", "i32[262144]"), "gpu:h100", 262144 * 100)):
         got = predict(fn, *specs, target=target)
         _abstains(got, "the only reduction is a contraction of a computed operand")
         assert got.table_elements == elements, got
+    got = predict(confusion, "i32[262144]", "i32[262144]", target="cpu")
+    assert (got.stored, got.certain, got.rule, got.table_elements) == (True, True, "jaxhlo-predict-cpu-dot",
+                                                                       262144 * 100), got

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, gather, limits, norm, ops
+from . import conv, dots, gather, limits, norm, ops
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -259,8 +259,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     for g in regions:
         loops = list(_loops_of(g))
         if _contraction(g):
-            decisions.append(limits.abstain("the only reduction is a contraction of a computed operand: no rule "
-                                            "decides it"))
+            decisions.append(dots.decide_contraction(g, target, table) or limits.abstain(
+                "the only reduction is a contraction of a computed operand: no rule decides it"))
         elif "loop" in g.sources:
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "the table is a loop's stacked output, "
                                       "reduced after the loop"))
@@ -400,7 +400,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
             return limits.abstain("a top_k of an argument: a TopK kernel or a sort, by k and the row's length, "
                                   "which the rules do not choose")
     if target == "tpu:v5e" and d.stored is False and limits.tpu_gemms(g) >= 2:
-        return limits.abstain("two contractions feed one table: the rules know one dot in an output fusion")
+        return dots.two_on_tpu(g, table) or limits.abstain("two contractions feed one table: the rules know one "
+                                                           "dot in an output fusion")
     if target == "tpu:v5e" and d.stored is False and (chained := limits.chained_gemm(g, table)):
         return limits.abstain(f"{chained}: the rules know one dot in an output fusion")
     return d

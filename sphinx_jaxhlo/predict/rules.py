@@ -72,14 +72,17 @@ RULES: tuple[Rule, ...] = (
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
          'reduce (an `argmax` beside a `max` of the same value), or an `argmin` over a `jnp.stack` of computed '
          'tables (no per-operand split); the only reduction is a contraction of a '
-         'computed operand; on the H100 a `top_k` of an argument and a contraction with 65 to 512 rows or '
+         'computed operand that a gather, a concatenate or a loop computes, or that something else reads (on '
+         'the H100 one computed elementwise too, on the TPU another contraction\'s output); on the H100 a '
+         '`top_k` of an argument and a contraction with 65 to 512 rows or '
          'columns and an unaligned long `K` (split-K may copy its matrix), and a contraction of a computed '
          "table with a broadcast constant (a gradient's `ones @ exp(m)`: a reduction of the table, the cost "
          "model's call); on the CPU a matrix-vector product of a computed table whose vector is under 16 kB "
          "counted in `f32` bytes (the CPU's rule 1), and a transposed contraction result read on the way to"
          " the reduction (`(x @ w).T` exponentiated and summed: XLA's own dot writes it; a vmapped `b @ row`"
          " transposed, floored and maxed: one YNN fusion); on the TPU two contractions feeding"
-         " one table, a contraction that reads another contraction's table-sized output (an MLP's two "
+         " one table where one reads the other's output, or more than two, a contraction that reads"
+         " another contraction's table-sized output (an MLP's two "
          "layers before the reduction, or a gradient's backward pass where no reduction is live: `jax.grad` "
          "of a squared loss), a loop over a table-sized stack of `f32` operands that contracts, "
          "and a contraction's "
@@ -164,7 +167,11 @@ RULES: tuple[Rule, ...] = (
          "vectors count in `f32` bytes, the dot being converted to `f32`): from 16 kB, or with a wider "
          'output, the table is written; under it the optimized dot may still become an `[n,1]` one '
          "(`exp(m) @ v` wrote `exp(m)` at every size measured), which the jaxpr does not say, so the answer "
-         "is the compile. With a reduction on the way, as in attention's softmax, one "
+         "is the compile. XLA's loop fusion also writes the operand of a contraction that is the program's only "
+         "reduction, computed "
+         "from arguments elementwise (`exp(x) @ w`, a one-hot comparison `oa.T @ ob`) or by another "
+         "contraction: with no reduction the YNN fusion holds the dot alone and takes no producer in (16 "
+         "probes of 16). With a reduction on the way, as in attention's softmax, one "
          'YNN fusion grows through both contractions:', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-arg", "cpu", "2. argmax and argmin take anything in",
          "`argmax` and `argmin` are a variadic reduce that YNN does not take; XLA's loop fusion does, "
@@ -239,7 +246,9 @@ RULES: tuple[Rule, ...] = (
          'input features, or a 1-D channels-first `f32` convolution (measured, libtpu being closed: 50 '
          'probes of 50). A normalised table reduced again (a softmax or a layer norm, then an entropy or a '
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
-         'a batched dot\'s is left to the compile. An elementwise table is '
+         'a batched dot\'s is left to the compile. The output of one of two contractions that feed '
+         "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "
+         'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
@@ -257,7 +266,10 @@ RULES: tuple[Rule, ...] = (
          "stored, for the seed's three forms ({ref}`jaxhlo-guide-seed-symptom`) or a sum, an argmin and a "
          'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). So is a convolution of an '
          'argument read in one pass, with a batch of 8 or more, not grouped (depthwise is), and 64 input '
-         'features or more channels last or 128 in a 2-D channels-first one: 40 probes of 40. Whole rows '
+         'features or more channels last or 128 in a 2-D channels-first one: 40 probes of 40. So is a '
+         "contraction that is the program's only reduction, of an operand computed from arguments "
+         'elementwise (`exp(x) @ w`, a one-hot comparison): the operand is computed in the dot\'s fusion (14 '
+         'probes of 14). Whole rows '
          'broadcast and '
          'summed over `k` are no dot: stored ({ref}`jaxhlo-guide-matrix-broadcast`).',
          "tpu.decide_tpu"),

@@ -1,0 +1,102 @@
+"""The rules for contraction chains: a program whose only reduction is a contraction of a computed operand,
+and a TPU table that two contractions feed.
+
+Measured by ``benchmarks/guide_predictor_dots_probes.py`` (82 probes, each compiled deviceless for the
+three targets, 2026-12-07) and checked on the families by ``benchmarks/guide_predictor_dots.py``; where the
+probes split, or a case was not probed, the caller abstains (``limits.abstain``).
+
+- The only reduction is a contraction (``exp(x) @ w``, ``(x * x) @ w``, a one-hot comparison ``oa.T @ ob``,
+  a batched ``einsum`` of ``exp(s)``; :func:`sphinx_jaxhlo.predict.graph.reductions_of`) whose operand is
+  computed from arguments by elementwise work, broadcasts and layout moves alone (:data:`_PRODUCERS`), read
+  by nothing else: the CPU writes it (14 probes of 14: XLA's loop fusion computes it, ``wrapped_exponential``,
+  and a YNN fusion holding the dot alone reads it; with no reduction the YNN fusion is started by the dot,
+  ``LibraryRewriter::ProcessComputation``, and takes no producer in), the TPU fuses it into the dot's output
+  fusion (14 probes of 14: one ``kOutput`` fusion of ``exponential`` and ``convolution``; libtpu is
+  closed, so this is what the compiles show).  The H100 is left to the compile: the Triton GEMM takes the
+  producer in its prologue but may split K and write partial products, or not fuse a square
+  (``(x * x) @ w``), by shapes the rules do not follow.
+- The operand is a contraction's output through elementwise work (``exp(x @ w1) @ w2``, no reduction):
+  the first GEMM's output is stored on the H100 (a GEMM is a kernel of its own, ``h100-gemm``) and the CPU
+  (two YNN dots, the elementwise work between them XLA's loop fusion), 2 probes of 2 each; the TPU fused
+  both probes but stored 12 of the 26 chains reduced after (below), so it is left to the compile.
+- TPU v5e, two sibling contractions feed one table (``x @ w1 + y @ w2``, SwiGLU's ``silu(a) * c``, a product,
+  batched ``einsum`` s): an output fusion holds one dot; the other dot's output is written (``f32`` or
+  ``bf16``, on-chip at 16 to 64 MB) and read by it: 9 probes of 9.  Where one contraction reads the
+  other's table-sized output (an MLP's two layers, reduced after) the TPU wrote the first output in 12 of
+  26 probes by sizes no stated rule separates: ``4096x512 @ 512x4096 @ 4096x1024`` fused and the same with
+  a first contraction of 256 stored; ``... x2048 @ 2048x2048`` stored, and with a first contraction of 128
+  fused; an explicit ``bf16`` convert between stored, all-``bf16`` operands fused.  Left to the compile, and
+  so are a gradient's backward tables between contractions (20 of 29 stored: the 6 whose forward
+  contraction is 256 long fused, and 3 of the 23 with a longer one, the weight gradients of ``x @ w``
+  residuals at 1,000 and 1,024 and of a ``sin`` at 700; the chains above do not follow that length).
+"""
+
+from __future__ import annotations
+
+from .graph import ELEMENTWISE, Decision, Op, Region, Value, _is_gemm, _moved_argument
+from .limits import chained_gemm, from_gemm
+
+#: What the probes computed a contraction's operand with: elementwise ops, broadcasts, ``iota`` (a one-hot
+#: comparison) and layout moves; a gather, concatenate, pad, slice or sort was not probed.
+_PRODUCERS = ELEMENTWISE | {"broadcast_in_dim", "iota", "transpose", "reshape", "squeeze", "expand_dims"}
+
+#: The element types the probes contracted.
+_PROBED = frozenset({"float32", "bfloat16"})
+
+
+def _contraction(g: Region) -> tuple[Op, Value] | None:
+    """``g``'s one contraction and its computed operand, where the probes' ground holds: a real contraction
+    (both free sides longer than one) of ``f32`` or ``bf16`` data outside a loop, its operand computed (not
+    an argument only moved) and read by nothing outside the region."""
+    if len(g.reductions) != 1 or g.loop is not None or g.outside or g.outputs:
+        return None
+    op, v = g.reductions[0].op, g.reductions[0].operand
+    if op.loop is not None or not _is_gemm(op) or any(w.dtype not in _PROBED for w in op.ins):
+        return None
+    if _moved_argument(v):
+        return None
+    return op, v
+
+
+def decide_contraction(g: Region, target: str, table: int) -> Decision | None:
+    """The answer for ``g``, whose only reduction is a contraction of a computed operand, or ``None``."""
+    got = _contraction(g)
+    if got is None:
+        return None
+    op, v = got
+    chained = any(o.prim == "dot_general" and o is not op for o in g.ops)
+    if chained:
+        if not (from_gemm(v, 0.9 * table) and all(o.prim in _PRODUCERS or o.prim == "dot_general" for o in g.ops)):
+            return None
+        if target == "gpu:h100":
+            return Decision(True, "jaxhlo-predict-h100-gemm", "the only reduction is a contraction of another "
+                            "contraction's output (through elementwise work): the first GEMM is a kernel of its "
+                            "own, whose output is stored for the second (2 probes of 2)")
+        if target == "cpu":
+            return Decision(True, "jaxhlo-predict-cpu-dot", "the only reduction is a contraction of another "
+                            "contraction's output: two YNN dots, the table between them written (XLA's loop "
+                            "fusion computes the elementwise work; 2 probes of 2)")
+        return None
+    if not g.ops or not all(o.prim in _PRODUCERS for o in g.ops):
+        return None
+    if target == "cpu":
+        return Decision(True, "jaxhlo-predict-cpu-dot", "the only reduction is a contraction of an operand computed "
+                        "elementwise: with no reduction the YNN fusion holds the dot alone and takes no producer "
+                        "in; XLA's loop fusion writes the operand for it (14 probes of 14)")
+    if target == "tpu:v5e":
+        return Decision(False, "jaxhlo-predict-tpu-fused", "the only reduction is a contraction of an operand "
+                        "computed elementwise: the TPU computes it inside the dot's output fusion (14 probes of "
+                        "14)")
+    return None
+
+
+def two_on_tpu(g: Region, table: int) -> Decision | None:
+    """TPU v5e: ``g``'s table is fed by exactly two contractions, neither reading the other's output."""
+    gemms = [op for op in g.ops if op.prim == "dot_general" and _is_gemm(op)]
+    if len(gemms) != 2 or g.loop is not None or chained_gemm(g, table):
+        return None
+    if any(w.dtype not in _PROBED for op in gemms for w in op.ins):
+        return None
+    return Decision(True, "jaxhlo-predict-tpu-readers", "two contractions feed one table (a sum, a product, a "
+                    "gate): an output fusion holds one dot, so the other dot's output is stored and read by it "
+                    "(9 probes of 9)")

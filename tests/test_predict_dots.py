@@ -113,3 +113,19 @@ def test_a_chain_reduced_after_is_left_to_the_compile_on_the_tpu(specs, stored):
     assert (answer.stored, answer.rule) == (None, "jaxhlo-predict-all-limits"), answer
     assert "another contraction" in answer.why, answer
     assert stored_by_the_compile(mlp_mean, specs, "tpu:v5e", answer.table_elements, temp_on=()) is stored
+
+
+def per_example_squared_gradients(w, x, y):
+    """EWC's diagonal Fisher (wild14): per-example gradients of a logistic loss by ``vmap(grad)``, squared and
+    averaged.  Each gradient is ``x_i`` times a scalar: a dot_general that contracts nothing, which XLA's
+    algebraic simplifier makes a broadcast multiply, so the CPU's YNN fusion reduces it (no dot writes it)."""
+    def nll(w, xi, yi):
+        z = jnp.dot(xi, w)
+        return jax.nn.softplus(z) - yi * z
+    per = jax.vmap(jax.grad(nll), in_axes=(None, 0, 0))(w, x, y)
+    return jnp.mean(per * per, axis=0)
+
+
+def test_a_dot_that_contracts_nothing_is_a_multiply_on_the_cpu():
+    _answered_as_compiled(per_example_squared_gradients, ("f32[2048]", "f32[4096,2048]", "f32[4096]"), "cpu", False,
+                          "jaxhlo-predict-cpu-ynn")

@@ -25,6 +25,7 @@ from .graph import (
     _kept,
     _moved_argument,
     build_region,
+    trivial_dot,
 )
 from .limits import abstain
 
@@ -67,6 +68,8 @@ def _ynn_op(op: Op) -> bool:
         return dtype in YNN_DTYPES
     if op.prim == "convert_element_type":
         return dtype in YNN_DTYPES and op.ins[0].dtype in YNN_DTYPES
+    if trivial_dot(op):
+        return dtype in YNN_DTYPES  # a broadcast multiply after XLA's algebraic simplifier (a vmapped outer product)
     if op.prim == "dot_general":
         m, n, _ = _dot_dims(op)
         # YNN's dot types (ynn_support.cc): f32, bf16 and int8 x int8 (to s32, or converted to f32); an f16
@@ -493,7 +496,7 @@ YNN_MIN_ELEMENTS = 4096
 
 def decide_cpu(g: Region, graph: Graph) -> Decision:
     kinds = {r.kind for r in g.reductions}
-    dots = [op for op in g.ops if op.prim == "dot_general"]
+    dots = [op for op in g.ops if op.prim == "dot_general" and not trivial_dot(op)]
     if dots and any(not _ynn_op(d) for d in dots):
         return Decision(True, "jaxhlo-predict-cpu-dot", "the contraction is not a YNN dot (dtype, a vector "
                         "operand): XLA's own dot writes its result")

@@ -1,9 +1,59 @@
-"""A fifteenth holdout, wild15: an outside review's programs (docstring completed after the compiles).
+"""A fifteenth holdout, wild15: an outside review's 47 programs of second-order and continual-learning
+optimizer, fine-tuning, quantisation, state-space and linear-recurrence, decoding, reward-model, face
+recognition, augmentation, classical vision, multi-view geometry, neural field, detection, self-supervised,
+flocking, spectral fluid, energy-model, option pricing, time-series alignment, graph embedding, statistics,
+dimensionality reduction, control, bandit, model-based RL and audio code, in idioms the earlier families do not
+name, scored first against the predictor frozen at commit 8346a7ce.
+
+The programs are not this project's: a reviewer from outside, who neither wrote nor read the rules, wrote them
+from the definitions of the computations, the way JAX libraries and research code write them, at their usual
+shapes: K-FAC's Kronecker factors with pi-damping and two solves (and the per-example norm product),
+AdaHessian's Hutchinson diagonal by ``jax.jvp`` of ``jax.grad`` with block-averaged magnitudes, A-GEM's
+projection onto a reference gradient over 16M parameters, SOAP's Adam in the Shampoo eigenbasis with its
+statistics, Grokfast's EMA gradient filter before a global-norm clip of a GPT-2-sized tree, DoRA's column-normed
+``bf16`` weight with a LoRA delta, an ``int8`` weight-only matmul with per-channel scales before RMSNorm;
+RWKV-6's data-dependent decay in a scan of per-head 64 x 64 states, Hyena's long convolution by ``rfft`` with a
+sigmoid gate, S4D's ``complex64`` Vandermonde kernel (256 x 32 x 4,096) summed over the state before an FFT
+convolution, Griffin's RG-LRU by ``lax.associative_scan``, contrastive decoding's plausibility mask and
+``argmax`` over ``bf16`` logits (256 x 50,257), locally typical sampling by an ``argsort`` of entropy deviations,
+a ``cumsum`` and a scatter of the kept mask, a Bradley-Terry reward model's last-token rewards by
+``take_along_axis`` from ``bf16`` hidden states; CosFace's additive margin over 250,000 classes (a 1 GB ``f32``
+logit table), CutMix's box mask with a permuted batch before pooling, the Harris corner response of ``f16``
+images by rolls and ``lax.reduce_window``, a 5 x 5 bilateral filter by a stack of 25 rolled images, histogram
+equalisation of ``uint8`` images by ``bincount``, ``cumsum`` and a lookup under ``vmap``; an ICP step (an
+``argmin`` over an 8,192 x 16,384 distance table, Kabsch by a 3 x 3 SVD), RANSAC's inlier counts of 4,096
+homographies over 8,192 matches with an ``argmax``, bundle adjustment's Rodrigues reprojection with radial
+distortion and a Huber sum over 2M observations by gathers, an SDF's eikonal loss by ``vmap(grad)``; SSD's 3:1
+hard negative mining by a double ``argsort`` over 8,732 anchors, CenterNet's peak extraction by a 3 x 3 max pool
+and ``top_k``; SwAV's Sinkhorn codes in a ``fori_loop`` with the swapped prediction, iBOT's masked-patch
+self-distillation with centring and a ``bool`` mask (a 411 MB table), MAE's per-patch normalised pixel loss;
+a Vicsek flocking step by masked neighbour sums of headings, a pseudo-spectral Navier-Stokes vorticity step
+(``rfft2``, dealiasing, a semi-implicit viscous term), an RBM's CD-5 by Gibbs sampling in a ``fori_loop``;
+Black-Scholes greeks by ``vmap(grad)`` and ``grad(grad)`` over a 2,048 x 2,048 spot-strike grid, Longstaff-Schwartz
+American put pricing by a reverse scan of 3 x 3 regressions; soft-DTW by nested scans after a four-dimensional
+cost table, GraphSAGE's mean of 25 sampled neighbours by a gather, node2vec's skip-gram with negative samples by
+gathers and an einsum; the energy distance at odd sizes (2,999 and 3,001), a Bayesian linear regression's
+posterior predictive variance, NMF's multiplicative updates with the Frobenius error at 3,001 x 999, UMAP's edge
+cross-entropy with five negatives per edge, batched Procrustes alignment by SVD (a tiny table); MPPI's rollouts
+in a scan of 65,536 samples weighted by a softmin, an LQR Riccati recursion by a reverse scan (a tiny table),
+MuZero's two-hot value transform against 601-bin logits, UCB1 over 16,384 x 1,000 bandits with the regret; a
+multi-resolution STFT loss (spectral convergence and log magnitude at three FFT sizes by gathered frames), and
+YIN's cumulative mean normalised difference by an FFT autocorrelation with an ``argmin``. ``f32``, ``bf16``,
+``f16``, ``int8``, ``uint8``, ``int32``, ``bool`` and ``complex64``, odd, power-of-two, tiny and huge (about
+1 GB) tables. The reviewer recorded ``predict()``'s answers (``guide_predictor_family.predicted``, calibrated)
+for every program and target before any compile (main then at 8346a7ce; the record's sha256 is
+``33768738db27f1c1...``, 49 programs), then compiled them with this harness for the truth; the first
+evaluation's answers equal the record's on every one of the 141 rows kept. Two programs of the 49 written are
+left out, with their truth rows: an IQL critic and policy loss (expectile value loss, advantage-weighted
+Gaussian log-likelihood), whose H100 compile failed in XLA (``INVALID_ARGUMENT: Reshape input and output shapes
+must be the same, got 1x16 -> 16x8``), and spectral clustering by a normalised Laplacian's ``eigh`` (1,024
+points), whose TPU compile did not finish within the 90 s the review allowed a compile; every other compile
+finished within it (the slowest, the Navier-Stokes step on the TPU, in 78 s, and S4D's kernel on the TPU in
+60 s).
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
 """
-
 from __future__ import annotations
 
 import sys
@@ -448,17 +498,6 @@ def f(emb, ctx, walks, negs):
     neg = jnp.sum(jax.nn.log_sigmoid(-jnp.einsum("bld,blkd->blk", c, n)), axis=-1)
     return -jnp.mean(pos + neg)
 """, "f32[262144,128], f32[262144,128], i32[4096,41], i32[4096,40,5]"),
-    ("spectral_clustering_normalized_laplacian_eigh", "graph", """
-def f(x, sigma):
-    d2 = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, axis=-1)
-    a = jnp.exp(-d2 / (2 * sigma ** 2)) * (1 - jnp.eye(x.shape[0]))
-    deg = jnp.sum(a, axis=1)
-    dinv = lax.rsqrt(deg)
-    lap = jnp.eye(x.shape[0]) - dinv[:, None] * a * dinv[None, :]
-    _, vecs = jnp.linalg.eigh(lap)
-    u = vecs[:, :8]
-    return u / jnp.linalg.norm(u, axis=1, keepdims=True)
-""", "f32[1024,16], f32[]"),
     ("energy_distance_two_sample_odd", "statistics", """
 def f(x, y):
     def pd(a, b):
@@ -537,20 +576,6 @@ def f(a, b, q, r, x0):
     _, cost = lax.scan(fwd, x0, ks)
     return jnp.sum(cost)
 """, "f32[64,64], f32[64,16], f32[64,64], f32[16,16], f32[64]"),
-    ("iql_expectile_awr_gaussian_policy", "rl", """
-def f(w_q, w_qo, w_v, w_pi, obs, act):
-    sa = jnp.concatenate([obs, act], -1)
-    q = jnp.minimum(jnp.tanh(sa @ w_q[0]) @ w_qo[0], jnp.tanh(sa @ w_q[1]) @ w_qo[1])
-    v = jnp.tanh(obs @ w_v) @ w_qo[0]
-    u = lax.stop_gradient(q) - v
-    lv = jnp.mean(jnp.abs(0.7 - (u < 0)) * u * u)
-    adv = lax.stop_gradient(q - v)
-    wts = jnp.minimum(jnp.exp(3.0 * adv), 100.0)
-    h = jnp.tanh(obs @ w_pi)
-    mu, log_std = h[:, :act.shape[1]], jnp.clip(h[:, act.shape[1]:2 * act.shape[1]], -5, 2)
-    lp = jnp.sum(-0.5 * ((act - mu) / jnp.exp(log_std)) ** 2 - log_std - 0.9189385, axis=-1)
-    return lv, -jnp.mean(wts * lp)
-""", "f32[2,72,1024], f32[2,1024], f32[64,1024], f32[64,1024], f32[65536,64], f32[65536,8]"),
     ("muzero_two_hot_value_transform_ce", "rl", """
 def f(logits, target):
     eps = 1e-3

@@ -324,6 +324,12 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "contraction's output, outside the reductions (a gradient's backward "
                                         "pass): the TPU writes it or keeps it in the contraction's fusion, by "
                                         "cases the rules do not separate"))
+    if not decisions and target == "tpu:v5e" and limits.loop_operand(graph, table) and any(
+            op.prim == "dot_general" and op.loop is not None for op in graph.live_ops()):
+        decisions.append(limits.abstain("a loop whose body contracts slices of a table-sized f32 operand (a "
+                                        "gradient accumulated over microbatches): the TPU converted the f32 "
+                                        "operand to bf16 before the loop and wrote it in 4 probes of 4, by a "
+                                        "rule not stated for other loops; compile it"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
         decisions.append(scattered)
     if not decisions:

@@ -249,7 +249,11 @@ RULES: tuple[Rule, ...] = (
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
          'a batched dot\'s is left to the compile. The output of one of two contractions that feed '
          "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "
-         'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). An elementwise table is '
+         'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). '
+         'A computed table that a batched contraction reads as an operand (`einsum("bqn,bgn->bqg", '
+         'sigmoid(pred), gt)`) is written first, in the dot\'s input type (`bf16` at the default precision), '
+         'when its free dimension is not a multiple of 8, whatever else reads it (a free dimension of 100: 8 '
+         'probes of 8; 64, 104, 120 or 128, and 2-D contractions, fuse). An elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

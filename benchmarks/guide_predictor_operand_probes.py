@@ -173,6 +173,22 @@ def programs() -> list[Program]:
         bat("bat-sig-e1-q100-bf16", readers="e1", q=100, dtype="bf16"),
         bat("bat-sig-e1-q100-hi", readers="e1", q=100, prec="HIGHEST"),
         mat("mat-sig-e1-q1004", readers="e1", q=1004, g=1024), mat("mat-sig-e1-g1004", readers="e1", g=1004),
+        # after the rule was written and measured (its edges, not tuned on the families): a free dimension of
+        # 12, 1,004 and 3, the free dimension last (contracted over the middle axis), the batch not leading,
+        # two free dimensions, a product, under jax.grad
+        bat("bat-sig-e1-q12", readers="e1", q=12, n=65536), bat("bat-sig-e1-q1004", readers="e1", b=4, q=1004,
+                                                                  n=4096),
+        bat("bat-mul-e1-q100", "mul", "e1", q=100),
+        probe("bat-center-q3", "bat", "def f(p, q):\n    pc = p - jnp.mean(p, axis=1, keepdims=True)\n"
+              "    return jnp.einsum('bni,bnj->bij', pc, q)\n", "f32[64,65536,3], f32[64,65536,3]"),
+        probe("bat-sig-e1-minor-q100", "bat", "def f(pred, gt):\n    p = jax.nn.sigmoid(pred)\n"
+              "    return jnp.einsum('bnq,bgn->bqg', p, gt)\n", "f32[16,8192,100], f32[16,64,8192]"),
+        probe("bat-sig-e1-mid-q100", "bat", "def f(pred, gt):\n    p = jax.nn.sigmoid(pred)\n"
+              "    return jnp.einsum('qbn,bgn->bqg', p, gt)\n", "f32[100,16,8192], f32[16,64,8192]"),
+        probe("bat-sig-e1-two-free", "bat", "def f(pred, gt):\n    p = jax.nn.sigmoid(pred)\n"
+              "    return jnp.einsum('bqrn,bgn->bqrg', p, gt)\n", "f32[16,10,10,8192], f32[16,64,8192]"),
+        probe("grad-sig-e1-q100", "grad", GRAD_BODY.format(F="jax.nn.sigmoid(pred)", R="o"),
+              "f32[16,100,8192], f32[16,64,8192]"),
     ]
 
 

@@ -33,6 +33,9 @@ probes split, or a case was not probed, the caller abstains (``limits.abstain``)
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 from .graph import ELEMENTWISE, Decision, Op, Region, Value, _is_gemm, _moved_argument
 from .limits import chained_gemm, from_gemm
 
@@ -84,8 +87,6 @@ def decide_contraction(g: Region, target: str, table: int) -> Decision | None:
                         "elementwise: with no reduction the YNN fusion holds the dot alone and takes no producer "
                         "in; XLA's loop fusion writes the operand for it (14 probes of 14)")
     if target == "tpu:v5e":
-        if unaligned := unaligned_batched_operand(g, table):
-            return operand_written(unaligned)
         return Decision(False, "jaxhlo-predict-tpu-fused", "the only reduction is a contraction of an operand "
                         "computed elementwise: the TPU computes it inside the dot's output fusion (14 probes of "
                         "14)")
@@ -109,19 +110,21 @@ def two_on_tpu(g: Region, table: int) -> Decision | None:
 SUBLANES = 8
 
 
-def unaligned_batched_operand(g: Region, table: int) -> str:
-    """TPU v5e: a batched contraction (``einsum("bqn,bgn->bqg")``) reading a table-sized operand of ``g``
-    computed elementwise (not an argument only moved) whose one free dimension (neither batch nor
-    contracted) is not a multiple of :data:`SUBLANES`, described, or ``""``.
+def unaligned_batched_operand(values: Iterable[Value], table: int) -> str:
+    """TPU v5e: a batched contraction (``einsum("bqn,bgn->bqg")``) outside a loop reading one of ``values``
+    of at least 0.9 times ``table`` elements, computed (not an argument only moved), whose free dimensions
+    (neither batch nor contracted: the dot's rows) multiply to a number that is not a multiple of
+    :data:`SUBLANES`, described, or ``""``.
 
     Measured by ``benchmarks/guide_predictor_operand_probes.py`` (deviceless, 2026-12-07): such an operand
     is written in the dot's input type (``bf16`` at the default precision, ``f32`` at ``HIGHEST``), on-chip
-    at 13 to 40 MB, whatever else reads it (the contraction alone, beside a ``sum`` or a ``max``): 8 probes
-    of 8 (free dimension 100, ``sigmoid`` and ``exp``, ``f32`` and ``bf16`` data, 13 to 80 MB tables);
-    free dimensions of 64, 104, 120 and 128 fused (23 probes), and so did 2-D contractions of a free
-    dimension of 1,004 (the batch is what makes the difference)."""
+    at 13 to 40 MB, whatever else reads it (the contraction alone, beside a ``sum`` or a ``max``): 15
+    probes of 15 (free dimensions of 3, 12, 100, 1,004 and 10 x 10; ``sigmoid``, ``exp``, a product, a
+    centring; ``f32`` and ``bf16`` data; the free dimension first, in the middle or last; 13 to 80 MB
+    tables); free dimensions of 64, 104, 120 and 128 fused (23 probes), and so did 2-D contractions of a
+    free dimension of 1,004 (the batch is what makes the difference)."""
     floor = 0.9 * table
-    for v in g.values:
+    for v in values:
         if v.size < floor or v.producer is None or _moved_argument(v):
             continue
         for op in v.users:
@@ -131,14 +134,14 @@ def unaligned_batched_operand(g: Region, table: int) -> str:
             for w, cdims, bdims in ((op.ins[0], lc, lb), (op.ins[1], rc, rb)):
                 if w is not v or not bdims:
                     continue
-                free = [d for i, d in enumerate(v.shape) if i not in cdims and i not in bdims]
-                if len(free) == 1 and free[0] % SUBLANES:
+                rows = math.prod(d for i, d in enumerate(v.shape) if i not in cdims and i not in bdims)
+                if rows % SUBLANES:
                     return (f"a batched contraction reads a computed {v.dtype}{list(v.shape)} whose free "
-                            f"dimension, {free[0]}, is not a multiple of {SUBLANES}")
+                            f"dimensions, {rows} rows, are not a multiple of {SUBLANES}")
     return ""
 
 
 def operand_written(unaligned: str) -> Decision:
     """The TPU's answer where :func:`unaligned_batched_operand` found such an operand."""
     return Decision(True, "jaxhlo-predict-tpu-readers", f"{unaligned}: the TPU writes the operand first, in the "
-                    "dot's input type (bf16 at the default precision), whatever else reads it (8 probes of 8)")
+                    "dot's input type (bf16 at the default precision), whatever else reads it (15 probes of 15)")

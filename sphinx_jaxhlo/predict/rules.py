@@ -252,8 +252,9 @@ RULES: tuple[Rule, ...] = (
          'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). '
          'A computed table that a batched contraction reads as an operand (`einsum("bqn,bgn->bqg", '
          'sigmoid(pred), gt)`) is written first, in the dot\'s input type (`bf16` at the default precision), '
-         'when its free dimension is not a multiple of 8, whatever else reads it (a free dimension of 100: 8 '
-         'probes of 8; 64, 104, 120 or 128, and 2-D contractions, fuse). An elementwise table is '
+         'when its free dimensions (the dot\'s rows) are not a multiple of 8, whatever else reads it (3, 12, '
+         '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). An '
+         'elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

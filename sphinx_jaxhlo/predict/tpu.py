@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .dots import operand_written, unaligned_batched_operand
 from .graph import (
     _ITEMSIZE,
     _MOVES,
@@ -204,8 +203,6 @@ def decide_tpu(g: Region, graph: Graph) -> Decision:
                         "(x[..., 0] and x[..., 1], halves, strided or shifted views, or the whole table in a "
                         "reduction beside a slice, as a sliced softmax's sum): the TPU writes it and each reader "
                         "reads its part back")
-    if unaligned := unaligned_batched_operand(g, max((r.operand.size for r in g.reductions), default=0)):
-        return operand_written(unaligned)
     if shifted := _shifted(g):
         return Decision(None, LIMITS, f"a concatenate builds a table-sized value ({shifted}): the TPU wrote such "
                         "a table in 5 of the 9 measured (stencils yes; Ising, XY and rotary rolls no); compile it",

@@ -50,7 +50,10 @@ RULES: tuple[Rule, ...] = (
          'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`). A table computed before '
          "a loop and read in its body is written as the loop's operand, a loop being no fusion consumer "
          "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
-         'targets.', "front.decide_all"),
+         'targets. On the TPU an `f32` operand of the table\'s size that a loop\'s body contracts (layers\' '
+         'weights stacked for a scan, microbatches of an accumulated gradient) is converted to `bf16` before '
+         'the loop and the copy written (4 probes of 4, 4 family programs of 4; `bf16` data fuse).',
+         "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size. A program with no reduction writes none either, "

@@ -29,6 +29,12 @@ probes split, or a case was not probed, the caller abstains (``limits.abstain``)
   so are a gradient's backward tables between contractions (20 of 29 stored: the 6 whose forward
   contraction is 256 long fused, and 3 of the 23 with a longer one, the weight gradients of ``x @ w``
   residuals at 1,000 and 1,024 and of a ``sin`` at 700; the chains above do not follow that length).
+
+Two TPU v5e rules of a contraction's operand, measured by ``benchmarks/guide_predictor_operand_probes.py``
+(54 probes, 2026-12-07) and checked on the families by ``benchmarks/guide_predictor_operand.py``: a computed
+operand of a batched contraction whose rows are not a multiple of 8 is written
+(:func:`unaligned_batched_operand`), and so is a ``bf16`` copy of a table-sized ``f32`` operand that a
+loop's body contracts (:func:`converted_for_the_loop`).
 """
 
 from __future__ import annotations
@@ -145,3 +151,11 @@ def operand_written(unaligned: str) -> Decision:
     """The TPU's answer where :func:`unaligned_batched_operand` found such an operand."""
     return Decision(True, "jaxhlo-predict-tpu-readers", f"{unaligned}: the TPU writes the operand first, in the "
                     "dot's input type (bf16 at the default precision), whatever else reads it (15 probes of 15)")
+
+
+def converted_for_the_loop(what: str) -> Decision:
+    """TPU v5e: a loop's body contracts a table-sized ``f32`` operand (measured by
+    ``benchmarks/guide_predictor_operand_probes.py``: 4 probes of 4, with and without ``jax.checkpoint`` and
+    a gradient; ``bf16`` data fused; and the 4 family programs of the class, 4 of 4)."""
+    return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
+                    "writes the copy (4 probes of 4, 4 family programs of 4; bf16 data fuse)")

@@ -268,8 +268,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             d = DECIDERS[target](g, graph)
             verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
             if target == "tpu:v5e" and _gemm_in(g) and limits.loop_operand(graph, table):
-                decisions.append(_converted_for_the_loop(f"a {loops[0].kind} whose body contracts a table-sized "
-                                                         "f32 operand"))
+                decisions.append(dots.converted_for_the_loop(f"a {loops[0].kind} whose body contracts a table-sized "
+                                                             "f32 operand"))
                 continue
             decisions.append(Decision(False, "jaxhlo-predict-all-loop",
                                       f"a {loops[0].kind} reduces inside its body: one step's table at a time "
@@ -328,21 +328,13 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "cases the rules do not separate"))
     if not decisions and target == "tpu:v5e" and limits.loop_operand(graph, table) and any(
             op.prim == "dot_general" and op.loop is not None for op in graph.live_ops()):
-        decisions.append(_converted_for_the_loop("a loop whose body contracts slices of a table-sized f32 operand "
-                                                 "(a gradient accumulated over microbatches)"))
+        decisions.append(dots.converted_for_the_loop("a loop whose body contracts slices of a table-sized f32 "
+                                                     "operand (a gradient accumulated over microbatches)"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
         decisions.append(scattered)
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
-
-
-def _converted_for_the_loop(what: str) -> Decision:
-    """TPU v5e: a loop's body contracts a table-sized ``f32`` operand (measured by
-    ``benchmarks/guide_predictor_operand_probes.py``: 4 probes of 4, with and without ``jax.checkpoint`` and
-    a gradient; ``bf16`` data fused; and the 4 family programs of the class, 4 of 4)."""
-    return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
-                    "writes the copy (4 probes of 4, 4 family programs of 4; bf16 data fuse)")
 
 
 def _backward_table(graph: Graph, table: int, seen: set[int]) -> bool:

@@ -29,9 +29,18 @@ probes split, or a case was not probed, the caller abstains (``limits.abstain``)
   so are a gradient's backward tables between contractions (20 of 29 stored: the 6 whose forward
   contraction is 256 long fused, and 3 of the 23 with a longer one, the weight gradients of ``x @ w``
   residuals at 1,000 and 1,024 and of a ``sin`` at 700; the chains above do not follow that length).
+
+Two TPU v5e rules of a contraction's operand, measured by ``benchmarks/guide_predictor_operand_probes.py``
+(54 probes, 2026-12-07) and checked on the families by ``benchmarks/guide_predictor_operand.py``: a computed
+operand of a batched contraction whose rows are not a multiple of 8 is written
+(:func:`unaligned_batched_operand`), and so is a ``bf16`` copy of a table-sized ``f32`` operand that a
+loop's body contracts (:func:`converted_for_the_loop`).
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterable
 
 from .graph import ELEMENTWISE, Decision, Op, Region, Value, _is_gemm, _moved_argument
 from .limits import chained_gemm, from_gemm
@@ -100,3 +109,53 @@ def two_on_tpu(g: Region, table: int) -> Decision | None:
     return Decision(True, "jaxhlo-predict-tpu-readers", "two contractions feed one table (a sum, a product, a "
                     "gate): an output fusion holds one dot, so the other dot's output is stored and read by it "
                     "(9 probes of 9)")
+
+
+#: The TPU's sublane tile: a batched contraction's operand whose free dimension is not a multiple of it is
+#: written first (:func:`unaligned_batched_operand`).
+SUBLANES = 8
+
+
+def unaligned_batched_operand(values: Iterable[Value], table: int) -> str:
+    """TPU v5e: a batched contraction (``einsum("bqn,bgn->bqg")``) outside a loop reading one of ``values``
+    of at least 0.9 times ``table`` elements, computed (not an argument only moved), whose free dimensions
+    (neither batch nor contracted: the dot's rows) multiply to a number that is not a multiple of
+    :data:`SUBLANES`, described, or ``""``.
+
+    Measured by ``benchmarks/guide_predictor_operand_probes.py`` (deviceless, 2026-12-07): such an operand
+    is written in the dot's input type (``bf16`` at the default precision, ``f32`` at ``HIGHEST``), on-chip
+    at 13 to 40 MB, whatever else reads it (the contraction alone, beside a ``sum`` or a ``max``): 15
+    probes of 15 (free dimensions of 3, 12, 100, 1,004 and 10 x 10; ``sigmoid``, ``exp``, a product, a
+    centring; ``f32`` and ``bf16`` data; the free dimension first, in the middle or last; 13 to 80 MB
+    tables); free dimensions of 64, 104, 120 and 128 fused (23 probes), and so did 2-D contractions of a
+    free dimension of 1,004 (the batch is what makes the difference)."""
+    floor = 0.9 * table
+    for v in values:
+        if v.size < floor or v.producer is None or _moved_argument(v):
+            continue
+        for op in v.users:
+            if op.prim != "dot_general" or op.loop is not None or not _is_gemm(op):
+                continue
+            (lc, rc), (lb, rb) = op.params["dimension_numbers"]
+            for w, cdims, bdims in ((op.ins[0], lc, lb), (op.ins[1], rc, rb)):
+                if w is not v or not bdims:
+                    continue
+                rows = math.prod(d for i, d in enumerate(v.shape) if i not in cdims and i not in bdims)
+                if rows % SUBLANES:
+                    return (f"a batched contraction reads a computed {v.dtype}{list(v.shape)} whose free "
+                            f"dimensions, {rows} rows, are not a multiple of {SUBLANES}")
+    return ""
+
+
+def operand_written(unaligned: str) -> Decision:
+    """The TPU's answer where :func:`unaligned_batched_operand` found such an operand."""
+    return Decision(True, "jaxhlo-predict-tpu-readers", f"{unaligned}: the TPU writes the operand first, in the "
+                    "dot's input type (bf16 at the default precision), whatever else reads it (15 probes of 15)")
+
+
+def converted_for_the_loop(what: str) -> Decision:
+    """TPU v5e: a loop's body contracts a table-sized ``f32`` operand (measured by
+    ``benchmarks/guide_predictor_operand_probes.py``: 4 probes of 4, with and without ``jax.checkpoint`` and
+    a gradient; ``bf16`` data fused; and the 4 family programs of the class, 4 of 4)."""
+    return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
+                    "writes the copy (4 probes of 4, 4 family programs of 4; bf16 data fuse)")

@@ -268,9 +268,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
             d = DECIDERS[target](g, graph)
             verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
             if target == "tpu:v5e" and _gemm_in(g) and limits.loop_operand(graph, table):
-                decisions.append(limits.abstain(f"a {loops[0].kind} whose body contracts a table-sized operand: "
-                                                "the TPU may convert or relay it outside the loop, which no rule "
-                                                "covers"))
+                decisions.append(dots.converted_for_the_loop(f"a {loops[0].kind} whose body contracts a table-sized "
+                                                             "f32 operand"))
                 continue
             decisions.append(Decision(False, "jaxhlo-predict-all-loop",
                                       f"a {loops[0].kind} reduces inside its body: one step's table at a time "
@@ -315,6 +314,9 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
              for v in g.values}
     decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions),
                                fused=fused)
+    if target == "tpu:v5e" and (unaligned := dots.unaligned_batched_operand(
+            (v for op in graph.live_ops() for v in op.outs), table)):
+        decisions.append(dots.operand_written(unaligned))
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
     if not decisions and (read := limits.convolution_of_table(graph, table)):
@@ -324,6 +326,10 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "contraction's output, outside the reductions (a gradient's backward "
                                         "pass): the TPU writes it or keeps it in the contraction's fusion, by "
                                         "cases the rules do not separate"))
+    if not decisions and target == "tpu:v5e" and limits.loop_operand(graph, table) and any(
+            op.prim == "dot_general" and op.loop is not None for op in graph.live_ops()):
+        decisions.append(dots.converted_for_the_loop("a loop whose body contracts slices of a table-sized f32 "
+                                                     "operand (a gradient accumulated over microbatches)"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
         decisions.append(scattered)
     if not decisions:

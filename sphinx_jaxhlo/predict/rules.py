@@ -50,7 +50,10 @@ RULES: tuple[Rule, ...] = (
          'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`). A table computed before '
          "a loop and read in its body is written as the loop's operand, a loop being no fusion consumer "
          "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
-         'targets.', "front.decide_all"),
+         'targets. On the TPU an `f32` operand of the table\'s size that a loop\'s body contracts (layers\' '
+         'weights stacked for a scan, microbatches of an accumulated gradient) is converted to `bf16` before '
+         'the loop and the copy written (4 probes of 4, 4 family programs of 4; `bf16` data fuse).',
+         "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "
          "dimensions), writes nothing of the table's size. A program with no reduction writes none either, "
@@ -249,7 +252,12 @@ RULES: tuple[Rule, ...] = (
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
          'a batched dot\'s is left to the compile. The output of one of two contractions that feed '
          "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "
-         'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). An elementwise table is '
+         'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). '
+         'A computed table that a batched contraction reads as an operand (`einsum("bqn,bgn->bqg", '
+         'sigmoid(pred), gt)`) is written first, in the dot\'s input type (`bf16` at the default precision), '
+         'when its free dimensions (the dot\'s rows) are not a multiple of 8, whatever else reads it (3, 12, '
+         '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). An '
+         'elementwise table is '
          'computed again for each reader '
          'instead, except a returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

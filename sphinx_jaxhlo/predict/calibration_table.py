@@ -46,16 +46,16 @@ KEYS: dict[str, tuple[int, int]] = {
     'gpu:h100 jaxhlo-predict-h100-softmax stored': (13, 13),
     'gpu:h100 jaxhlo-predict-h100-topk stored': (52, 53),
     'tpu:v5e jaxhlo-predict-all-loop fused': (55, 58),
-    'tpu:v5e jaxhlo-predict-all-loop stored': (40, 40),
-    'tpu:v5e jaxhlo-predict-all-none fused': (95, 101),
+    'tpu:v5e jaxhlo-predict-all-loop stored': (44, 44),
+    'tpu:v5e jaxhlo-predict-all-none fused': (95, 99),
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (19, 19),
-    'tpu:v5e jaxhlo-predict-tpu-fused fused': (905, 915),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (905, 914),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (29, 29),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (189, 190),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (192, 193),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (131, 131),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
-    'HBM': (151, 157),
-    'on-chip': (236, 248),
+    'HBM': (152, 158),
+    'on-chip': (242, 254),
 }

@@ -257,9 +257,8 @@ RULES: tuple[Rule, ...] = (
          'sigmoid(pred), gt)`) is written first, in the dot\'s input type (`bf16` at the default precision), '
          'when its free dimensions (the dot\'s rows) are not a multiple of 8, whatever else reads it (3, 12, '
          '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). An '
-         'elementwise table is '
-         'computed again for each reader '
-         'instead, except a returned table read again to compute another returned table beside the '
+         'elementwise table read twice is not written but computed again for each reader, except a '
+         'returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
          'Adagrad, Yogi, AdaBelief, Sophia, centered RMSProp, six of six measured), which is written and '
          'read back; `jax.checkpoint` around the reduction makes the backward pass compute the dot '

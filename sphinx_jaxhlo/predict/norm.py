@@ -19,9 +19,13 @@ and checked on the families by
 
 from __future__ import annotations
 
+import math
+
 from .graph import TABLE_SHARE, Decision, Graph, Reduction, Region, reductions_of
 from .limits import _region_reads
 
+#: TPU: the shortest rows of a batched table normalised and reduced again that the probes split on.
+TPU_SPLIT_ROW = 4096
 #: The H100 rule's shortest rows (the normalised axis): rows of 10 fused in the probes.
 H100_MIN_ROW = 512
 #: Ops of a gradient's backward pass in the region: the H100 probes' gradients split.
@@ -73,3 +77,21 @@ def decide_norm(g: Region, graph: Graph, target: str, table: int, n: int) -> Dec
     return Decision(True, "jaxhlo-predict-h100-softmax", f"{what}, normalised over rows of "
                     f"{stats[0].operand.shape[1]} then reduced over axis 0: the Triton softmax kernel writes "
                     "its whole output, which the column reduction reads (14 probes of 14)")
+
+
+def tpu_batched_rows(g: Region) -> str:
+    """TPU v5e, a table normalised then reduced again (three passes, no contraction): the reason to leave it
+    to the compile when a reduction of ``g`` reads a table of rank three or more (its leading dimensions not
+    all 1) over its last axis of :data:`TPU_SPLIT_ROW` elements or more, else ``""``.  Of the 28 programs of
+    ``benchmarks/guide_predictor_softmax3d_probes.py`` (wild15's iBOT loss, a certain miss), every 2-D table
+    and every row of 2,048 or fewer fused; over rows of 4,096 to 16,384 a 3-D or 4-D table was written in 13
+    and fused in 3, by no shape the jaxpr separates (rows of 8,192 written at 16 x 196 and fused at
+    1 x 4,096; over rows of 4,096 a distillation loss written, a softmax's own weighted sum fused)."""
+    for r in g.reductions:
+        shape = r.operand.shape
+        batched = len(shape) >= 3 and math.prod(shape[:-2]) > 1
+        if batched and shape[-1] >= TPU_SPLIT_ROW and _axes(r) == {len(shape) - 1}:
+            return (f"a {'x'.join(map(str, shape))} table normalised over rows of {shape[-1]} and reduced again: "
+                    "the TPU wrote such a batched table in 13 of 16 probes and fused it in 3, by shapes the rules "
+                    "do not separate")
+    return ""

@@ -72,7 +72,9 @@ RULES: tuple[Rule, ...] = (
          "middle axis, a gather of columns, a few elements taken from an elementwise table), and a scatter "
          "writes one on the TPU (a gather's gradient); a normalised table is reduced again, three passes or "
          'more over table-sized data on the '
-         "H100, four, or three with a contraction, on the TPU (a softmax's output summed again); a variadic "
+         "H100, four, or three with a contraction, on the TPU (a softmax's output summed again), or three on "
+         'the TPU where the table has leading dimensions and rows of 4,096 or more (a distillation loss over '
+         'patches: 13 of 16 probes wrote it, 3 fused); a variadic '
          'reduce (an `argmax` beside a `max` of the same value), or an `argmin` over a `jnp.stack` of computed '
          'tables (no per-operand split); the only reduction is a contraction of a '
          'computed operand that a gather, a concatenate or a loop computes, or that something else reads (on '

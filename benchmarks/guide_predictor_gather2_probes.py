@@ -1,0 +1,144 @@
+"""Probe programs for the second H100 gather rules: the gathers the first study
+(``guide_predictor_gather_probes.py``) left to the compile, an embedding bag reduced over its bag axis and a
+few elements a row of an elementwise table reduced whole.
+
+Each probe is a module whose ``f`` gathers: ``emb[ids]`` rows of an argument (or of an elementwise function of
+one) reduced over the bag axis (sum, mean, max, weighted), for reuses (gathered rows over table rows) from 1/4
+to 64; ``take_along_axis``, ``x[arange, labels]`` and ``jnp.take`` with a mode, of an elementwise function of
+the arguments, one to 25 indices a row, reduced to a scalar or per row; under ``jax.grad`` and ``vmap``; f32
+and bf16, odd and power-of-two sizes.  The truth is the family benchmark's
+(:func:`guide_predictor_family.compile_truth`), written to
+``benchmarks/data/guide_predictor_gather2_probes_truth.jsonl``.
+
+Run::
+
+    python benchmarks/guide_predictor_gather2_probes.py --compile     # what is not compiled yet
+    python benchmarks/guide_predictor_gather2_probes.py               # the truth beside the rules' answer
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from guide_predictor_family import Program, _module  # noqa: E402
+from guide_predictor_probing import probe_main  # noqa: E402
+
+TRUTH = ROOT / "benchmarks" / "data" / "guide_predictor_gather2_probes_truth.jsonl"
+TARGETS = ["gpu:h100"]
+
+
+def probe(name: str, body: str, specs: str, *classes: str) -> Program:
+    return Program(name, "gather2-probes", _module(body), specs, list(classes))
+
+
+#: reductions of an embedding bag ``e`` ([b, s, d]) over its bag axis.
+BAG_REDS = {
+    "sum": "jnp.sum(e, axis=1)",
+    "mean": "jnp.mean(e, axis=1)",
+    "max": "jnp.max(e, axis=1)",
+    "wsum": "jnp.sum(e * w[..., None], axis=1)",
+    "sqrtn": "jnp.sum(e, axis=1) / jnp.sqrt(float(e.shape[1]))",
+}
+
+
+def bag_probe(name: str, v: int = 32000, d: int = 256, b: int = 64, s: int = 256, red: str = "sum",
+              dtype: str = "f32", post: str = "e", wrap: str = "", src: str = "emb") -> Program:
+    """``e = src[ids]`` ([b, s, d]) reduced over the bag axis ``s``."""
+    w = "w" if red == "wsum" else ""
+    args = "emb, ids" + (", w" if w else "")
+    body = (f"def g_({args}):\n    e = jnp.take({src}, ids, axis=0)\n    e = {post}\n"
+            f"    return {BAG_REDS[red]}\n\n\n")
+    if wrap == "grad":
+        body += f"def f({args}):\n    return jax.grad(lambda emb: jnp.sum(g_({args})))(emb)\n"
+    elif wrap == "vmap":
+        body += f"def f({args}):\n    return jax.vmap(g_, in_axes=(None, 0{', 0' if w else ''}))({args})\n"
+    else:
+        body += f"def f({args}):\n    return g_({args})\n"
+    ids = f"i32[4,{b},{s}]" if wrap == "vmap" else f"i32[{b},{s}]"
+    wspec = (f", f32[4,{b},{s}]" if wrap == "vmap" else f", f32[{b},{s}]") if w else ""
+    return probe(name, body, f"{dtype}[{v},{d}], {ids}{wspec}", "bag", f"red={red}", f"wrap={wrap or 'none'}")
+
+
+#: how a few elements a row are picked from the table ``p`` ([n, v]) with labels ``y``.
+PICKS = {
+    "take": "jnp.take_along_axis(p, y[:, None], axis=-1)[:, 0]",
+    "index": "p[jnp.arange(p.shape[0]), y]",
+    "clip": "jnp.take_along_axis(p, y[:, None], axis=-1, mode='clip')[:, 0]",
+    "fill": "jnp.take_along_axis(p, y[:, None], axis=-1, mode='fill', fill_value=0)[:, 0]",
+    "k": "jnp.take_along_axis(p, y, axis=-1)",
+}
+#: what is reduced: ``g`` the picked elements.
+PICK_REDS = {
+    "mean": "-jnp.mean(g)",
+    "sum": "jnp.sum(g)",
+    "logmean": "-jnp.mean(jnp.log(g + 1e-6))",
+    "rowsum": "jnp.sum(g, axis=-1)",
+    "rowsum_mean": "jnp.mean(jnp.sum(g, axis=-1))",
+    "weighted": "jnp.sum(g * w) / jnp.sum(w)",
+}
+
+
+def pick_probe(name: str, prod: str = "jnp.exp(x)", n: int = 4096, v: int = 4096, dtype: str = "f32",
+               pick: str = "take", red: str = "mean", k: int = 1, wrap: str = "") -> Program:
+    w = "w" if red == "weighted" else ""
+    args = "x, y" + (", w" if w else "")
+    body = f"def g_({args}):\n    p = {prod}\n    g = {PICKS[pick]}\n    return {PICK_REDS[red]}\n\n\n"
+    if wrap == "vmap":
+        body += f"def f({args}):\n    return jax.vmap(g_)({args})\n"
+    elif wrap == "grad":
+        body += f"def f({args}):\n    return jax.grad(lambda x: g_({args}))(x)\n"
+    else:
+        body += f"def f({args}):\n    return g_({args})\n"
+    lead = "4," if wrap == "vmap" else ""
+    ys = f"i32[{lead}{n}]" if k == 1 else f"i32[{lead}{n},{k}]"
+    wspec = f", f32[{lead}{n}]" if w else ""
+    return probe(name, body, f"{dtype}[{lead}{n},{v}], {ys}{wspec}", "pick", f"pick={pick}", f"red={red}",
+                 f"wrap={wrap or 'none'}")
+
+
+def programs() -> list[Program]:
+    B, P = bag_probe, pick_probe
+    return [
+        # embedding bags reduced over the bag axis: reuse = b * s / v gathered rows a table row
+        B("bag-r0.5"), B("bag-r1", v=16384), B("bag-r2", v=8192), B("bag-r3", v=5461), B("bag-r4", v=4096),
+        B("bag-r6", v=2731), B("bag-r8", v=2048), B("bag-r16", v=1024), B("bag-r64", v=256),
+        B("bag-r2-d512", v=8192, d=512), B("bag-r8-d512", v=2048, d=512), B("bag-r4-d128", v=4096, d=128, b=128),
+        B("bag-r8-d128", v=4096, d=128, b=128, s=256 * 2), B("bag-r0.5-bf16", dtype="bf16"),
+        B("bag-r16-bf16", v=1024, dtype="bf16"), B("bag-mean", red="mean"), B("bag-max", red="max"),
+        B("bag-wsum", red="wsum"), B("bag-sqrtn", red="sqrtn"), B("bag-mean-r16", v=1024, red="mean"),
+        B("bag-max-r16", v=1024, red="max"), B("bag-wsum-r16", v=1024, red="wsum"),
+        B("bag-odd", v=30001, d=200, b=50, s=300), B("bag-odd-r12", v=1251, d=200, b=50, s=300),
+        B("bag-s25", b=4096, s=25, v=100000, d=128), B("bag-s25-r8", b=4096, s=25, v=12800, d=128),
+        B("bag-tanh", post="jnp.tanh(e)"), B("bag-tanh-r16", v=1024, post="jnp.tanh(e)"),
+        B("bag-src-scaled", src="emb * 2.0"), B("bag-vmap", wrap="vmap", b=16),
+        B("bag-grad", wrap="grad"),
+        # a few elements a row of an elementwise table, reduced
+        P("pick-exp"), P("pick-tanh", prod="jnp.tanh(x)"), P("pick-sigmoid", prod="jax.nn.sigmoid(x)"),
+        P("pick-arg", prod="x"), P("pick-index", pick="index"), P("pick-clip", pick="clip"),
+        P("pick-fill", pick="fill"), P("pick-sum", red="sum"), P("pick-logmean", red="logmean"),
+        P("pick-weighted", red="weighted"), P("pick-bf16", dtype="bf16"), P("pick-odd", n=3001, v=5003),
+        P("pick-big", n=8192, v=8192), P("pick-wide", n=512, v=32768), P("pick-vmap", n=1024, wrap="vmap"),
+        P("pick-k5-rowsum", pick="k", k=5, red="rowsum"), P("pick-k25-rowsum", pick="k", k=25, red="rowsum"),
+        P("pick-k5-mean", pick="k", k=5, red="rowsum_mean"), P("pick-k25-mean", pick="k", k=25, red="rowsum_mean"),
+        P("pick-k2-sum", pick="k", k=2, red="sum"), P("pick-grad", wrap="grad"),
+        P("pick-index-bf16-odd", pick="index", dtype="bf16", n=2049, v=10000),
+        # second batch, before the first measure: the bag's length at a reuse near one
+        B("bag-s32", b=2048, s=32, v=65536, d=128), B("bag-s64", b=1024, s=64, v=65536, d=128),
+        B("bag-s100", b=640, s=100, v=64000, d=128), B("bag-s128", b=512, s=128, v=65536, d=128),
+        B("bag-s128-d256", b=256, s=128, v=32768), B("bag-s64-d512", b=256, s=64, v=16384, d=512),
+        B("bag-s32-r4", b=2048, s=32, v=16384, d=128), B("bag-s512", b=32, s=512, v=16384),
+        B("bag-r6-s64", b=768, s=64, v=8192, d=256),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return probe_main(argv, programs, TARGETS, TRUTH)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

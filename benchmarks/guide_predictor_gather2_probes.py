@@ -47,11 +47,15 @@ BAG_REDS = {
 
 
 def bag_probe(name: str, v: int = 32000, d: int = 256, b: int = 64, s: int = 256, red: str = "sum",
-              dtype: str = "f32", post: str = "e", wrap: str = "", src: str = "emb") -> Program:
-    """``e = src[ids]`` ([b, s, d]) reduced over the bag axis ``s``."""
+              dtype: str = "f32", post: str = "e", wrap: str = "", src: str = "emb", how: str = "take") -> Program:
+    """``e = src[ids]`` ([b, s, d]) reduced over the bag axis ``s``; ``how``: ``jnp.take`` (its default mode
+    fills out-of-bounds rows), ``index`` (``src[ids]``), ``clip`` or ``fill0`` (``jnp.take``'s modes)."""
     w = "w" if red == "wsum" else ""
     args = "emb, ids" + (", w" if w else "")
-    body = (f"def g_({args}):\n    e = jnp.take({src}, ids, axis=0)\n    e = {post}\n"
+    look = {"take": f"jnp.take({src}, ids, axis=0)", "index": f"({src})[ids]",
+            "clip": f"jnp.take({src}, ids, axis=0, mode='clip')",
+            "fill0": f"jnp.take({src}, ids, axis=0, mode='fill', fill_value=0)"}[how]
+    body = (f"def g_({args}):\n    e = {look}\n    e = {post}\n"
             f"    return {BAG_REDS[red]}\n\n\n")
     if wrap == "grad":
         body += f"def f({args}):\n    return jax.grad(lambda emb: jnp.sum(g_({args})))(emb)\n"
@@ -61,7 +65,8 @@ def bag_probe(name: str, v: int = 32000, d: int = 256, b: int = 64, s: int = 256
         body += f"def f({args}):\n    return g_({args})\n"
     ids = f"i32[4,{b},{s}]" if wrap == "vmap" else f"i32[{b},{s}]"
     wspec = (f", f32[4,{b},{s}]" if wrap == "vmap" else f", f32[{b},{s}]") if w else ""
-    return probe(name, body, f"{dtype}[{v},{d}], {ids}{wspec}", "bag", f"red={red}", f"wrap={wrap or 'none'}")
+    return probe(name, body, f"{dtype}[{v},{d}], {ids}{wspec}", "bag", f"red={red}", f"wrap={wrap or 'none'}",
+                 f"how={how}")
 
 
 #: how a few elements a row are picked from the table ``p`` ([n, v]) with labels ``y``.
@@ -133,6 +138,22 @@ def programs() -> list[Program]:
         B("bag-s128-d256", b=256, s=128, v=32768), B("bag-s64-d512", b=256, s=64, v=16384, d=512),
         B("bag-s32-r4", b=2048, s=32, v=16384, d=128), B("bag-s512", b=32, s=512, v=16384),
         B("bag-r6-s64", b=768, s=64, v=8192, d=256),
+        # third batch, AFTER the first measure on the families (three bags fused at reuse 2 to 4): the number
+        # of bags, the row's width
+        *[B(f"bag-s128-b{b}", b=b, s=128, v=32000, red="max") for b in (64, 128, 256, 512, 1024)],
+        *[B(f"bag-s50-d64-b{b}", b=b, s=50, v=100000, d=64) for b in (256, 1024, 2048, 4096)],
+        *[B(f"bag-s50-d{d}-b4096", b=4096, s=50, v=100000, d=d) for d in (32, 128, 256)],
+        *[B(f"bag-s256-d512-b{b}", b=b, s=256, v=32000, d=512, red="mean") for b in (128, 256, 512)],
+        # fourth batch, AFTER the first measure: the same bags by ``emb[ids]`` (no fill select) and by
+        # ``jnp.take(..., mode='clip')``
+        *[B(f"{how}-bag-r{r}", how=how, v=int(16384 / r)) for how in ("index", "clip") for r in (0.5, 2, 4, 8)],
+        *[B(f"index-bag-s50-d64-b{b}", how="index", b=b, s=50, v=100000, d=64) for b in (256, 4096)],
+        B("index-bag-max-s128-b512", how="index", b=512, s=128, v=32000, red="max"),
+        B("index-bag-max-s128-b64", how="index", b=64, s=128, v=32000, red="max"),
+        B("index-bag-mean-d512", how="index", b=128, s=256, v=32000, d=512, red="mean"),
+        B("index-bag-tanh", how="index", post="jnp.tanh(e)"), B("index-bag-wsum", how="index", red="wsum"),
+        B("index-bag-bf16", how="index", dtype="bf16"), B("index-bag-s32", how="index", b=2048, s=32, v=65536, d=128),
+        B("index-bag-vmap", how="index", wrap="vmap", b=16), B("fill-bag-r2", how="fill0", v=8192),
     ]
 
 

@@ -21,6 +21,15 @@ SOFTMAX_ROW = 16384
 #: The fewest elements of a gathered table the fused-rows rule was measured at (65,536 and 262,144 of a
 #: ``tanh`` were written, 524,288 and more fused).
 MIN_ROWS_TABLE = 1 << 19
+#: An embedding bag's reduced axis below which the column reduction is a loop (``WarpSize()`` in
+#: ``IsUnnestedReductionFasterThanElemental``; bags of 25 rows fused, 32 and more not).
+BAG_WARP = 32
+#: Gathered rows a table row from which the probes saw an embedding bag fused (8, 12, 16, 64 ...) and up to
+#: which they saw it written (0.5 to 6): between the two the rules abstain.
+BAG_REUSE_FUSED = 8
+BAG_REUSE_STORED = 6
+#: How much smaller than its table a gather of single elements must be to pick "a few a row".
+PICK_SPARSE = 8
 
 
 def scatter_abstention() -> Decision:
@@ -133,6 +142,114 @@ def _row_reductions(g: Region) -> bool:
     return not g.outputs and not g.outside
 
 
+def _bag_decision(op: Op, g: Region) -> Decision | None:
+    """Gathered whole rows (``emb[ids]``, [b, s, d]) reduced over an axis that is not the last (an embedding
+    bag: a sum, mean or max over its ``s`` rows); ``None``: another shape, or a reuse the probes leave open."""
+    out, src = op.outs[0], op.ins[0]
+    bags = []
+    for r in g.reductions:
+        axes = tuple(r.op.params.get("axes", ()))
+        rank = len(r.operand.shape)
+        if (r.kind not in ("sum", "max", "min") or rank != len(out.shape) or rank < 3 or len(axes) != 1
+                or axes[0] in (0, rank - 1)):
+            return None
+        bags.append(r.operand.shape[axes[0]])
+    if not bags or g.outputs or g.outside:
+        return None
+    reuse = out.size / src.size
+    masked = _row_masked(op, g)
+    if masked is None:
+        return None
+    if max(bags) < BAG_WARP:
+        return Decision(False, "jaxhlo-predict-h100-cost", f"gathered rows (an embedding bag) reduced over bags of "
+                        f"{max(bags)} rows (fewer than {BAG_WARP}, a warp): the column reduction is emitted as a loop "
+                        "(IsUnnestedReductionFasterThanElemental, ir_emission_utils.cc) and the loop-fusible gather "
+                        "is fused into it, as in each of the 2 probes measured")
+    if min(bags) < BAG_WARP:
+        return None
+    if not masked:
+        return Decision(False, "jaxhlo-predict-h100-cost", "gathered rows (an embedding bag, emb[ids] or "
+                        "jnp.take with mode='clip') reduced over the bag axis, with nothing but the rows themselves "
+                        "in the reduction: the gather is loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and "
+                        "priority fusion fuses it into the reduction at every reuse, as in each of the 17 probes "
+                        "measured")
+    if reuse >= BAG_REUSE_FUSED:
+        return Decision(False, "jaxhlo-predict-h100-cost", "gathered rows (an embedding bag) masked or weighted "
+                        f"row by row, reduced over the bag axis, {reuse:.3g} gathered rows a table row (at least "
+                        f"{BAG_REUSE_FUSED}): priority fusion fuses the gather into the reduction (the cost model "
+                        "prices a row's re-reads at cache bandwidth, ReadTimeWithDRAMHeuristic, "
+                        "gpu_performance_model_base.cc, the likely reason), as in each of the 16 probes measured")
+    if reuse <= BAG_REUSE_STORED:
+        return Decision(True, "jaxhlo-predict-h100-cost", f"gathered rows (an embedding bag) masked or weighted "
+                        "row by row (jnp.take's default mode, which fills out-of-bounds rows; a mask or weight a "
+                        f"row) and reduced over bags of {min(bags)} rows or more, {reuse:.3g} gathered rows a table "
+                        f"row (at most {BAG_REUSE_STORED}): priority fusion's cost model keeps the gather a kernel of "
+                        "its own and its output is written for the reduction, as in each of the 53 probes measured")
+    return None
+
+
+#: The ops that only move or widen a value (a weight a row broadcast along the row).
+_WIDEN = {"broadcast_in_dim", "reshape", "convert_element_type", "squeeze", "expand_dims", "transpose"}
+
+
+def _row_masked(op: Op, g: Region) -> bool | None:
+    """Whether the gathered rows are masked or weighted row by row before the reduction: a gather that fills
+    out-of-bounds rows (``mode=FILL_OR_DROP``, ``jnp.take``'s default: a select a row in the HLO), or an
+    elementwise op between the gather and the reduction that reads a value smaller than the rows (a mask, a
+    weight a row, broadcast).  ``None``: it reads a value as large as the rows that the gather did not make."""
+    masked = "FILL_OR_DROP" in str(op.params.get("mode", ""))
+    derived = {id(op.outs[0])}
+    ends = {id(r.operand) for r in g.reductions}
+    todo = [op.outs[0]]
+    while todo:
+        v = todo.pop()
+        if id(v) in ends:
+            continue
+        for user in v.users:
+            if user.prim in REDUCTION_KIND or (user.prim not in ELEMENTWISE and user.prim not in LAYOUT_OPS):
+                continue
+            for w in user.ins:
+                if id(w) in derived or w.literal or w.size == 1:
+                    continue
+                base = w
+                while base.producer is not None and base.producer.prim in _WIDEN and base.producer.ins:
+                    base = base.producer.ins[0]
+                if base.size >= op.outs[0].size:
+                    return None
+                masked = True
+            for o in user.outs:
+                if id(o) not in derived:
+                    derived.add(id(o))
+                    todo.append(o)
+    return masked
+
+
+def _picked_decision(op: Op, g: Region) -> Decision | None:
+    """One element a row (``take_along_axis``, ``x[arange(n), labels]``) of a table computed from the
+    arguments by elementwise ops, reduced across the rows (a ``vmap``'s leading axes may stay); ``None``:
+    another reading of the picked values."""
+    out, src = op.outs[0], op.ins[0]
+    rows = src.size // max(1, src.shape[-1]) if src.shape else 0
+    if (any(int(n) != 1 for n in op.params.get("slice_sizes", ())) or out.size != rows
+            or out.size * PICK_SPARSE > src.size):
+        return None
+    batch = rows // src.shape[-2] if len(src.shape) >= 3 else 1
+    for r in g.reductions:
+        axes = tuple(r.op.params.get("axes", ()))
+        kept = r.operand.size
+        for a in axes:
+            kept //= r.operand.shape[a]
+        if r.kind not in ("sum", "max", "min") or r.operand.size // kept < BAG_WARP or kept > batch:
+            return None
+    if not g.reductions or g.outputs:
+        return None
+    return Decision(True, "jaxhlo-predict-h100-cost", "a gather picks one element a row (take_along_axis, "
+                    "x[arange(n), labels]) of a table computed from the arguments elementwise, and a reduction reads "
+                    "the picks across the rows: the gather with its producers is a loop fusion that computes only "
+                    "the picked elements, and the reduction is a kernel of its own that reads them, written, from "
+                    "memory, as in each of the 21 probes measured")
+
+
 def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
     """The answer for one gather; ``None``: the probes do not decide it."""
     floor = TABLE_SHARE * table
@@ -149,6 +266,10 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
                         "gather is loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and recomputes the few "
                         "elements it reads, nothing of the table's size is written, as in each of the 5 probes "
                         "measured")
+    if row is None and out.size >= floor and _elementwise_of_arguments(src):
+        second = _bag_decision(op, g) if _whole_rows(op) else _picked_decision(op, g)
+        if second is not None:
+            return second
     if row is not None or out.size < floor or not _whole_rows(op) or not _elementwise_of_arguments(src):
         return None
     if out.size < MIN_ROWS_TABLE or not all(len(r.operand.shape) == len(out.shape) for r in g.reductions):

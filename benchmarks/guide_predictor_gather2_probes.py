@@ -154,6 +154,23 @@ def programs() -> list[Program]:
         B("index-bag-tanh", how="index", post="jnp.tanh(e)"), B("index-bag-wsum", how="index", red="wsum"),
         B("index-bag-bf16", how="index", dtype="bf16"), B("index-bag-s32", how="index", b=2048, s=32, v=65536, d=128),
         B("index-bag-vmap", how="index", wrap="vmap", b=16), B("fill-bag-r2", how="fill0", v=8192),
+        # fifth batch, AFTER the first measure: whole rows of an argument permuted (x[perm], a mixup or cutmix)
+        # and reduced over the trailing axes, alone or mixed with the argument itself
+        *[probe(f"perm-{name}", f"def f(x, perm):\n    r = x[perm]\n    return {ret}\n", spec, "perm")
+          for name, ret, spec in [
+              ("mean23", "jnp.mean(r, axis=(2, 3))", "f32[256,3,224,224], i32[256]"),
+              ("mean23-bf16", "jnp.mean(r, axis=(2, 3))", "bf16[256,3,224,224], i32[256]"),
+              ("sum123", "jnp.sum(r, axis=(1, 2, 3))", "f32[256,3,224,224], i32[256]"),
+              ("mean12", "jnp.mean(r, axis=(1, 2))", "f32[512,256,256], i32[512]"),
+              ("mean3", "jnp.mean(r, axis=3)", "f32[256,3,224,224], i32[256]"),
+              ("mix-mean23", "jnp.mean(0.7 * x + 0.3 * r, axis=(2, 3))", "f32[256,3,224,224], i32[256]"),
+              ("where-mean23", "jnp.mean(jnp.where(jnp.arange(224)[:, None] < 100, r, x), axis=(2, 3))",
+               "f32[256,3,224,224], i32[256]"),
+              ("where-mean12", "jnp.mean(jnp.where(jnp.arange(256)[None, :] < 100, r, x), axis=(1, 2))",
+               "f32[512,256,256], i32[512]"),
+              ("sq-mean23", "jnp.mean(r * r, axis=(2, 3))", "f32[128,3,224,224], i32[128]"),
+              ("half", "jnp.mean(x[perm[:64]], axis=(2, 3))", "f32[256,3,224,224], i32[256]"),
+          ]],
     ]
 
 

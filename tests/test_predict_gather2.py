@@ -5,7 +5,9 @@ An embedding bag (rows gathered and reduced over a middle axis) fuses into the r
 rows is in it (``emb[ids]``, ``jnp.take(..., mode='clip')``) and when 8 or more gathered rows share a table
 row; masked or weighted row by row (``jnp.take``'s default fill mode, a weight a row) at 6 or fewer it is
 written.  One element a row taken from an elementwise table and reduced across the rows is written for the
-reduction; several a row reduced per row are left to the compile (5 a row fused, 25 written).  Each program
+reduction; several a row reduced per row are left to the compile (5 a row fused, 25 written).  Whole rows
+of an argument reduced over the last few axes (a permuted batch mixed in, ``mean(x[perm], axis=(2, 3))``)
+fuse in one pass, as over the last axis alone.  Each program
 is compiled for the H100 (deviceless: no run, no GPU), so a later XLA that changes the answer fails here;
 the probes are ``benchmarks/guide_predictor_gather2_probes.py``.
 """
@@ -33,6 +35,10 @@ def bag_weighted(emb, ids, w):
     return jnp.sum(emb[ids] * w[..., None], axis=1)
 
 
+def permuted_mix(x, perm):
+    return jnp.mean(jnp.where(jnp.arange(x.shape[2])[:, None] < 50, x[perm], x), axis=(2, 3))
+
+
 def picked_mean(x, y):
     return -jnp.mean(jnp.take_along_axis(jnp.exp(x), y[:, None], axis=-1))
 
@@ -53,6 +59,8 @@ CASES = [
     (bag_take, ("f32[1024,256]", "i32[64,256]"), False),
     # nothing but the rows (x[ids]): fused at any reuse
     (bag_index, ("f32[32000,256]", "i32[512,128]"), False),
+    # whole rows of an argument (x[perm], a cutmix) reduced over the last few axes in one pass: fused
+    (permuted_mix, ("f32[128,3,128,128]", "i32[128]"), False),
     # one element a row of an elementwise table, reduced across the rows: written
     (picked_mean, ("f32[4096,4096]", "i32[4096]"), True),
     (picked_index, ("bf16[2049,10000]", "i32[2049]"), True),

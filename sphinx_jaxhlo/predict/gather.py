@@ -133,11 +133,12 @@ def _whole_rows(op: Op) -> bool:
 
 
 def _row_reductions(g: Region) -> bool:
-    """Every reduction of the region reduces the last axis of its operand and nothing else reads it."""
+    """Every reduction of the region reduces the trailing axes of its operand (the last, or the last few:
+    contiguous, one row to XLA's reduction emitter) and nothing else reads it."""
     for r in g.reductions:
-        axes = tuple(r.op.params.get("axes", ()))
+        axes = tuple(sorted(r.op.params.get("axes", ())))
         rank = len(r.operand.shape)
-        if r.kind not in ("sum", "max", "min") or rank == 0 or axes != (rank - 1,):
+        if r.kind not in ("sum", "max", "min") or rank == 0 or not axes or axes != tuple(range(axes[0], rank)):
             return False
     return not g.outputs and not g.outside
 
@@ -282,10 +283,10 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
                         "gather's scattered reads once per reader and writes its output for both, as in each of the 6 "
                         "probes measured")
     return Decision(False, "jaxhlo-predict-h100-cost", "gathered whole rows (an embedding lookup, x[idx]) of an "
-                    "argument or of an elementwise function of arguments, reduced over the last axis in one pass: the "
-                    "gather and its producers are loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and the "
-                    "cost model (gpu_performance_model.cc) fuses them into the reduction, as in each of the 33 probes "
-                    "measured")
+                    "argument or of an elementwise function of arguments, reduced over the last axis (or the last few, "
+                    "one row to the reduction emitter) in one pass: the gather and its producers are loop-fusible "
+                    "(IsUniversallyLoopFusible, gpu_fusible.cc) and the cost model (gpu_performance_model.cc) fuses "
+                    "them into the reduction, as in each of the 45 probes measured")
 
 
 def decide_h100_gather(g: Region, graph: Graph, table: int, d: Decision) -> Decision | None:

@@ -171,6 +171,48 @@ def programs() -> list[Program]:
               ("sq-mean23", "jnp.mean(r * r, axis=(2, 3))", "f32[128,3,224,224], i32[128]"),
               ("half", "jnp.mean(x[perm[:64]], axis=(2, 3))", "f32[256,3,224,224], i32[256]"),
           ]],
+        # sixth batch, AFTER the first measure (suggested by the cross-entropies the families leave to the
+        # compile): one element a row picked from logits, or from logits less their logsumexp (no softmax
+        # diamond), beside the logsumexp's own reductions
+        *[probe(f"lse-{name}", f"def f(x, y):\n{body}", spec, "lse") for name, body, spec in [
+            ("arg", "    lse = jax.nn.logsumexp(x, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(x, y[:, None], axis=-1)[:, 0])\n",
+             "f32[2048,32000], i32[2048]"),
+            ("logp", "    lp = x - jax.nn.logsumexp(x, axis=-1, keepdims=True)\n"
+             "    return -jnp.mean(jnp.take_along_axis(lp, y[:, None], axis=-1)[:, 0])\n",
+             "f32[1024,32000], i32[1024]"),
+            ("logp-4096", "    lp = x - jax.nn.logsumexp(x, axis=-1, keepdims=True)\n"
+             "    return -jnp.mean(jnp.take_along_axis(lp, y[:, None], axis=-1)[:, 0])\n",
+             "f32[4096,4096], i32[4096]"),
+            ("bf16", "    z = x.astype(jnp.float32)\n    lse = jax.nn.logsumexp(z, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(z, y[:, None], axis=-1)[:, 0])\n",
+             "bf16[4096,32000], i32[4096]"),
+            ("bf16-index", "    z = x.astype(jnp.float32)\n    lse = jax.nn.logsumexp(z, axis=-1)\n"
+             "    return jnp.mean(lse - z[jnp.arange(z.shape[0]), y])\n", "bf16[2048,50257], i32[2048]"),
+            ("scaled", "    z = x * 0.5\n    lse = jax.nn.logsumexp(z, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(z, y[:, None], axis=-1)[:, 0])\n",
+             "f32[2048,32000], i32[2048]"),
+            ("softcap", "    z = 30.0 * jnp.tanh(x / 30.0)\n    lse = jax.nn.logsumexp(z, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(z, y[:, None], axis=-1)[:, 0])\n",
+             "f32[2048,32000], i32[2048]"),
+            ("masked", "    z = x.astype(jnp.float32)\n    m = y != 0\n"
+             "    nll = jax.nn.logsumexp(z, -1) - jnp.take_along_axis(z, y[..., None], -1)[..., 0]\n"
+             "    return jnp.sum(jnp.where(m, nll, 0.0)) / jnp.sum(m)\n", "bf16[2,1024,32000], i32[2,1024]"),
+            ("3d", "    lse = jax.nn.logsumexp(x, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(x, y[..., None], axis=-1)[..., 0])\n",
+             "f32[4,512,32000], i32[4,512]"),
+            ("taylor", "    t = 1.0 + x + 0.5 * x * x\n    lp = jnp.log(t) - jnp.log(jnp.sum(t, -1, keepdims=True))\n"
+             "    return -jnp.mean(jnp.take_along_axis(lp, y[:, None], -1))\n", "f32[2048,32000], i32[2048]"),
+            ("odd", "    lse = jax.nn.logsumexp(x, axis=-1)\n"
+             "    return jnp.mean(lse - jnp.take_along_axis(x, y[:, None], axis=-1)[:, 0])\n",
+             "f32[3001,10007], i32[3001]"),
+            ("exp-sum", "    e = jnp.exp(x)\n    s = jnp.sum(e, axis=-1)\n"
+             "    return jnp.mean(jnp.log(s) - jnp.log(jnp.take_along_axis(e, y[:, None], axis=-1)[:, 0]))\n",
+             "f32[2048,32000], i32[2048]"),
+            ("cos-sum", "    z = jnp.cos(x)\n    s = jnp.sum(z, axis=-1)\n"
+             "    return jnp.mean(s - jnp.take_along_axis(z, y[:, None], axis=-1)[:, 0])\n",
+             "f32[2048,32000], i32[2048]"),
+        ]],
     ]
 
 

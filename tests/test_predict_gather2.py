@@ -7,13 +7,15 @@ row; masked or weighted row by row (``jnp.take``'s default fill mode, a weight a
 written.  One element a row taken from an elementwise table and reduced across the rows is written for the
 reduction; several a row reduced per row are left to the compile (5 a row fused, 25 written).  Whole rows
 of an argument reduced over the last few axes (a permuted batch mixed in, ``mean(x[perm], axis=(2, 3))``)
-fuse in one pass, as over the last axis alone.  Each program
+fuse in one pass, as over the last axis alone.  One element a row of ``logits - logsumexp(logits)`` is
+recomputed in the gather.  Each program
 is compiled for the H100 (deviceless: no run, no GPU), so a later XLA that changes the answer fails here;
 the probes are ``benchmarks/guide_predictor_gather2_probes.py``.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import pytest
 from conftest import stored_by_the_compile
@@ -73,6 +75,21 @@ def test_a_bag_or_a_pick_on_the_h100(fn, specs, stored):
     answer = sphinx_jaxhlo.predict(fn, *specs, target=H100, calibrated=False)
     assert (answer.stored, answer.certain, answer.rule) == (stored, True, "jaxhlo-predict-h100-cost"), answer
     assert stored_by_the_compile(fn, specs, H100, answer.table_elements, temp_on=()) is stored
+
+
+def label_logit(x, y):
+    lp = x - jax.nn.logsumexp(x, axis=-1, keepdims=True)
+    return -jnp.mean(jnp.take_along_axis(lp, y[:, None], axis=-1)[:, 0])
+
+
+def test_a_label_logit_beside_a_logsumexp_is_recomputed_on_the_h100():
+    """``logits - logsumexp(logits)`` is no softmax diamond: the gather recomputes the label's element and the
+    logsumexp's reductions, which read the argument, fuse."""
+    specs = ("f32[4096,4096]", "i32[4096]")
+    answer = sphinx_jaxhlo.predict(label_logit, *specs, target=H100, calibrated=False)
+    assert (answer.stored, answer.certain) == (False, True), answer
+    assert "picks one element a row" in answer.why
+    assert not stored_by_the_compile(label_logit, specs, H100, answer.table_elements, temp_on=())
 
 
 def test_several_elements_a_row_reduced_per_row_are_left_to_the_compile():

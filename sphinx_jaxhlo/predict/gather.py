@@ -295,13 +295,41 @@ def decide_h100_gather(g: Region, graph: Graph, table: int, d: Decision) -> Deci
     if (scattered := scatter_decision(graph, table)) is not None:
         return scattered
     fused: Decision | None = None
+    deferred = False
     for op in _table_gathers(graph, table):
+        if _recomputed_pick(op, table):
+            deferred = True
+            continue
         got = _gather_decision(op, g, table)
         if got is None:
             return None
         if got.stored:
             return got
         fused = fused or got
+    if deferred and not (d.certain and d.stored is False):
+        return None  # stored: the decider counts the gather as a reader of the table (probes cos, tanh: fused)
+    if fused is None and deferred:
+        return Decision(False, d.rule, "a gather picks one element a row of the table (a cross-entropy's label "
+                        "logit): a loop fusion that recomputes the elements it picks, as in each of the 5 probes "
+                        f"measured; the table's own reductions decide: {d.why}", figures=d.figures)
     if fused is None:
         return None
     return d if d.stored and d.certain else fused
+
+
+def _recomputed_pick(op: Op, table: int) -> bool:
+    """One element a row picked (``take_along_axis``, ``x[arange(n), labels]``), few beside the table, from a
+    table computed from the arguments by elementwise ops and row reductions broadcast back that is no softmax
+    diamond (a cross-entropy's ``logits - logsumexp(logits)``, a Taylor softmax's logs): the gather is a loop
+    fusion that recomputes the elements it picks, and the table's own reductions decide where they fuse it
+    (the softmax diamond is :func:`_softmax_row`'s); where they would store it the rules abstain, since the
+    decider counts the gather as one more reader (a ``cos`` or ``tanh`` so read was fused)."""
+    src, out = op.ins[0], op.outs[0]
+    if out.size >= TABLE_SHARE * table or not src.shape or src.size < table:
+        return False
+    if any(int(n) != 1 for n in op.params.get("slice_sizes", ())) or out.size != src.size // max(1, src.shape[-1]):
+        return False
+    if src.is_arg or src.producer is None:
+        return True
+    _, _, other = _walk_back(src)
+    return not other and _softmax_row(src) is None

@@ -163,7 +163,10 @@ RULES: tuple[Rule, ...] = (
          'than 32 rows, a loop reduction: 2; 8 gathered rows a table row or more: 16) unless they are masked '
          "or weighted row by row (`jnp.take`'s default fill mode, a weight a row) at 6 gathered rows a table "
          'row or fewer: then they are written (53 probes); one element a row taken from an elementwise table '
-         'and reduced across the rows is written for the reduction (21 probes). Three things decide:',
+         'and reduced across the rows is written for the reduction (21 probes); one picked from a table '
+         'computed with row reductions of its own but no softmax diamond (`logits - logsumexp(logits)`) is '
+         "recomputed in the gather, and where the table's reductions fuse it so does the program (5 probes). "
+         'Three things decide:',
          "h100.decide_gpu"),
     Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
          'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '

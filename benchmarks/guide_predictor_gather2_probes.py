@@ -10,6 +10,12 @@ and bf16, odd and power-of-two sizes.  The truth is the family benchmark's
 (:func:`guide_predictor_family.compile_truth`), written to
 ``benchmarks/data/guide_predictor_gather2_probes_truth.jsonl``.
 
+Batches 1 and 2 were compiled before the rules were measured on the families; batches 3 to 6 after (each
+says so).  The rules' figure on the families is ``guide_predictor_gather.py``'s (``--all before.json`` on
+f13b1560, then ``--all after.json --diff before.json``): of the 29 family programs the H100 left to the
+compile for a gather of a table, the rules as first written changed 10 answers, 7 right; after batches 3 and
+4 (the mask split) 10, all right; after batches 5 and 6, in-sample, 14, all right, no other target changed.
+
 Run::
 
     python benchmarks/guide_predictor_gather2_probes.py --compile     # what is not compiled yet

@@ -21,6 +21,15 @@ SOFTMAX_ROW = 16384
 #: The fewest elements of a gathered table the fused-rows rule was measured at (65,536 and 262,144 of a
 #: ``tanh`` were written, 524,288 and more fused).
 MIN_ROWS_TABLE = 1 << 19
+#: An embedding bag's reduced axis below which the column reduction is a loop (``WarpSize()`` in
+#: ``IsUnnestedReductionFasterThanElemental``; bags of 25 rows fused, 32 and more not).
+BAG_WARP = 32
+#: Gathered rows a table row from which the probes saw an embedding bag fused (8, 12, 16, 64 ...) and up to
+#: which they saw it written (0.5 to 6): between the two the rules abstain.
+BAG_REUSE_FUSED = 8
+BAG_REUSE_STORED = 6
+#: How much smaller than its table a gather of single elements must be to pick "a few a row".
+PICK_SPARSE = 8
 
 
 def scatter_abstention() -> Decision:
@@ -124,13 +133,122 @@ def _whole_rows(op: Op) -> bool:
 
 
 def _row_reductions(g: Region) -> bool:
-    """Every reduction of the region reduces the last axis of its operand and nothing else reads it."""
+    """Every reduction of the region reduces the trailing axes of its operand (the last, or the last few:
+    contiguous, one row to XLA's reduction emitter) and nothing else reads it."""
+    for r in g.reductions:
+        axes = tuple(sorted(r.op.params.get("axes", ())))
+        rank = len(r.operand.shape)
+        if r.kind not in ("sum", "max", "min") or rank == 0 or not axes or axes != tuple(range(axes[0], rank)):
+            return False
+    return not g.outputs and not g.outside
+
+
+def _bag_decision(op: Op, g: Region) -> Decision | None:
+    """Gathered whole rows (``emb[ids]``, [b, s, d]) reduced over an axis that is not the last (an embedding
+    bag: a sum, mean or max over its ``s`` rows); ``None``: another shape, or a reuse the probes leave open."""
+    out, src = op.outs[0], op.ins[0]
+    bags = []
     for r in g.reductions:
         axes = tuple(r.op.params.get("axes", ()))
         rank = len(r.operand.shape)
-        if r.kind not in ("sum", "max", "min") or rank == 0 or axes != (rank - 1,):
-            return False
-    return not g.outputs and not g.outside
+        if (r.kind not in ("sum", "max", "min") or rank != len(out.shape) or rank < 3 or len(axes) != 1
+                or axes[0] in (0, rank - 1)):
+            return None
+        bags.append(r.operand.shape[axes[0]])
+    if not bags or g.outputs or g.outside:
+        return None
+    reuse = out.size / src.size
+    masked = _row_masked(op, g)
+    if masked is None:
+        return None
+    if max(bags) < BAG_WARP:
+        return Decision(False, "jaxhlo-predict-h100-cost", f"gathered rows (an embedding bag) reduced over bags of "
+                        f"{max(bags)} rows (fewer than {BAG_WARP}, a warp): the column reduction is emitted as a loop "
+                        "(IsUnnestedReductionFasterThanElemental, ir_emission_utils.cc) and the loop-fusible gather "
+                        "is fused into it, as in each of the 2 probes measured")
+    if min(bags) < BAG_WARP:
+        return None
+    if not masked:
+        return Decision(False, "jaxhlo-predict-h100-cost", "gathered rows (an embedding bag, emb[ids] or "
+                        "jnp.take with mode='clip') reduced over the bag axis, with nothing but the rows themselves "
+                        "in the reduction: the gather is loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and "
+                        "priority fusion fuses it into the reduction at every reuse, as in each of the 17 probes "
+                        "measured")
+    if reuse >= BAG_REUSE_FUSED:
+        return Decision(False, "jaxhlo-predict-h100-cost", "gathered rows (an embedding bag) masked or weighted "
+                        f"row by row, reduced over the bag axis, {reuse:.3g} gathered rows a table row (at least "
+                        f"{BAG_REUSE_FUSED}): priority fusion fuses the gather into the reduction (the cost model "
+                        "prices a row's re-reads at cache bandwidth, ReadTimeWithDRAMHeuristic, "
+                        "gpu_performance_model_base.cc, the likely reason), as in each of the 16 probes measured")
+    if reuse <= BAG_REUSE_STORED:
+        return Decision(True, "jaxhlo-predict-h100-cost", f"gathered rows (an embedding bag) masked or weighted "
+                        "row by row (jnp.take's default mode, which fills out-of-bounds rows; a mask or weight a "
+                        f"row) and reduced over bags of {min(bags)} rows or more, {reuse:.3g} gathered rows a table "
+                        f"row (at most {BAG_REUSE_STORED}): priority fusion's cost model keeps the gather a kernel of "
+                        "its own and its output is written for the reduction, as in each of the 53 probes measured")
+    return None
+
+
+#: The ops that only move or widen a value (a weight a row broadcast along the row).
+_WIDEN = {"broadcast_in_dim", "reshape", "convert_element_type", "squeeze", "expand_dims", "transpose"}
+
+
+def _row_masked(op: Op, g: Region) -> bool | None:
+    """Whether the gathered rows are masked or weighted row by row before the reduction: a gather that fills
+    out-of-bounds rows (``mode=FILL_OR_DROP``, ``jnp.take``'s default: a select a row in the HLO), or an
+    elementwise op between the gather and the reduction that reads a value smaller than the rows (a mask, a
+    weight a row, broadcast).  ``None``: it reads a value as large as the rows that the gather did not make."""
+    masked = "FILL_OR_DROP" in str(op.params.get("mode", ""))
+    derived = {id(op.outs[0])}
+    ends = {id(r.operand) for r in g.reductions}
+    todo = [op.outs[0]]
+    while todo:
+        v = todo.pop()
+        if id(v) in ends:
+            continue
+        for user in v.users:
+            if user.prim in REDUCTION_KIND or (user.prim not in ELEMENTWISE and user.prim not in LAYOUT_OPS):
+                continue
+            for w in user.ins:
+                if id(w) in derived or w.literal or w.size == 1:
+                    continue
+                base = w
+                while base.producer is not None and base.producer.prim in _WIDEN and base.producer.ins:
+                    base = base.producer.ins[0]
+                if base.size >= op.outs[0].size:
+                    return None
+                masked = True
+            for o in user.outs:
+                if id(o) not in derived:
+                    derived.add(id(o))
+                    todo.append(o)
+    return masked
+
+
+def _picked_decision(op: Op, g: Region) -> Decision | None:
+    """One element a row (``take_along_axis``, ``x[arange(n), labels]``) of a table computed from the
+    arguments by elementwise ops, reduced across the rows (a ``vmap``'s leading axes may stay); ``None``:
+    another reading of the picked values."""
+    out, src = op.outs[0], op.ins[0]
+    rows = src.size // max(1, src.shape[-1]) if src.shape else 0
+    if (any(int(n) != 1 for n in op.params.get("slice_sizes", ())) or out.size != rows
+            or out.size * PICK_SPARSE > src.size):
+        return None
+    batch = rows // src.shape[-2] if len(src.shape) >= 3 else 1
+    for r in g.reductions:
+        axes = tuple(r.op.params.get("axes", ()))
+        kept = r.operand.size
+        for a in axes:
+            kept //= r.operand.shape[a]
+        if r.kind not in ("sum", "max", "min") or r.operand.size // kept < BAG_WARP or kept > batch:
+            return None
+    if not g.reductions or g.outputs:
+        return None
+    return Decision(True, "jaxhlo-predict-h100-cost", "a gather picks one element a row (take_along_axis, "
+                    "x[arange(n), labels]) of a table computed from the arguments elementwise, and a reduction reads "
+                    "the picks across the rows: the gather with its producers is a loop fusion that computes only "
+                    "the picked elements, and the reduction is a kernel of its own that reads them, written, from "
+                    "memory, as in each of the 21 probes measured")
 
 
 def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
@@ -149,6 +267,10 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
                         "gather is loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and recomputes the few "
                         "elements it reads, nothing of the table's size is written, as in each of the 5 probes "
                         "measured")
+    if row is None and out.size >= floor and _elementwise_of_arguments(src):
+        second = _bag_decision(op, g) if _whole_rows(op) else _picked_decision(op, g)
+        if second is not None:
+            return second
     if row is not None or out.size < floor or not _whole_rows(op) or not _elementwise_of_arguments(src):
         return None
     if out.size < MIN_ROWS_TABLE or not all(len(r.operand.shape) == len(out.shape) for r in g.reductions):
@@ -161,10 +283,10 @@ def _gather_decision(op: Op, g: Region, table: int) -> Decision | None:
                         "gather's scattered reads once per reader and writes its output for both, as in each of the 6 "
                         "probes measured")
     return Decision(False, "jaxhlo-predict-h100-cost", "gathered whole rows (an embedding lookup, x[idx]) of an "
-                    "argument or of an elementwise function of arguments, reduced over the last axis in one pass: the "
-                    "gather and its producers are loop-fusible (IsUniversallyLoopFusible, gpu_fusible.cc) and the "
-                    "cost model (gpu_performance_model.cc) fuses them into the reduction, as in each of the 33 probes "
-                    "measured")
+                    "argument or of an elementwise function of arguments, reduced over the last axis (or the last few, "
+                    "one row to the reduction emitter) in one pass: the gather and its producers are loop-fusible "
+                    "(IsUniversallyLoopFusible, gpu_fusible.cc) and the cost model (gpu_performance_model.cc) fuses "
+                    "them into the reduction, as in each of the 45 probes measured")
 
 
 def decide_h100_gather(g: Region, graph: Graph, table: int, d: Decision) -> Decision | None:
@@ -173,13 +295,41 @@ def decide_h100_gather(g: Region, graph: Graph, table: int, d: Decision) -> Deci
     if (scattered := scatter_decision(graph, table)) is not None:
         return scattered
     fused: Decision | None = None
+    deferred = False
     for op in _table_gathers(graph, table):
+        if _recomputed_pick(op, table):
+            deferred = True
+            continue
         got = _gather_decision(op, g, table)
         if got is None:
             return None
         if got.stored:
             return got
         fused = fused or got
+    if deferred and not (d.certain and d.stored is False):
+        return None  # stored: the decider counts the gather as a reader of the table (probes cos, tanh: fused)
+    if fused is None and deferred:
+        return Decision(False, d.rule, "a gather picks one element a row of the table (a cross-entropy's label "
+                        "logit): a loop fusion that recomputes the elements it picks, as in each of the 5 probes "
+                        f"measured; the table's own reductions decide: {d.why}", figures=d.figures)
     if fused is None:
         return None
     return d if d.stored and d.certain else fused
+
+
+def _recomputed_pick(op: Op, table: int) -> bool:
+    """One element a row picked (``take_along_axis``, ``x[arange(n), labels]``), few beside the table, from a
+    table computed from the arguments by elementwise ops and row reductions broadcast back that is no softmax
+    diamond (a cross-entropy's ``logits - logsumexp(logits)``, a Taylor softmax's logs): the gather is a loop
+    fusion that recomputes the elements it picks, and the table's own reductions decide where they fuse it
+    (the softmax diamond is :func:`_softmax_row`'s); where they would store it the rules abstain, since the
+    decider counts the gather as one more reader (a ``cos`` or ``tanh`` so read was fused)."""
+    src, out = op.ins[0], op.outs[0]
+    if out.size >= TABLE_SHARE * table or not src.shape or src.size < table:
+        return False
+    if any(int(n) != 1 for n in op.params.get("slice_sizes", ())) or out.size != src.size // max(1, src.shape[-1]):
+        return False
+    if src.is_arg or src.producer is None:
+        return True
+    _, _, other = _walk_back(src)
+    return not other and _softmax_row(src) is None

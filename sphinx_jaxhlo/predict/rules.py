@@ -68,8 +68,9 @@ RULES: tuple[Rule, ...] = (
          'computes a table-sized value no reduction reads and reads none, or on the CPU a YNN convolution '
          'reads one; on the TPU a channels-first convolution that is 3-D, 1-D of `bf16`, or 2-D with fewer than '
          '128 input features, or a convolution of a converted argument; a gather reads or builds a '
-         'table-sized value on the H100 that rules 3 to 5 do not answer (an embedding lookup reduced over a '
-         "middle axis, a gather of columns, a few elements taken from an elementwise table), and a scatter "
+         'table-sized value on the H100 that rules 3 to 5 do not answer (an embedding bag masked row by row '
+         "at 6 to 8 gathered rows a table row, a gather of columns, several elements a row taken from an "
+         "elementwise table), and a scatter "
          "writes one on the TPU (a gather's gradient); a normalised table is reduced again, three passes or "
          'more over table-sized data on the '
          "H100, four, or three with a contraction, on the TPU (a softmax's output summed again), or three on "
@@ -156,9 +157,18 @@ RULES: tuple[Rule, ...] = (
          '(`CalculateProducerPriority`; the estimates of `gpu_performance_model.cc`). A gather is such a '
          'producer too (`IsUniversallyLoopFusible` in `gpu_fusible.cc`): whole rows gathered (an embedding '
          'lookup, `x[idx]`) of an argument or of an elementwise function of arguments, 524,288 elements or '
-         'more, reduced over the last axis fuse into the reduction in one pass (33 probes) and are written '
+         'more, reduced over the last axis or the last few fuse into the reduction in one pass (45 probes) and '
+         'are written '
          'for two (a mean, then the variance about it: 6 probes); a few elements a row taken from a softmax '
-         'over rows longer than 16,384 are recomputed in the gather (5 probes). Three things decide:',
+         'over rows longer than 16,384 are recomputed in the gather (5 probes). Rows gathered into an '
+         'embedding bag and reduced over its middle axis fuse in too (`emb[ids]`: 17 probes; bags of fewer '
+         'than 32 rows, a loop reduction: 2; 8 gathered rows a table row or more: 16) unless they are masked '
+         "or weighted row by row (`jnp.take`'s default fill mode, a weight a row) at 6 gathered rows a table "
+         'row or fewer: then they are written (53 probes); one element a row taken from an elementwise table '
+         'and reduced across the rows is written for the reduction (21 probes); one picked from a table '
+         'computed with row reductions of its own but no softmax diamond (`logits - logsumexp(logits)`) is '
+         "recomputed in the gather, and where the table's reductions fuse it so does the program (5 probes). "
+         'Three things decide:',
          "h100.decide_gpu"),
     Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
          'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '

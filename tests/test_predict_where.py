@@ -16,7 +16,6 @@ from conftest import space_of_the_stored
 
 import sphinx_jaxhlo
 from sphinx_jaxhlo.core import targets
-from sphinx_jaxhlo.predict.tpu import HBM_MIN_BYTES, ON_CHIP_MAX_BYTES, where_stored
 
 needs_tpu = pytest.mark.skipif(not targets.get_target("tpu:v5e").available(),
                                reason="needs the tpu extra (CI installs it): pip install 'sphinx-jaxhlo[tpu]'")
@@ -66,10 +65,3 @@ def test_where_as_compiled(fn, specs, where, word):
     space = space_of_the_stored(fn, specs, "tpu:v5e", answer.table_elements)
     assert space is not None, "the compile stores no table"
     assert {1: "on-chip", 0: "HBM"}[space] == where, (space, answer.where_why)
-
-
-def test_size_alone_without_the_graph():
-    assert where_stored(ON_CHIP_MAX_BYTES)[0] == "on-chip"
-    assert where_stored(ON_CHIP_MAX_BYTES + 1)[0] == ""
-    assert where_stored(HBM_MIN_BYTES)[0] == ""
-    assert where_stored(HBM_MIN_BYTES + 1)[0] == "HBM"

@@ -73,9 +73,11 @@ def decide_contraction(g: Region, target: str, table: int) -> Decision | None:
     if got is None:
         return None
     op, v = got
-    chained = any(o.prim == "dot_general" and o is not op for o in g.ops)
-    if chained:
-        if not (from_gemm(v, 0.9 * table) and all(o.prim in _PRODUCERS or o.prim == "dot_general" for o in g.ops)):
+    others = [o for o in g.ops if o.prim == "dot_general" and o is not op]
+    if others:
+        # the probes' chains: one other contraction, whose output the operand is computed from
+        if len(others) != 1 or not from_gemm(v, 0.9 * table) or not all(
+                o.prim in _PRODUCERS or o.prim == "dot_general" for o in g.ops):
             return None
         if target == "gpu:h100":
             return Decision(True, "jaxhlo-predict-h100-gemm", "the only reduction is a contraction of another "
@@ -123,9 +125,9 @@ def unaligned_batched_operand(values: Iterable[Value], table: int) -> str:
     :data:`SUBLANES`, described, or ``""``.
 
     Measured by ``benchmarks/guide_predictor_operand_probes.py`` (deviceless, 2026-12-07): such an operand
-    is written in the dot's input type (``bf16`` at the default precision, ``f32`` at ``HIGHEST``), on-chip
-    at 13 to 40 MB, whatever else reads it (the contraction alone, beside a ``sum`` or a ``max``): 15
-    probes of 15 (free dimensions of 3, 12, 100, 1,004 and 10 x 10; ``sigmoid``, ``exp``, a product, a
+    is written as the matrix unit reads it (converted to ``bf16`` at the default precision, ``f32`` at
+    ``HIGHEST``), on-chip at 13 to 40 MB, whatever else reads it (the contraction alone, beside a ``sum`` or
+    a ``max``): 15 probes of 15 (free dimensions of 3, 12, 100, 1,004 and 10 x 10; ``sigmoid``, ``exp``, a product, a
     centring; ``f32`` and ``bf16`` data; the free dimension first, in the middle or last; 13 to 80 MB
     tables); free dimensions of 64, 104, 120 and 128 fused (23 probes), and so did 2-D contractions of a
     free dimension of 1,004 (the batch is what makes the difference)."""
@@ -149,8 +151,24 @@ def unaligned_batched_operand(values: Iterable[Value], table: int) -> str:
 
 def operand_written(unaligned: str) -> Decision:
     """The TPU's answer where :func:`unaligned_batched_operand` found such an operand."""
-    return Decision(True, "jaxhlo-predict-tpu-readers", f"{unaligned}: the TPU writes the operand first, in the "
-                    "dot's input type (bf16 at the default precision), whatever else reads it (15 probes of 15)")
+    return Decision(True, "jaxhlo-predict-tpu-readers", f"{unaligned}: the TPU writes the operand first, as the "
+                    "matrix unit reads it (converted to bf16 at the default precision), whatever else reads it "
+                    "(15 probes of 15)")
+
+
+def default_precision(op: Op) -> bool:
+    """A contraction at the default precision (``precision=None`` or ``DEFAULT`` on both operands): on the TPU
+    its ``f32`` operands are converted to ``bf16`` for the matrix unit."""
+    prec = op.params.get("precision")
+    if prec is None:
+        return True
+    return all(p is None or str(p).upper().endswith("DEFAULT") for p in (prec if isinstance(prec, tuple) else (prec,)))
+
+
+def loop_contracts_f32(ops: Iterable[Op]) -> bool:
+    """Some contraction inside a loop reads ``f32`` data at the default precision (the copy's condition)."""
+    return any(op.prim == "dot_general" and op.loop is not None and _is_gemm(op) and default_precision(op)
+               and any(w.dtype == "float32" for w in op.ins) for op in ops)
 
 
 def converted_for_the_loop(what: str) -> Decision:
@@ -158,4 +176,4 @@ def converted_for_the_loop(what: str) -> Decision:
     ``benchmarks/guide_predictor_operand_probes.py``: 4 probes of 4, with and without ``jax.checkpoint`` and
     a gradient; ``bf16`` data fused; and the 4 family programs of the class, 4 of 4)."""
     return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
-                    "writes the copy (4 probes of 4, 4 family programs of 4; bf16 data fuse)")
+                    "writes the copy (4 probes of 4; bf16 data fuse)")

@@ -242,7 +242,7 @@ def _picked_decision(op: Op, g: Region) -> Decision | None:
             kept //= r.operand.shape[a]
         if r.kind not in ("sum", "max", "min") or r.operand.size // kept < BAG_WARP or kept > batch:
             return None
-    if not g.reductions or g.outputs:
+    if not g.reductions or g.outputs or g.outside:  # read elsewhere too: as the bags, not measured
         return None
     return Decision(True, "jaxhlo-predict-h100-cost", "a gather picks one element a row (take_along_axis, "
                     "x[arange(n), labels]) of a table computed from the arguments elementwise, and a reduction reads "

@@ -81,12 +81,13 @@ def decide_norm(g: Region, graph: Graph, target: str, table: int, n: int) -> Dec
 
 def tpu_batched_rows(g: Region) -> str:
     """TPU v5e, a table normalised then reduced again (three passes, no contraction): the reason to leave it
-    to the compile when a reduction of ``g`` reads a table of rank three or more (its leading dimensions not
-    all 1) over its last axis of :data:`TPU_SPLIT_ROW` elements or more, else ``""``.  Of the 28 programs of
-    ``benchmarks/guide_predictor_softmax3d_probes.py`` (wild15's iBOT loss, a certain miss), every 2-D table
+    to the compile when a reduction of ``g`` reads a table of rank three or more (the dimensions before its last
+    two multiply to more than 1) over its last axis of :data:`TPU_SPLIT_ROW` elements or more, else ``""``.
+    Of the 28 programs of ``benchmarks/guide_predictor_softmax3d_probes.py`` (wild15's iBOT loss, a certain
+    miss), every 2-D table
     and every row of 2,048 or fewer fused; over rows of 4,096 to 16,384 a 3-D or 4-D table was written in 13
-    and fused in 3, by no shape the jaxpr separates (rows of 8,192 written at 16 x 196 and fused at
-    1 x 4,096; over rows of 4,096 a distillation loss written, a softmax's own weighted sum fused)."""
+    and fused in 3, by no shape the jaxpr separates (rows of 16,384 fused where rows of 8,192 were written;
+    over rows of 4,096 a distillation loss written, a softmax's own weighted sum fused)."""
     for r in g.reductions:
         shape = r.operand.shape
         batched = len(shape) >= 3 and math.prod(shape[:-2]) > 1

@@ -266,7 +266,8 @@ RULES: tuple[Rule, ...] = (
          "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "
          'output fusion holds one dot, which reads the other\'s stored output (9 probes of 9). '
          'A computed table that a batched contraction reads as an operand (`einsum("bqn,bgn->bqg", '
-         'sigmoid(pred), gt)`) is written first, in the dot\'s input type (`bf16` at the default precision), '
+         'sigmoid(pred), gt)`) is written first, as the matrix unit reads it (converted to `bf16` at the default '
+         'precision), '
          'when its free dimensions (the dot\'s rows) are not a multiple of 8, whatever else reads it (3, 12, '
          '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). An '
          'elementwise table read twice is not written but computed again for each reader, except a '

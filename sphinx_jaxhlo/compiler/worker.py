@@ -357,7 +357,13 @@ def _exit_with_parent(workdir: str) -> None:
     parent = os.getppid()
 
     def leave(*_: object) -> None:
-        shutil.rmtree(workdir, ignore_errors=True)
+        # the main thread may make a request's folder while the tree is removed (after rmtree listed the
+        # folder, before it removed the folder itself): remove again until it is gone, a second at most
+        for _attempt in range(20):
+            shutil.rmtree(workdir, ignore_errors=True)
+            if not os.path.exists(workdir):
+                break
+            time.sleep(0.05)
         os._exit(0)
 
     signal.signal(signal.SIGTERM, leave)

@@ -24,15 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module  # noqa: E402
-from guide_predictor_probing import probe_main  # noqa: E402
+from guide_predictor_family import Program  # noqa: E402
+from guide_predictor_probing import probe_main, probe_maker  # noqa: E402
 
 TRUTH = ROOT / "benchmarks" / "data" / "guide_predictor_gather_probes_truth.jsonl"
 TARGETS = ["gpu:h100"]
 
 
-def probe(name: str, body: str, specs: str, *classes: str) -> Program:
-    return Program(name, "gather-probes", _module(body), specs, list(classes))
+probe = probe_maker("gather-probes")
 
 
 #: take_along_axis of one index a row after a producer ``p`` of the table ``x`` (logits [n, v]).

@@ -20,7 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, compile_truth, load_truth, predicted  # noqa: E402
+from guide_predictor_family import Program, _module, compile_truth, load_truth, predicted  # noqa: E402
+
+
+def probe_maker(family: str) -> Callable[..., Program]:
+    """The constructor of one probe script's programs: ``probe(name, body, specs, *classes)``, ``body``
+    a module's code defining ``f``, ``specs`` its argument specs, ``classes`` its classes (``kind=...``)."""
+
+    def probe(name: str, body: str, specs: str, *classes: str) -> Program:
+        return Program(name, family, _module(body), specs, list(classes))
+
+    return probe
 
 
 def probe_main(argv: list[str] | None, programs: Callable[[], list[Program]], targets: Sequence[str],

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from guide_predictor_family import Program, _module  # noqa: E402
-from guide_predictor_probing import probe_main  # noqa: E402
+from guide_predictor_family import Program  # noqa: E402
+from guide_predictor_probing import probe_main, probe_maker  # noqa: E402
 
 TRUTH = ROOT / "benchmarks" / "data" / "guide_predictor_where_probes_truth.jsonl"
 TARGETS = ["tpu:v5e"]
@@ -32,8 +32,7 @@ TARGETS = ["tpu:v5e"]
 LSE = "jax.nn.logsumexp(s, axis=1)"
 
 
-def probe(name: str, body: str, specs: str, *classes: str) -> Program:
-    return Program(name, "where-probes", _module(body), specs, list(classes))
+probe = probe_maker("where-probes")
 
 
 def dot(name: str, ret: str, rows: int = 4096, cols: int = 4096, k: int = 256, dtype: str = "f32",

@@ -8,7 +8,7 @@ the row length (2,048 to 16,384), the leading dimensions, the element type, and 
 without a pattern the jaxpr shows: rows of 8,192 were written at 16 x 196, 64 x 64, 2 x 2,048 and 8 x 8 x 64,
 and fused at 1 x 4,096 and in every 2-D shape; over rows of 4,096 the distillation loss was written and
 the softmax's own weighted sum fused; rows of 16,384 fused.  So the rules leave such a batched table over
-rows of 4,096 or more to the compile (:func:`sphinx_jaxhlo.predict.norm.tpu_batched_rows`).  The truth is
+rows of 4,096 or more to the compile (:func:`sphinx_jaxhlo.predict.norm.decide_norm`).  The truth is
 the family benchmark's (:func:`guide_predictor_family.compile_truth`),
 written to ``benchmarks/data/guide_predictor_softmax3d_probes_truth.jsonl``; TPU v5e only.
 

@@ -396,12 +396,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         got = gather.decide_h100_gather(g, graph, table, d) if target == "gpu:h100" else None
         return got or limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")
     n = limits.passes(graph, table, g)
-    if n >= 4 or (n == 3 and (target == "gpu:h100" or limits.tpu_gemms(g))):
-        c = ", a contraction's" if n == 3 and target != "gpu:h100" else ""  # the TPU's third pass
-        return norm.decide_norm(g, graph, target, table, n) or limits.abstain(
-            f"a reduction of a normalised table ({n} passes over table-sized data{c}): the rules were checked on fewer")
-    if target == "tpu:v5e" and n == 3 and d.stored is False and (rows := norm.tpu_batched_rows(g)):
-        return limits.abstain(rows)
+    if n >= 3 and (normed := norm.decide_norm(g, graph, target, table, n, d)) is not None:
+        return normed
     if target == "gpu:h100":
         kinds = {r.kind for r in g.reductions}
         if kinds & {"top_k", "approx_top_k"} and not g.ops:

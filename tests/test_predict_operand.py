@@ -5,7 +5,8 @@ A table computed elementwise (``sigmoid(pred)``) that a batched ``einsum`` contr
 written first, in the dot's input type, when the contraction's rows (the operand's free dimensions) are not
 a multiple of 8 (wild14's mask2former matching cost: 100 queries), whether the contraction reads it alone
 or beside a ``sum``; with 128 rows, alone or beside a ``sum``, and in 2-D, it stays in the dot's fusion.
-A loop whose body contracts an ``f32`` stack (microbatches) writes a ``bf16`` copy of it before the loop.
+A loop whose body contracts an ``f32`` stack (microbatches) writes a ``bf16`` copy of it before the loop; a
+stack the body reads only elementwise, beside a contraction of other data, is not copied.
 Each program is compiled (no run, no chip), so a later XLA that changes the answer fails here.
 """
 
@@ -73,3 +74,21 @@ def test_a_loop_contracting_an_f32_stack_writes_a_bf16_copy(dtype, stored, rule)
     answer = sphinx_jaxhlo.predict(microbatch_loss, *specs, target="tpu:v5e", calibrated=False)
     assert (answer.stored, answer.certain, answer.rule) == (stored, True, rule), answer
     assert stored_by_the_compile(microbatch_loss, specs, "tpu:v5e", answer.table_elements, temp_on=()) is stored
+
+
+def stack_read_elementwise(w1, xs):
+    """A scan whose body contracts its carry with a weight and reads the ``f32`` stack only elementwise: the
+    stack is no contraction's operand, so no copy of it is made (the rule asks for the loop's own operand)."""
+    def step(h, x):
+        h = jnp.tanh(h @ w1)
+        return h, jnp.sum(jnp.exp(x) * h)
+    return jax.lax.scan(step, jnp.zeros((512, 2048), w1.dtype), xs)[1].sum()
+
+
+@needs_tpu
+def test_a_loop_reading_an_f32_stack_elementwise_makes_no_copy():
+    specs = ("f32[2048,2048]", "f32[16,512,2048]")
+    answer = sphinx_jaxhlo.predict(stack_read_elementwise, *specs, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain, answer.rule) == (False, True, "jaxhlo-predict-all-loop"), answer
+    assert "reduces inside its body" in answer.why, answer
+    assert stored_by_the_compile(stack_read_elementwise, specs, "tpu:v5e", answer.table_elements, temp_on=()) is False

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .graph import ELEMENTWISE, Decision, Op, Region, Value, _is_gemm, _moved_argument
+from .graph import ELEMENTWISE, TABLE_SHARE, Decision, Loop, Op, Region, Value, _is_gemm, _moved_argument
 from .limits import chained_gemm, from_gemm
 
 #: What the probes computed a contraction's operand with: elementwise ops, broadcasts, ``iota`` (a one-hot
@@ -165,15 +165,30 @@ def default_precision(op: Op) -> bool:
     return all(p is None or str(p).upper().endswith("DEFAULT") for p in (prec if isinstance(prec, tuple) else (prec,)))
 
 
-def loop_contracts_f32(ops: Iterable[Op]) -> bool:
-    """Some contraction inside a loop reads ``f32`` data at the default precision (the copy's condition)."""
+def loop_contracts_f32(ops: Iterable[Op], table: int) -> bool:
+    """Some contraction inside a loop reads, at the default precision, an ``f32`` operand of the loop of the
+    table's size or more: loop-invariant data the body reads as it is, or one step's slice of a scanned
+    operand (the copy's condition: the operand converted before the loop is the loop's own)."""
+    floor = TABLE_SHARE * table
     return any(op.prim == "dot_general" and op.loop is not None and _is_gemm(op) and default_precision(op)
-               and any(w.dtype == "float32" for w in op.ins) for op in ops)
+               and any(w.dtype == "float32" and (src := _loop_input(w, op.loop)) is not None and src.size >= floor
+                       for w in op.ins) for op in ops)
+
+
+def _loop_input(w: Value, loop: Loop) -> Value | None:
+    """The loop's operand that ``w``, read in ``loop``'s body, is (a value computed outside the body) or is
+    one step's slice of (a scanned operand), else ``None``."""
+    if w.slice_of is not None:
+        return w.slice_of
+    src = w.producer
+    if src is None or src.loop is not loop:
+        return w
+    return None
 
 
 def converted_for_the_loop(what: str) -> Decision:
     """TPU v5e: a loop's body contracts a table-sized ``f32`` operand (measured by
     ``benchmarks/guide_predictor_operand_probes.py``: 4 probes of 4, with and without ``jax.checkpoint`` and
-    a gradient; ``bf16`` data fused; and the 4 family programs of the class, 4 of 4)."""
+    a gradient; ``bf16`` data fused; and the 6 family programs of the class, 6 of 6)."""
     return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
                     "writes the copy (4 probes of 4; bf16 data fuse)")

@@ -267,7 +267,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
         elif loops and not all(lp.unrolled for lp in loops):
             d = DECIDERS[target](g, graph)
             verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
-            if target == "tpu:v5e" and dots.loop_contracts_f32(g.ops) and limits.loop_operand(graph, table):
+            if target == "tpu:v5e" and dots.loop_contracts_f32((op for op in graph.live_ops() if op.loop in loops),
+                                                                table):
                 decisions.append(dots.converted_for_the_loop(f"a {loops[0].kind} whose body contracts a table-sized "
                                                              "f32 operand"))
                 continue
@@ -326,8 +327,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                         "contraction's output, outside the reductions (a gradient's backward "
                                         "pass): the TPU writes it or keeps it in the contraction's fusion, by "
                                         "cases the rules do not separate"))
-    if not decisions and target == "tpu:v5e" and limits.loop_operand(graph, table) and dots.loop_contracts_f32(
-            graph.live_ops()):
+    if not decisions and target == "tpu:v5e" and dots.loop_contracts_f32(graph.live_ops(), table):
         decisions.append(dots.converted_for_the_loop("a loop whose body contracts slices of a table-sized f32 "
                                                      "operand, as a gradient accumulated over microbatches does"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):

@@ -69,6 +69,8 @@ class Value:
     literal: bool = False
     #: A scalar literal's value (its ``repr``), what XLA's CSE compares; ``""`` for any other value.
     value: str = ""
+    #: A scan body's per-step input: the scanned operand of the loop it is one step's slice of.
+    slice_of: Value | None = None
 
     @property
     def size(self) -> int:
@@ -209,6 +211,8 @@ class Graph:
             nconst = eqn.params["num_consts"]
             for i in range(min(nconst, len(ins), len(body_args))):
                 body_args[i] = ins[i]
+            for i in range(nconst + eqn.params["num_carry"], min(len(ins), len(body_args))):
+                body_args[i].slice_of = ins[i]
         else:
             nbody = eqn.params["body_nconsts"]
             cnum = eqn.params["cond_nconsts"]

@@ -191,13 +191,6 @@ def gemm_outside(graph: Graph, table: int, seen: set[int]) -> str:
     return ""
 
 
-def loop_operand(graph: Graph, table: int) -> bool:
-    """A loop that reads an ``f32`` operand of the table's size or more (a stack of layers' weights)."""
-    return any(op.prim in ("scan", "while") and any(w.dtype == "float32" and w.size >= TABLE_SHARE * table
-                                                   for w in op.ins)
-               for op in graph.live_ops())
-
-
 def half_dot_of_table(g: Region) -> str:
     """An ``f16`` contraction reading a computed table (CPU)."""
     for op in g.ops:

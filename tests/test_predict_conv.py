@@ -6,8 +6,8 @@ own convolution, which writes its output, and a gradient's backward convolutions
 that is written.  On the TPU v5e (libtpu is closed: the rules are what the compiles of
 ``benchmarks/guide_predictor_conv_probes.py`` show) a convolution's output read in two passes is written,
 so is a computed table a convolution reads and a table-sized relaid-out copy of its argument (a batch
-under 8, a grouped convolution, fewer than 64 channels-last features); one pass over a convolution of an
-argument fuses; a 1-D channels-first ``f32`` convolution writes a ``bf16`` copy of its input; a 2-D
+under 8, a grouped convolution, fewer than 64 channels-last features, or 64 over more than 64 x 64
+positions); one pass over a convolution of an argument fuses; a 1-D channels-first ``f32`` convolution writes a ``bf16`` copy of its input; a 2-D
 channels-first one under 128 features is left to the compile.  Each program is compiled (no
 run, no chip), so a later XLA that changes the answer fails here.
 """
@@ -109,6 +109,9 @@ TPU_CASES = [
     (two_convolutions, (X, W, W), True, "jaxhlo-predict-tpu-readers"),
     (weight_gradient, (X, W), True, "jaxhlo-predict-tpu-readers"),
     (conv1d_channels_first_sum, ("f32[16,128,4096]", "f32[128,128,3]"), True, "jaxhlo-predict-tpu-readers"),
+    # 64 features: read in place over 64 x 64 positions (above), copied over 128 x 128; 128 features in place
+    (conv_sum, ("f32[8,128,128,64]", "f32[3,3,64,64]"), True, "jaxhlo-predict-tpu-readers"),
+    (conv_sum, ("f32[8,128,128,128]", "f32[3,3,128,128]"), False, "jaxhlo-predict-tpu-fused"),
 ]
 
 def _stored(fn, specs, target: str, table: int) -> bool:
@@ -144,3 +147,14 @@ def test_a_channels_first_convolution_of_few_features_is_left_to_the_compile_on_
     answer = sphinx_jaxhlo.predict(channels_first_sum, *specs, target="tpu:v5e", calibrated=False)
     assert answer.stored is None and not answer.certain and "compile it" in answer.why, answer
     assert _stored(channels_first_sum, specs, "tpu:v5e", 8 * 64 * 64 * 64)
+
+
+@pytest.mark.skipif(not targets.get_target("tpu:v5e").available(),
+                    reason="needs the tpu extra (CI installs it): pip install 'sphinx-jaxhlo[tpu]'")
+def test_a_convolution_of_96_features_over_many_positions_is_left_to_the_compile_on_the_tpu():
+    """96 channels-last features over more than 64 x 64 positions went both ways on the TPU (copied at 112 x
+    112, 128 x 128 and 256 x 256, compiled here; read in place at 96 x 96 and 192 x 192): "compile it"."""
+    specs = ("f32[8,128,128,96]", "f32[3,3,96,96]")
+    answer = sphinx_jaxhlo.predict(conv_sum, *specs, target="tpu:v5e", calibrated=False)
+    assert answer.stored is None and not answer.certain and "compile it" in answer.why, answer
+    assert _stored(conv_sum, specs, "tpu:v5e", 8 * 128 * 128 * 96)

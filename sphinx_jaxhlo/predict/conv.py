@@ -12,6 +12,8 @@ the answers are those probes').
 
 from __future__ import annotations
 
+import math
+
 from .cpu import _ynn_conv
 from .graph import _MOVES, TABLE_SHARE, Decision, Graph, Op, Region, Value
 from .limits import abstain, passes
@@ -24,6 +26,11 @@ CONV = "conv_general_dilated"
 #: into the batch; the features padded), of the table's size where the input is.
 TPU_MIN_BATCH = 8
 TPU_MIN_FEATURES = 64
+#: Channels last, the fewest input features read in place at every spatial size compiled (a grid of 64 to 256
+#: features by 32 x 32 to 256 x 256 positions, batch 8); with fewer, only up to :data:`TPU_IN_PLACE_AREA`
+#: positions an image.
+TPU_IN_PLACE_FEATURES = 128
+TPU_IN_PLACE_AREA = 64 * 64
 #: The fewest input features of a 2-D channels-first convolution the TPU read in place (64 were copied).
 TPU_MIN_FEATURES_FIRST = 128
 
@@ -121,8 +128,9 @@ def decide_tpu_conv(g: Region, graph: Graph, table: int, d: Decision) -> Decisio
         if (why := _tpu_input_copy(op, table)) is not None:
             return why
     return Decision(False, "jaxhlo-predict-tpu-fused", "the convolution, the elementwise work after it and the "
-                    "reductions of its output are one fusion (a batch of 8 or more, 64 input features or more "
-                    "channels last, not grouped: each of the 40 such probes measured fused)")
+                    "reductions of its output are one fusion (a batch of 8 or more, channels last, not grouped, "
+                    "128 input features or more, or 64 or more over 64 x 64 positions or fewer: each of the 40 such "
+                    "probes measured fused, and the 20 such compiles of a grid of sizes)")
 
 
 def _tpu_input_copy(op: Op, table: int) -> Decision | None:
@@ -140,8 +148,13 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
     batch, features = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
     groups = op.params.get("feature_group_count", 1)
     last = lhs_spec[1] == len(lhs.shape) - 1
-    if batch >= TPU_MIN_BATCH and groups in (1, features) and op.params.get("batch_group_count", 1) == 1 and (
-            features >= TPU_MIN_FEATURES if last else len(lhs.shape) == 4 and features >= TPU_MIN_FEATURES_FIRST):
+    area = math.prod(lhs.shape[a] for a in lhs_spec[2:])
+    # a 2-D image of fewer than 128 features over more than 64 x 64 positions: the grid's copies
+    wide = len(lhs.shape) == 4 and features < TPU_IN_PLACE_FEATURES and area > TPU_IN_PLACE_AREA
+    ungrouped = groups in (1, features) and op.params.get("batch_group_count", 1) == 1
+    if batch >= TPU_MIN_BATCH and ungrouped and (
+            features >= TPU_MIN_FEATURES and not wide
+            if last else len(lhs.shape) == 4 and features >= TPU_MIN_FEATURES_FIRST):
         return None
     if lhs.size < TABLE_SHARE * table:
         return abstain("the TPU may write a relaid-out copy of this convolution's input, which is between half "
@@ -154,6 +167,16 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
     if groups not in (1, features) or op.params.get("batch_group_count", 1) != 1:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a grouped convolution ({groups} groups, not "
                         "depthwise): the TPU writes a relaid-out copy of its input, as in both probes measured")
+    if last and wide and (features > TPU_MIN_FEATURES or groups != 1):
+        return abstain(f"a convolution of {features} input features over {area} positions an image: of 96 features "
+                       "the TPU wrote a bf16 copy of the input at 112 x 112, 128 x 128 and 256 x 256 positions and "
+                       "read it in place at 192 x 192 and at 96 x 96 or fewer (depthwise not measured); compile it")
+    if last and wide and features == TPU_MIN_FEATURES:
+        return Decision(True, "jaxhlo-predict-tpu-readers", f"a convolution of {features} input features over "
+                        f"{area} positions an image (more than {TPU_IN_PLACE_AREA}): the TPU writes a bf16 copy of "
+                        "its input, at every size compiled from 80 x 80 positions (7 of 7; read in place at "
+                        "64 x 64 and fewer, and with 128 features or more at every size)",
+                        value=Value(lhs.shape, "bfloat16"))
     if last and features < TPU_MIN_FEATURES:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a convolution of {features} input features (under "
                         f"{TPU_MIN_FEATURES}): the TPU writes a bf16 copy of its input, as in each of the 3 probes "

@@ -260,8 +260,9 @@ RULES: tuple[Rule, ...] = (
          'returned is stored, and so is a computed table a convolution reads (an activation between two '
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "
          'for a batch under 8, a grouped convolution that is not depthwise, fewer than 64 channels-last '
-         'input features, or a 1-D channels-first `f32` convolution (measured, libtpu being closed: 50 '
-         'probes of 50). A normalised table reduced again (a softmax or a layer norm, then an entropy or a '
+         'input features, 64 over more than 64 x 64 positions an image (a `bf16` copy: 7 compiles of 7; '
+         '96 features went both ways, left to the compile), or a 1-D channels-first `f32` convolution '
+         '(measured, libtpu being closed: 50 probes of 50). A normalised table reduced again (a softmax or a layer norm, then an entropy or a '
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
          'a batched dot\'s is left to the compile. The output of one of two contractions that feed '
          "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "
@@ -287,8 +288,10 @@ RULES: tuple[Rule, ...] = (
          "fusion, in any element type, sibling reductions included: nothing of the table's size is "
          "stored, for the seed's three forms ({ref}`jaxhlo-guide-seed-symptom`) or a sum, an argmin and a "
          'sum with a max of a product ({ref}`jaxhlo-guide-matrix-tpu-passes`). So is a convolution of an '
-         'argument read in one pass, with a batch of 8 or more, not grouped (depthwise is), and 64 input '
-         'features or more channels last or 128 in a 2-D channels-first one: 40 probes of 40. So is a '
+         'argument read in one pass, with a batch of 8 or more, not grouped (depthwise is), and 128 input '
+         'features or more (64 over 64 x 64 positions or fewer) channels last or 128 in a 2-D channels-first '
+         'one: 40 probes of 40, and 20 compiles of a grid of 64 to 256 features by 32 x 32 to 256 x 256 '
+         'positions. So is a '
          "contraction that is the program's only reduction, of an operand computed from arguments "
          'elementwise (`exp(x) @ w`, a one-hot comparison): the operand is computed in the dot\'s fusion (14 '
          'probes of 14). Whole rows '

@@ -1,0 +1,66 @@
+"""Probe programs for a TPU v5e convolution's input: from how many features and positions is it read in place?
+
+``guide_predictor_conv_probes.py`` read a channels-last convolution's argument in place from 64 input
+features at a batch of 8 or more, but at 64 x 64 positions an image or fewer.  A 3 x 3 convolution of 64
+features over 128 x 128 positions, compiled while the TPU's ``where`` rules were tested, wrote a ``bf16``
+copy of its input (as large as the table when the features in and out are as many).  This grid varies the
+two: 64, 96, 128 and 256 features in and out, by 32 x 32 to 256 x 256 positions, a batch of 8, the output
+summed per image (and one batch of 16 with a ``tanh`` squared).  128 features or more were read in place at
+every size; 64 features were copied from 80 x 80 positions; 96 went both ways (copied at 112, 128 and 256,
+in place at 192): :func:`sphinx_jaxhlo.predict.conv.decide_tpu_conv` says so.  The truth is the family
+benchmark's (:func:`guide_predictor_family.compile_truth`), written to
+``benchmarks/data/guide_predictor_conv_grid_probes_truth.jsonl``; TPU v5e only.
+
+Run::
+
+    python benchmarks/guide_predictor_conv_grid_probes.py --compile     # what is not compiled yet
+    python benchmarks/guide_predictor_conv_grid_probes.py               # the truth beside the rules' answer
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from guide_predictor_family import Program  # noqa: E402
+from guide_predictor_probing import probe_main, probe_maker  # noqa: E402
+
+TRUTH = ROOT / "benchmarks" / "data" / "guide_predictor_conv_grid_probes_truth.jsonl"
+TARGETS = ["tpu:v5e"]
+FEATURES = (64, 96, 128, 256)
+POSITIONS = (32, 64, 80, 96, 112, 128, 192, 256)
+#: The largest input compiled (bytes): 8 x 256 x 256 x 256 f32 is 512 MiB.
+LARGEST = 600 << 20
+
+probe = probe_maker("conv-grid-probes")
+
+
+def _conv(reduce: str) -> str:
+    return ("def f(x, w):\n"
+            "    y = lax.conv_general_dilated(x, w, (1, 1), 'SAME', dimension_numbers=('NHWC', 'HWIO', 'NHWC'))\n"
+            f"    return {reduce}\n")
+
+
+def programs() -> list[Program]:
+    out = []
+    for c in FEATURES:
+        for sp in POSITIONS:
+            if 8 * sp * sp * c * 4 > LARGEST:
+                continue
+            out.append(probe(f"c{c}-{sp}x{sp}", _conv("jnp.sum(y, axis=(1, 2, 3))"),
+                             f"f32[8,{sp},{sp},{c}], f32[3,3,{c},{c}]", f"features={c}"))
+    out.append(probe("c64-128x128-b16-tanh2", _conv("jnp.sum(jnp.tanh(y) ** 2, axis=(1, 2, 3))"),
+                     "f32[16,128,128,64], f32[3,3,64,64]", "features=64"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    return probe_main(argv, programs, TARGETS, TRUTH)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

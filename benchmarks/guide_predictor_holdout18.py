@@ -1,5 +1,69 @@
-"""A seventeenth holdout, wild17: an outside review's programs, scored first against the predictor frozen at
-commit 70d46895 (docstring to be completed after the first evaluation).
+"""A seventeenth holdout, wild17: an outside review's 49 programs of speech, signal-processing, time-series, tabular,
+survival-analysis, optimal-transport, kernel and spline, contrastive, state-space, mixture-of-experts routing,
+sparse-attention, robotics, rendering, physics, astronomy, geophysics, Bayesian-inference, ranking, diffusion-sampler,
+quantisation, metric, protein, finance, chemistry, graph, embedding and learned-compression code, in idioms the
+earlier families do not name, scored first against the predictor frozen at commit 70d46895.
+
+The programs are not this project's: a reviewer from outside, who neither wrote nor read the rules, wrote them
+from the definitions of the computations, the way JAX libraries and research code write them, at their usual
+shapes: an RNN-T loss by its alpha lattice in nested scans (over time, and over labels within a time step) after
+a 4 x 256 x 65 x 1,024 joint log-softmax, GE2E's speaker-centroid softmax with each utterance's own centroid left
+out (a tiny table, 256 x 8 x 256), a Conformer convolution module (a GLU, a 31-tap depthwise
+``conv_general_dilated``, batch statistics, SiLU) in ``bf16`` under ``jax.checkpoint`` with its
+``value_and_grad``; a polyphase filterbank channelizer of ``int8`` ADC samples (four taps by 2,048 channels, a sum
+over taps, an ``rfft``), an NLMS echo canceller in a ``scan`` over 8,192 samples of 64 channels with 512 taps,
+Autoformer's auto-correlation by ``rfft`` and ``irfft``, a ``top_k`` of 13 delays and their rolled aggregation by
+``take_along_axis``; CatBoost-style oblivious trees (``uint8`` quantised features against ``uint8`` borders, leaf
+indices by shifted bits summed over depth, 512 trees over 65,536 rows), a soft decision tree's path probabilities
+by a product over depth of gathered sigmoids under ``value_and_grad``; Cox's partial likelihood with Breslow risk
+sets by a masked 8,192 x 8,192 ``logsumexp`` under ``value_and_grad``, Harrell's C-index by pairwise comparisons
+for five models under ``vmap`` at an odd size (6,001, a ``bool`` event mask), DeepHit's likelihood and pairwise
+ranking loss from a ``cumsum`` CIF; stochastic semi-discrete optimal transport by c-transform ascent (an
+``argmin`` over 8,192 x 1,024 costs in a ``fori_loop``), a KAN layer's B-spline bases by the Cox-de Boor recursion
+in a Python loop with its input gradient by ``jax.vjp``, a spectral-mixture kernel GP's log marginal likelihood
+(eight components summed over a 2,000 x 2,000 table, a Cholesky); NNCLR's nearest neighbour from a ``bf16``
+support set of 98,304 before InfoNCE, MoCHi's hard-negative mixing from an ``f16`` queue by ``top_k``; Mamba-2's
+chunked SSD (a segment-sum decay mask, three-operand einsums, a ``scan`` over chunk states), DeepSeek-V3-style
+group-limited top-k routing from ``bf16`` hidden states with an auxiliary load loss by ``one_hot`` counts,
+BigBird's block-sparse attention (window, global and random key blocks by gathers) in ``bf16``, NSA-style
+compressed-block selection by a ``top_k`` of block importances with gathered key blocks and a causal
+``logsumexp``; a 7-DoF Denavit-Hartenberg forward kinematics in a Python loop with sphere velocities by
+``jax.jvp`` and the minimum distance to 512 obstacle points (about 1 GB of squared differences), a CHOMP-style
+trajectory step (smoothness and softplus obstacle costs over 512 x 64 waypoints x 8 body points x 256 obstacles,
+by ``value_and_grad``); NeRF's hierarchical inverse-CDF resampling by ``searchsorted`` under ``vmap`` with
+rendering by a ``cumsum`` of optical depth, Plenoxels' trilinear interpolation of a 128^3 density grid and a
+``bf16`` degree-2 spherical-harmonic grid over eight unrolled corners, SoftRas's probabilistic silhouette (an
+edge-distance table, a ``prod`` over faces) with a soft IoU's ``value_and_grad``; SPH pressure and viscosity
+forces with a Wendland kernel over a 48-neighbour list of 262,144 particles, vortex-blob Biot-Savart velocities in
+an RK2 step with the pair energy (8,192 blobs), microlensing ray shooting by ``complex64`` deflections (524,288
+rays by 128 lenses) binned into a magnification map by a scatter-add, Kirchhoff depth migration by a travel-time
+gather from ``f16`` traces; elliptical slice sampling of a GP classifier's latents in a ``while_loop`` under
+``vmap`` over 64 chains (a tiny table), LDA's collapsed Gibbs resampling of a million topic assignments by
+``jax.random.categorical`` and count scatters, Bayes-by-backprop's local-reparameterisation ELBO with its gradient
+(a tiny table); ListMLE's Plackett-Luce likelihood by a triangular-mask ``logsumexp`` at an odd list length (199)
+under ``value_and_grad``, ApproxNDCG's sigmoid-smoothed ranks under ``value_and_grad``; a DPM-Solver++(2M)
+sampler in a ``fori_loop`` of 20 steps with an MLP denoiser, a score-SDE predictor-corrector sampler with the
+Langevin step size from gradient and noise norms in a ``fori_loop``; AWQ's activation-aware scale search over 20
+grid points in a Python loop with int4 group-wise quantisation of ``bf16`` weights, QuaRot's Walsh-Hadamard
+rotation by reshape butterflies in a Python ``while`` loop before int4 quantisation; a precision-recall curve over
+101 thresholds and its average precision for 80 classes under ``vmap`` (``bool`` labels, ``int32`` counts),
+panoptic quality from ``uint8`` segment ids by a ``bincount`` of id pairs (a tiny table), a protein contact map's
+top-L/5 long-range precision by ``top_k`` (a tiny table, 2 x 511 x 511); CVA's expected positive exposure of 128
+swaps over Hull-White short-rate paths from a ``scan``; an electron density from s-type Gaussian orbitals on a
+65,536-point grid with the LDA exchange energy, Behler-Parrinello angular symmetry functions over neighbour pairs
+for 16 parameter sets, Tanimoto similarities of ``uint8``-packed fingerprints by ``population_count`` (about 1 GB
+of ``int32`` counts) with a ``top_k``; an EGNN layer's equivariant coordinate and feature updates by
+``segment_sum`` over a million edges; word2vec's hierarchical softmax over gathered ``bf16`` Huffman-path vectors,
+Poincare embeddings with 63 negatives and a Riemannian SGD step, and a learned-compression hyperprior's rate by
+Gaussian-conditional CDF differences of ``f16`` latents. ``f32``, ``bf16``, ``f16``, ``int8``, ``uint8``,
+``int32``, ``uint32`` (random keys), ``bool`` and ``complex64``, odd, power-of-two, tiny (1 to 4 MB) and huge
+(about 1 GB) tables. The reviewer recorded ``predict()``'s answers (``guide_predictor_family.predicted``,
+calibrated) for every program and target before any compile (main then at 70d46895; the record's sha256 is
+``7e69a7b9b2012ffe...``, 49 programs, committed with the programs before the first compile), then compiled them
+with this harness for the truth; the first evaluation's answers equal the record's on every one of the 147 rows.
+None of the 49 programs is left out: every compile finished within the 90 s the review allowed one (the slowest,
+the Poincare embedding step on the TPU, in 63 s, and the Conformer convolution module on the TPU in 48 s). No
+program was cut before the record.
 
 **Ground truth** and **scores** as the first holdout's (``guide_predictor_holdout.score_programs``).
 
@@ -553,7 +617,7 @@ def f(x, y, mu1, rho1, mu2, rho2, eps1, eps2):
         kl = sum(jnp.sum(-jnp.log(s) + (s * s + mu * mu) / 2 - 0.5) for mu, s in ((mu1, s1), (mu2, s2)))
         return nll + kl / 60000.0
     return jax.value_and_grad(loss)((mu1, rho1, mu2, rho2))
-""", "f32[4096,784], i32[4096], f32[784,1200], f32[784,1200], f32[1200,10], f32[1200,10], f32[4096,1200], f32[4096,10]"),
+""", "f32[4096,784], i32[4096], f32[784,1200], f32[784,1200], f32[1200,10], f32[1200,10], f32[4096,1200], f32[4096,10]"),  # noqa: E501
     # -- ranking ------------------------------------------------------------------------------------------
     ("listmle_plackett_luce_triangular_mask_grad_odd", "ranking", """
 def f(scores, labels, mask):
@@ -771,7 +835,7 @@ def f(h, x, senders, receivers, w_e1, w_e2, w_x, w_h1, w_h2):
     agg = jax.ops.segment_sum(m, receivers, n)
     h_new = h + jax.nn.silu(jnp.concatenate([h, agg], axis=-1) @ w_h1) @ w_h2
     return h_new, x_new, jnp.mean(jnp.sum(m * m, axis=-1))
-""", "f32[65536,64], f32[65536,3], i32[1048576], i32[1048576], f32[129,64], f32[64,64], f32[64,1], f32[128,64], f32[64,64]"),
+""", "f32[65536,64], f32[65536,3], i32[1048576], i32[1048576], f32[129,64], f32[64,64], f32[64,1], f32[128,64], f32[64,64]"),  # noqa: E501
     # -- language, embeddings, compression ------------------------------------------------------------------
     ("hierarchical_softmax_huffman_path_gather_bf16", "nlp", """
 def f(h, nodes, codes, path_len, node_vecs):

@@ -7,9 +7,10 @@ that is written.  On the TPU v5e (libtpu is closed: the rules are what the compi
 ``benchmarks/guide_predictor_conv_probes.py`` show) a convolution's output read in two passes is written,
 so is a computed table a convolution reads and a table-sized relaid-out copy of its argument (a batch
 under 8, a grouped convolution, fewer than 64 channels-last features, or 64 over more than 64 x 64
-positions); one pass over a convolution of an argument fuses; a 1-D channels-first ``f32`` convolution writes a ``bf16`` copy of its input; a 2-D
-channels-first one under 128 features is left to the compile.  Each program is compiled (no
-run, no chip), so a later XLA that changes the answer fails here.
+positions); one pass over a convolution of an argument fuses; a 1-D channels-first ``f32`` convolution
+writes a ``bf16`` copy of its input; a 2-D channels-first one under 128 features, and a channels-last one of
+65 to 127 over more than 64 x 64 positions, are left to the compile.  Each program is compiled (no run, no
+chip), so a later XLA that changes the answer fails here.
 """
 
 from __future__ import annotations

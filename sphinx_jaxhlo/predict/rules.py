@@ -262,7 +262,8 @@ RULES: tuple[Rule, ...] = (
          'for a batch under 8, a grouped convolution that is not depthwise, fewer than 64 channels-last '
          'input features, 64 over more than 64 x 64 positions an image (a `bf16` copy: 7 compiles of 7; '
          '96 features went both ways, left to the compile), or a 1-D channels-first `f32` convolution '
-         '(measured, libtpu being closed: 50 probes of 50). A normalised table reduced again (a softmax or a layer norm, then an entropy or a '
+         '(measured, libtpu being closed: 50 probes of 50). A normalised table reduced again (a softmax or '
+         'a layer norm, then an entropy or a '
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '
          'a batched dot\'s is left to the compile. The output of one of two contractions that feed '
          "one table, neither reading the other's (`x @ w1 + y @ w2`, SwiGLU's gate times its value): an "

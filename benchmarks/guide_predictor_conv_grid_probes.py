@@ -7,7 +7,9 @@ copy of its input (as large as the table when the features in and out are as man
 two: 64, 96, 128 and 256 features in and out, by 32 x 32 to 256 x 256 positions, a batch of 8, the output
 summed per image (and one batch of 16 with a ``tanh`` squared).  128 features or more were read in place at
 every size; 64 features were copied from 80 x 80 positions; 96 went both ways (copied at 112, 128 and 256,
-in place at 192): :func:`sphinx_jaxhlo.predict.conv.decide_tpu_conv` says so.  The truth is the family
+in place at 192): :func:`sphinx_jaxhlo.predict.conv.decide_tpu_conv` says so.  The copy is a conversion to
+``bf16``: ``bf16`` and ``f16`` images of 8 to 96 features, a batch of 8 or more, were read in place at every
+size (11 compiles; a batch of 4 is relaid out, the batch rule's).  The truth is the family
 benchmark's (:func:`guide_predictor_family.compile_truth`), written to
 ``benchmarks/data/guide_predictor_conv_grid_probes_truth.jsonl``; TPU v5e only.
 
@@ -36,6 +38,11 @@ POSITIONS = (32, 64, 80, 96, 112, 128, 192, 256)
 #: The largest input compiled (bytes): 8 x 256 x 256 x 256 f32 is 512 MiB.
 LARGEST = 600 << 20
 
+#: Half-precision images: (element type, batch, positions a side, features).
+HALF = [("bf16", 8, 256, 64), ("bf16", 8, 96, 64), ("bf16", 8, 128, 64), ("f16", 8, 128, 64), ("bf16", 8, 128, 96),
+        ("bf16", 8, 128, 32), ("bf16", 8, 128, 16), ("bf16", 8, 64, 16), ("bf16", 16, 64, 32), ("f16", 8, 192, 48),
+        ("bf16", 8, 256, 8), ("bf16", 4, 128, 64)]
+
 probe = probe_maker("conv-grid-probes")
 
 
@@ -55,6 +62,10 @@ def programs() -> list[Program]:
                              f"f32[8,{sp},{sp},{c}], f32[3,3,{c},{c}]", f"features={c}"))
     out.append(probe("c64-128x128-b16-tanh2", _conv("jnp.sum(jnp.tanh(y) ** 2, axis=(1, 2, 3))"),
                      "f32[16,128,128,64], f32[3,3,64,64]", "features=64"))
+    # half-precision images: no bf16 copy to make (a batch of 4 is the batch rule's)
+    for dt, n, sp, c in HALF:
+        out.append(probe(f"{dt}-c{c}-{sp}x{sp}-b{n}", _conv("jnp.sum(y, axis=(1, 2, 3))"),
+                         f"{dt}[{n},{sp},{sp},{c}], {dt}[3,3,{c},{c}]", f"features={c}", f"dtype={dt}"))
     return out
 
 

@@ -92,3 +92,27 @@ def test_a_loop_reading_an_f32_stack_elementwise_makes_no_copy():
     assert (answer.stored, answer.certain, answer.rule) == (False, True, "jaxhlo-predict-all-loop"), answer
     assert "reduces inside its body" in answer.why, answer
     assert stored_by_the_compile(stack_read_elementwise, specs, "tpu:v5e", answer.table_elements, temp_on=()) is False
+
+
+def fori_microbatch_loss(w1, w2, xs, ys):
+    """The microbatches indexed in a ``fori_loop`` (``xs[i]``: a dynamic slice of a loop-invariant stack):
+    the stack is converted before the loop as a scanned one is."""
+    def body(i, acc):
+        return acc + jnp.mean((jnp.tanh(xs[i] @ w1) @ w2 - ys[i]) ** 2)
+    return jax.lax.fori_loop(0, xs.shape[0], body, jnp.zeros((), w1.dtype))
+
+
+def fori_accumulated_gradient(w1, w2, xs, ys):
+    def body(i, acc):
+        return acc + jax.grad(lambda w: jnp.mean((jnp.tanh(xs[i] @ w) @ w2 - ys[i]) ** 2))(w1)
+    return jnp.sum(jax.lax.fori_loop(0, xs.shape[0], body, jnp.zeros_like(w1)) ** 2)
+
+
+@needs_tpu
+@pytest.mark.parametrize("fn", [fori_microbatch_loss, fori_accumulated_gradient], ids=lambda f: f.__name__)
+def test_a_loop_indexing_an_f32_stack_writes_a_bf16_copy(fn):
+    specs = ("f32[2048,2048]", "f32[2048,2048]", "f32[16,512,2048]", "f32[16,512,2048]")
+    answer = sphinx_jaxhlo.predict(fn, *specs, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain, answer.rule) == (True, True, "jaxhlo-predict-all-loop"), answer
+    assert "bf16 before the loop" in answer.why, answer
+    assert stored_by_the_compile(fn, specs, "tpu:v5e", answer.table_elements, temp_on=()) is True

@@ -175,14 +175,23 @@ def loop_contracts_f32(ops: Iterable[Op], table: int) -> bool:
                        for w in op.ins) for op in ops)
 
 
+#: Ops by which a loop's body takes one step's part of a loop-invariant operand (``xs[i]`` in a
+#: ``fori_loop``: a dynamic slice, then a squeeze).
+_STEP_OF = frozenset({"dynamic_slice", "slice", "squeeze", "reshape", "dynamic_index_in_dim"})
+
+
 def _loop_input(w: Value, loop: Loop) -> Value | None:
     """The loop's operand that ``w``, read in ``loop``'s body, is (a value computed outside the body) or is
-    one step's slice of (a scanned operand), else ``None``."""
-    if w.slice_of is not None:
-        return w.slice_of
-    src = w.producer
-    if src is None or src.loop is not loop:
-        return w
+    one step's slice of (a scanned operand, or ``xs[i]`` of a loop-invariant one), else ``None``."""
+    for _ in range(4):
+        if w.slice_of is not None:
+            return w.slice_of
+        src = w.producer
+        if src is None or src.loop is not loop:
+            return w
+        if src.prim not in _STEP_OF or not src.ins:
+            return None
+        w = src.ins[0]
     return None
 
 

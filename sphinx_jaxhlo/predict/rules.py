@@ -52,8 +52,9 @@ RULES: tuple[Rule, ...] = (
          "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
          'targets. On the TPU an `f32` operand of the table\'s size that a loop\'s body contracts (layers\' '
          'weights stacked for a scan, microbatches of an accumulated gradient) is converted to `bf16` before '
-         'the loop and the copy written (4 probes of 4, 6 family programs of 6; `bf16` data fuse); a stack '
-         'the body reads only elementwise is not copied.',
+         'the loop and the copy written (4 probes of 4, 6 family programs of 6; `bf16` data fuse), whether '
+         "the body takes its steps by a scan or indexes them (`xs[i]` in a `fori_loop`); a stack the body "
+         'reads only elementwise is not copied.',
          "front.decide_all"),
     Rule("jaxhlo-predict-all-none", "all", "A reduction of an argument",
          "A reduction that reads an argument, or a transpose of one (folded into the reduction's "

@@ -8,10 +8,17 @@ two: 64, 96, 128 and 256 features in and out, by 32 x 32 to 256 x 256 positions,
 summed per image (and one batch of 16 with a ``tanh`` squared).  128 features or more were read in place at
 every size; 64 features were copied from 80 x 80 positions; 96 went both ways (copied at 112, 128 and 256,
 in place at 192): :func:`sphinx_jaxhlo.predict.conv.decide_tpu_conv` says so.  The copy is a conversion to
-``bf16``: ``bf16`` and ``f16`` images of 8 to 96 features, a batch of 8 or more, were read in place at every
-size (11 compiles; a batch of 4 is relaid out, the batch rule's).  The truth is the family
-benchmark's (:func:`guide_predictor_family.compile_truth`), written to
+``bf16``: ``bf16`` and ``f16`` images of 8 to 96 features, a batch of 8 or more, wrote no computed table at
+any size (11 compiles; a batch of 4 is relaid out, the batch rule's): where an ``f32`` image is converted,
+these are copied as they are, an argument's copy (the report's argument copies), no table of the
+program's.  The truth is the family benchmark's (:func:`guide_predictor_family.compile_truth`), written to
 ``benchmarks/data/guide_predictor_conv_grid_probes_truth.jsonl``; TPU v5e only.
+
+On a real TPU v5e (``benchmarks/tpu_conv_copy_chip.py``, its record committed), seven of these ran as
+compiled here: the copies of 64 features over 128 x 128 positions (16.8 and 33.6 MB, on-chip) and 256 x 256
+(67.1 MB, in HBM: the chip held 134 MB of temp beyond arguments, output and code), the 96 features' copy
+(25.2 MB, on-chip), the bf16 image's argument copy (16.8 MB, on-chip), and no copy at 64 x 64 positions or
+128 features.
 
 Run::
 

@@ -61,10 +61,10 @@ def largest_stored(hlo: str) -> tuple[int, bool]:
     return best
 
 
-def measure(name: str, body: str, shapes: list[tuple[int, ...]]) -> dict:
-    """Compile and run one program on the chip; what it held is what ``bytes_in_use`` and
-    ``bytes_reserved`` grew by from before its arguments existed to after its run (outputs held), as
-    ``tools/hardware_check.py`` measures."""
+def measure(name: str, body: str, shapes: list[tuple[int, ...]], dtypes: list[str] | None = None) -> dict:
+    """Compile and run one program on the chip (its arguments ``f32``, or of ``dtypes``); what it held is
+    what ``bytes_in_use`` and ``bytes_reserved`` grew by from before its arguments existed to after its run
+    (outputs held), as ``tools/hardware_check.py`` measures."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -79,7 +79,9 @@ def measure(name: str, body: str, shapes: list[tuple[int, ...]]) -> dict:
     exec(body, scope)  # the program text above, nothing else
     before = held()
     rng = np.random.default_rng(0)
-    args = [jax.device_put(jnp.asarray(rng.standard_normal(s).astype(np.float32) * 0.1)) for s in shapes]
+    kinds = dtypes or ["float32"] * len(shapes)
+    args = [jax.device_put(jnp.asarray(rng.standard_normal(s).astype(np.float32) * 0.1, dtype=kind))
+            for s, kind in zip(shapes, kinds, strict=True)]
     jax.block_until_ready(args)
     compiled = jax.jit(scope["f"]).lower(*args).compile()
     mem = compiled.memory_analysis()

@@ -7,10 +7,10 @@ that is written.  On the TPU v5e (libtpu is closed: the rules are what the compi
 ``benchmarks/guide_predictor_conv_probes.py`` show) a convolution's output read in two passes is written,
 so is a computed table a convolution reads and a table-sized relaid-out copy of its argument (a batch
 under 8, a grouped convolution, an ``f32`` image of fewer than 64 channels-last features, or of 64 over
-more than 64 x 64 positions; a ``bf16`` image needs no copy); one pass over a convolution of an argument
-fuses; a 1-D channels-first ``f32`` convolution writes a ``bf16`` copy of its input; a 2-D channels-first
-one under 128 features, and a channels-last one of 65 to 127 over more than 64 x 64 positions, are left to
-the compile.  Each program is compiled (no run, no
+more than 64 x 64 positions; a ``bf16`` image is copied as it is, an argument's copy, no computed table);
+one pass over a convolution of an argument fuses; a 1-D channels-first ``f32`` convolution writes a
+``bf16`` copy of its input; a 2-D channels-first one under 128 features, and a channels-last one of 65 to
+127 over more than 64 x 64 positions, are left to the compile.  Each program is compiled (no run, no
 chip), so a later XLA that changes the answer fails here.
 """
 
@@ -114,7 +114,8 @@ TPU_CASES = [
     # 64 features: read in place over 64 x 64 positions (above), copied over 128 x 128; 128 features in place
     (conv_sum, ("f32[8,128,128,64]", "f32[3,3,64,64]"), True, "jaxhlo-predict-tpu-readers"),
     (conv_sum, ("f32[8,128,128,128]", "f32[3,3,128,128]"), False, "jaxhlo-predict-tpu-fused"),
-    # the copy is a conversion to bf16: a bf16 image of 32 features is read in place
+    # the f32 image's copy is a conversion to bf16: a bf16 image of 32 features is copied as it is (an
+    # argument's copy), no computed table
     (conv_sum, ("bf16[8,128,128,32]", "bf16[3,3,32,32]"), False, "jaxhlo-predict-tpu-fused"),
 ]
 

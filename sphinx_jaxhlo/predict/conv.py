@@ -24,7 +24,8 @@ CONV = "conv_general_dilated"
 #: TPU read a convolution's argument in place in every probe: below either (and for a grouped, not
 #: depthwise, convolution) it wrote a relaid-out ``bf16`` copy of the input (the spatial axes split
 #: into the batch; the features padded), of the table's size where the input is.  A ``bf16`` or ``f16``
-#: image of a batch of 8 or more was read in place at every feature count compiled (8 to 96).
+#: image of a batch of 8 or more is never converted: where an ``f32`` one is, it is copied as it is, an
+#: argument's copy and no computed table (14 compiles of 8 to 256 features).
 TPU_MIN_BATCH = 8
 TPU_MIN_FEATURES = 64
 #: Channels last, the fewest input features read in place at every spatial size compiled (a grid of 64 to 256
@@ -153,7 +154,8 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
     # a 2-D image of fewer than 128 features over more than 64 x 64 positions: the grid's copies
     wide = len(lhs.shape) == 4 and features < TPU_IN_PLACE_FEATURES and area > TPU_IN_PLACE_AREA
     ungrouped = groups in (1, features) and op.params.get("batch_group_count", 1) == 1
-    # a half-precision image needs no bf16 copy: read in place at every feature count compiled
+    # a half-precision image is not converted: where an f32 one is converted to a bf16 copy (a computed table),
+    # it is relaid out as a copy of the argument (an operand copy, not a table of the program's)
     half = lhs.dtype in ("bfloat16", "float16") and len(lhs.shape) == 4
     if batch >= TPU_MIN_BATCH and ungrouped and (
             half or (features >= TPU_MIN_FEATURES and not wide)

@@ -262,8 +262,9 @@ RULES: tuple[Rule, ...] = (
          "convolutions, a gradient's cotangent) and a relaid-out copy of its argument, of the table's size, "
          'for a batch under 8, a grouped convolution that is not depthwise, an `f32` image of fewer than 64 '
          'channels-last input features or of 64 over more than 64 x 64 positions (a `bf16` copy: 7 '
-         'compiles of 7; 96 features went both ways, left to the compile; a `bf16` or `f16` image needs no '
-         'copy, 11 compiles of 11), or a 1-D channels-first `f32` convolution '
+         'compiles of 7; 96 features went both ways, left to the compile; a `bf16` or `f16` image is not '
+         'converted but copied as it is, an argument\'s copy and no computed table: 14 compiles of 14), or a '
+         '1-D channels-first `f32` convolution '
          '(measured, libtpu being closed: 50 probes of 50). A normalised table reduced again (a softmax or '
          'a layer norm, then an entropy or a '
          'mean: three passes) is stored when it is a 2-D dot\'s output (`x @ w`, `q @ k.T`: 18 probes of 18); '

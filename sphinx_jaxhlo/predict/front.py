@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import conv, dots, gather, limits, norm, ops
+from . import conv, dots, gather, limits, norm, ops, rng
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
 from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
@@ -210,7 +210,8 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
         return Prediction(target, False, True, "jaxhlo-predict-all-none", rule_title("jaxhlo-predict-all-none"),
                           "the table has no elements", operand_copy=copy)
     else:
-        decisions = decide_all(graph, target, max(r.scaled for r in every))
+        table = max(r.scaled for r in every)
+        decisions = decide_all(graph, target, table) + rng.decide(closed.jaxpr, graph, target, table)
     big = max(every, key=lambda r: r.scaled)
     stored = [d for d in decisions if d.stored and d.certain]
     unsure = [d for d in decisions if not d.certain or d.stored is None]

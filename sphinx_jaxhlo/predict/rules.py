@@ -98,7 +98,12 @@ RULES: tuple[Rule, ...] = (
          'table-sized value outside a loop (a `roll`); on the CPU a `bf16` or `f16` contraction of a computed '
          "table no reduction reads, a cumulative op with no sort or FFT between the table's source and the "
          'reduction, a two-pass statistic over leading axes, and a global statistic applied back to two or '
-         "more returned tables (a clipped update). `bf16` or `f16` data doubles the H100's break-even band. On"
+         "more returned tables (a clipped update). "
+         "A random draw of the table's size is left to the compile on the H100 where "
+         '`jax_threefry_partitionable` is off (5 of 7 probes wrote its bits) or where a threefry draw of '
+         'fewer than 4,096,000 elements is read once (the 4 measured were written), on the TPU where two '
+         'passes over it read `bf16`, and on every target for a key that is neither threefry nor `rbg`.'
+         " `bf16` or `f16` data doubles the H100's break-even band. On"
          ' the TPU, `where` is left to the compile for complex data of 32 to 56 MiB and for a table joined from '
          'parts (a concatenate) of 32 to 104 MiB: the measured tables went either way.',
          "front.decide_all"),
@@ -139,7 +144,10 @@ RULES: tuple[Rule, ...] = (
          ' So are a triangular solve (a cuBLAS call, `__cublas$triangularSolve`: '
          "`triangular_solve_rewriter.cc`), a Cholesky factor (jax's cuSOLVER call) and an incomplete gamma or "
          'beta function (jax lowers it to a while loop): the table each computes is written, as in each of the'
-         ' 9 probes measured (`guide_predictor_ops_probes.py`).', "h100.decide_gpu"),
+         ' 9 probes measured (`guide_predictor_ops_probes.py`). '
+         'So are the bits of an `rbg` key (`lax.rng_bit_generator`, which XLA expands into Philox): a loop '
+         'fusion of their own writes them for the reduction, as in each of the 6 probes measured '
+         '(`guide_predictor_rng_probes.py`).', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-softmax", "gpu:h100",
          "4. Softmax: a reduction over another axis reads its whole output",
          "A softmax (the row's maximum, `exp(x - max)`, its sum, the divide) is one Triton kernel "
@@ -170,7 +178,9 @@ RULES: tuple[Rule, ...] = (
          'and reduced across the rows is written for the reduction (21 probes); one picked from a table '
          'computed with row reductions of its own but no softmax diamond (`logits - logsumexp(logits)`) is '
          "recomputed in the gather, and where the table's reductions fuse it so does the program (5 probes). "
-         'Three things decide:',
+         'A table computed from a threefry draw (`jax.random`: its hash is a hundred-odd integer ops an '
+         'element) and read in two passes (a log-sum-exp, a variance, a layer norm) is written (7 probes '
+         'of 7, `guide_predictor_rng_probes.py`). Three things decide:',
          "h100.decide_gpu"),
     Rule("jaxhlo-predict-cpu-dot", "cpu", "1. A contraction YNN does not take is XLA's own dot",
          'A contraction with a vector operand, or of `f16`, integers or complex numbers, is not a YNN dot '
@@ -214,7 +224,13 @@ RULES: tuple[Rule, ...] = (
          '`lapack_spotrf_ffi`), an incomplete gamma or beta function (jax lowers it to a while loop) and a '
          'reduce-window of overlapping windows (an LRN sum, a 3x3 max filter): each writes the table it '
          'computes, as in each of the 18 probes measured (`guide_predictor_ops_probes.py`); a reduce-window of'
-         ' windows that do not overlap is left to the compile (one, 2x2 by 2, fused).', "cpu.decide_cpu"),
+         ' windows that do not overlap is left to the compile (one, 2x2 by 2, fused). '
+         "A random draw of the table's size from a threefry key (`jax.random`'s default) writes its bits "
+         'too: jax lowers the hash for the CPU as a loop of its five rounds (`use_rolled_loops`, '
+         "`threefry2x32.py`), whose state, the draw's `u32` bits, is written whatever reads the draw, an "
+         '`argmax` too (`jax.random.categorical`), as in each of the 50 probes measured '
+         "(`guide_predictor_rng_probes.py`); an `rbg` key's bits are elementwise work the rules above "
+         'answer.', "cpu.decide_cpu"),
     Rule("jaxhlo-predict-cpu-ynn", "cpu", "4. sum, mean, max, min: YNN's table, one reader",
          'A sum, mean, max or min of `f32` (`bf16` is converted first) is a YNN fusion, grown from the '
          'reduction, and a YNN GEMM or convolution above it (a 2-D channels-last `f32` or `bf16` convolution '
@@ -239,8 +255,12 @@ RULES: tuple[Rule, ...] = (
          'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families. '
          'A reduce-window (`lax.reduce_window`: sums, maxima, minima, strided or not, 1 to 256 MB), as the '
          "TPU's cumulative ops are, and an incomplete gamma or beta function (a while loop) store the table "
-         'too: 14 of 14 probes measured (`guide_predictor_ops_probes.py`). The three '
-         'top-k forms:', "tpu.decide_tpu"),
+         'too: 14 of 14 probes measured (`guide_predictor_ops_probes.py`). '
+         "The bits of a random draw of the table's size are stored too from an `rbg` key "
+         '(`lax.rng_bit_generator`: 6 probes of 6) or from a threefry key with '
+         "`jax_threefry_partitionable` off (the counter's two halves hashed and concatenated: 7 of 7, "
+         "`guide_predictor_rng_probes.py`); with it on, jax's default, the hash is elementwise work that "
+         'fuses. The three top-k forms:', "tpu.decide_tpu"),
     Rule("jaxhlo-predict-tpu-readers", "tpu:v5e", "3. A contraction read twice is stored",
          "A dot's output is stored when it is read in two passes: a statistic and the pass that needs it "
          '(a variance, a softmax, a log-sum-exp, {ref}`jaxhlo-guide-matrix-tpu-passes`), the forward '
@@ -275,8 +295,11 @@ RULES: tuple[Rule, ...] = (
          'sigmoid(pred), gt)`) is written first, as the matrix unit reads it (converted to `bf16` at the default '
          'precision), '
          'when its free dimensions (the dot\'s rows) are not a multiple of 8, whatever else reads it (3, 12, '
-         '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). An '
-         'elementwise table read twice is not written but computed again for each reader, except a '
+         '100, 10 x 10 or 1,004 rows: 15 probes of 15; 64, 104, 120 or 128, and 2-D contractions, fuse). '
+         'A table computed from a threefry draw (`jax.random`: its hash is a costly producer) and read in '
+         'two passes is stored where the passes read `f32` (6 probes of 6; a `bf16` log-sum-exp fused and '
+         'is left to the compile).'
+         ' An elementwise table read twice is not written but computed again for each reader, except a '
          'returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "
          'Adagrad, Yogi, AdaBelief, Sophia, centered RMSProp, six of six measured), which is written and '

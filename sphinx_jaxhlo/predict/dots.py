@@ -332,8 +332,9 @@ def _contracted(values: list[Value], floor: float) -> tuple[Op, list[Op]] | None
 
 def grouped_statistic(graph: Graph, table: int) -> tuple[int, list[Value]] | None:
     """A statistic of a table's groups applied back to the table, outside a loop: a sum, max or min (a
-    mean, an ``absmax``) over axes that a reshape split off a table of at least 0.9 times ``table`` elements
-    (``w.reshape(-1, 128, n)`` over axis 1; ``x.reshape(m, -1, 128)`` over the last), not over every axis,
+    mean, an ``absmax``) over axes that a reshape split off an ``f32`` or ``bf16`` table of at least 0.9
+    times ``table`` elements (``w.reshape(-1, 128, n)`` over axis 1; ``x.reshape(m, -1, 128)`` over the
+    last), not over every axis,
     whose result is read, through small values, broadcasts and reshapes, by elementwise work of the table's
     size on the table (``g / scale``, ``g - mean``): (the elements a group, the values it computes), or
     ``None``.  A group-wise quantiser's scales and zero points, and a group normalisation, are such."""
@@ -341,7 +342,8 @@ def grouped_statistic(graph: Graph, table: int) -> tuple[int, list[Value]] | Non
     for r in reductions_of(graph):
         axes = tuple(r.op.params.get("axes", ()))
         v = r.operand
-        if r.kind not in ("sum", "max", "min") or r.op.loop is not None or v.size < floor or not r.op.outs:
+        if (r.kind not in ("sum", "max", "min") or r.op.loop is not None or v.size < floor or not r.op.outs
+                or v.dtype not in _PROBED):
             continue
         if not axes or len(axes) >= len(v.shape) or (found := _split_of(v)) is None:
             continue
@@ -386,6 +388,8 @@ def decide_grouped(graph: Graph, target: str, table: int) -> list[Decision]:
 
     bad = sorted({op.prim for op in ops if not _ynn_op(op)})
     if not bad:
+        return []
+    if any(w.dtype not in _PROBED for w in dot.ins):
         return []
     if any(w.dtype != "float32" for w in dot.ins):
         return [abstain("a bf16 or f16 contraction of a table computed from its group statistics: one probe "

@@ -35,6 +35,19 @@ Two TPU v5e rules of a contraction's operand, measured by ``benchmarks/guide_pre
 operand of a batched contraction whose rows are not a multiple of 8 is written
 (:func:`unaligned_batched_operand`), and so is a ``bf16`` copy of a table-sized ``f32`` operand that a
 loop's body contracts (:func:`converted_for_the_loop`).
+
+A statistic of a table's groups applied back to the table (:func:`decide_grouped`): group-wise fake
+quantisation (``w.reshape(-1, 128, n)``, its maximum and minimum, ``clip(round(g / scale) + zero)``
+dequantised before ``x @ wq``) and group norms, measured by ``benchmarks/guide_predictor_fakequant_probes.py``
+(69 probes, each compiled deviceless for the three targets, 2026-12-07).  The TPU writes a table-sized
+buffer for groups of 16 or more (38 probes of 38: the scales broadcast over the groups, ``broadcast`` of the
+``[g, n]`` scales to ``[g, 128, n]`` read by the dot's output fusion through a bitcast, or the quotient, or
+``abs(w)`` before a reduction that reads it through a bitcast; libtpu is closed, so this is what the HLO
+shows), with or without a contraction after; groups of 8 (2 probes) and every probe whose scales need no
+reshape (per tensor, per channel: 29) fused.  The H100 writes the dequantised operand before its GEMM (38
+of 38: a loop fusion of its own, as for a normalised operand) and the CPU too where a ``clip`` (not in YNN's
+table) computes it from ``f32`` data (35 of 35; one ``bf16`` probe fused: left to the compile); the rules
+for an ungrouped operand already said so, and the grouped ones missed only the reshape between.
 """
 
 from __future__ import annotations
@@ -42,8 +55,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .graph import ELEMENTWISE, TABLE_SHARE, Decision, Loop, Op, Region, Value, _is_gemm, _moved_argument
-from .limits import chained_gemm, from_gemm
+from .graph import (
+    ELEMENTWISE,
+    TABLE_SHARE,
+    Decision,
+    Graph,
+    Loop,
+    Op,
+    Region,
+    Value,
+    _depends_on,
+    _is_gemm,
+    _moved_argument,
+    reductions_of,
+)
+from .limits import abstain, chained_gemm, from_gemm
 
 #: What the probes computed a contraction's operand with: elementwise ops, broadcasts, ``iota`` (a one-hot
 #: comparison) and layout moves; a gather, concatenate, pad, slice or sort was not probed.
@@ -201,3 +227,182 @@ def converted_for_the_loop(what: str) -> Decision:
     a gradient; ``bf16`` data fused; and the 6 family programs of the class, 6 of 6)."""
     return Decision(True, "jaxhlo-predict-all-loop", f"{what}: the TPU converts it to bf16 before the loop and "
                     "writes the copy (4 probes of 4; bf16 data fuse)")
+
+
+# -- group-wise statistics applied back to their table (fake quantisation) ---------------------------------
+
+#: A group's statistic applied back to a table whose groups have at least this many elements: the TPU writes a
+#: table-sized buffer (:func:`grouped_statistic`); groups of :data:`GROUP_FUSED` or fewer fused, and those in
+#: between were not probed.
+GROUP_WRITTEN = 16
+GROUP_FUSED = 8
+
+#: What may lie between a table-sized value and the contraction that reads it.
+_ON_THE_WAY = ELEMENTWISE | {"reshape", "transpose", "squeeze", "expand_dims"}
+
+
+def _reshaped_axes(src: tuple[int, ...], out: tuple[int, ...]) -> set[int]:
+    """The axes of a reshape's output ``out`` (of ``src``) that split one or more of ``src``'s dimensions
+    into more (``[k, n] -> [k / 128, 128, n]``: 0 and 1); an axis carried over whole, a merge's and a
+    size-1 axis are not among them."""
+    src_dims = [d for d in src if d != 1]
+    out_idx = [j for j, d in enumerate(out) if d != 1]
+    out_dims = [out[j] for j in out_idx]
+    made: set[int] = set()
+    i = j = 0
+    while i < len(src_dims) and j < len(out_dims):
+        a, b, ii, jj = src_dims[i], out_dims[j], i + 1, j + 1
+        while a != b:
+            if a < b and ii < len(src_dims):
+                a, ii = a * src_dims[ii], ii + 1
+            elif b < a and jj < len(out_dims):
+                b, jj = b * out_dims[jj], jj + 1
+            else:
+                return made
+        if jj - j > 1 and jj - j >= ii - i:
+            made |= {out_idx[k] for k in range(j, jj)}
+        i, j = ii, jj
+    return made
+
+
+def _split_of(v: Value) -> tuple[Op, set[int]] | None:
+    """The reshape that splits a table into ``v``'s groups (``v`` is its output, or computed from it
+    elementwise at its shape), and the axes of ``v`` it made; ``None`` where there is none."""
+    for _ in range(6):
+        op = v.producer
+        if op is None or op.loop is not None:
+            return None
+        if op.prim == "reshape":
+            src = op.ins[0]
+            if src.shape == v.shape or src.size != v.size:
+                return None
+            return op, _reshaped_axes(src.shape, v.shape)
+        same = [w for w in op.ins if w.shape == v.shape]
+        if op.prim not in ELEMENTWISE or not same:
+            return None
+        v = same[0]
+    return None
+
+
+def _applied(stat: Value, split: Op, floor: float) -> list[Value]:
+    """The table-sized values computed elementwise from ``stat`` (a group statistic, through small values,
+    broadcasts and reshapes) and from the table ``split`` groups: the statistic applied back."""
+    table = {id(split.ins[0]), id(split.outs[0])}
+    out: list[Value] = []
+    todo, seen = [(stat, 0)], set()
+    while todo:
+        v, depth = todo.pop()
+        if id(v) in seen or depth > 10:
+            continue
+        seen.add(id(v))
+        for op in v.users:
+            if op.loop is not None or not op.outs:
+                continue
+            big = op.outs[0].size >= floor
+            if op.prim in ELEMENTWISE and big:
+                if any(w is not v and _depends_on(w, table, 8) for w in op.ins):
+                    out.append(op.outs[0])
+            elif op.prim in ELEMENTWISE or op.prim in ("broadcast_in_dim", "reshape"):
+                todo.append((op.outs[0], depth + 1))
+    return out
+
+
+def _contracted(values: list[Value], floor: float) -> tuple[Op, list[Op]] | None:
+    """A real contraction outside a loop that reads a value computed from ``values`` through table-sized
+    elementwise work and layout moves, and the ops on the way (those of ``values`` included)."""
+    reached: dict[int, Value] = {}
+    todo = list(values)
+    dot: Op | None = None
+    while todo:
+        v = todo.pop()
+        if id(v) in reached:
+            continue
+        reached[id(v)] = v
+        for op in v.users:
+            if op.loop is not None or not op.outs:
+                continue
+            if op.prim == "dot_general" and _is_gemm(op):
+                dot = dot or op
+            elif op.prim in _ON_THE_WAY and op.outs[0].size >= floor:
+                todo.append(op.outs[0])
+    if dot is None:
+        return None
+    ops: list[Op] = []
+    back, seen = [w for w in dot.ins if id(w) in reached], set()
+    while back:
+        w = back.pop()
+        if id(w) in seen or w.producer is None:
+            continue
+        seen.add(id(w))
+        ops.append(w.producer)
+        back += [u for u in w.producer.ins if id(u) in reached]
+    return dot, ops
+
+
+def grouped_statistic(graph: Graph, table: int) -> tuple[int, list[Value]] | None:
+    """A statistic of a table's groups applied back to the table, outside a loop: a sum, max or min (a
+    mean, an ``absmax``) over axes that a reshape split off an ``f32`` or ``bf16`` table of at least 0.9
+    times ``table`` elements (``w.reshape(-1, 128, n)`` over axis 1; ``x.reshape(m, -1, 128)`` over the
+    last), not over every axis,
+    whose result is read, through small values, broadcasts and reshapes, by elementwise work of the table's
+    size on the table (``g / scale``, ``g - mean``): (the elements a group, the values it computes), or
+    ``None``.  A group-wise quantiser's scales and zero points, and a group normalisation, are such."""
+    floor = TABLE_SHARE * table
+    for r in reductions_of(graph):
+        axes = tuple(r.op.params.get("axes", ()))
+        v = r.operand
+        if (r.kind not in ("sum", "max", "min") or r.op.loop is not None or v.size < floor or not r.op.outs
+                or v.dtype not in _PROBED):
+            continue
+        if not axes or len(axes) >= len(v.shape) or (found := _split_of(v)) is None:
+            continue
+        split, made = found
+        if not set(axes) <= made:
+            continue
+        applied = _applied(r.op.outs[0], split, floor)
+        if applied:
+            return math.prod(v.shape[a] for a in axes), applied
+    return None
+
+
+def decide_grouped(graph: Graph, target: str, table: int) -> list[Decision]:
+    """The answer where a group statistic is applied back to its table (:func:`grouped_statistic`), as
+    ``benchmarks/guide_predictor_fakequant_probes.py`` measured it (group-wise fake quantisation before a
+    contraction, 2026-12-07): empty where the probes say nothing the other rules do not."""
+    found = grouped_statistic(graph, table)
+    if found is None:
+        return []
+    group, applied = found
+    floor = TABLE_SHARE * table
+    if target == "tpu:v5e":
+        if group <= GROUP_FUSED:
+            return []
+        if group < GROUP_WRITTEN:
+            return [abstain(f"a statistic of groups of {group} applied back to the table: groups of 8 fused, "
+                            "16 or more were written, between was not measured; compile it")]
+        return [Decision(True, "jaxhlo-predict-tpu-readers", f"a statistic of the table's groups of {group} (a "
+                         "reduction over axes a reshape split off: a group-wise quantiser's scales, a group "
+                         "norm's mean) is applied back to the table: the TPU writes a table-sized buffer, the "
+                         "statistic broadcast over the groups or the quotient (38 probes of 38; groups of 8 "
+                         "and the 29 probes of ungrouped statistics fused)")]
+    got = _contracted(applied, floor)
+    if got is None:
+        return []
+    dot, ops = got
+    if target == "gpu:h100":
+        return [Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is computed from its table's "
+                         "group statistics (a group-wise quantiser's scales, through the reshape back): a "
+                         "kernel of its own writes it before the GEMM (38 probes of 38)")]
+    from .cpu import _ynn_op
+
+    bad = sorted({op.prim for op in ops if not _ynn_op(op)})
+    if not bad:
+        return []
+    if any(w.dtype not in _PROBED for w in dot.ins):
+        return []
+    if any(w.dtype != "float32" for w in dot.ins):
+        return [abstain("a bf16 or f16 contraction of a table computed from its group statistics: one probe "
+                        "fused; compile it")]
+    return [Decision(True, "jaxhlo-predict-cpu-ynn", f"a dot reads a table computed from its group statistics "
+                     f"through a reshape ({', '.join(bad)} not in YNN's table, a clamp): XLA's loop fusion "
+                     "writes it for the dot (35 probes of 35)")]

@@ -316,6 +316,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
              for v in g.values}
     decisions += _other_tables(graph, table, target, seen, matvec_only=any(_contraction(g) for g in regions),
                                fused=fused)
+    decisions += dots.decide_grouped(graph, target, table)
     if target == "tpu:v5e" and (unaligned := dots.unaligned_batched_operand(
             (v for op in graph.live_ops() for v in op.outs), table)):
         decisions.append(dots.operand_written(unaligned))

@@ -117,7 +117,9 @@ RULES: tuple[Rule, ...] = (
          'multiply ({ref}`jaxhlo-guide-matrix-no-contraction`). An operand normalised by a reduction\'s '
          "result (WeightNorm's `w / norm(w)`, QK-norm's `rsqrt` of a mean square) is written before the "
          "GEMM by a kernel of its own, as each of the 40 measured was; a plain scale rides in the GEMM's "
-         'fusion. A convolution is a cuDNN library call (`conv_rewriter.cc`) whose output is written the '
+         "fusion. An operand computed from statistics of its groups (a group-wise quantiser's dequantised "
+         "weight, reshaped back or not; a group norm) is written so too: 38 probes of 38. "
+         'A convolution is a cuDNN library call (`conv_rewriter.cc`) whose output is written the '
          'same way, so a reduction of it reads it from memory, as each of the 7 measured did.', "h100.decide_gpu"),
     Rule("jaxhlo-predict-h100-matvec", "gpu:h100",
          "2. A matrix-vector product is a reduction; a narrow one may copy its matrix",
@@ -299,6 +301,13 @@ RULES: tuple[Rule, ...] = (
          'A table computed from a threefry draw (`jax.random`: its hash is a costly producer) and read in '
          'two passes is stored where the passes read `f32` (6 probes of 6; a `bf16` log-sum-exp fused and '
          'is left to the compile).'
+         ' '
+         "A statistic of a table's groups applied back to the table (a sum, max or min over axes a reshape "
+         "split off, read by `g / scale` or `g - mean`: a group-wise quantiser's scales and zero points before "
+         '`x @ wq`, groups along the contracted axis or the last, a group norm) writes a table-sized buffer, the '
+         'statistic broadcast over the groups or the quotient, for groups of 16 or more, a contraction after it '
+         'or not (38 probes of 38); groups of 8, and per-tensor or per-channel scales with no reshape, fuse (31 '
+         'probes), and groups of 9 to 15 are left to the compile.'
          ' An elementwise table read twice is not written but computed again for each reader, except a '
          'returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

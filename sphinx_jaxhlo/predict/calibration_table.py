@@ -32,10 +32,10 @@ KEYS: dict[str, tuple[int, int]] = {
     'cpu jaxhlo-predict-all-loop fused': (70, 73),
     'cpu jaxhlo-predict-all-loop stored': (62, 62),
     'cpu jaxhlo-predict-all-none fused': (66, 72),
-    'cpu jaxhlo-predict-cpu-arg fused': (30, 31),
+    'cpu jaxhlo-predict-cpu-arg fused': (30, 30),
     'cpu jaxhlo-predict-cpu-dot stored': (98, 98),
     'cpu jaxhlo-predict-cpu-other fused': (2, 4),
-    'cpu jaxhlo-predict-cpu-other stored': (210, 210),
+    'cpu jaxhlo-predict-cpu-other stored': (211, 211),
     'cpu jaxhlo-predict-cpu-ynn fused': (429, 450),
     'cpu jaxhlo-predict-cpu-ynn stored': (602, 604),
     'gpu:h100 jaxhlo-predict-all-loop fused': (68, 71),
@@ -51,13 +51,13 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-all-loop stored': (50, 50),
     'tpu:v5e jaxhlo-predict-all-none fused': (96, 100),
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (20, 20),
-    'tpu:v5e jaxhlo-predict-tpu-fused fused': (931, 942),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (931, 941),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (30, 30),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (205, 207),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (206, 208),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (162, 163),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
-    'HBM': (178, 189),
+    'HBM': (179, 190),
     'on-chip': (256, 274),
 }

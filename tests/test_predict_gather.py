@@ -18,6 +18,7 @@ import pytest
 from conftest import stored_by_the_compile
 
 import sphinx_jaxhlo
+from sphinx_jaxhlo.core import targets
 
 H100 = "gpu:h100"
 
@@ -114,3 +115,19 @@ def test_an_embedding_bag_between_the_measured_reuses_is_left_to_the_compile():
     specs = ("f32[2400,512]", "i32[64,256]")
     answer = sphinx_jaxhlo.predict(embedding_bag, *specs, target=H100, calibrated=False)
     assert answer.stored is None and not answer.certain and answer.rule == "jaxhlo-predict-all-limits", answer
+
+
+def gathered_rows_gradient(x, i):
+    """The gradient of a sum over rows gathered from ``tanh(x)``: no reduction is live, a scatter of the
+    cotangent builds the table, and the TPU writes it (the rules for the TPU's gathers, outside any reduction)."""
+    return jax.grad(lambda x: jnp.sum(jnp.tanh(x)[i] ** 2))(x)
+
+
+@pytest.mark.skipif(not targets.get_target("tpu:v5e").available(),
+                    reason="needs the tpu extra (CI installs it): pip install 'sphinx-jaxhlo[tpu]'")
+def test_a_gathers_gradient_is_written_on_the_tpu():
+    specs = ("f32[8192,1024]", "i32[8192]")
+    answer = sphinx_jaxhlo.predict(gathered_rows_gradient, *specs, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain, answer.rule) == (True, True, "jaxhlo-predict-tpu-topk"), answer
+    assert "outside any reduction" in answer.why, answer
+    assert stored_by_the_compile(gathered_rows_gradient, specs, "tpu:v5e", answer.table_elements) is True

@@ -334,6 +334,9 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                                      "operand, as a gradient accumulated over microbatches does"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
         decisions.append(scattered)
+    if not decisions and target == "tpu:v5e" and (got := gathered or limits.scatter_reads_table(graph, table)):
+        decisions.append(Decision(True, "jaxhlo-predict-tpu-topk", f"{got}, outside any reduction (a gradient's "
+                                  "backward pass): the TPU writes the table the gather or scatter reads or builds"))
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions

@@ -254,7 +254,9 @@ RULES: tuple[Rule, ...] = (
          "stencils, a MoCo queue, a separable blur; not a rotary roll or wild6's Ising, XY and Gray-Scott "
          'rolls). A gather that reads a computed table-sized value or builds one (`take_along_axis` after a '
          '`log_softmax`, an embedding lookup) and a scatter whose updates are one (`segment_sum` of an '
-         'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families. '
+         'activation) store it too: measured, as libtpu is closed, 22 of 22 across the families; so does '
+         "one outside any reduction, as a gather's gradient builds (9 of 10 gradient probes compiled for "
+         'the TPU, `guide_predictor_gather_probes.py`). '
          'A reduce-window (`lax.reduce_window`: sums, maxima, minima, strided or not, 1 to 256 MB), as the '
          "TPU's cumulative ops are, and an incomplete gamma or beta function (a while loop) store the table "
          'too: 14 of 14 probes measured (`guide_predictor_ops_probes.py`). '

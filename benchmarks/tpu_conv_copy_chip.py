@@ -17,8 +17,6 @@ The record is committed as ``benchmarks/tpu_conv_copy_chip_tpu-v5e.json``; nothi
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from pathlib import Path
 
@@ -26,12 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from tpu_where_chip import measure, record  # noqa: E402
+from tpu_where_chip import chip_main  # noqa: E402
 
 #: The probes run: in place and copied at 64 features, 128 features, 96, a bf16 image, a larger batch.
 CHOSEN = ("c64-64x64", "c64-128x128", "c64-256x256", "c128-128x128", "c96-128x128", "bf16-c64-128x128-b8",
           "c64-128x128-b16-tanh2")
-DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
 
 
 def programs() -> list[tuple[str, str, str]]:
@@ -40,11 +37,6 @@ def programs() -> list[tuple[str, str, str]]:
 
     found = {p.name: p for p in probes()}
     return [(name, found[name].source, found[name].specs) for name in CHOSEN]
-
-
-def arguments(specs: str) -> tuple[list[tuple[int, ...]], list[str]]:
-    found = re.findall(r"(\w+)\[([\d,]+)\]", specs)
-    return [tuple(int(d) for d in dims.split(",")) for _, dims in found], [DTYPES[kind] for kind, _ in found]
 
 
 def predicted(source: str, specs: str) -> dict[str, object]:
@@ -60,16 +52,8 @@ def predicted(source: str, specs: str) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     """``tpu_conv_copy_chip.py N``: program N alone; without N, each in its own process, and the record."""
-    argv = sys.argv[1:] if argv is None else argv
-    chosen = programs()
-    if argv:
-        name, source, specs = chosen[int(argv[0])]
-        shapes, dtypes = arguments(specs)
-        row = {**measure(name, source, shapes, dtypes), **predicted(source, specs)}
-        print("ROW " + json.dumps(row), flush=True)
-        return 0
-    record(__file__, [name for name, _, _ in chosen], "tpu_conv_copy_chip_tpu-v5e.json")
-    return 0
+    return chip_main(sys.argv[1:] if argv is None else argv, __file__, programs(), "tpu_conv_copy_chip_tpu-v5e.json",
+                     predicted)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ The record is committed as ``benchmarks/tpu_where_band_chip_tpu-v5e.json``; noth
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from pathlib import Path
 
@@ -27,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from tpu_where_chip import measure, record  # noqa: E402
+from tpu_where_chip import chip_main  # noqa: E402
 
 #: The probes run: each class of the band's rule, every argument ``f32``.
 CHOSEN = ("dot-lse-64", "dot-lse-96", "dot-lse-104", "dot-lse-112", "dot-lse-tanhout-48", "dot-lse-tanhout-64",
@@ -42,10 +40,6 @@ def programs() -> list[tuple[str, str, str]]:
     return [(name, found[name].source, found[name].specs) for name in CHOSEN]
 
 
-def shapes(specs: str) -> list[tuple[int, ...]]:
-    return [tuple(int(d) for d in dims.split(",")) for dims in re.findall(r"f32\[([\d,]+)\]", specs)]
-
-
 def predicted_where(source: str, specs: str) -> dict[str, object]:
     """The predictor's answer for the TPU v5e (no compile)."""
     import sphinx_jaxhlo
@@ -58,15 +52,8 @@ def predicted_where(source: str, specs: str) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     """``tpu_where_band_chip.py N``: program N alone; without N, each in its own process, and the record."""
-    argv = sys.argv[1:] if argv is None else argv
-    chosen = programs()
-    if argv:
-        name, source, specs = chosen[int(argv[0])]
-        row = {**measure(name, source, shapes(specs)), **predicted_where(source, specs)}
-        print("ROW " + json.dumps(row), flush=True)
-        return 0
-    record(__file__, [name for name, _, _ in chosen], "tpu_where_band_chip_tpu-v5e.json")
-    return 0
+    return chip_main(sys.argv[1:] if argv is None else argv, __file__, programs(), "tpu_where_band_chip_tpu-v5e.json",
+                     predicted_where)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 #: The wild9 programs whose stored table the compile put on-chip at 80 MB (in a two-output fusion) and
 #: at 67 MB, as the family holds them (``guide_predictor_holdout10.py``), and one over 128 MiB (HBM).
@@ -104,6 +105,30 @@ def main(argv: list[str] | None = None) -> int:
         print("ROW " + json.dumps(measure(name, body, shapes)), flush=True)
         return 0
     record(__file__, [name for name, _, _ in programs()], "tpu_where_chip_tpu-v5e.json")
+    return 0
+
+
+#: Spec element types, as ``measure`` makes the arguments.
+DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def arguments(specs: str) -> tuple[list[tuple[int, ...]], list[str]]:
+    """The shapes and element types of argument specs such as ``"f32[8,64], bf16[3,3]"``."""
+    found = re.findall(r"(\w+)\[([\d,]+)\]", specs)
+    return [tuple(int(d) for d in dims.split(",")) for _, dims in found], [DTYPES[kind] for kind, _ in found]
+
+
+def chip_main(argv: list[str], script: str, chosen: list[tuple[str, str, str]], file_name: str,
+              predicted: Any) -> int:
+    """A chip script's command line over ``chosen`` probes ((name, source defining ``f``, specs)): ``N``
+    measures program N and adds ``predicted(source, specs)``, the predictor's answer, to its row; without
+    ``N``, each program in its own process (the device's counters only rise within one), and the record."""
+    if argv:
+        name, source, specs = chosen[int(argv[0])]
+        shapes, dtypes = arguments(specs)
+        print("ROW " + json.dumps({**measure(name, source, shapes, dtypes), **predicted(source, specs)}), flush=True)
+        return 0
+    record(script, [name for name, _, _ in chosen], file_name)
     return 0
 
 

@@ -181,7 +181,7 @@ def _tpu_input_copy(op: Op, table: int) -> Decision | None:
                         f"{area} positions an image (more than {TPU_IN_PLACE_AREA}): the TPU writes a bf16 copy of "
                         "its input, at every size compiled from 80 x 80 positions (7 of 7; read in place at "
                         "64 x 64 and fewer, and with 128 features or more at every size)",
-                        value=Value(lhs.shape, "bfloat16"))
+                        value=Value(lhs.shape, "bfloat16", copy_of=lhs))
     if last and features < TPU_MIN_FEATURES:
         return Decision(True, "jaxhlo-predict-tpu-readers", f"a convolution of {features} input features (under "
                         f"{TPU_MIN_FEATURES}): the TPU writes a bf16 copy of its input, as in each of the 3 probes "

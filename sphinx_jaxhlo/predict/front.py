@@ -334,9 +334,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                                      "operand, as a gradient accumulated over microbatches does"))
     if not decisions and target == "gpu:h100" and (scattered := gather.scatter_decision(graph, table)):
         decisions.append(scattered)
-    if not decisions and target == "tpu:v5e" and (got := gathered or limits.scatter_reads_table(graph, table)):
-        decisions.append(Decision(True, "jaxhlo-predict-tpu-topk", f"{got}, outside any reduction (a gradient's "
-                                  "backward pass): the TPU writes the table the gather or scatter reads or builds"))
+    if not decisions and target == "tpu:v5e" and (got := gather.tpu_gather_decision(graph, table, gathered, True)):
+        decisions.append(got)
     if not decisions:
         decisions.append(Decision(False, "jaxhlo-predict-all-none", "no table-sized intermediate is computed"))
     return decisions
@@ -393,10 +392,8 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
         if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
             return limits.abstain(f"{why}: outside the YNN fusions the rules follow")
         return d
-    if target == "tpu:v5e" and (gathered.startswith("a gather") or limits.scatter_reads_table(graph, table)):
-        what = gathered or limits.scatter_reads_table(graph, table)
-        return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}: the TPU writes the table the gather or scatter "
-                        "reads or builds (measured: libtpu is closed)")
+    if target == "tpu:v5e" and (got := gather.tpu_gather_decision(graph, table, gathered)):
+        return got
     if gathered:
         got = gather.decide_h100_gather(g, graph, table, d) if target == "gpu:h100" else None
         return got or limits.abstain(f"{gathered}: the rules do not follow a gather's or scatter's fusion")

@@ -13,7 +13,7 @@ measured (``benchmarks/guide_predictor_gather_probes.py``, 107 probes compiled f
 from __future__ import annotations
 
 from .graph import ELEMENTWISE, LAYOUT_OPS, REDUCTION_KIND, TABLE_SHARE, Decision, Graph, Op, Region, Value
-from .limits import abstain
+from .limits import abstain, scatter_reads_table
 
 #: The longest row the probes saw a softmax's output written at for a gather (16,384: written; 16,400 and
 #: longer: not): the one-pass row reduction's bound (``ReductionShape.one_pass``).
@@ -41,6 +41,19 @@ def scatter_abstention() -> Decision:
     return abstain("a scatter (a segment_sum, an .at[].add) reads updates the program makes: whether "
                           "they are written depends on the sizes, on every target (measured both ways), and no "
                           "rule here follows a scatter's fusion")
+
+
+def tpu_gather_decision(graph: Graph, table: int, gathered: str, outside: bool = False) -> Decision | None:
+    """TPU: a gather that reads or builds a table-sized value (``gathered``, from
+    :func:`~sphinx_jaxhlo.predict.limits.gather_of_table`), or a scatter whose updates are a computed table,
+    writes that table, inside a reduction's region or, with ``outside``, where no live reduction reads it
+    (a gather's gradient: a scatter writing a table-sized value).  None when there is neither."""
+    what = (gathered if outside or gathered.startswith("a gather") else "") or scatter_reads_table(graph, table)
+    if not what:
+        return None
+    where = ", outside any reduction (a gradient's backward pass)" if outside else ""
+    return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}{where}: the TPU writes the table the gather or "
+                    "scatter reads or builds (measured: libtpu is closed)")
 
 
 def _is_scatter(op: Op) -> bool:

@@ -71,6 +71,9 @@ class Value:
     value: str = ""
     #: A scan body's per-step input: the scanned operand of the loop it is one step's slice of.
     slice_of: Value | None = None
+    #: A copy XLA makes of a value, computed by no op of the program (a convolution's input converted to
+    #: bf16): the value copied.
+    copy_of: Value | None = None
 
     @property
     def size(self) -> int:

@@ -374,7 +374,7 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
     if graph is None or big is None or table is None:
         return "", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} the place depends on "
                     "the program's other buffers; compile it to see where this one lives")
-    if table.producer is None and not table.is_arg:
+    if table.copy_of is not None:
         return "", (f"{size}: a copy XLA makes of an operand (no op of the program computes it); between "
                     f"{fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} such copies were kept on-chip and in HBM "
                     "(a convolution's input: 37.7 MB on-chip, 67.1 MB in HBM); compile it")

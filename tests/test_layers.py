@@ -53,7 +53,8 @@ FEATURE_LAYERS: dict[str, dict[str, str]] = {
                               "simplifier": "compiler", "cpu": "compiler", "h100": "compiler", "tpu": "compiler",
                               "front": "compiler", "conv": "compiler", "ops": "compiler", "gather": "compiler",
                               "command": "front", "norm": "compiler", "agreement": "core", "hook": "compiler",
-                              "limits": "compiler", "dots": "compiler", "rng": "compiler", "calibration": "core",
+                              "limits": "compiler", "dots": "compiler", "rng": "compiler", "recipe": "compiler",
+                              "calibration": "core",
                               "calibration_table": "core"},
 }
 #: Lines a module may have, about (the issue's 600, with room for a docstring).

@@ -38,6 +38,7 @@ from .graph import (
     trivial_dot,
 )
 from .h100 import _unaligned_matvec, decide_gpu, split_k_unsure
+from .recipe import compile_command
 from .tpu import decide_tpu, where_stored
 
 #: The targets the rules know, and the sharded forms that take a target's rules per device.
@@ -134,7 +135,7 @@ def predict(fn: Callable[..., Any] | str, *arg_specs: Any, target: str = "cpu", 
     structs = tuple(_struct(s) for s in arg_specs)
     kwargs = {k: _struct(v) for k, v in kwarg_specs.items()}
     return predict_jaxpr(jax.make_jaxpr(function)(*structs, **kwargs), target,
-                         _command(function, structs, kwargs, target), calibrated=calibrated)
+                         compile_command(function, structs, kwargs, target), calibrated=calibrated)
 
 
 def predict_call(fn: Callable[..., Any], args: str, target: str, command: str = "") -> Prediction:
@@ -147,32 +148,6 @@ def predict_call(fn: Callable[..., Any], args: str, target: str, command: str = 
 
     structs, kwargs = to_shape_dtype_structs(parse_args(args))
     return predict_jaxpr(jax.make_jaxpr(fn)(*structs, **kwargs), target, command)
-
-
-def _spec_text(struct: Any) -> str:
-    from sphinx_jaxhlo.core.specs import DTYPES
-
-    names = {jax_name: short for short, (jax_name, _) in reversed(DTYPES.items())}
-    dtype = str(getattr(struct, "dtype", ""))
-    return f"{names.get(dtype, dtype)}[{','.join(str(d) for d in getattr(struct, 'shape', ()))}]"
-
-
-def _command(fn: Any, structs: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> str:
-    """The one-line compile of ``fn`` that answers where the rules do not."""
-    import inspect
-    import shlex
-
-    try:
-        where = inspect.getsourcefile(fn) or "FILE.py"
-    except TypeError:
-        where = "FILE.py"
-    name = getattr(fn, "__name__", "FUNCTION")
-    if not name.isidentifier():
-        name = "FUNCTION"
-    if not where.endswith(".py"):
-        where = "FILE.py"
-    specs = ", ".join([*(_spec_text(s) for s in structs), *(f"{k}={_spec_text(v)}" for k, v in kwargs.items())])
-    return f"python -m sphinx_jaxhlo {shlex.quote(where + ':' + name)} --args {shlex.quote(specs)} --targets {target}"
 
 
 def predict_jaxpr(closed: Any, target: str, command: str = "", *, calibrated: bool = True) -> Prediction:

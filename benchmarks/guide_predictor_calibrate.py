@@ -69,6 +69,39 @@ def measured_families() -> dict[str, tuple[list[Program], dict[tuple[str, str], 
     return out
 
 
+def first_files() -> dict[str, Path]:
+    """Each wild family's first evaluation: the answers of the rules as they were before anyone read the
+    family's truth (programs the rules had not seen)."""
+    out = {"wild": wild.FIRST_FILE, "wild2": wild2.FIRST_FILE, "wild3": wild3.FIRST_FILE}
+    for name, family in (("wild4", wild4), ("wild5", wild5), ("wild6", wild6), ("wild7", wild7), ("wild8", wild8),
+                         ("wild9", wild9), ("wild10", wild10), ("wild11", wild11), ("wild12", wild12),
+                         ("wild13", wild13), ("wild14", wild14), ("wild15", wild15), ("wild16", wild16),
+                         ("wild17", wild17)):
+        out[name] = family.FILES.first
+    return out
+
+
+def measure_first() -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The record on programs the rules had not seen: every answer (stored or fused) of every first
+    evaluation, counted under its key as :func:`measure` counts them, and the TPU's ``where`` by place."""
+    keys: dict[str, list[int]] = {}
+    where: dict[str, list[int]] = {}
+    for path in first_files().values():
+        for row in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            for target, got in row["targets"].items():
+                if got.get("truth") is None or got.get("stored") is None:
+                    continue
+                key = f"{target} {got['rule']} {'stored' if got['stored'] else 'fused'}"
+                entry = keys.setdefault(key, [0, 0])
+                entry[0] += int(got["stored"] == got["truth"])
+                entry[1] += 1
+                if target == "tpu:v5e" and got["stored"] and got["truth"] and got.get("where"):
+                    entry = where.setdefault(got["where"], [0, 0])
+                    entry[0] += int(bool(got.get("where_right")))
+                    entry[1] += 1
+    return keys, where
+
+
 def measure() -> dict[str, Any]:
     """The rules' answers beside the truth, counted by key, overall and per family."""
     from sphinx_jaxhlo.predict.calibration import wilson_lower
@@ -105,7 +138,8 @@ def measure() -> dict[str, Any]:
                     got[1] += 1
     from sphinx_jaxhlo.predict.calibration import Record
 
-    trusted = {k for k, (r, n) in keys.items() if Record(r, n).trusted}
+    first, first_where = measure_first()
+    trusted = {k for k, (r, n) in keys.items() if Record(r, n).trusted and Record(*first.get(k, (0, 0))).trusted}
     gated: dict[str, dict[str, dict[str, int]]] = {}
     for fam, target, key, right in answers:
         got = gated.setdefault(fam, {}).setdefault(target, {"answered": 0, "right": 0})
@@ -119,12 +153,16 @@ def measure() -> dict[str, Any]:
             for k, (r, n) in sorted(keys.items())]
     for row in rows:
         row["trusted"] = row["key"] in trusted
+        f_right, f_measured = first.get(row["key"], (0, 0))
+        row["first"] = {"right": f_right, "measured": f_measured, "lower": round(wilson_lower(f_right, f_measured), 4)}
     return {"generated": time.strftime("%Y-%m-%d"), "families": counted, "keys": rows,
-            "where": {k: {"right": r, "measured": n, "lower": round(wilson_lower(r, n), 4)}
+            "where": {k: {"right": r, "measured": n, "lower": round(wilson_lower(r, n), 4),
+                          "first": dict(zip(("right", "measured"), first_where.get(k, (0, 0)), strict=True))}
                       for k, (r, n) in sorted(where.items())},
+            "first_families": sorted(first_files()),
             "calibrated_on_training": gated,
             "per_family": {fam: {k: v for k, v in sorted(t.items())} for fam, t in sorted(per_family.items())},
-            "_keys": keys, "_where": where}
+            "_keys": keys, "_where": where, "_first": first, "_first_where": first_where}
 
 
 def table_text(result: dict[str, Any]) -> str:
@@ -133,7 +171,8 @@ def table_text(result: dict[str, Any]) -> str:
              "",
              "Do not edit by hand: run the script.  ``KEYS``: ``\"target anchor verdict\"`` -> (right, measured);",
              "``WHERE``: the TPU's place of a stored table -> (right, measured); ``FAMILIES``: answers counted per",
-             'family (program x target with truth)."""',
+             "family (program x target with truth); ``FIRST`` and ``WHERE_FIRST``: the same counts over the wild",
+             'families\' first evaluations, the programs the rules had not seen when they answered."""',
              "",
              "FAMILIES: dict[str, int] = {"]
     lines += [f"    {fam!r}: {n}," for fam, n in sorted(result["families"].items())]
@@ -141,6 +180,10 @@ def table_text(result: dict[str, Any]) -> str:
     lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_keys"].items())]
     lines += ["}", "", "WHERE: dict[str, tuple[int, int]] = {"]
     lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_where"].items())]
+    lines += ["}", "", "FIRST: dict[str, tuple[int, int]] = {"]
+    lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_first"].items())]
+    lines += ["}", "", "WHERE_FIRST: dict[str, tuple[int, int]] = {"]
+    lines += [f"    {k!r}: ({r}, {n})," for k, (r, n) in sorted(result["_first_where"].items())]
     lines += ["}", ""]
     return "\n".join(lines)
 
@@ -151,7 +194,9 @@ def main() -> int:
     public = {k: v for k, v in result.items() if not k.startswith("_")}
     OUT.write_text(json.dumps(public, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for row in public["keys"]:
-        print(f"{row['key']:60s} {row['right']:4d}/{row['measured']:<4d} lower {row['lower']} {row['trusted']}")
+        first = row["first"]
+        print(f"{row['key']:60s} {row['right']:4d}/{row['measured']:<4d} lower {row['lower']} "
+              f"first {first['right']}/{first['measured']} lower {first['lower']} {row['trusted']}")
     print("calibrated, on the families measured", json.dumps(public["calibrated_on_training"]))
     print("where", public["where"])
     print("families", public["families"])

@@ -1,5 +1,6 @@
-"""How certain an answer is: certain only with a rule whose measured record is trusted; any other
-answer keeps its True or False and says its record.
+"""How certain an answer is: certain only with a rule whose measured records are trusted, on every
+program measured and on the programs it had not seen (the holdouts' first evaluations); any other answer
+keeps its True or False and says its record on unseen programs.
 
 The records are the committed table (``sphinx_jaxhlo/predict/calibration_table.py``, written by
 ``benchmarks/guide_predictor_calibrate.py`` from the committed truth; nothing here compiles).
@@ -17,7 +18,7 @@ import pytest
 
 from sphinx_jaxhlo.predict import Prediction, calibration
 from sphinx_jaxhlo.predict.calibration import FLOOR, POINT, Record, certify, record, table_rows, wilson_lower
-from sphinx_jaxhlo.predict.calibration_table import FAMILIES, KEYS, WHERE
+from sphinx_jaxhlo.predict.calibration_table import FAMILIES, FIRST, KEYS, WHERE, WHERE_FIRST
 from sphinx_jaxhlo.predict.front import predict
 from sphinx_jaxhlo.predict.rules import BY_ANCHOR
 
@@ -28,8 +29,8 @@ PAGE = (ROOT / "docs" / "guide" / "predict.md").read_text(encoding="utf-8")
 RECORD = (ROOT / "docs" / "guide" / "predict-record.md").read_text(encoding="utf-8")
 
 
-def _cos_sum(x: jnp.ndarray) -> jnp.ndarray:
-    return jnp.sum(jnp.cos(x), axis=1)
+def _gemm_sum(x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+    return jnp.sum(jnp.tanh(x @ w), axis=1)
 
 
 def test_the_lower_bound_needs_support_before_it_trusts_a_perfect_record() -> None:
@@ -49,6 +50,16 @@ def test_the_table_is_the_benchmarks_measurement_and_each_key_a_rule_of_its_targ
     assert MEASURED["families"] == FAMILIES
     assert {row["key"]: (row["right"], row["measured"]) for row in MEASURED["keys"]} == KEYS
     assert {k: (v["right"], v["measured"]) for k, v in MEASURED["where"].items()} == WHERE
+    # the record on unseen programs: every wild family's first evaluation, its answers as they were
+    assert MEASURED["first_families"] == sorted(f for f in FAMILIES if f.startswith("wild"))
+    assert {row["key"]: (row["first"]["right"], row["first"]["measured"]) for row in MEASURED["keys"]
+            if row["first"]["measured"]} == {k: v for k, v in FIRST.items() if k in KEYS}
+    assert {k: (v["first"]["right"], v["first"]["measured"]) for k, v in MEASURED["where"].items()} == WHERE_FIRST
+    first_rows = [json.loads((ROOT / "benchmarks" / f"guide_predictor_holdout{n}_first.json").read_text("utf-8"))
+                  for n in ("", *range(3, 19))]
+    answered = sum(1 for doc in first_rows for row in doc["rows"] for got in row["targets"].values()
+                   if got.get("truth") is not None and got.get("stored") is not None)
+    assert sum(m for _, m in FIRST.values()) == answered
     for key, (right, measured) in KEYS.items():
         target, anchor, verdict = key.split(" ")
         assert BY_ANCHOR[anchor].target in ("all", target) and verdict in ("stored", "fused")
@@ -58,62 +69,81 @@ def test_the_table_is_the_benchmarks_measurement_and_each_key_a_rule_of_its_targ
         assert sum(m for _, m in MEASURED["per_family"][fam].values()) <= n
 
 
+def _untrusted() -> tuple[str, str, str, Record]:
+    """A key whose answers are not certain, with its record on unseen programs (measured there)."""
+    target, anchor, verdict, _, unseen, _ = next(row for row in table_rows() if not row[5] and row[4].measured)
+    return target, anchor, verdict, unseen
+
+
 def test_a_rule_with_a_trusted_record_is_certain_and_one_without_answers_with_its_record() -> None:
-    raw = predict(_cos_sum, "f32[4096,4096]", target="cpu", calibrated=False)
-    rec = record("cpu", raw.rule, raw.verdict)
-    assert raw.answered and raw.certain and rec.trusted
-    assert predict(_cos_sum, "f32[4096,4096]", target="cpu") == replace(raw, right=rec.right,
-                                                                         measured=rec.measured)
-    untrusted = [(k, v) for k, v in KEYS.items() if not Record(*v).trusted and v[1]]
-    assert untrusted, "every key trusted: the calibration would test nothing"
-    key, (right, measured) = untrusted[0]
-    target, anchor, verdict = key.split(" ")
+    specs = ("f32[4096,1024]", "f32[1024,4096]")
+    raw = predict(_gemm_sum, *specs, target="gpu:h100", calibrated=False)
+    rec, unseen = record("gpu:h100", raw.rule, raw.verdict), record("gpu:h100", raw.rule, raw.verdict, first=True)
+    assert raw.answered and raw.certain and rec.trusted and unseen.trusted
+    assert predict(_gemm_sum, *specs, target="gpu:h100") == replace(raw, right=unseen.right,
+                                                                     measured=unseen.measured, unseen=True)
+    # an answer a snapshot stored before the record on unseen programs says what its figures count
+    old = Prediction.from_dict({k: v for k, v in replace(raw, certain=False, right=70, measured=73).to_dict().items()
+                                if k != "unseen"})
+    assert old.record == "right 70 of 73 measured"
+    # a record trusted on the programs the rules were fitted to is not enough
+    fitted = [k for k, v in KEYS.items() if Record(*v).trusted and not Record(*FIRST.get(k, (0, 0))).trusted]
+    assert fitted, "every key fitted is trusted unseen: the second record would test nothing"
+    target, anchor, verdict = fitted[0].split(" ")
+    assert not certify(Prediction(target, verdict == "stored", True, anchor, "", "why")).certain
+    target, anchor, verdict, unseen = _untrusted()
     made = Prediction(target, verdict == "stored", True, anchor, BY_ANCHOR[anchor].title, "the rule's words",
                       where="HBM" if target == "tpu:v5e" and verdict == "stored" else "")
     got = certify(made, "python -m sphinx_jaxhlo f.py:f --targets " + target)
     # the answer stays; only its certainty and its words change
     assert (got.stored, got.certain, got.answered, got.rule, got.verdict) == (made.stored, False, True, anchor,
                                                                              verdict)
-    assert (got.right, got.measured, got.record) == (right, measured, f"right {right} of {measured} measured")
-    assert f"this rule was right {right} of {measured} times on the programs measured" in got.why
+    right, measured = unseen.right, unseen.measured
+    assert (got.right, got.measured, got.record) == (right, measured, f"right {right} of {measured} on unseen programs")
+    assert (f"not certain: on programs it had not seen (the first evaluations) this rule answering {verdict} was "
+            f"right {right} of {measured} times" in got.why)
     assert got.why.startswith("the rule's words") and "compile it to be sure: python -m" in got.why
     assert got.command.endswith(target)
     never = certify(replace(made, rule="jaxhlo-predict-all-limits"))
     assert "never measured" in never.why and never.answered and not never.certain
-    assert never.record == "never measured"
+    assert never.record == "never measured on unseen programs"
     # an abstention (a stated limit, no rule) is left as it is
     assert certify(replace(made, stored=None, certain=False)) == replace(made, stored=None, certain=False)
 
 
 def test_an_uncertain_answer_is_said_so_in_its_disagreement() -> None:
-    key, (right, measured) = next((k, v) for k, v in KEYS.items() if not Record(*v).trusted and v[1])
-    target, anchor, verdict = key.split(" ")
+    target, anchor, verdict, unseen = _untrusted()
+    right, measured = unseen.right, unseen.measured
     got = certify(Prediction(target, verdict == "stored", True, anchor, BY_ANCHOR[anchor].title, "why"))
     said = got.disagreement(verdict != "stored")
-    assert f"expects, without certainty (right {right} of {measured} measured), this table {verdict}" in said
+    assert (f"expects, without certainty (right {right} of {measured} on unseen programs), this table {verdict}"
+            in said)
     assert got.disagreement(verdict == "stored") == ""
-    assert f"stored (not certain: right {right} of {measured} measured)" in repr(got).replace("fused", "stored")
+    assert (f"stored (not certain: right {right} of {measured} on unseen programs)"
+            in repr(got).replace("fused", "stored"))
     assert repr(got).count(got.command) == 1
 
 
 def test_the_tpu_where_is_kept_and_says_when_its_record_is_not_trusted() -> None:
-    key = next(k for k, v in KEYS.items() if k.startswith("tpu:v5e ") and k.endswith(" stored")
-               and Record(*v).trusted)
-    anchor = key.split(" ")[1]
-    for place, (right, measured) in WHERE.items():
+    anchor = next(k for k in KEYS if k.startswith("tpu:v5e ") and k.endswith(" stored")).split(" ")[1]
+    for place, (right, measured) in WHERE_FIRST.items():
         made = Prediction("tpu:v5e", True, True, anchor, "", "why", where=place, where_why="measured")
         got = certify(made)
-        assert got.answered and got.certain and got.where == place
-        if Record(right, measured).trusted:
+        assert got.answered and got.where == place
+        if Record(right, measured).trusted and Record(*WHERE[place]).trusted:
             assert got.where_why == "measured"
         else:
-            assert f"not certain: {place} was right {right} of {measured} times" in got.where_why
+            assert got.where_why.startswith("measured; not certain: ")
+        if not Record(right, measured).trusted:
+            said = f"had not seen (the first evaluations) {place} was right {right} of {measured} times"
+            assert said in got.where_why
 
 
 def test_the_page_shows_the_table_and_the_threshold() -> None:
-    for target, anchor, verdict, right, measured, _, trusted in table_rows():
+    for target, anchor, verdict, now, unseen, trusted in table_rows():
         row = re.compile(rf"\|\s*`{re.escape(target)}`\s*\|\s*{{ref}}`{re.escape(anchor)}`\s*\|\s*{verdict}\s*\|"
-                         rf"\s*{right}/{measured}\s*\|[^|\n]*\|\s*{'yes' if trusted else 'no'}\s*\|")
+                         rf"\s*{now.right}/{now.measured}\s*\|[^|\n]*\|\s*{unseen.right}/{unseen.measured}\s*\|"
+                         rf"[^|\n]*\|\s*{'yes' if trusted else 'no'}\s*\|")
         assert row.search(PAGE), (target, anchor, verdict)
     said = PAGE.replace("\u00a0%", "%").replace(" %", "%")
     assert f"at least\n{POINT:.0%} of its answers" in said and f"is at least {FLOOR:.0%}" in said
@@ -121,7 +151,7 @@ def test_the_page_shows_the_table_and_the_threshold() -> None:
 
 
 def _of(part: int, whole: int) -> str:
-    return f"{part} of {whole} ({round(100 * part / whole, 1):g}\u00a0%)"
+    return f"{part} of {whole} ({round(100 * part / whole, 1):g}\u00a0%)" if whole else f"{part} of {whole}"
 
 
 def test_the_pages_rescores_are_the_results_files_and_say_what_they_are() -> None:

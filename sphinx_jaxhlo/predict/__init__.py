@@ -5,9 +5,10 @@
 names the section of the guide's predictor page whose rule decided
 (:class:`~sphinx_jaxhlo.predict.answer.Prediction`).  Where no rule decides, or a stated limit of the
 rules applies (the H100 cost model near its break-even among them), it says so (``stored=None``) and
-gives the compile that answers.  An answer is ``certain`` only where its rule's measured record is
-trusted (:mod:`.calibration`, from the table the benchmark ``benchmarks/guide_predictor_calibrate.py``
-writes); otherwise it keeps its True or False and says that record and the compile that makes it sure.
+gives the compile that answers.  An answer is ``certain`` only where its rule's measured records are
+trusted, on the programs measured and on those it had not seen (:mod:`.calibration`, from the table the
+benchmark ``benchmarks/guide_predictor_calibrate.py`` writes); otherwise it keeps its True or False and
+says its record on unseen programs and the compile that makes it sure.
 
 The package module itself is callable (``sphinx_jaxhlo.predict(...)`` is :func:`predict`).  Importing
 it does not import jax: the answer's type (:mod:`.answer`) is what a report stores, read back from a

@@ -24,9 +24,10 @@ class Prediction:
 
     ``stored`` is True or False when a rule decides; ``None`` when no rule decides or a stated limit
     of the rules applies (the H100 cost model near its break-even among them).  ``certain`` is True only
-    for an answer whose rule was measured right often enough on this target and verdict
-    (:mod:`sphinx_jaxhlo.predict.calibration`); an answer that is not certain still says True or False,
-    with the rule's record (:attr:`right` of :attr:`measured`) in :attr:`why`.  Whenever ``certain`` is
+    for an answer whose rule was measured right often enough on this target and verdict, on programs it
+    had not seen as on those it was written from (:mod:`sphinx_jaxhlo.predict.calibration`); an answer
+    that is not certain still says True or False, with the rule's record (:attr:`right` of
+    :attr:`measured` unseen programs) in :attr:`why`.  Whenever ``certain`` is
     False, :attr:`command` is the one-line compile that answers for sure.
     """
 
@@ -55,10 +56,14 @@ class Prediction:
     operand_copy: bool = False
     #: The compile that answers for sure (empty when certain).
     command: str = ""
-    #: The rule's measured record for this target and verdict: right of measured (0 of 0 when never
-    #: measured, or when the answer was not checked against the record: ``calibrated=False``).
+    #: The rule's record for this target and verdict on programs it had not seen (the holdouts' first
+    #: evaluations): right of measured (0 of 0 when never measured there, or when the answer was not
+    #: checked against the record: ``calibrated=False``).
     right: int = 0
     measured: int = 0
+    #: True when :attr:`right` of :attr:`measured` is the record on unseen programs; False in an answer a
+    #: snapshot stored before that record existed, whose figures count every program measured.
+    unseen: bool = False
 
     @property
     def answered(self) -> bool:
@@ -67,11 +72,15 @@ class Prediction:
 
     @property
     def record(self) -> str:
-        """The record of an answer that is not certain, in words (``right 273 of 281 measured``, ``never
-        measured``); empty when certain or not answered."""
+        """The record of an answer that is not certain, in words (``right 273 of 281 on unseen programs``:
+        programs the rule had not seen; ``never measured on unseen programs``); empty when certain or
+        not answered."""
         if self.certain or not self.answered:
             return ""
-        return f"right {self.right} of {self.measured} measured" if self.measured else "never measured"
+        where = " on unseen programs" if self.unseen else ""
+        if not self.measured:
+            return f"never measured{where}"
+        return f"right {self.right} of {self.measured}{where or ' measured'}"
 
     @property
     def verdict(self) -> str:

@@ -1,15 +1,19 @@
-"""How certain an answer is: certain only where its rule was measured right often enough.
+"""How certain an answer is: certain only where its rule was measured right often enough, on programs
+it had not seen as well as on those it was written from.
 
 Each answer of the rules is keyed by its rule's anchor, its target and its verdict (``stored`` or
-``fused``: the sub-case), and, on the TPU, a stored table's ``where`` by its place.  The measured
-counts of every key over every family the rules were checked on (the benchmark families, the guide's
-examples, the holdouts) are in :mod:`sphinx_jaxhlo.predict.calibration_table`, written by
-``benchmarks/guide_predictor_calibrate.py``, never by hand.  A key is certain when it was right on at
-least :data:`POINT` of its measured answers and its one-sided :data:`CONFIDENCE` Wilson lower bound on
-the share right is at least :data:`FLOOR` (so a perfect record needs 25 programs, one miss 50).  Such
-an answer is certain; any other keeps its True or False, is marked not certain, and says its key's
-record (``not certain: this rule was right 41 of 45 times on the programs measured; compile it to be
-sure: ...``).  The table never withholds an answer: abstentions come from the rules' stated limits
+``fused``: the sub-case), and, on the TPU, a stored table's ``where`` by its place.  Two records of
+every key are in :mod:`sphinx_jaxhlo.predict.calibration_table`, written by
+``benchmarks/guide_predictor_calibrate.py``, never by hand: the rules as they are now over every family
+with compiled truth (``KEYS``, ``WHERE``: mostly programs the rules were fitted to), and the answers of
+the wild families' first evaluations (``FIRST``, ``WHERE_FIRST``: each family scored by the rules as they
+were before anyone read its truth).  A record is trusted when it was right on at least :data:`POINT` of
+its measured answers and its one-sided :data:`CONFIDENCE` Wilson lower bound on the share right is at
+least :data:`FLOOR` (so a perfect record needs 25 programs, one miss 50).  An answer is certain when both
+of its key's records are trusted; any other keeps its True or False, is marked not certain, and says
+its key's record on unseen programs (``not certain: on programs it had not seen (the first
+evaluations) this rule answering fused was right 41 of 45 times; compile it to be sure: ...``).  The
+table never withholds an answer: abstentions come from the rules' stated limits
 (:mod:`sphinx_jaxhlo.predict.limits`) or from no rule deciding.  No jax here: :func:`certify` works on a
 :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
 """
@@ -20,7 +24,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .answer import Prediction
-from .calibration_table import FAMILIES, KEYS, WHERE
+from .calibration_table import FAMILIES, FIRST, KEYS, WHERE, WHERE_FIRST
 
 #: The one-sided confidence of the lower bound (z = 1.645).
 CONFIDENCE = 0.95
@@ -57,16 +61,29 @@ class Record:
         return self.measured > 0 and self.right >= POINT * self.measured and self.lower >= FLOOR
 
 
-def record(target: str, rule: str, verdict: str) -> Record:
-    """The measured record of a rule's answer (``verdict``: ``stored`` or ``fused``) on ``target``."""
-    right, measured = KEYS.get(f"{target} {rule} {verdict}", (0, 0))
+def record(target: str, rule: str, verdict: str, first: bool = False) -> Record:
+    """The measured record of a rule's answer (``verdict``: ``stored`` or ``fused``) on ``target``: over
+    every program with truth, or with ``first`` over the first evaluations (programs not yet seen)."""
+    right, measured = (FIRST if first else KEYS).get(f"{target} {rule} {verdict}", (0, 0))
     return Record(right, measured)
 
 
-def where_record(where: str) -> Record:
-    """The measured record of the TPU's ``where`` (``on-chip`` or ``HBM``) for stored tables."""
-    right, measured = WHERE.get(where, (0, 0))
+def where_record(where: str, first: bool = False) -> Record:
+    """The measured record of the TPU's ``where`` (``on-chip`` or ``HBM``) for stored tables (``first``:
+    over the first evaluations)."""
+    right, measured = (WHERE_FIRST if first else WHERE).get(where, (0, 0))
     return Record(right, measured)
+
+
+def _doubt(now: Record, unseen: Record, answering: str) -> str:
+    """Why a key is not certain, from the record that falls short (empty when both are trusted)."""
+    if not unseen.trusted:
+        said = "never measured" if not unseen.measured else f"right {unseen.right} of {unseen.measured} times"
+        return f"on programs it had not seen (the first evaluations) {answering} was {said}"
+    if not now.trusted:
+        said = "never measured" if not now.measured else f"right {now.right} of {now.measured} times"
+        return f"on the programs measured {answering} was {said}"
+    return ""
 
 
 def certify(p: Prediction, command: str = "") -> Prediction:
@@ -79,31 +96,26 @@ def certify(p: Prediction, command: str = "") -> Prediction:
     """
     if not p.answered:
         return p
-    rec = record(p.target, p.rule, p.verdict)
-    out = replace(p, right=rec.right, measured=rec.measured)
-    if not rec.trusted:
-        said = "never measured" if not rec.measured else f"right {rec.right} of {rec.measured} times"
+    unseen = record(p.target, p.rule, p.verdict, first=True)
+    out = replace(p, right=unseen.right, measured=unseen.measured, unseen=True)
+    if doubt := _doubt(record(p.target, p.rule, p.verdict), unseen, f"this rule answering {p.verdict}"):
         run = (p.command or command or
                f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {p.target}")
-        out = replace(out, certain=False, command=run,
-                      why=f"{p.why}; not certain: this rule was {said} on the programs measured "
-                          f"(answering {p.verdict}); compile it to be sure: {run}")
-    if p.where:
-        wrec = where_record(p.where)
-        if not wrec.trusted:
-            said = "never measured" if not wrec.measured else f"right {wrec.right} of {wrec.measured} times"
-            out = replace(out, where_why=f"{p.where_why}; not certain: {p.where} was {said} on the "
-                                         "programs measured")
+        out = replace(out, certain=False, command=run, why=f"{p.why}; not certain: {doubt}; compile it to be "
+                                                           f"sure: {run}")
+    if p.where and (doubt := _doubt(where_record(p.where), where_record(p.where, first=True), p.where)):
+        out = replace(out, where_why=f"{p.where_why}; not certain: {doubt}")
     return out
 
 
-def table_rows() -> list[tuple[str, str, str, int, int, float, bool]]:
-    """Every measured key: target, rule, verdict, right, measured, lower bound, trusted."""
+def table_rows() -> list[tuple[str, str, str, Record, Record, bool]]:
+    """Every measured key: target, rule, verdict, its record over every program, its record on the first
+    evaluations, and whether an answer under it is certain (both trusted)."""
     rows = []
     for key, (right, measured) in sorted(KEYS.items()):
         target, rule, verdict = key.split(" ")
-        rec = Record(right, measured)
-        rows.append((target, rule, verdict, right, measured, round(rec.lower, 4), rec.trusted))
+        now, unseen = Record(right, measured), Record(*FIRST.get(key, (0, 0)))
+        rows.append((target, rule, verdict, now, unseen, now.trusted and unseen.trusted))
     return rows
 
 

@@ -2,7 +2,8 @@
 
 Do not edit by hand: run the script.  ``KEYS``: ``"target anchor verdict"`` -> (right, measured);
 ``WHERE``: the TPU's place of a stored table -> (right, measured); ``FAMILIES``: answers counted per
-family (program x target with truth)."""
+family (program x target with truth); ``FIRST`` and ``WHERE_FIRST``: the same counts over the wild
+families' first evaluations, the programs the rules had not seen when they answered."""
 
 FAMILIES: dict[str, int] = {
     'holdout': 486,
@@ -60,4 +61,38 @@ KEYS: dict[str, tuple[int, int]] = {
 WHERE: dict[str, tuple[int, int]] = {
     'HBM': (179, 190),
     'on-chip': (256, 274),
+}
+
+FIRST: dict[str, tuple[int, int]] = {
+    'cpu jaxhlo-predict-all-loop fused': (34, 37),
+    'cpu jaxhlo-predict-all-loop stored': (33, 34),
+    'cpu jaxhlo-predict-all-none fused': (35, 48),
+    'cpu jaxhlo-predict-cpu-arg fused': (1, 2),
+    'cpu jaxhlo-predict-cpu-dot stored': (41, 44),
+    'cpu jaxhlo-predict-cpu-other fused': (1, 4),
+    'cpu jaxhlo-predict-cpu-other stored': (91, 91),
+    'cpu jaxhlo-predict-cpu-ynn fused': (163, 189),
+    'cpu jaxhlo-predict-cpu-ynn stored': (420, 429),
+    'gpu:h100 jaxhlo-predict-all-loop fused': (36, 39),
+    'gpu:h100 jaxhlo-predict-all-loop stored': (34, 34),
+    'gpu:h100 jaxhlo-predict-all-none fused': (45, 60),
+    'gpu:h100 jaxhlo-predict-h100-cost fused': (199, 220),
+    'gpu:h100 jaxhlo-predict-h100-cost stored': (12, 12),
+    'gpu:h100 jaxhlo-predict-h100-gemm stored': (292, 292),
+    'gpu:h100 jaxhlo-predict-h100-matvec stored': (9, 10),
+    'gpu:h100 jaxhlo-predict-h100-softmax stored': (2, 2),
+    'gpu:h100 jaxhlo-predict-h100-topk stored': (45, 46),
+    'tpu:v5e jaxhlo-predict-all-loop fused': (29, 33),
+    'tpu:v5e jaxhlo-predict-all-loop stored': (30, 31),
+    'tpu:v5e jaxhlo-predict-all-none fused': (67, 88),
+    'tpu:v5e jaxhlo-predict-tpu-complex stored': (8, 8),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (377, 414),
+    'tpu:v5e jaxhlo-predict-tpu-matvec stored': (9, 9),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (117, 122),
+    'tpu:v5e jaxhlo-predict-tpu-topk stored': (132, 137),
+}
+
+WHERE_FIRST: dict[str, tuple[int, int]] = {
+    'HBM': (108, 117),
+    'on-chip': (70, 89),
 }

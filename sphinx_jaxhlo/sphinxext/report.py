@@ -83,7 +83,8 @@ def guide_line(records: list[Any]) -> str:
     certain = sum(1 for r in records if r.guide in ("agrees", "disagrees", "limit"))
     return (f"The guide's rules and XLA: {counts['agrees']} of {answered} answered reports agree "
             f"({counts['disagrees'] + counts['limit']} disagree, {counts['limit']} of them stated limits; "
-            f"{certain} of the {answered} answers certain by their rule's measured record); "
+            f"{certain} of the {answered} answers certain by their rule's record, on unseen programs "
+            "too); "
             f"{counts['compile it']} of {total} left to the compile (a stated limit of the rules, such as the "
             "H100's break-even, or no rule).")
 

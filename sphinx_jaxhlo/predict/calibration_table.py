@@ -71,12 +71,12 @@ FIRST: dict[str, tuple[int, int]] = {
     'cpu jaxhlo-predict-cpu-dot stored': (41, 44),
     'cpu jaxhlo-predict-cpu-other fused': (1, 4),
     'cpu jaxhlo-predict-cpu-other stored': (91, 91),
-    'cpu jaxhlo-predict-cpu-ynn fused': (163, 189),
+    'cpu jaxhlo-predict-cpu-ynn fused': (164, 189),
     'cpu jaxhlo-predict-cpu-ynn stored': (420, 429),
     'gpu:h100 jaxhlo-predict-all-loop fused': (36, 39),
     'gpu:h100 jaxhlo-predict-all-loop stored': (34, 34),
     'gpu:h100 jaxhlo-predict-all-none fused': (45, 60),
-    'gpu:h100 jaxhlo-predict-h100-cost fused': (199, 220),
+    'gpu:h100 jaxhlo-predict-h100-cost fused': (200, 220),
     'gpu:h100 jaxhlo-predict-h100-cost stored': (12, 12),
     'gpu:h100 jaxhlo-predict-h100-gemm stored': (292, 292),
     'gpu:h100 jaxhlo-predict-h100-matvec stored': (9, 10),
@@ -86,13 +86,13 @@ FIRST: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-all-loop stored': (30, 31),
     'tpu:v5e jaxhlo-predict-all-none fused': (67, 88),
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (8, 8),
-    'tpu:v5e jaxhlo-predict-tpu-fused fused': (377, 414),
+    'tpu:v5e jaxhlo-predict-tpu-fused fused': (378, 414),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (9, 9),
     'tpu:v5e jaxhlo-predict-tpu-readers stored': (117, 122),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (132, 137),
 }
 
 WHERE_FIRST: dict[str, tuple[int, int]] = {
-    'HBM': (108, 117),
-    'on-chip': (70, 89),
+    'HBM': (105, 117),
+    'on-chip': (74, 89),
 }

@@ -621,3 +621,47 @@ def test_a_program_whose_only_reduction_is_a_contraction_is_answered_by_the_matr
     got = predict(confusion, "i32[262144]", "i32[262144]", target="cpu")
     assert (got.stored, got.certain, got.rule, got.table_elements) == (True, True, "jaxhlo-predict-cpu-dot",
                                                                        262144 * 100), got
+
+
+def _picks(a: jnp.ndarray, s: jnp.ndarray) -> jnp.ndarray:
+    t = jnp.exp(a[:, None] - a[None, :])
+
+    def body(i: Any, s: jnp.ndarray) -> jnp.ndarray:
+        return s * jnp.exp(-t[jnp.argmax(s)] ** 2)
+
+    return jnp.sum(jax.lax.fori_loop(0, 20, body, s))
+
+
+def _picks_inside(a: jnp.ndarray, s: jnp.ndarray) -> jnp.ndarray:
+    def body(i: Any, s: jnp.ndarray) -> jnp.ndarray:
+        t = jnp.exp(a[:, None] - a[None, :] * i)
+        return s * jnp.exp(-jnp.max(t, axis=1) ** 2)
+
+    return jnp.sum(jax.lax.fori_loop(0, 20, body, s))
+
+
+def _sorted_nearest(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+    return jnp.sum(jnp.sort(jnp.abs(a[:, None] - b[None, :]), axis=1)[:, :8])
+
+
+def test_a_table_a_loop_or_a_sort_reads_is_written_though_its_reductions_are_small() -> None:
+    """wild18's Soft-NMS: a table computed before a loop that reads it (the loop's reductions are per step
+    and small) is written as the loop's operand, on every target, and the answer's table is it; computed
+    inside the loop, one step's table at a time, it is not.  PointNet++'s ball query: a sort of a computed
+    table writes its operand, on the CPU too (a sort is no fusion there)."""
+    specs = ("f32[1024]", "f32[1024]")
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        got = predict(_picks, *specs, target=target)
+        assert (got.stored, got.rule) == (True, "jaxhlo-predict-all-loop"), got
+        assert got.table.startswith("float32[1024, 1024]") and "loop is no fusion consumer" in got.why
+        assert predict(_picks_inside, *specs, target=target).stored is False
+        assert predict(_sorted_nearest, "f32[1024]", "f32[2048]", target=target).stored is True
+    assert predict(_sorted_nearest, "f32[1024]", "f32[2048]", target="cpu").rule == "jaxhlo-predict-cpu-other"
+    # an argument only reshaped for the loop is a bitcast: nothing is written for it
+    blocks = predict(lambda x: jnp.sum(jax.lax.map(lambda b: jnp.sum(b * b), x.reshape(-1, 512, 512))),
+                     "f32[8192,512]", target="cpu")
+    assert blocks.stored is False, blocks
+    for fn, written in ((_picks, True), (_picks_inside, False)):
+        report = sphinx_jaxhlo.analyze(fn, *specs, targets="cpu")["cpu"]  # type: ignore[attr-defined]
+        big = [m.name for m in report.materialized if m.bytes >= 1024 * 1024 * 4]
+        assert bool(big) is written, (fn.__name__, big)

@@ -32,6 +32,7 @@ from .graph import (
     Value,
     _ids,
     _is_gemm,
+    _moved_argument,
     build_region,
     group_regions,
     reductions_of,
@@ -415,6 +416,13 @@ def _shared_broadcasts(regions: list[Region]) -> set[int]:
 CPU_THUNKS = {"sort": "SortThunk", "fft": "FftThunk"}
 
 
+#: Moves of an argument that copy nothing (a bitcast in XLA's layout).
+_RESHAPES = frozenset({"reshape", "squeeze", "expand_dims"})
+#: The rule that answers a sort, scan or FFT reading a computed table, per target.
+_BETWEEN_RULE = {"cpu": "jaxhlo-predict-cpu-other", "gpu:h100": "jaxhlo-predict-h100-topk",
+                 "tpu:v5e": "jaxhlo-predict-tpu-topk"}
+
+
 def _between(g: Region) -> str:
     """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
     its output is read from memory by the reduction, and a computed operand is written for it."""
@@ -434,11 +442,22 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
             if id(v) in seen or v.size < TABLE_SHARE * table or v.is_out or not v.users or op.loop is not None:
                 continue
             mv = _narrow_reader(v, target) if op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100") else None
+            copied = _moved_argument(v, _RESHAPES)  # an argument reshaped: a bitcast, nothing is written
             if matvec_only:
                 out += [mv] if mv is not None else []
                 continue
             if op.prim in ("scan", "while"):
                 out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
+            elif (loop := next((u.prim for u in v.users if u.prim in ("scan", "while")), "")) and not copied:
+                out.append(Decision(True, "jaxhlo-predict-all-loop", f"a {loop} reads a table-sized value the "
+                                    "program computes before it: a loop is no fusion consumer (instruction_fusion.cc),"
+                                    " so the value is written as its operand (a table of constants too: jnp.eye "
+                                    "was, on every target)", value=v))
+            elif (kind := next((u.prim for u in v.users if u.prim in BETWEEN), "")) and not copied and (
+                    target != "cpu" or kind in ("sort", "fft")):
+                out.append(Decision(True, _BETWEEN_RULE[target], f"a {kind} reads a table-sized value the program "
+                                    "computes: a kernel of its own (on the CPU a sort or an FFT is no fusion), it "
+                                    "reads its operand from memory, so the value is written", value=v))
             elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
                     u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
                     _from_reduction(w, 6) for o in _operand_region(v, int(TABLE_SHARE * table))[1]

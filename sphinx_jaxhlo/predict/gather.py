@@ -52,8 +52,12 @@ def tpu_gather_decision(graph: Graph, table: int, gathered: str, outside: bool =
     if not what:
         return None
     where = ", outside any reduction (a gradient's backward pass)" if outside else ""
+    built = [w for op in graph.live_ops() if op.prim == "gather" or _is_scatter(op)
+             for w in (op.outs[0], op.ins[0]) if w.producer is not None and not w.is_arg]
+    largest = max(built, key=lambda w: w.size, default=None)
     return Decision(True, "jaxhlo-predict-tpu-topk", f"{what}{where}: the TPU writes the table the gather or "
-                    "scatter reads or builds (measured: libtpu is closed)")
+                    "scatter reads or builds (measured: libtpu is closed)",
+                    value=largest if largest is not None and largest.size > table else None)
 
 
 def _is_scatter(op: Op) -> bool:

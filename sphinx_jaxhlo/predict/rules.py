@@ -50,7 +50,10 @@ RULES: tuple[Rule, ...] = (
          'unless its step is checkpointed ({ref}`jaxhlo-guide-bounded-checkpoint`). A table computed before '
          "a loop and read in its body is written as the loop's operand, a loop being no fusion consumer "
          "(`instruction_fusion.cc`), as wild5's vmapped Sinkhorn kernel `exp(-C / eps)` was on all three "
-         'targets. On the TPU an `f32` operand of the table\'s size that a loop\'s body contracts (layers\' '
+         "targets, and so it is where the loop's own reductions are far smaller (wild18's Soft-NMS: a "
+         "2,048 x 2,048 IoU table per image read by 300 picks) and for a table of constants (`jnp.eye`): 11 "
+         'probes of 11 on each target (`guide_predictor_loopread_probes.py`). '
+         'On the TPU an `f32` operand of the table\'s size that a loop\'s body contracts (layers\' '
          'weights stacked for a scan, microbatches of an accumulated gradient) is converted to `bf16` before '
          'the loop and the copy written (4 probes of 4, 6 family programs of 6; `bf16` data fuse), whether '
          "the body takes its steps by a scan or indexes them (`xs[i]` in a `fori_loop`); a stack the body "
@@ -136,7 +139,8 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-h100-topk", "gpu:h100", "3. top-k, sorts, scans and FFTs read a stored operand",
          '`lax.top_k` and `lax.approx_max_k` of a computed table read it from memory (`top_k_of_cos` '
          'above). So does a sort, a cumulative op (`jnp.cumsum`, `lax.cummax`) or an FFT between the '
-         "table's source and the reduction: each is a kernel of its own (a sort kernel, a cuFFT call, a "
+         "table's source and the reduction, or reading any table-sized value the program computes (a ball "
+         "query's sorted indices): each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
          'output is written for the reduction (a `sort` of an argument). A scatter that writes a table-sized '
          "value (a gather's gradient, an `.at[].add`) is one too: an input fusion root that updates its operand "
@@ -214,7 +218,8 @@ RULES: tuple[Rule, ...] = (
          '<jaxhlo-guide-matrix-cpu-gates>`) are not YNN reductions. Folding more than 32 elements a result, '
          "XLA's tree reduction rewriter splits them into a `reduce-window` that fuses nothing, so a computed "
          "operand is stored (`prod_of_exp`, `any_of_compare`); over 32 or fewer, XLA's loop fusion takes it "
-         "in. `top_k` sorts a stored operand. A sort or an FFT between the table's source and the reduction is"
+         "in. `top_k` sorts a stored operand. A sort or an FFT between the table's source and the reduction, "
+         "or reading any table-sized value the program computes (a ball query's sorted indices), is"
          ' a thunk of its own, never in a fusion (`SortThunk`, `FftThunk`: `thunk_emitter.cc`): the table it '
          'reads and the one it writes are stored, as each of the 8 measured was (a double argsort, sorted '
          'samples, an energy spectrum, a long convolution by FFT). So is a convolution YNN does not take '
@@ -247,7 +252,8 @@ RULES: tuple[Rule, ...] = (
          "2. An exact top-k of a contraction; a sort, scan, FFT or gather",
          '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not store it,'
          ' and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an FFT between the '
-         "table's source and the reduction stores the table it reads (on-chip at these sizes: `cumsum` or "
+         "table's source and the reduction, or reading any table-sized value the program computes, stores "
+         "the table it reads (on-chip at these sizes: `cumsum` or "
          '`sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`). A concatenate that builds a table-sized '
          "value outside a loop (`jnp.roll`, `jnp.gradient`: a stencil's shifted copies) is left to the "
          "compile: the TPU wrote it in 5 of the 9 measured (wild3's heat, Burgers and gradient-magnitude "

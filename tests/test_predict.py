@@ -21,7 +21,7 @@ from sphinx_jaxhlo.cli import main as cli_main
 from sphinx_jaxhlo.core.report import Report
 from sphinx_jaxhlo.predict import Prediction
 from sphinx_jaxhlo.predict.calibration import record
-from sphinx_jaxhlo.predict.front import base_target
+from sphinx_jaxhlo.predict.front import base_target, structs_of
 from sphinx_jaxhlo.predict.front import predict as predict_calibrated
 from sphinx_jaxhlo.predict.h100 import BREAK_EVEN_BAND, near_break_even
 from sphinx_jaxhlo.predict.limits import LIMITS
@@ -665,3 +665,27 @@ def test_a_table_a_loop_or_a_sort_reads_is_written_though_its_reductions_are_sma
         report = sphinx_jaxhlo.analyze(fn, *specs, targets="cpu")["cpu"]  # type: ignore[attr-defined]
         big = [m.name for m in report.materialized if m.bytes >= 1024 * 1024 * 4]
         assert bool(big) is written, (fn.__name__, big)
+
+
+def _int8_weight(x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+    sw = jnp.max(jnp.abs(w), axis=0, keepdims=True) / 127.0
+    wq = jnp.clip(jnp.round(w / sw), -127, 127).astype(jnp.int8)
+    acc = jax.lax.dot_general(x, wq, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    return jnp.sum(acc.astype(jnp.float32) * sw)
+
+
+def _f32_weight(x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+    sw = jnp.max(jnp.abs(w), axis=0, keepdims=True) / 127.0
+    return jnp.sum((x @ jnp.clip(jnp.round(w / sw), -127, 127)) * sw)
+
+
+def test_the_tpu_writes_an_int8_operand_the_program_quantises() -> None:
+    """wild18's SmoothQuant: the TPU writes the int8 weight a quantiser computes for an integer contraction
+    (the answer's table is it, on-chip); the same quantiser before an f32 product fuses."""
+    got = predict(_int8_weight, "i8[256,512]", "f32[512,1024]", target="tpu:v5e")
+    assert (got.stored, got.rule, got.where) == (True, "jaxhlo-predict-tpu-readers", "on-chip"), got
+    assert got.table.startswith("int8[512, 1024]") and "an int8 operand the program computes" in got.why
+    assert predict(_f32_weight, "f32[256,512]", "f32[512,1024]", target="tpu:v5e").stored is False
+    specs = structs_of("i8[256,512], f32[512,1024]")
+    report = sphinx_jaxhlo.analyze(_int8_weight, *specs, targets="tpu:v5e")["tpu:v5e"]  # type: ignore[attr-defined]
+    assert any(m.bytes >= 512 * 1024 and m.name.startswith(("clamp_convert", "convert")) for m in report.materialized)

@@ -182,6 +182,32 @@ def operand_written(unaligned: str) -> Decision:
                     "(15 probes of 15)")
 
 
+#: The integer types the TPU's matrix unit reads as they are (its ``int8`` path).
+INT8 = frozenset({"int8", "uint8"})
+
+
+def int8_operand_written(graph: Graph, table: int) -> Decision | None:
+    """TPU v5e: a contraction of an ``int8`` or ``uint8`` operand the program computes (a quantiser's
+    ``round``, ``clip`` and ``astype(jnp.int8)`` of a weight) at least 0.9 times ``table`` elements: the TPU
+    writes the integer operand before the dot, where an ``f32`` operand so computed fuses into it.
+
+    Measured by ``benchmarks/guide_predictor_int8_probes.py`` (deviceless, 2026-12-07), from wild18's
+    SmoothQuant: written in every probe quantising an operand (per-channel or constant scales, from ``f32``,
+    ``bf16`` or ``int32``, ``uint8``, batched, tiny to 134 MB); the same quantiser before an ``f32`` product
+    wrote nothing."""
+    floor = TABLE_SHARE * table
+    for op in graph.live_ops():
+        if op.prim != "dot_general":
+            continue
+        for v in op.ins:
+            if v.dtype in INT8 and v.size >= floor and v.producer is not None and not _moved_argument(v):
+                article = "an" if v.dtype == "int8" else "a"
+                return Decision(True, "jaxhlo-predict-tpu-readers", f"a contraction reads {article} {v.dtype} operand "
+                                "the program computes (a quantised weight): the TPU writes it before the dot, as "
+                                "in each of the probes measured (an f32 operand so computed fuses)", value=v)
+    return None
+
+
 def default_precision(op: Op) -> bool:
     """A contraction at the default precision (``precision=None`` or ``DEFAULT`` on both operands): on the TPU
     its ``f32`` operands are converted to ``bf16`` for the matrix unit."""

@@ -296,6 +296,8 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     if target == "tpu:v5e" and (unaligned := dots.unaligned_batched_operand(
             (v for op in graph.live_ops() for v in op.outs), table)):
         decisions.append(dots.operand_written(unaligned))
+    if target == "tpu:v5e" and (quantised := dots.int8_operand_written(graph, table)):
+        decisions.append(quantised)
     if target == "tpu:v5e" and (outside := limits.gemm_outside(graph, table, seen)):
         decisions.append(limits.abstain(outside))
     if not decisions and (read := limits.convolution_of_table(graph, table)):

@@ -316,6 +316,10 @@ RULES: tuple[Rule, ...] = (
          'statistic broadcast over the groups or the quotient, for groups of 16 or more, a contraction after it '
          'or not (38 probes of 38); groups of 8, and per-tensor or per-channel scales with no reshape, fuse (31 '
          'probes), and groups of 9 to 15 are left to the compile.'
+         ' An `int8` or `uint8` operand the program computes for a contraction (a quantiser\'s `round`, '
+         '`clip` and `astype`: SmoothQuant, wild18) is written before the dot, as in each of the 9 probes '
+         'measured (`guide_predictor_int8_probes.py`; per-channel or constant scales, from `f32`, `bf16` or '
+         '`int32`, batched, tiny to 134 MB); the same quantiser before an `f32` product fuses.'
          ' An elementwise table read twice is not written but computed again for each reader, except a '
          'returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

@@ -40,20 +40,9 @@ def programs() -> list[tuple[str, str, str]]:
     return [(name, found[name].source, found[name].specs) for name in CHOSEN]
 
 
-def predicted_where(source: str, specs: str) -> dict[str, object]:
-    """The predictor's answer for the TPU v5e (no compile)."""
-    import sphinx_jaxhlo
-
-    scope: dict = {}
-    exec(source, scope)  # the probe's text, nothing else
-    answer = sphinx_jaxhlo.predict(scope["f"], *[s.strip() for s in specs.split(", ")], target="tpu:v5e")
-    return {"predicted_stored": answer.stored, "predicted_where": answer.where, "where_why": answer.where_why}
-
-
 def main(argv: list[str] | None = None) -> int:
     """``tpu_where_band_chip.py N``: program N alone; without N, each in its own process, and the record."""
-    return chip_main(sys.argv[1:] if argv is None else argv, __file__, programs(), "tpu_where_band_chip_tpu-v5e.json",
-                     predicted_where)
+    return chip_main(sys.argv[1:] if argv is None else argv, __file__, programs(), "tpu_where_band_chip_tpu-v5e.json")
 
 
 if __name__ == "__main__":

@@ -118,8 +118,19 @@ def arguments(specs: str) -> tuple[list[tuple[int, ...]], list[str]]:
     return [tuple(int(d) for d in dims.split(",")) for _, dims in found], [DTYPES[kind] for kind, _ in found]
 
 
+def tpu_answer(source: str, specs: str) -> dict[str, object]:
+    """The predictor's answer for the TPU v5e (no compile) of a probe's text defining ``f``."""
+    import sphinx_jaxhlo
+
+    scope: dict = {}
+    exec(source, scope)  # the probe's text, nothing else
+    answer = sphinx_jaxhlo.predict(scope["f"], *[s.strip() for s in specs.split(", ")], target="tpu:v5e")
+    return {"predicted_stored": answer.stored, "predicted_table": answer.table, "predicted_where": answer.where,
+            "where_why": answer.where_why, "rule": answer.rule}
+
+
 def chip_main(argv: list[str], script: str, chosen: list[tuple[str, str, str]], file_name: str,
-              predicted: Any) -> int:
+              predicted: Any = tpu_answer) -> int:
     """A chip script's command line over ``chosen`` probes ((name, source defining ``f``, specs)): ``N``
     measures program N and adds ``predicted(source, specs)``, the predictor's answer, to its row; without
     ``N``, each program in its own process (the device's counters only rise within one), and the record."""

@@ -141,9 +141,9 @@ def test_the_tpu_where_is_kept_and_says_when_its_record_is_not_trusted() -> None
 
 def test_the_page_shows_the_table_and_the_threshold() -> None:
     for target, anchor, verdict, now, unseen, trusted in table_rows():
-        row = re.compile(rf"\|\s*`{re.escape(target)}`\s*\|\s*{{ref}}`{re.escape(anchor)}`\s*\|\s*{verdict}\s*\|"
-                         rf"\s*{now.right}/{now.measured}\s*\|[^|\n]*\|\s*{unseen.right}/{unseen.measured}\s*\|"
-                         rf"[^|\n]*\|\s*{'yes' if trusted else 'no'}\s*\|")
+        row = re.compile(rf"\|\s*`{re.escape(target)}`\s*\|\s*{{ref}}`[\w-]+ <{re.escape(anchor)}>`\s*\|\s*{verdict}"
+                         rf"\s*\|\s*{now.right}/{now.measured} \([^|\n]*\)\s*\|\s*{unseen.right}/{unseen.measured} "
+                         rf"\([^|\n]*\)\s*\|\s*{'yes' if trusted else 'no'}\s*\|")
         assert row.search(PAGE), (target, anchor, verdict)
     said = PAGE.replace("\u00a0%", "%").replace(" %", "%")
     assert f"at least\n{POINT:.0%} of its answers" in said and f"is at least {FLOOR:.0%}" in said

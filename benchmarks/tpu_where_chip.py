@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: Spec element types, as ``measure`` makes the arguments.
-DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "i8": "int8", "u8": "uint8", "i32": "int32"}
 
 
 def arguments(specs: str) -> tuple[list[tuple[int, ...]], list[str]]:

@@ -1,12 +1,9 @@
 """On a real TPU v5e: two rules written from wild18's misses, against the chip.
 
 The TPU rules say a table the program computes and a loop or a sort then reads is written
-(``front._other_tables``), from deviceless compiles (``benchmarks/guide_predictor_loopread_probes.py``); the
-deviceless compile also writes an ``int8`` operand the program quantises for a contraction
-(``benchmarks/guide_predictor_int8_probes.py``).  On the chip (the record of 2026-12-07) the loops' tables
-were written as said, on-chip or in HBM as said, while the chip's own compile of three int8 probes wrote
-no integer operand (no temp memory): so the rules leave that case to the compile
-(:func:`sphinx_jaxhlo.predict.dots.int8_operand_written`).
+(``front._other_tables``), and that an ``int8`` operand the program quantises for a contraction is written
+before the dot (:func:`sphinx_jaxhlo.predict.dots.int8_operand_written`).  Both were written from deviceless
+compiles (``benchmarks/guide_predictor_loopread_probes.py``, ``benchmarks/guide_predictor_int8_probes.py``).
 This runs some of those probes on the chip, each in a process of its own, as ``benchmarks/tpu_where_chip.py``
 does: the predictor's answer, the compile's own figures, the largest array its optimized HLO writes outside a
 fusion and its place, and what the chip held once the program had run (a table in HBM adds its size; one

@@ -40,6 +40,10 @@ def programs() -> list[tuple[str, str, list[tuple[int, ...]]]]:
             for name, body, specs in chosen]
 
 
+#: Bytes an element of each HLO element type the probes write takes.
+ITEM_BYTES = {"f32": 4, "s32": 4, "u32": 4, "bf16": 2, "f16": 2, "s8": 1, "u8": 1, "pred": 1, "c64": 8}
+
+
 def largest_stored(hlo: str) -> tuple[int, bool]:
     """The bytes of the largest array an instruction writes outside fused computations (parameters
     apart), and whether its layout says ``S(1)`` (a tuple's elements each have theirs)."""
@@ -53,8 +57,9 @@ def largest_stored(hlo: str) -> tuple[int, bool]:
             typed = re.search(r"=\s*(\([^=]*?\)|\S+)\s+[\w\-]+\(", line)
             if typed is None or "parameter(" in line:
                 continue
-            for kind, dims, layout in re.findall(r"(f32|bf16|f16|s32|pred)\[([\d,]*)\]\{([^}]*)\}", typed.group(1)):
-                n = {"f32": 4, "s32": 4, "bf16": 2, "f16": 2, "pred": 1}[kind]
+            for kind, dims, layout in re.findall(r"\b(f32|bf16|f16|s32|u32|s8|u8|pred|c64)\[([\d,]*)\]\{([^}]*)\}",
+                                                 typed.group(1)):
+                n = ITEM_BYTES[kind]
                 for d in filter(None, dims.split(",")):
                     n *= int(d)
                 if n > best[0]:

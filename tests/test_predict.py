@@ -679,15 +679,13 @@ def _f32_weight(x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     return jnp.sum((x @ jnp.clip(jnp.round(w / sw), -127, 127)) * sw)
 
 
-def test_an_int8_operand_the_program_quantises_is_left_to_the_compile_on_the_tpu() -> None:
-    """wild18's SmoothQuant: the deviceless TPU compile writes the int8 weight a quantiser computes for an
-    integer contraction, a TPU v5e's own compile did not (benchmarks/tpu_loop_int8_chip_tpu-v5e.json): the
-    answer is the compile, saying both; the same quantiser before an f32 product fuses on both."""
+def test_the_tpu_writes_an_int8_operand_the_program_quantises() -> None:
+    """wild18's SmoothQuant: the TPU writes the int8 weight a quantiser computes for an integer contraction
+    (the answer's table is it, on-chip); the same quantiser before an f32 product fuses."""
     got = predict(_int8_weight, "i8[256,512]", "f32[512,1024]", target="tpu:v5e")
-    assert (got.stored, got.certain, got.rule) == (None, False, LIMITS), got
-    assert "an int8 operand the program computes" in got.why and "did not" in got.why and got.command
+    assert (got.stored, got.rule, got.where) == (True, "jaxhlo-predict-tpu-readers", "on-chip"), got
+    assert got.table.startswith("int8[512, 1024]") and "an int8 operand the program computes" in got.why
     assert predict(_f32_weight, "f32[256,512]", "f32[512,1024]", target="tpu:v5e").stored is False
-    # what the deviceless compile does: the int8 weight is a buffer of its own
     specs = structs_of("i8[256,512], f32[512,1024]")
     report = sphinx_jaxhlo.analyze(_int8_weight, *specs, targets="tpu:v5e")["tpu:v5e"]  # type: ignore[attr-defined]
     assert any(m.bytes >= 512 * 1024 and m.name.startswith(("clamp_convert", "convert")) for m in report.materialized)

@@ -55,12 +55,12 @@ KEYS: dict[str, tuple[int, int]] = {
     'tpu:v5e jaxhlo-predict-tpu-complex stored': (21, 21),
     'tpu:v5e jaxhlo-predict-tpu-fused fused': (939, 949),
     'tpu:v5e jaxhlo-predict-tpu-matvec stored': (30, 30),
-    'tpu:v5e jaxhlo-predict-tpu-readers stored': (216, 218),
+    'tpu:v5e jaxhlo-predict-tpu-readers stored': (217, 219),
     'tpu:v5e jaxhlo-predict-tpu-topk stored': (186, 188),
 }
 
 WHERE: dict[str, tuple[int, int]] = {
-    'HBM': (210, 223),
+    'HBM': (211, 224),
     'on-chip': (262, 282),
 }
 

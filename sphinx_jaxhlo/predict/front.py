@@ -271,10 +271,9 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                 decisions.append(Decision(True, "jaxhlo-predict-all-loop",
                                           f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
         elif target != "cpu" and (between := _between(g)):
-            anchor = "jaxhlo-predict-h100-topk" if target == "gpu:h100" else "jaxhlo-predict-tpu-topk"
-            decisions.append(Decision(True, anchor, f"{between} between the table's source and the reduction is a "
-                                      "kernel of its own: it reads a computed operand from memory and writes "
-                                      "its output for the reduction"))
+            decisions.append(Decision(True, _BETWEEN_RULE[target], f"{between} between the table's source and the "
+                                      "reduction is a kernel of its own: it reads a computed operand from memory "
+                                      "and writes its output for the reduction"))
         elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
                                       "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
@@ -456,7 +455,7 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                                     " so the value is written as its operand (a table of constants too: jnp.eye "
                                     "was, on every target)", value=v))
             elif (kind := next((u.prim for u in v.users if u.prim in BETWEEN), "")) and not copied and (
-                    target != "cpu" or kind in ("sort", "fft")):
+                    target != "cpu" or kind in CPU_THUNKS):
                 out.append(Decision(True, _BETWEEN_RULE[target], f"a {kind} reads a table-sized value the program "
                                     "computes: a kernel of its own (on the CPU a sort or an FFT is no fusion), it "
                                     "reads its operand from memory, so the value is written", value=v))

@@ -106,11 +106,12 @@ def test_tpu_says_where_a_stored_table_lives_only_where_the_measurements_agree()
     middle = predict(two_passes, "f32[4096,64]", "f32[64,4096]", target="tpu:v5e")
     large = predict(two_passes, "f32[8192,256]", "f32[256,8192]", target="tpu:v5e")
     assert small.stored and middle.stored and large.stored
-    # between 32 and 104 MiB a lone table (no output as large, no other large buffer) is on-chip: the
-    # deviceless compile of this very program at 4096 kept it there (benchmarks/data/guide_predictor_where.json)
-    assert (small.where, middle.where, large.where) == ("on-chip", "on-chip", "HBM")
+    # between 32 and 104 MiB a lone table (no output as large, no other large buffer) gets no place: such
+    # places were fitted well in-sample but right 18 of 31 times on the wild families' first evaluations
+    assert (small.where, middle.where, large.where) == ("on-chip", "", "HBM")
     assert "S(1)" in small.where_why and "HBM" in large.where_why
-    assert "no other large buffer" in middle.where_why and "49 of 55" in middle.where_why
+    assert "whole program" in middle.where_why and "18 of 31" in middle.where_why
+    assert middle.where_why.endswith("compile it to see where this one lives")
     assert where_stored(ON_CHIP_MAX_BYTES)[0] == "on-chip" and where_stored(ON_CHIP_MAX_BYTES + 1)[0] == ""
     assert where_stored(HBM_MIN_BYTES)[0] == "" and where_stored(HBM_MIN_BYTES + 1)[0] == "HBM"
     assert predict(two_passes, "f32[256,64]", "f32[64,256]", target="cpu").where == ""

@@ -1,11 +1,11 @@
 """Where the TPU v5e keeps a stored table (``Prediction.where``), checked against XLA's TPU compiler.
 
-Between 32 and 104 MiB the size alone does not say: memory-space assignment keeps a lone table on the chip
-(``S(1)``) and leaves it in HBM when the program writes an output as large beside it, or other large
-buffers (a sort), when it is an FFT's result or complex data above 56 MiB, or a convolution's output; a
-narrow table fills the chip's tiles of 128 with padding (``benchmarks/guide_predictor_where_probes.py``
-has the probes).  Each program here is compiled for the TPU (no run, no chip), so a later libtpu that moves
-the line fails here.
+Between 32 and 104 MiB the size alone does not say: memory-space assignment leaves a table in HBM when the
+program writes an output as large beside it, when it is an FFT's result or complex data above 56 MiB, or a
+convolution's output; a narrow table fills the chip's tiles of 128 with padding
+(``benchmarks/guide_predictor_where_probes.py`` has the probes).  A table alone, or beside other large
+buffers, gets no place there: such places were right 18 of 31 times on programs the rules had not seen.
+Each program here is compiled for the TPU (no run, no chip), so a later libtpu that moves the line fails here.
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ def product(rows: int) -> tuple[str, str]:
 
 
 CASES = [
-    # a lone product read by a log-sum-exp: on-chip at 64 MiB, in HBM at 112 MiB
-    (lse_of_product, product(4096), "on-chip", "no other large buffer"),
+    # a lone product read by a log-sum-exp: in HBM at 112 MiB (at 64 MiB: BAND_CASES)
     (lse_of_product, product(7168), "HBM", "larger than"),
     # the same table with its tanh returned: on-chip at 48 MiB, in HBM at 64 MiB (the negative case: the
     # band's default answer, on-chip, would be wrong)
@@ -67,8 +66,6 @@ CASES = [
     (lse_and_tanh_of_product, product(4096), "HBM", "returns an output as large"),
     # 1.2 MB of rows of 3, 51 MB in the chip's tiles
     (gathered_rows, ("f32[100000,3]", "i32[100000]", "i32[100000]"), "HBM", "tiles"),
-    # the 64 MiB product that stays on-chip alone goes to HBM beside a sort as large
-    (lse_beside_a_sort, (*product(4096), "f32[4096,4096]"), "HBM", "other large buffers"),
     # 32 MiB of an FFT's result (on-chip by size alone), and 64 MiB of complex products
     (fft_power, ("f32[4096,2048]",), "HBM", "FFT"),
     (complex_product, ("c64[4096,4096]", "c64[4096,4096]"), "HBM", "complex"),
@@ -91,6 +88,29 @@ def test_where_as_compiled(fn, specs, where, word):
     space = space_of_the_stored(fn, specs, "tpu:v5e", answer.table_elements)
     assert space is not None, "the compile stores no table"
     assert {1: "on-chip", 0: "HBM"}[space] == where, (space, answer.where_why)
+
+
+#: In the band with no mechanism that decides: alone (the compile keeps it on-chip) and beside a sort as
+#: large (the compile moves it to HBM); neither is said.
+BAND_CASES = [
+    (lse_of_product, product(4096), ""),
+    (lse_beside_a_sort, (*product(4096), "f32[4096,4096]"), "other large buffers beside it: sort (67.1 MB)"),
+]
+
+
+@pytest.mark.parametrize("fn,specs,word", BAND_CASES, ids=lambda c: getattr(c, "__name__", None))
+def test_a_table_alone_or_beside_other_buffers_in_the_band_is_left_to_the_compile(fn, specs, word):
+    answer = sphinx_jaxhlo.predict(fn, *specs, target="tpu:v5e", calibrated=False)
+    assert (answer.stored, answer.certain, answer.where) == (True, True, ""), answer
+    assert "18 of 31" in answer.where_why and word in answer.where_why, answer.where_why
+    assert answer.where_why.endswith("compile it to see where this one lives")
+
+
+@needs_tpu
+@pytest.mark.parametrize("fn,specs,word", BAND_CASES, ids=lambda c: getattr(c, "__name__", None))
+def test_the_band_cases_compile_to_a_stored_table(fn, specs, word):
+    answer = sphinx_jaxhlo.predict(fn, *specs, target="tpu:v5e", calibrated=False)
+    assert space_of_the_stored(fn, specs, "tpu:v5e", answer.table_elements) is not None
 
 
 @needs_tpu

@@ -60,8 +60,8 @@ KEYS: dict[str, tuple[int, int]] = {
 }
 
 WHERE: dict[str, tuple[int, int]] = {
-    'HBM': (211, 224),
-    'on-chip': (262, 282),
+    'HBM': (191, 195),
+    'on-chip': (202, 212),
 }
 
 FIRST: dict[str, tuple[int, int]] = {

@@ -8,6 +8,7 @@ order.  The answer is a :class:`~sphinx_jaxhlo.predict.answer.Prediction`.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,7 +39,7 @@ from .graph import (
     reductions_of,
     trivial_dot,
 )
-from .h100 import _unaligned_matvec, decide_gpu, split_k_unsure
+from .h100 import CUMULATIVE, _unaligned_matvec, cumulative_operand, decide_gpu, split_k_unsure
 from .recipe import compile_command
 from .tpu import decide_tpu, where_stored
 
@@ -271,9 +272,11 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                 decisions.append(Decision(True, "jaxhlo-predict-all-loop",
                                           f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
         elif target != "cpu" and (between := _between(g)):
-            decisions.append(Decision(True, _BETWEEN_RULE[target], f"{between} between the table's source and the "
-                                      "reduction is a kernel of its own: it reads a computed operand from memory "
-                                      "and writes its output for the reduction"))
+            op = next(op for op in g.ops if op.prim == between)
+            decisions.append((target == "gpu:h100" and between in CUMULATIVE and cumulative_operand(op.ins[0], op))
+                             or Decision(True, _BETWEEN_RULE[target], f"{between} between the table's source and "
+                                         "the reduction is a kernel of its own: it reads a computed operand from "
+                                         "memory and writes its output for the reduction"))
         elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
                                       "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
@@ -456,6 +459,10 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                                     "was, on every target)", value=v))
             elif (kind := next((u.prim for u in v.users if u.prim in BETWEEN), "")) and not copied and (
                     target != "cpu" or kind in CPU_THUNKS):
+                cum = next(u for u in v.users if u.prim == kind)
+                if target == "gpu:h100" and kind in CUMULATIVE and (d := cumulative_operand(v, cum)):
+                    out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
+                    continue
                 out.append(Decision(True, _BETWEEN_RULE[target], f"a {kind} reads a table-sized value the program "
                                     "computes: a kernel of its own (on the CPU a sort or an FFT is no fusion), it "
                                     "reads its operand from memory, so the value is written", value=v))

@@ -22,8 +22,10 @@ from .graph import (
     Op,
     Reduction,
     Region,
+    Value,
     _dot_dims,
     _is_gemm,
+    _moved_argument,
     _shift_exp,
     build_region,
 )
@@ -310,3 +312,68 @@ def split_k_unsure(graph: Graph) -> bool:
         if 64 < min(m, n) <= 512 and k >= 4096 and k % H100_K_ALIGN and max(m, n) * k >= 12_000_000:
             return True
     return False
+
+
+# -- a cumulative op's operand ------------------------------------------------------------------------
+
+#: The cumulative ops :func:`cumulative_operand` answers: XLA lowers each to a reduce-window that the GPU
+#: compiler rewrites into passes reading each element more than once (``cumlogsumexp`` computes ``exp`` and
+#: ``log`` of its own and is not measured).
+CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
+#: Measured (``benchmarks/guide_predictor_cumulative_probes.py``, ``f32``): a producer of this many cycles a
+#: element or more (``sqrt`` and ``rsqrt`` 75, ``exp`` 79, ``log``, ``tanh``, ``sigmoid``, ``sin``) is
+#: written before the cumulative op; one of :data:`CUMULATIVE_FUSED_CYCLES` or fewer over one table-sized
+#: input (a square, ``x + 1``, ``1 / x`` at 19, ``abs``, ``maximum``, a row scale) fuses into it, and the
+#: reduction after it too.  Between the two nothing was measured.
+CUMULATIVE_STORED_CYCLES = 75
+CUMULATIVE_FUSED_CYCLES = 19
+
+
+def cumulative_operand(operand: Value, op: Op) -> Decision | None:
+    """Whether the H100 writes the table-sized ``operand`` of a cumulative op ``op`` before it: the elementwise
+    ops that compute it, back to their table-sized inputs, priced by :func:`h100_cost`.  Two table-sized
+    inputs (``x * y``) or a costly producer are written; one input and a cheap producer are fused into the
+    cumulative op's passes.  None where the probes did not go (an integer operand; one computed from a table a
+    non-elementwise op made; the op's output read other than once, elementwise, as a moving average's two
+    windows): the general rule answers there.  A ``bf16`` or ``f16`` operand and an outer product of two
+    vectors (no table-sized input) went both ways, and nothing was measured between the two costs: no
+    answer."""
+    out = op.outs[0] if op.outs else None
+    head = f"a {op.prim} reads each element of its operand more than once (XLA rewrites it into passes)"
+    if operand.dtype in ("bfloat16", "float16"):
+        return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a {operand.dtype} operand was written or fused "
+                        "whatever its producer's cost (a logarithm fused, a reciprocal written): compile it",
+                        certain=False)
+    if operand.dtype != "float32" or out is None or len(out.users) != 1 or out.users[0].prim not in ELEMENTWISE:
+        return None
+    ops: list[Op] = []
+    inputs: list[Value] = []
+    todo, seen = [operand], set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or v.literal:
+            continue
+        seen.add(id(v))
+        producer = v.producer
+        if producer is not None and producer.prim in ELEMENTWISE and producer.prim != "convert_element_type":
+            ops.append(producer)
+            todo += producer.ins
+        elif v.size >= TABLE_SHARE * operand.size and (producer is None or producer.prim != "broadcast_in_dim"):
+            inputs.append(v)
+    if any(not _moved_argument(v) for v in inputs):
+        return None
+    cycles = sum(h100_cost(o) for o in ops)
+    if cycles >= CUMULATIVE_STORED_CYCLES or len(inputs) >= 2:
+        what = (f"a producer of {cycles:.0f} cycles an element ({CUMULATIVE_STORED_CYCLES} or more were written)"
+                if cycles >= CUMULATIVE_STORED_CYCLES
+                else f"a producer of {len(inputs)} table-sized inputs")
+        return Decision(True, "jaxhlo-predict-h100-topk", f"{head}: {what} is written before it rather than "
+                        "computed again in each pass")
+    if len(inputs) == 1 and cycles <= CUMULATIVE_FUSED_CYCLES:
+        return Decision(False, "jaxhlo-predict-h100-topk", f"{head}: a producer of {cycles:.0f} cycles an element "
+                        f"({CUMULATIVE_FUSED_CYCLES} or fewer were fused) over one table-sized input is computed in "
+                        "its passes, and the reduction after it fuses too")
+    why = ("no table-sized input (an outer product of smaller values) went both ways" if not inputs
+           else f"a producer of {cycles:.0f} cycles an element lies between the measured {CUMULATIVE_FUSED_CYCLES} "
+           f"(fused) and {CUMULATIVE_STORED_CYCLES} (written)")
+    return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; {why}: compile it", certain=False)

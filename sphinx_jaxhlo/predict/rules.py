@@ -106,9 +106,12 @@ RULES: tuple[Rule, ...] = (
          '`jax_threefry_partitionable` is off (5 of 7 probes wrote its bits) or where a threefry draw of '
          'fewer than 4,096,000 elements is read once (the 4 measured were written), on the TPU where two '
          'passes over it read `bf16`, and on every target for a key that is neither threefry nor `rbg`.'
-         " `bf16` or `f16` data doubles the H100's break-even band. On"
-         ' the TPU, `where` is left to the compile for complex data of 32 to 56 MiB and for a table joined from '
-         'parts (a concatenate) of 32 to 104 MiB: the measured tables went either way.',
+         " `bf16` or `f16` data doubles the H100's break-even band. On the H100 a cumulative op's `bf16` or "
+         '`f16` operand, an outer product of two vectors, or a producer of 20 to 74 cycles an element is left '
+         'to the compile. On'
+         ' the TPU, `where` is left to the compile for complex data of 32 to 56 MiB, and from 32 to 104 MiB for '
+         'a table joined from parts (a concatenate), a table alone and a table beside other large buffers: the '
+         'measured tables went either way, or the places fitted to them failed on unseen programs.',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "
@@ -142,7 +145,14 @@ RULES: tuple[Rule, ...] = (
          "table's source and the reduction, or reading any table-sized value the program computes (a ball "
          "query's sorted indices): each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
-         'output is written for the reduction (a `sort` of an argument). A scatter that writes a table-sized '
+         'output is written for the reduction (a `sort` of an argument). Not every cumulative op\'s operand: XLA '
+         'rewrites `cumsum`, `cummax` and their kin into passes that read each element more than once, and a '
+         'cheap `f32` producer over one table-sized input (19 cycles an element or fewer: a square, `x + 1`, '
+         '`1 / x`, a row scale) is computed in those passes, the reduction after them fused too; a costly one '
+         '(75 cycles or more: `sqrt`, `exp`, `log`, `tanh`, a sigmoid) or one of two table-sized inputs (`x * y`) '
+         'is written, as in 37 of 37 probes (`guide_predictor_cumulative_probes.py`, any axis, odd shapes, '
+         '`cummax`); a `bf16` operand and an outer product of two vectors went both ways: compile it. A '
+         'scatter that writes a table-sized '
          "value (a gather's gradient, an `.at[].add`) is one too: an input fusion root that updates its operand "
          'in place (`IsInputFusibleScatter` in `gpu_fusible.cc`, `ShouldFuseInPlaceOp` in '
          '`instruction_fusion.cc`), so its output is written, as in each of the 12 probes measured '

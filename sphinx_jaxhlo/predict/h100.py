@@ -316,9 +316,9 @@ def split_k_unsure(graph: Graph) -> bool:
 
 # -- a cumulative op's operand ------------------------------------------------------------------------
 
-#: The cumulative ops :func:`cumulative_operand` answers: XLA lowers each to a reduce-window that the GPU
-#: compiler rewrites into passes reading each element more than once (``cumlogsumexp`` computes ``exp`` and
-#: ``log`` of its own and is not measured).
+#: The cumulative ops :func:`cumulative_operand` answers: jax lowers each to a reduce-window, which XLA rewrites
+#: into a tree of windows reading each element more than once (``ReduceWindowRewriter::TryOptimizeCumSumOrProd``,
+#: ``reduce_window_rewriter.cc``); ``cumlogsumexp`` computes ``exp`` and ``log`` of its own and is not measured.
 CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
 #: Measured (``benchmarks/guide_predictor_cumulative_probes.py``, ``f32``): a producer of this many cycles a
 #: element or more (``sqrt`` and ``rsqrt`` 75, ``exp`` 79, ``log``, ``tanh``, ``sigmoid``, ``sin``) is
@@ -339,7 +339,8 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
     vectors (no table-sized input) went both ways, and nothing was measured between the two costs: no
     answer."""
     out = op.outs[0] if op.outs else None
-    head = f"a {op.prim} reads each element of its operand more than once (XLA rewrites it into passes)"
+    head = (f"a {op.prim} reads each element of its operand more than once (a reduce-window XLA rewrites into a "
+            "tree of windows)")
     if operand.dtype in ("bfloat16", "float16"):
         return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a {operand.dtype} operand was written or fused "
                         "whatever its producer's cost (a logarithm fused, a reciprocal written): compile it",

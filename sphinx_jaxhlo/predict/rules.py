@@ -145,8 +145,10 @@ RULES: tuple[Rule, ...] = (
          "table's source and the reduction, or reading any table-sized value the program computes (a ball "
          "query's sorted indices): each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
-         'output is written for the reduction (a `sort` of an argument). Not every cumulative op\'s operand: XLA '
-         'rewrites `cumsum`, `cummax` and their kin into passes that read each element more than once, and a '
+         'output is written for the reduction (a `sort` of an argument). Not every cumulative op\'s operand: jax '
+         'lowers `cumsum`, `cummax` and their kin to a reduce-window that XLA rewrites into a tree of windows '
+         '(`ReduceWindowRewriter::TryOptimizeCumSumOrProd`, `reduce_window_rewriter.cc`) reading each element '
+         'more than once, and a '
          'cheap `f32` producer over one table-sized input (19 cycles an element or fewer: a square, `x + 1`, '
          '`1 / x`, a row scale) is computed in those passes, the reduction after them fused too; a costly one '
          '(75 cycles or more: `sqrt`, `exp`, `log`, `tanh`, a sigmoid) or one of two table-sized inputs (`x * y`) '

@@ -6,9 +6,9 @@ cheap producer is fused into the passes, and the reduction after them too.  Each
 operand elementwise and reduces its cumulative sum (or maximum, product), and changes one thing: the
 producer (its cost in the H100's cycles an element, ``xla/service/gpu/model/hlo_op_profiles_data.h``: a
 square, ``x + 1``, ``1 / x``, ``sqrt``, ``exp``, ``log``, ``tanh``, ``sin``, a sigmoid), how many table-sized
-inputs it reads (one, two, none: an outer product of vectors), the axis, the shape, the cumulative op and
-the element type (``bf16``).  The truth is the family benchmark's
-(:func:`guide_predictor_family.compile_truth`), written to
+inputs it reads (one, two, none: an outer product of vectors), the axis, the shape (odd, small, a scan of
+128 or fewer), the cumulative op, its direction, ``jax.grad`` and ``vmap``, and the element type (``bf16``).
+The truth is the family benchmark's (:func:`guide_predictor_family.compile_truth`), written to
 ``benchmarks/data/guide_predictor_cumulative_probes_truth.jsonl``; the H100 only (the rule is the H100's).
 
 Run::
@@ -65,6 +65,30 @@ def programs() -> list[Program]:
     for name in ("square", "recip", "log", "exp", "product"):
         expr, words = PRODUCERS[name]
         out.append(cumulative(f"{name}-bf16", expr, "bf16[2048,4096], bf16[2048,4096]", words, "dtype=bf16"))
+    for rows, n in ((64, 128), (2048, 128), (2048, 64), (64, 1024), (64, 4096), (8, 65536), (2048, 129),
+                    (2048, 512)):
+        out.append(cumulative(f"square-{rows}x{n}", "x * x", f"f32[{rows},{n}], f32[{rows},{n}]", "inputs=1",
+                              "shape=small-or-short"))
+    out.append(probe("square-reverse", """
+def f(x, y):
+    return jnp.sum(lax.cumsum(x * x, axis=1, reverse=True) * y)
+""", "f32[2048,4096], f32[2048,4096]", "inputs=1", "reverse"))
+    out.append(probe("exp-reverse", """
+def f(x, y):
+    return jnp.sum(lax.cumsum(jnp.exp(x), axis=1, reverse=True) * y)
+""", "f32[2048,4096], f32[2048,4096]", "inputs=1", "reverse"))
+    out.append(probe("square-grad", """
+def f(x, y):
+    return jax.grad(lambda x: jnp.sum(jnp.cumsum(x * x, axis=1) * y))(x)
+""", "f32[2048,4096], f32[2048,4096]", "inputs=1", "grad"))
+    out.append(probe("square-vmap", """
+def f(x, y):
+    return jax.vmap(lambda a, b: jnp.sum(jnp.cumsum(a * a) * b))(x, y)
+""", "f32[2048,4096], f32[2048,4096]", "inputs=1", "vmap"))
+    out.append(probe("square-cumprod", """
+def f(x, y):
+    return jnp.sum(jnp.cumprod(x * x, axis=1) * y)
+""", "f32[2048,4096], f32[2048,4096]", "inputs=1", "op=cumprod"))
     out.append(probe("outer-first", """
 def f(a, b, y):
     return jnp.sum(jnp.cumsum(a[:, :, None] * b[:, None, :], axis=0) * y)

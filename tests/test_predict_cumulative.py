@@ -79,11 +79,24 @@ def cumsum_of_outer(a, b, y):
 @pytest.mark.parametrize(("fn", "specs", "word"), [
     (cumsum_of_log, ("bf16[2048,4096]", "bf16[2048,4096]"), "bfloat16 operand"),
     (cumsum_of_outer, ("f32[2048,64]", "f32[2048,64]", "f32[2048,64,64]"), "outer product"),
-], ids=["bf16-log", "outer"])
+    # a scan of 128 or fewer builds no tree (written at every size measured); under 2**20 elements the cheap
+    # producer went both ways
+    (cumsum_of_square, ("f32[2048,128]", "f32[2048,128]"), "128 elements along the scan"),
+    (cumsum_of_square, ("f32[64,4096]", "f32[64,4096]"), "262,144 in all"),
+], ids=["bf16-log", "outer", "short-scan", "small-table"])
 def test_what_went_both_ways_is_left_to_the_compile(fn, specs, word):
     answer = sphinx_jaxhlo.predict(fn, *specs, target=H100, calibrated=False)
     assert answer.stored is None and not answer.certain and word in answer.why, answer
     assert answer.why.endswith("compile it")
+
+
+def test_a_gradient_reads_the_reverse_cumsum_through_elementwise_ops():
+    # the transpose of a cumsum is a reverse cumsum of the cotangent, read by two multiplies that fuse
+    grad = jax.grad(lambda x, y: jnp.sum(jnp.cumsum(x * x, axis=1) * y))
+    answer = sphinx_jaxhlo.predict(grad, *TWO, target=H100, calibrated=False)
+    assert answer.stored is False, answer
+    if targets.get_target(H100).available():
+        assert stored_by_the_compile(grad, TWO, H100, 2048 * 4096) is False
 
 
 def test_other_targets_keep_their_rules():

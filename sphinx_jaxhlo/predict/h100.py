@@ -327,6 +327,11 @@ CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
 #: reduction after it too.  Between the two nothing was measured.
 CUMULATIVE_STORED_CYCLES = 75
 CUMULATIVE_FUSED_CYCLES = 19
+#: The cheap producer fused only where the tree is built and the table is large: along a scan of 128 or fewer
+#: (the rewriter's base length) it was written at every size measured, and under 2**20 elements it went both
+#: ways (written at 64 x 1,024 and 64 x 4,096, fused at 8 x 65,536 and 2,048 x 129).
+CUMULATIVE_BASE_LENGTH = 128
+CUMULATIVE_FUSED_MIN = 1 << 20
 
 
 def cumulative_operand(operand: Value, op: Op) -> Decision | None:
@@ -334,7 +339,7 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
     ops that compute it, back to their table-sized inputs, priced by :func:`h100_cost`.  Two table-sized
     inputs (``x * y``) or a costly producer are written; one input and a cheap producer are fused into the
     cumulative op's passes.  None where the probes did not go (an integer operand; one computed from a table a
-    non-elementwise op made; the op's output read other than once, elementwise, as a moving average's two
+    non-elementwise op made; the op's output read by anything but elementwise ops, as a moving average's two
     windows): the general rule answers there.  A ``bf16`` or ``f16`` operand and an outer product of two
     vectors (no table-sized input) went both ways, and nothing was measured between the two costs: no
     answer."""
@@ -345,7 +350,8 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
         return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a {operand.dtype} operand was written or fused "
                         "whatever its producer's cost (a logarithm fused, a reciprocal written): compile it",
                         certain=False)
-    if operand.dtype != "float32" or out is None or len(out.users) != 1 or out.users[0].prim not in ELEMENTWISE:
+    if operand.dtype != "float32" or out is None or not out.users or any(u.prim not in ELEMENTWISE
+                                                                          for u in out.users):
         return None
     ops: list[Op] = []
     inputs: list[Value] = []
@@ -370,6 +376,14 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
                 else f"a producer of {len(inputs)} table-sized inputs")
         return Decision(True, "jaxhlo-predict-h100-topk", f"{head}: {what} is written before it rather than "
                         "computed again in each pass")
+    axis = int(op.params.get("axis", 0)) if operand.shape else 0
+    length = operand.shape[axis] if operand.shape else 1
+    if len(inputs) == 1 and cycles <= CUMULATIVE_FUSED_CYCLES and (
+            length <= CUMULATIVE_BASE_LENGTH or operand.size < CUMULATIVE_FUSED_MIN):
+        return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a cheap producer over {length} elements along "
+                        f"the scan and {operand.size:,} in all: at {CUMULATIVE_BASE_LENGTH} or fewer along the scan "
+                        "(no tree) or under a million elements the measured operands were written as often as not: "
+                        "compile it", certain=False)
     if len(inputs) == 1 and cycles <= CUMULATIVE_FUSED_CYCLES:
         return Decision(False, "jaxhlo-predict-h100-topk", f"{head}: a producer of {cycles:.0f} cycles an element "
                         f"({CUMULATIVE_FUSED_CYCLES} or fewer were fused) over one table-sized input is computed in "

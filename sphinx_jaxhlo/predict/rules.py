@@ -152,8 +152,10 @@ RULES: tuple[Rule, ...] = (
          'cheap `f32` producer over one table-sized input (19 cycles an element or fewer: a square, `x + 1`, '
          '`1 / x`, a row scale) is computed in those passes, the reduction after them fused too; a costly one '
          '(75 cycles or more: `sqrt`, `exp`, `log`, `tanh`, a sigmoid) or one of two table-sized inputs (`x * y`) '
-         'is written, as in 37 of 37 probes (`guide_predictor_cumulative_probes.py`, any axis, odd shapes, '
-         '`cummax`); a `bf16` operand and an outer product of two vectors went both ways: compile it. A '
+         'is written, as in 43 of 43 probes (`guide_predictor_cumulative_probes.py`: any axis, odd shapes, '
+         '`cummax`, `cumprod`, `reverse`, `jax.grad`, `vmap`). A `bf16` operand, an outer product of two '
+         'vectors, and a cheap producer along a scan of 128 or fewer (no tree) or over fewer than 2**20 '
+         'elements went both ways: compile it. A '
          'scatter that writes a table-sized '
          "value (a gather's gradient, an `.at[].add`) is one too: an input fusion root that updates its operand "
          'in place (`IsInputFusibleScatter` in `gpu_fusible.cc`, `ShouldFuseInPlaceOp` in '

@@ -7,7 +7,8 @@ operand elementwise and reduces its cumulative sum (or maximum, product), and ch
 producer (its cost in the H100's cycles an element, ``xla/service/gpu/model/hlo_op_profiles_data.h``: a
 square, ``x + 1``, ``1 / x``, ``sqrt``, ``exp``, ``log``, ``tanh``, ``sin``, a sigmoid), how many table-sized
 inputs it reads (one, two, none: an outer product of vectors), the axis, the shape (odd, small, a scan of
-128 or fewer), the cumulative op, its direction, ``jax.grad`` and ``vmap``, and the element type (``bf16``).
+128 or fewer), the cumulative op, its direction, ``jax.grad`` and ``vmap``, a transposed
+argument, a mask, and the element type (``bf16``).
 The truth is the family benchmark's (:func:`guide_predictor_family.compile_truth`), written to
 ``benchmarks/data/guide_predictor_cumulative_probes_truth.jsonl``; the H100 only (the rule is the H100's).
 
@@ -89,6 +90,18 @@ def f(x, y):
 def f(x, y):
     return jnp.sum(jnp.cumprod(x * x, axis=1) * y)
 """, "f32[2048,4096], f32[2048,4096]", "inputs=1", "op=cumprod"))
+    out.append(probe("square-transposed", """
+def f(x, y):
+    return jnp.sum(jnp.cumsum(x.T * x.T, axis=1) * y)
+""", "f32[2048,4096], f32[4096,2048]", "inputs=1", "transpose"))
+    out.append(probe("masked", """
+def f(x, m):
+    return jnp.sum(jnp.cumsum(jnp.where(m, x, 0.0), axis=1))
+""", "f32[2048,4096], bool[2048,4096]", "inputs=2", "mask"))
+    out.append(probe("grad-squared-loss", """
+def f(x, y):
+    return jax.grad(lambda x: jnp.sum((jnp.cumsum(x, axis=1) - y) ** 2))(x)
+""", "f32[2048,4096], f32[2048,4096]", "grad"))
     out.append(probe("outer-first", """
 def f(a, b, y):
     return jnp.sum(jnp.cumsum(a[:, :, None] * b[:, None, :], axis=0) * y)

@@ -44,12 +44,18 @@ def moving_average_gap(x, y):
     return jnp.max(jnp.abs(x[:, 64:] - (c[:, 64:] - c[:, :-64]) / 64.0), axis=1) + jnp.sum(y)
 
 
+def cumsum_of_transposed_square(x, y):
+    return jnp.sum(jnp.cumsum(x.T * x.T, axis=1) * y)
+
+
 CASES = [
     (cumsum_of_square, TWO, False, "3 cycles an element (19 or fewer were fused)"),
     (cummax_of_reciprocal, ("f32[3001,1999]", "f32[3001,1999]"), False, "19 cycles"),
     (cumsum_of_exp, TWO, True, "79 cycles an element (75 or more were written)"),
     (cumsum_of_product, TWO, True, "2 table-sized inputs"),
     (moving_average_gap, TWO, True, "a kernel of its own"),
+    # a transposed argument is a transpose kernel's output: the general rule, written
+    (cumsum_of_transposed_square, ("f32[2048,4096]", "f32[4096,2048]"), True, "a kernel of its own"),
 ]
 
 

@@ -20,6 +20,7 @@ from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_redu
 from .graph import (
     _ITEMSIZE,
     BETWEEN,
+    BITCASTS,
     CONTRACTION,
     ELEMENTWISE,
     REDUCTION_KIND,
@@ -272,11 +273,9 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                 decisions.append(Decision(True, "jaxhlo-predict-all-loop",
                                           f"{what}: XLA sees every step at once, {how} (per step: {d.rule})"))
         elif target != "cpu" and (between := _between(g)):
-            op = next(op for op in g.ops if op.prim == between)
-            decisions.append((target == "gpu:h100" and between in CUMULATIVE and cumulative_operand(op.ins[0], op))
-                             or Decision(True, _BETWEEN_RULE[target], f"{between} between the table's source and "
-                                         "the reduction is a kernel of its own: it reads a computed operand from "
-                                         "memory and writes its output for the reduction"))
+            decisions.append(_read_by(between, between.ins[0], target, f"{between.prim} between the table's "
+                                      "source and the reduction is a kernel of its own: it reads a computed operand "
+                                      "from memory and writes its output for the reduction"))
         elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
                                       "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
@@ -367,7 +366,7 @@ def _limited(g: Region, graph: Graph, target: str, table: int, d: Decision, gath
                                 f"source and the reduction is a thunk of its own ({thunks}: thunk_emitter.cc), "
                                 "no fusion: it reads its operand from memory and writes its output for the "
                                 "reduction")
-            return limits.abstain(f"a {between} between the table's source and the reduction: no CPU rule covers "
+            return limits.abstain(f"a {between.prim} between the table's source and the reduction: no CPU rule covers "
                                   "what it writes")
         if d.stored is False and (why := limits.column_statistic(graph, table, g) or limits.applied_back(g, table)):
             return limits.abstain(f"{why}: outside the YNN fusions the rules follow")
@@ -420,17 +419,21 @@ def _shared_broadcasts(regions: list[Region]) -> set[int]:
 CPU_THUNKS = {"sort": "SortThunk", "fft": "FftThunk"}
 
 
-#: Moves of an argument that copy nothing (a bitcast in XLA's layout).
-_RESHAPES = frozenset({"reshape", "squeeze", "expand_dims"})
 #: The rule that answers a sort, scan or FFT reading a computed table, per target.
 _BETWEEN_RULE = {"cpu": "jaxhlo-predict-cpu-other", "gpu:h100": "jaxhlo-predict-h100-topk",
                  "tpu:v5e": "jaxhlo-predict-tpu-topk"}
 
 
-def _between(g: Region) -> str:
-    """The name of a sort, scan or FFT in ``g`` (between the table's source and its reduction), or ``""``:
-    its output is read from memory by the reduction, and a computed operand is written for it."""
-    return next((op.prim for op in g.ops if op.prim in BETWEEN), "")
+def _between(g: Region) -> Op | None:
+    """A sort, cumulative op or FFT in ``g`` (between the table's source and its reduction), or None: its
+    output is read from memory by the reduction, and a computed operand is written for it."""
+    return next((op for op in g.ops if op.prim in BETWEEN), None)
+
+
+def _read_by(op: Op, operand: Value, target: str, why: str) -> Decision:
+    """A sort, cumulative op or FFT reading a computed operand writes it; on the H100 ``cumulative_operand`` may not."""
+    cheap = cumulative_operand(operand, op) if target == "gpu:h100" and op.prim in CUMULATIVE else None
+    return cheap or Decision(True, _BETWEEN_RULE[target], why)
 
 
 def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False,
@@ -446,7 +449,7 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
             if id(v) in seen or v.size < TABLE_SHARE * table or v.is_out or not v.users or op.loop is not None:
                 continue
             mv = _narrow_reader(v, target) if op.prim in ELEMENTWISE and target in ("cpu", "gpu:h100") else None
-            copied = _moved_argument(v, _RESHAPES)  # an argument reshaped: a bitcast, nothing is written
+            copied = _moved_argument(v, BITCASTS)  # an argument reshaped: a bitcast, nothing is written
             if matvec_only:
                 out += [mv] if mv is not None else []
                 continue
@@ -457,15 +460,12 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                                     "program computes before it: a loop is no fusion consumer (instruction_fusion.cc),"
                                     " so the value is written as its operand (a table of constants too: jnp.eye "
                                     "was, on every target)", value=v))
-            elif (kind := next((u.prim for u in v.users if u.prim in BETWEEN), "")) and not copied and (
-                    target != "cpu" or kind in CPU_THUNKS):
-                cum = next(u for u in v.users if u.prim == kind)
-                if target == "gpu:h100" and kind in CUMULATIVE and (d := cumulative_operand(v, cum)):
-                    out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
-                    continue
-                out.append(Decision(True, _BETWEEN_RULE[target], f"a {kind} reads a table-sized value the program "
-                                    "computes: a kernel of its own (on the CPU a sort or an FFT is no fusion), it "
-                                    "reads its operand from memory, so the value is written", value=v))
+            elif (reader := next((u for u in v.users if u.prim in BETWEEN), None)) and not copied and (
+                    target != "cpu" or reader.prim in CPU_THUNKS):
+                d = _read_by(reader, v, target, f"a {reader.prim} reads a table-sized value the program computes: a "
+                             "kernel of its own (on the CPU a sort or an FFT is no fusion), it reads its operand from "
+                             "memory, so the value is written")
+                out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
             elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
                     u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
                     _from_reduction(w, 6) for o in _operand_region(v, int(TABLE_SHARE * table))[1]

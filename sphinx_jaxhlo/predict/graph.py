@@ -464,7 +464,9 @@ def build_region(red: Reduction, floor: int) -> Region:
 
 #: Ops that only move an argument's elements: two reductions that read one argument through them share
 #: no computed table (each reads the argument, as XLA folds the move into its reader).
-_MOVES = frozenset({"transpose", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
+#: Moves that copy nothing: a bitcast in XLA's layout (a transpose is one only where its layout allows).
+BITCASTS = frozenset({"reshape", "squeeze", "expand_dims"})
+_MOVES = BITCASTS | {"transpose", "copy", "copy_p"}
 
 
 def _moved_argument(v: Value, moves: frozenset[str] = _MOVES) -> bool:

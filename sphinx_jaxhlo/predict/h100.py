@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .cpu import _operand_region
 from .graph import (
     _ITEMSIZE,
+    BITCASTS,
     ELEMENTWISE,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -25,7 +27,6 @@ from .graph import (
     Value,
     _dot_dims,
     _is_gemm,
-    _moved_argument,
     _shift_exp,
     build_region,
 )
@@ -338,8 +339,9 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
     """Whether the H100 writes the table-sized ``operand`` of a cumulative op ``op`` before it: the elementwise
     ops that compute it, back to their table-sized inputs, priced by :func:`h100_cost`.  Two table-sized
     inputs (``x * y``) or a costly producer are written; one input and a cheap producer are fused into the
-    cumulative op's passes.  None where the probes did not go (an integer operand; one computed from a table a
-    non-elementwise op made; the op's output read by anything but elementwise ops, as a moving average's two
+    cumulative op's passes.  None where the probes did not go or the general rule holds (an integer operand;
+    one computed from a table a non-elementwise op made, or transposed: a transpose kernel writes it, or
+    joined, sliced or padded; the op's output read by anything but elementwise ops, as a moving average's two
     windows): the general rule answers there.  A ``bf16`` or ``f16`` operand and an outer product of two
     vectors (no table-sized input) went both ways, and nothing was measured between the two costs: no
     answer."""
@@ -353,38 +355,31 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
     if operand.dtype != "float32" or out is None or not out.users or any(u.prim not in ELEMENTWISE
                                                                           for u in out.users):
         return None
-    ops: list[Op] = []
-    inputs: list[Value] = []
-    todo, seen = [operand], set()
-    while todo:
-        v = todo.pop()
-        if id(v) in seen or v.literal:
-            continue
-        seen.add(id(v))
-        producer = v.producer
-        if producer is not None and producer.prim in ELEMENTWISE and producer.prim != "convert_element_type":
-            ops.append(producer)
-            todo += producer.ins
-        elif v.size >= TABLE_SHARE * operand.size and (producer is None or producer.prim != "broadcast_in_dim"):
-            inputs.append(v)
-    if any(not _moved_argument(v) for v in inputs):
-        return None
-    cycles = sum(h100_cost(o) for o in ops)
+    floor = int(TABLE_SHARE * operand.size)
+    values, ops = _operand_region(operand, floor)
+    made = {id(v) for v in values}
+    # the region's sources: arguments, and values of ops it does not follow (a product's output, a gather's)
+    inputs = {id(w): w for op in ops for w in op.ins if w.size >= floor and not w.literal and id(w) not in made}
+    inputs.update({id(v): v for v in values if v.producer is not None and v.producer not in ops})
+    if not ops:
+        inputs = {id(operand): operand}
+    if any(not w.is_arg for w in inputs.values()) or any(
+            o.prim not in ELEMENTWISE and o.prim not in BITCASTS and o.prim != "broadcast_in_dim" for o in ops):
+        return None  # a computed source, or one transposed, joined, sliced or padded: not probed
+    cycles = sum(h100_cost(o) for o in ops if o.prim in ELEMENTWISE)
     if cycles >= CUMULATIVE_STORED_CYCLES or len(inputs) >= 2:
         what = (f"a producer of {cycles:.0f} cycles an element ({CUMULATIVE_STORED_CYCLES} or more were written)"
                 if cycles >= CUMULATIVE_STORED_CYCLES
                 else f"a producer of {len(inputs)} table-sized inputs")
         return Decision(True, "jaxhlo-predict-h100-topk", f"{head}: {what} is written before it rather than "
                         "computed again in each pass")
-    axis = int(op.params.get("axis", 0)) if operand.shape else 0
-    length = operand.shape[axis] if operand.shape else 1
-    if len(inputs) == 1 and cycles <= CUMULATIVE_FUSED_CYCLES and (
-            length <= CUMULATIVE_BASE_LENGTH or operand.size < CUMULATIVE_FUSED_MIN):
-        return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a cheap producer over {length} elements along "
-                        f"the scan and {operand.size:,} in all: at {CUMULATIVE_BASE_LENGTH} or fewer along the scan "
-                        "(no tree) or under a million elements the measured operands were written as often as not: "
-                        "compile it", certain=False)
     if len(inputs) == 1 and cycles <= CUMULATIVE_FUSED_CYCLES:
+        length = operand.shape[int(op.params.get("axis", 0))] if operand.shape else 1
+        if length <= CUMULATIVE_BASE_LENGTH or operand.size < CUMULATIVE_FUSED_MIN:
+            return Decision(None, "jaxhlo-predict-h100-topk", f"{head}; a cheap producer over {length} elements "
+                            f"along the scan and {operand.size:,} in all: at {CUMULATIVE_BASE_LENGTH} or fewer along "
+                            "the scan (no tree) or under 2**20 elements the measured operands were written as often "
+                            "as not: compile it", certain=False)
         return Decision(False, "jaxhlo-predict-h100-topk", f"{head}: a producer of {cycles:.0f} cycles an element "
                         f"({CUMULATIVE_FUSED_CYCLES} or fewer were fused) over one table-sized input is computed in "
                         "its passes, and the reduction after it fuses too")

@@ -108,10 +108,8 @@ RULES: tuple[Rule, ...] = (
          'passes over it read `bf16`, and on every target for a key that is neither threefry nor `rbg`.'
          " `bf16` or `f16` data doubles the H100's break-even band. On the H100 a cumulative op's `bf16` or "
          '`f16` operand, an outer product of two vectors, or a producer of 20 to 74 cycles an element is left '
-         'to the compile. On'
-         ' the TPU, `where` is left to the compile for complex data of 32 to 56 MiB, and from 32 to 104 MiB for '
-         'a table joined from parts (a concatenate), a table alone and a table beside other large buffers: the '
-         'measured tables went either way, or the places fitted to them failed on unseen programs.',
+         'to the compile. On the TPU, `where` is left to the compile between 32 and 104 MiB wherever no '
+         'measured mechanism places the table ({ref}`the page\'s opening <jaxhlo-guide-predict>` lists them).',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "
@@ -149,11 +147,14 @@ RULES: tuple[Rule, ...] = (
          'lowers `cumsum`, `cummax` and their kin to a reduce-window that XLA rewrites into a tree of windows '
          '(`ReduceWindowRewriter::TryOptimizeCumSumOrProd`, `reduce_window_rewriter.cc`) reading each element '
          'more than once, and a '
-         'cheap `f32` producer over one table-sized input (19 cycles an element or fewer: a square, `x + 1`, '
+         'cheap `f32` producer over one table-sized argument, not transposed (19 cycles an element or fewer: a '
+         'square, `x + 1`, '
          '`1 / x`, a row scale) is computed in those passes, the reduction after them fused too; a costly one '
          '(75 cycles or more: `sqrt`, `exp`, `log`, `tanh`, a sigmoid) or one of two table-sized inputs (`x * y`) '
-         'is written, as in 43 of 43 probes (`guide_predictor_cumulative_probes.py`: any axis, odd shapes, '
-         '`cummax`, `cumprod`, `reverse`, `jax.grad`, `vmap`). A `bf16` operand, an outer product of two '
+         'is written: the 46 of 60 probes answered were all right, the rest left to the compile '
+         '(`guide_predictor_cumulative_probes.py`: any axis, odd shapes, '
+         '`cummax`, `cumprod`, `reverse`, `jax.grad`, `vmap`, a mask). A transposed argument keeps the general rule: '
+         'the transpose is a kernel that writes it. A `bf16` operand, an outer product of two '
          'vectors, and a cheap producer along a scan of 128 or fewer (no tree) or over fewer than 2**20 '
          'elements went both ways: compile it. A '
          'scatter that writes a table-sized '

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from .graph import (
-    ELEMENTWISE,
     LAYOUT_OPS,
     REDUCTION_KIND,
     TABLE_SHARE,
@@ -424,25 +423,6 @@ def _from_reduction(v: Value, depth: int) -> bool:
     return any(_from_reduction(w, depth - 1) for w in v.producer.ins)
 
 
-
-
-def _operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
-    """The table-sized elementwise computation of a dot operand, back to its sources."""
-    values: list[Value] = []
-    ops: list[Op] = []
-    todo, seen = [v], set()
-    while todo:
-        w = todo.pop()
-        if id(w) in seen or w.is_arg or w.producer is None:
-            continue
-        seen.add(id(w))
-        op = w.producer
-        values.append(w)
-        if op.prim not in ELEMENTWISE and op.prim not in LAYOUT_OPS:
-            continue
-        ops.append(op)
-        todo += [x for x in op.ins if x.size >= floor and not x.literal]
-    return values, ops
 
 
 def _forward_ops(red: Reduction, table: int, depth: int = 8) -> set[int]:

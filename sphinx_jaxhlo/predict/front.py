@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from . import conv, dots, gather, limits, norm, ops, rng
 from . import cpu as cpu_rules
 from .answer import NEAR_BREAK_EVEN, Prediction
-from .cpu import _canonical_dot, _from_reduction, _operand_region, _reaches_reduction, _ynn_op, decide_cpu
+from .cpu import _canonical_dot, _from_reduction, _reaches_reduction, _ynn_op, decide_cpu
 from .graph import (
     _ITEMSIZE,
     BETWEEN,
@@ -27,7 +27,6 @@ from .graph import (
     TABLE_SHARE,
     Decision,
     Graph,
-    Loop,
     Op,
     Reduction,
     Region,
@@ -37,6 +36,7 @@ from .graph import (
     _moved_argument,
     build_region,
     group_regions,
+    operand_region,
     reductions_of,
     trivial_dot,
 )
@@ -87,13 +87,6 @@ def _struct(spec: Any) -> Any:
             raise ValueError(f"one spec per argument, got {spec!r}")
         return structs[0]
     return spec
-
-
-def _loops_of(g: Region) -> Iterable[Loop]:
-    loop = g.loop
-    while loop is not None:
-        yield loop
-        loop = loop.parent
 
 
 def _gemm_in(g: Region) -> bool:
@@ -236,7 +229,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     shared = _shared_broadcasts(regions) if target == "cpu" else set()
     gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
-        loops = list(_loops_of(g))
+        loops = g.loops()
         if _contraction(g):
             decisions.append(dots.decide_contraction(g, target, table) or limits.abstain(
                 "the only reduction is a contraction of a computed operand: no rule decides it"))
@@ -277,9 +270,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
                                       "source and the reduction is a kernel of its own: it reads a computed operand "
                                       "from memory and writes its output for the reduction"))
         elif any(getattr(o, "prim", "") in ("while", "scan") for o in g.outside):
-            decisions.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's body reads the table computed "
-                                      "before it: a loop is no fusion consumer (instruction_fusion.cc), so the "
-                                      "table is written as the loop's operand"))
+            decisions.append(_loop_operand("a loop's body reads the table computed before it"))
         else:
             d = DECIDERS[target](g, graph)
             if id(g) in shared and d.stored is False and d.certain:
@@ -436,6 +427,13 @@ def _read_by(op: Op, operand: Value, target: str, why: str) -> Decision:
     return cheap or Decision(True, _BETWEEN_RULE[target], why)
 
 
+def _loop_operand(what: str, written: str = "table is written as the loop's operand", value: Value | None = None
+                  ) -> Decision:
+    """A loop reads a table-sized value computed before it: no fusion consumer, so the value is written."""
+    return Decision(True, "jaxhlo-predict-all-loop", f"{what}: a loop is no fusion consumer "
+                    f"(instruction_fusion.cc), so the {written}", value=value)
+
+
 def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_only: bool = False,
                   fused: frozenset[int] | set[int] = frozenset()) -> list[Decision]:
     """Table-sized intermediates outside the reductions' regions (a gradient's backward tables).
@@ -456,10 +454,9 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
             if op.prim in ("scan", "while"):
                 out.append(Decision(True, "jaxhlo-predict-all-loop", "a loop's stacked output"))
             elif (loop := next((u.prim for u in v.users if u.prim in ("scan", "while")), "")) and not copied:
-                out.append(Decision(True, "jaxhlo-predict-all-loop", f"a {loop} reads a table-sized value the "
-                                    "program computes before it: a loop is no fusion consumer (instruction_fusion.cc),"
-                                    " so the value is written as its operand (a table of constants too: jnp.eye "
-                                    "was, on every target)", value=v))
+                out.append(_loop_operand(f"a {loop} reads a table-sized value the program computes before it",
+                                         "value is written as its operand (a table of constants too: jnp.eye was, "
+                                         "on every target)", v))
             elif (reader := next((u for u in v.users if u.prim in BETWEEN), None)) and not copied and (
                     target != "cpu" or reader.prim in CPU_THUNKS):
                 d = _read_by(reader, v, target, f"a {reader.prim} reads a table-sized value the program computes: a "
@@ -468,7 +465,7 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                 out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
             elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
                     u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
-                    _from_reduction(w, 6) for o in _operand_region(v, int(TABLE_SHARE * table))[1]
+                    _from_reduction(w, 6) for o in operand_region(v, int(TABLE_SHARE * table))[1]
                     for w in o.ins if w.size < v.size):
                 out.append(Decision(True, "jaxhlo-predict-h100-gemm", "a GEMM's operand is normalised by a "
                                     "reduction's result (w / norm(w), an RMS norm): a kernel of its own writes it "
@@ -486,7 +483,7 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                     out.append(limits.abstain("a bf16/f16 contraction of a computed table: whether YNN's dot "
                                               "fusion takes it is not in the rules"))
                     continue
-                values, ops = _operand_region(v, int(TABLE_SHARE * table))
+                values, ops = operand_region(v, int(TABLE_SHARE * table))
                 if _ids(values) & seen and all(_canonical_dot(u) or cpu_rules._reads_as_is(u, v) for u in v.users
                                                if u.prim == "dot_general"):
                     continue  # the reductions' decision covers it (softmax before ``@ v``)

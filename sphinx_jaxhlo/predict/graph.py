@@ -336,6 +336,14 @@ class Region:
     two_pass: bool
     loop: Loop | None
 
+    def loops(self) -> list[Loop]:
+        """The loops the region's ops sit in, innermost first."""
+        out, loop = [], self.loop
+        while loop is not None:
+            out.append(loop)
+            loop = loop.parent
+        return out
+
 
 def reductions_of(graph: Graph, live: bool = True) -> list[Reduction]:
     """The program's reductions: each reduction primitive's operand (``live=False``: dead ones too, a
@@ -465,6 +473,25 @@ def build_region(red: Reduction, floor: int) -> Region:
 #: Ops that only move an argument's elements: two reductions that read one argument through them share
 #: no computed table (each reads the argument, as XLA folds the move into its reader).
 #: Moves that copy nothing: a bitcast in XLA's layout (a transpose is one only where its layout allows).
+def operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
+    """The table-sized elementwise computation of a dot operand, back to its sources."""
+    values: list[Value] = []
+    ops: list[Op] = []
+    todo, seen = [v], set()
+    while todo:
+        w = todo.pop()
+        if id(w) in seen or w.is_arg or w.producer is None:
+            continue
+        seen.add(id(w))
+        op = w.producer
+        values.append(w)
+        if op.prim not in ELEMENTWISE and op.prim not in LAYOUT_OPS:
+            continue
+        ops.append(op)
+        todo += [x for x in op.ins if x.size >= floor and not x.literal]
+    return values, ops
+
+
 BITCASTS = frozenset({"reshape", "squeeze", "expand_dims"})
 _MOVES = BITCASTS | {"transpose", "copy", "copy_p"}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .cpu import _operand_region
 from .graph import (
     _ITEMSIZE,
     BITCASTS,
@@ -29,6 +28,7 @@ from .graph import (
     _is_gemm,
     _shift_exp,
     build_region,
+    operand_region,
 )
 
 # -- producer cost on the H100 -------------------------------------------------------------------
@@ -356,7 +356,7 @@ def cumulative_operand(operand: Value, op: Op) -> Decision | None:
                                                                           for u in out.users):
         return None
     floor = int(TABLE_SHARE * operand.size)
-    values, ops = _operand_region(operand, floor)
+    values, ops = operand_region(operand, floor)
     made = {id(v) for v in values}
     # the region's sources: arguments, and values of ops it does not follow (a product's output, a gather's)
     inputs = {id(w): w for op in ops for w in op.ins if w.size >= floor and not w.literal and id(w) not in made}

@@ -214,3 +214,23 @@ def test_the_record_pages_overview_is_every_holdouts_first_evaluation() -> None:
             f"{share(stats[t]['answered'], stats[t]['programs'])}, {share(stats[t]['right'], stats[t]['answered'])}"
             for t in ("cpu", "gpu:h100", "tpu:v5e")]
         assert [c.strip() for c in cells.split("|")] == expected, family
+
+
+def test_the_record_pages_chip_check_is_the_committed_chip_record() -> None:
+    """The record page's sentence on the chip: the families, programs and equal truths it names are those of
+    ``benchmarks/tpu_family_chip_tpu-v5e.json`` (written by ``benchmarks/tpu_family_chip.py`` on a real TPU
+    v5e), and no family there differs."""
+    chip = json.loads((ROOT / "benchmarks" / "tpu_family_chip_tpu-v5e.json").read_text(encoding="utf-8"))
+    total = chip["total"]
+    assert total["programs"] == total["compiled_on_chip"] == total["same_truth"]
+    assert not [name for fam in chip["families"].values() for name in fam["differ"]]
+    wild = sorted(int(stem.removeprefix("guide_predictor_holdout")) - 1 for stem in chip["families"])
+    assert wild == list(range(wild[0], wild[-1] + 1))
+    text = " ".join(RECORD.split())
+    assert (f"every program of the {_count_word(len(wild))} latest families (wild{wild[0]} to wild{wild[-1]}, "
+            f"{total['programs']:,} programs;") in text
+    assert f"for all {total['programs']:,} the truth read from the chip's optimized HLO" in text
+
+
+def _count_word(n: int) -> str:
+    return {6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}.get(n, str(n))

@@ -1,8 +1,8 @@
 """The predictor's calibration: how often each rule's answer was right, over every family measured.
 
 For every program with compiled truth (the benchmark's families ``main``, ``holdout``, ``holdout2``,
-``holdout3`` in ``guide_predictor_family.py``; the holdouts ``wild`` to ``wild19`` in
-``guide_predictor_holdout.py`` and ``guide_predictor_holdout3.py`` to ``guide_predictor_holdout20.py``: every
+``holdout3`` in ``guide_predictor_family.py``; the holdouts ``wild`` to ``wild20`` in
+``guide_predictor_holdout.py`` and ``guide_predictor_holdout3.py`` to ``guide_predictor_holdout21.py``: every
 family whose first evaluation is written; the next family's first evaluation is the test of this table)
 and every target, the rules' own
 answer (``predict(..., calibrated=False)``, jaxpr only) is compared with the truth the compile left in
@@ -48,6 +48,7 @@ import guide_predictor_holdout17 as wild16  # noqa: E402
 import guide_predictor_holdout18 as wild17  # noqa: E402
 import guide_predictor_holdout19 as wild18  # noqa: E402
 import guide_predictor_holdout20 as wild19  # noqa: E402
+import guide_predictor_holdout21 as wild20  # noqa: E402
 from guide_predictor_family import TRUTH_FILE, Program, families, load_truth, predicted  # noqa: E402
 
 TABLE_FILE = ROOT / "sphinx_jaxhlo" / "predict" / "calibration_table.py"
@@ -67,7 +68,7 @@ def measured_families() -> dict[str, tuple[list[Program], dict[tuple[str, str], 
     for name, family in (("wild6", wild6), ("wild7", wild7), ("wild8", wild8), ("wild9", wild9),
                          ("wild10", wild10), ("wild11", wild11), ("wild12", wild12), ("wild13", wild13),
                          ("wild14", wild14), ("wild15", wild15), ("wild16", wild16), ("wild17", wild17),
-                         ("wild18", wild18), ("wild19", wild19)):
+                         ("wild18", wild18), ("wild19", wild19), ("wild20", wild20)):
         out[name] = (family.programs(), load_truth(family.FILES.truth))
     return out
 
@@ -79,7 +80,7 @@ def first_files() -> dict[str, Path]:
     for name, family in (("wild4", wild4), ("wild5", wild5), ("wild6", wild6), ("wild7", wild7), ("wild8", wild8),
                          ("wild9", wild9), ("wild10", wild10), ("wild11", wild11), ("wild12", wild12),
                          ("wild13", wild13), ("wild14", wild14), ("wild15", wild15), ("wild16", wild16),
-                         ("wild17", wild17), ("wild18", wild18), ("wild19", wild19)):
+                         ("wild17", wild17), ("wild18", wild18), ("wild19", wild19), ("wild20", wild20)):
         out[name] = family.FILES.first
     return out
 

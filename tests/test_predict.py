@@ -668,6 +668,49 @@ def test_a_table_a_loop_or_a_sort_reads_is_written_though_its_reductions_are_sma
         assert bool(big) is written, (fn.__name__, big)
 
 
+def _inner_loop_per_step(x: jnp.ndarray) -> jnp.ndarray:
+    def body(i: jnp.ndarray, acc: jnp.ndarray) -> jnp.ndarray:
+        y = jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.tanh(c[1]) * 1.1), (0, x + i))[1]
+        return acc + jnp.sum(y * y)
+
+    return jax.lax.fori_loop(0, 8, body, jnp.float32(0.0))
+
+
+def test_a_loops_output_inside_another_loop_is_one_steps_table() -> None:
+    """wild20's Wright-Fisher drift: a loop (``jax.random.binomial``'s, here a ``while_loop``) inside a
+    ``fori_loop`` body, its output reduced in that body.  The table counts every step of the outer loop;
+    the inner loop's output is one step's, so it is answered as a body's reduction (fused one step at a
+    time), not as a loop's stacked output reduced after the loop; at top level it still is one."""
+    for target in ("cpu", "gpu:h100", "tpu:v5e"):
+        got = predict(_inner_loop_per_step, "f32[1024,1024]", target=target)
+        assert (got.stored, got.rule) == (False, "jaxhlo-predict-all-loop"), got
+        assert "reduces inside its body" in got.why and got.table_elements == 8 * 1024 * 1024, got
+    top = predict(lambda x: jnp.sum(jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.tanh(c[1])),
+                                                       (0, x))[1] ** 2), "f32[1024,1024]", target="cpu")
+    assert (top.stored, top.why) == (True, "the table is a loop's stacked output, reduced after the loop"), top
+    report = sphinx_jaxhlo.analyze(_inner_loop_per_step, "f32[1024,1024]", targets="cpu")["cpu"]  # type: ignore[attr-defined]
+    assert not [m.name for m in report.materialized if m.bytes >= 0.9 * 4 * 8 * 1024 * 1024]
+
+
+def _trimmed_mean_and_winsorized_variance(x: jnp.ndarray) -> jnp.ndarray:
+    g = x.shape[0] // 10
+    s = jnp.sort(x, axis=0)
+    return jnp.mean(s[g:-g], axis=0) + jnp.var(jnp.clip(x, s[g], s[-g - 1]), axis=0)
+
+
+def test_a_sorts_table_sized_output_is_written_whatever_reads_it() -> None:
+    """wild20's Yuen statistic: a column sort of the data, read through slices (a trimmed mean over 80 % of
+    the rows, the winsorizing bounds) beside a clipped table of the data.  No reduction reads the sorted
+    table whole, yet it is written: a sort is a kernel of its own, and on the H100 its output is the buffer
+    its readers read, where the cost model alone said the clipped table fuses."""
+    got = predict(_trimmed_mean_and_winsorized_variance, "f32[8192,1024]", target="gpu:h100")
+    assert (got.stored, got.rule) == (True, "jaxhlo-predict-h100-topk"), got
+    assert got.why.startswith("a sort's output is table-sized"), got
+    report = sphinx_jaxhlo.analyze(_trimmed_mean_and_winsorized_variance, "f32[8192,1024]",  # type: ignore[attr-defined]
+                                   targets="gpu:h100")["gpu:h100"]
+    assert [m.producer_op for m in report.materialized if m.bytes >= 0.9 * 4 * 8192 * 1024] == ["sort"]
+
+
 def _int8_weight(x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     sw = jnp.max(jnp.abs(w), axis=0, keepdims=True) / 127.0
     wq = jnp.clip(jnp.round(w / sw), -127, 127).astype(jnp.int8)

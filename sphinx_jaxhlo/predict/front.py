@@ -233,7 +233,7 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
         if _contraction(g):
             decisions.append(dots.decide_contraction(g, target, table) or limits.abstain(
                 "the only reduction is a contraction of a computed operand: no rule decides it"))
-        elif "loop" in g.sources:
+        elif "loop" in g.sources and (not loops or all(lp.unrolled for lp in loops)):
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "the table is a loop's stacked output, "
                                       "reduced after the loop"))
         elif loops and not all(lp.unrolled for lp in loops):
@@ -463,6 +463,10 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                              "kernel of its own (on the CPU a sort or an FFT is no fusion), it reads its operand from "
                              "memory, so the value is written")
                 out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
+            elif op.prim in CPU_THUNKS and not copied:
+                out.append(Decision(True, _BETWEEN_RULE[target], f"a {op.prim}'s output is table-sized: the "
+                                    f"{op.prim} is a kernel of its own (on the CPU no fusion), whose output its "
+                                    "readers read from memory", value=v))
             elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
                     u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
                     _from_reduction(w, 6) for o in operand_region(v, int(TABLE_SHARE * table))[1]

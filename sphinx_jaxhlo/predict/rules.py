@@ -42,7 +42,9 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-loop", "all", "Loops: only a loop that reduces inside bounds memory",
          "A `lax.scan`, `lax.fori_loop` or `lax.map` that reduces *inside* its body holds one step's "
          "table at a time (with `unroll=k`, k steps'); one whose stacked output is reduced afterwards "
-         'stores the whole table, `batch_size` or not. A Python `for` over chunks, or `unroll=True`, is '
+         'stores the whole table, `batch_size` or not, unless that loop is itself in the body of another: '
+         "then its output is one step's table of the outer loop (wild20's Wright-Fisher drift, a "
+         '`jax.random.binomial` in a `fori_loop`). A Python `for` over chunks, or `unroll=True`, is '
          "straight-line code XLA sees whole: the CPU keeps every step's table live, the H100 may merge "
          "the steps' GEMMs into one GEMM of the whole table (twenty steps of 1,000 rows, not ten of "
          '2,000), the TPU fuses each step as alone (800 MB for a Python loop where the scan needs 40 MB, '
@@ -143,7 +145,9 @@ RULES: tuple[Rule, ...] = (
          "table's source and the reduction, or reading any table-sized value the program computes (a ball "
          "query's sorted indices): each is a kernel of its own (a sort kernel, a cuFFT call, a "
          "scan's passes), so a computed operand is written for it (`exp` before a `cumsum`) and its "
-         'output is written for the reduction (a `sort` of an argument). Not every cumulative op\'s operand: jax '
+         'output is written for the reduction (a `sort` of an argument), or for whatever reads it when no '
+         "reduction reads it whole (wild20's Yuen statistic: a column sort read through slices). Not every "
+         'cumulative op\'s operand: jax '
          'lowers `cumsum`, `cummax` and their kin to a reduce-window that XLA rewrites into a tree of windows '
          '(`ReduceWindowRewriter::TryOptimizeCumSumOrProd`, `reduce_window_rewriter.cc`) reading each element '
          'more than once, and a '

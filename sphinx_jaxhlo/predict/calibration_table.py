@@ -64,7 +64,7 @@ KEYS: dict[str, tuple[int, int]] = {
 
 WHERE: dict[str, tuple[int, int]] = {
     'HBM': (229, 233),
-    'on-chip': (215, 233),
+    'on-chip': (201, 208),
 }
 
 FIRST: dict[str, tuple[int, int]] = {

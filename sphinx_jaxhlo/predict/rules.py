@@ -111,7 +111,8 @@ RULES: tuple[Rule, ...] = (
          " `bf16` or `f16` data doubles the H100's break-even band. On the H100 a cumulative op's `bf16` or "
          '`f16` operand, an outer product of two vectors, or a producer of 20 to 74 cycles an element is left '
          'to the compile. On the TPU, `where` is left to the compile between 32 and 104 MiB wherever no '
-         'measured mechanism places the table ({ref}`the page\'s opening <jaxhlo-guide-predict>` lists them).',
+         'measured mechanism places the table, and below 32 MiB beside a larger value the TPU writes whole '
+         '({ref}`the page\'s opening <jaxhlo-guide-predict>` lists them).',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
          "A contraction whose two free sides are both longer than one (`a @ b`, `einsum('ik,jk->ij')`, "

@@ -30,10 +30,12 @@ import argparse
 import importlib
 import io
 import json
+import os
 import sys
 import tarfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from pathlib import Path
 from typing import Any
 
@@ -104,19 +106,20 @@ def compile_family(stem: str, out: Path, deadline: float, threads: int, resume: 
     done = _read_archive(resume) if resume is not None else {}
     todo = [p for p in _programs(stem) if p.key not in done]
     print(f"{len(todo)} programs to compile on {versions['device']}", flush=True)
-    with ThreadPoolExecutor(threads) as pool:
-        futures = [pool.submit(_compile_one, p) for p in todo]
-        for prog, fut in zip(todo, futures, strict=True):
-            left = deadline - (time.time() - start)
-            try:
-                row = fut.result(timeout=max(1.0, left))
-            except TimeoutError:
-                print(f"deadline: {prog.name} and the programs after it are left out", flush=True)
-                break
+    pool = ThreadPoolExecutor(threads)
+    futures = {pool.submit(_compile_one, p): p for p in todo}
+    try:
+        for fut in as_completed(futures, timeout=max(1.0, deadline - (time.time() - start))):
+            row = fut.result()
             done[row["key"]] = row
             _write_archive(out, done, versions)
             print(f"{len(done):3d} {row['name']}: {row.get('error') or 'compiled'} ({row['seconds']} s)", flush=True)
-        pool.shutdown(wait=False, cancel_futures=True)
+    except FuturesTimeout:
+        left = [p.name for f, p in futures.items() if not f.done()]
+        print(f"deadline: {len(left)} programs left out ({', '.join(left[:3])}{', ...' if len(left) > 3 else ''}); "
+              "--resume carries on", flush=True)
+        os._exit(0)  # the compiles still running are abandoned, not waited for: the archive is written
+    pool.shutdown()
     return 0
 
 
@@ -142,6 +145,10 @@ def compare(stem: str, archive: Path, out: Path = RECORD) -> int:
     from guide_predictor_family import load_truth
 
     chip = _read_archive(archive)
+    if not chip:
+        print(f"{archive}: no program compiled on the chip (a missing or empty archive); the record is left as it is",
+              file=sys.stderr)
+        return 1
     truth = load_truth(ROOT / "benchmarks" / "data" / f"{stem}_truth.jsonl")
     rows, same, compiled = [], 0, 0
     for prog in _programs(stem):

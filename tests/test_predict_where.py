@@ -5,7 +5,7 @@ program writes an output as large beside it, when it is an FFT's result or compl
 convolution's output; a narrow table fills the chip's tiles of 128 with padding
 (``benchmarks/guide_predictor_where_probes.py`` has the probes).  A table alone, or beside other large
 buffers, gets no place there: such places were right 18 of 31 times on programs the rules had not seen.
-Below 32 MiB a table beside a larger value the TPU writes whole gets none either (the largest buffer written
+At 32 MiB or less a table beside a larger value the TPU writes whole gets none either (the largest buffer written
 is then that value's).
 Each program here is compiled for the TPU (no run, no chip), so a later libtpu that moves the line fails here.
 """

@@ -465,8 +465,8 @@ def _other_tables(graph: Graph, table: int, target: str, seen: set[int], matvec_
                 out += [dataclasses.replace(d, value=v)] if d.stored is not False else []
             elif op.prim in CPU_THUNKS and not copied:
                 out.append(Decision(True, _BETWEEN_RULE[target], f"a {op.prim}'s output is table-sized: the "
-                                    f"{op.prim} is a kernel of its own (on the CPU no fusion), whose output its "
-                                    "readers read from memory", value=v))
+                                    f"{op.prim} is a {'thunk' if target == 'cpu' else 'kernel'} of its own, "
+                                    "whose output its readers read from memory", value=v))
             elif target == "gpu:h100" and op.prim in ELEMENTWISE and any(
                     u.prim == "dot_general" and _is_gemm(u) for u in v.users) and any(
                     _from_reduction(w, 6) for o in operand_region(v, int(TABLE_SHARE * table))[1]

@@ -473,6 +473,10 @@ def build_region(red: Reduction, floor: int) -> Region:
 #: Ops that only move an argument's elements: two reductions that read one argument through them share
 #: no computed table (each reads the argument, as XLA folds the move into its reader).
 #: Moves that copy nothing: a bitcast in XLA's layout (a transpose is one only where its layout allows).
+BITCASTS = frozenset({"reshape", "squeeze", "expand_dims"})
+_MOVES = BITCASTS | {"transpose", "copy", "copy_p"}
+
+
 def operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
     """The table-sized elementwise computation of a dot operand, back to its sources."""
     values: list[Value] = []
@@ -490,10 +494,6 @@ def operand_region(v: Value, floor: int) -> tuple[list[Value], list[Op]]:
         ops.append(op)
         todo += [x for x in op.ins if x.size >= floor and not x.literal]
     return values, ops
-
-
-BITCASTS = frozenset({"reshape", "squeeze", "expand_dims"})
-_MOVES = BITCASTS | {"transpose", "copy", "copy_p"}
 
 
 def _moved_argument(v: Value, moves: frozenset[str] = _MOVES) -> bool:

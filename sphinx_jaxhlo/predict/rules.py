@@ -42,9 +42,9 @@ RULES: tuple[Rule, ...] = (
     Rule("jaxhlo-predict-all-loop", "all", "Loops: only a loop that reduces inside bounds memory",
          "A `lax.scan`, `lax.fori_loop` or `lax.map` that reduces *inside* its body holds one step's "
          "table at a time (with `unroll=k`, k steps'); one whose stacked output is reduced afterwards "
-         'stores the whole table, `batch_size` or not, unless that loop is itself in the body of another: '
-         "then its output is one step's table of the outer loop (wild20's Wright-Fisher drift, a "
-         '`jax.random.binomial` in a `fori_loop`). A Python `for` over chunks, or `unroll=True`, is '
+         'stores the whole table, `batch_size` or not, unless the reduction itself sits in the body of '
+         "another loop: the table then counts that loop's steps, one step's at a time (wild20's Wright-Fisher "
+         "drift, a `jax.random.binomial` in a `fori_loop`). A Python `for` over chunks, or `unroll=True`, is "
          "straight-line code XLA sees whole: the CPU keeps every step's table live, the H100 may merge "
          "the steps' GEMMs into one GEMM of the whole table (twenty steps of 1,000 rows, not ten of "
          '2,000), the TPU fuses each step as alone (800 MB for a Python loop where the scan needs 40 MB, '
@@ -111,7 +111,7 @@ RULES: tuple[Rule, ...] = (
          " `bf16` or `f16` data doubles the H100's break-even band. On the H100 a cumulative op's `bf16` or "
          '`f16` operand, an outer product of two vectors, or a producer of 20 to 74 cycles an element is left '
          'to the compile. On the TPU, `where` is left to the compile between 32 and 104 MiB wherever no '
-         'measured mechanism places the table, and below 32 MiB beside a larger value the TPU writes whole '
+         'measured mechanism places the table, and at 32 MiB or less beside a larger value the TPU writes whole '
          '({ref}`the page\'s opening <jaxhlo-guide-predict>` lists them).',
          "front.decide_all"),
     Rule("jaxhlo-predict-h100-gemm", "gpu:h100", "1. A real contraction is a stored GEMM",
@@ -273,7 +273,8 @@ RULES: tuple[Rule, ...] = (
          '`lax.top_k` of a contraction sorts the stored product, in HBM; `lax.approx_max_k` does not store it,'
          ' and a `top_k` of elementwise data computes it again. A sort, a cumulative op or an FFT between the '
          "table's source and the reduction, or reading any table-sized value the program computes, stores "
-         "the table it reads (on-chip at these sizes: `cumsum` or "
+         "the table it reads, and its own table-sized output whatever reads it (on-chip at these sizes: "
+         "`cumsum` or "
          '`sort` after `cos`, 16.8 MB at 2048 square, are `S(1)`). A concatenate that builds a table-sized '
          "value outside a loop (`jnp.roll`, `jnp.gradient`: a stencil's shifted copies) is left to the "
          "compile: the TPU wrote it in 5 of the 9 measured (wild3's heat, Burgers and gradient-magnitude "

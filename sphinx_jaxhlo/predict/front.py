@@ -163,6 +163,8 @@ def predict_jaxpr(closed: Any, target: str, command: str = "", *, calibrated: bo
 
 def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
     """The rules' own answer, before the calibration says how certain it is."""
+    from sphinx_jaxhlo.core.sizes import format_bytes
+
     from .rules import rule_title
 
     target = base_target(target)
@@ -208,16 +210,10 @@ def _rules_answer(closed: Any, target: str, command: str) -> Prediction:
     loop = " per step" if big.scaled != big.operand.size else ""
     return Prediction(
         target, (True if stored else (None if not certain else False)), certain, chosen.rule,
-        rule_title(chosen.rule), why, f"{big.operand.dtype}[{shape}]{loop}, {_bytes_text(nbytes)}", nbytes,
+        rule_title(chosen.rule), why, f"{big.operand.dtype}[{shape}]{loop}, {format_bytes(nbytes)}", nbytes,
         big.scaled, where, where_why, round(chosen.figures.get("us_fused", 0.0), 2),
         round(chosen.figures.get("us_unfused", 0.0), 2), copy,
         "" if certain else (command or f"python -m sphinx_jaxhlo FILE.py:FUNCTION --args ... --targets {target}"))
-
-
-def _bytes_text(n: int) -> str:
-    from sphinx_jaxhlo.core.sizes import format_bytes
-
-    return format_bytes(n)
 
 
 def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
@@ -230,13 +226,14 @@ def decide_all(graph: Graph, target: str, table: int) -> list[Decision]:
     gathered = limits.gather_of_table(graph, table) if target != "cpu" else ""
     for g in regions:
         loops = g.loops()
+        rolled = bool(loops) and not all(lp.unrolled for lp in loops)  # one step's table at a time
         if _contraction(g):
             decisions.append(dots.decide_contraction(g, target, table) or limits.abstain(
                 "the only reduction is a contraction of a computed operand: no rule decides it"))
-        elif "loop" in g.sources and (not loops or all(lp.unrolled for lp in loops)):
+        elif "loop" in g.sources and not rolled:
             decisions.append(Decision(True, "jaxhlo-predict-all-loop", "the table is a loop's stacked output, "
                                       "reduced after the loop"))
-        elif loops and not all(lp.unrolled for lp in loops):
+        elif rolled:
             d = DECIDERS[target](g, graph)
             verdict = {True: "stored", False: "fused", None: "compile it"}[d.stored if d.certain else None]
             if target == "tpu:v5e" and dots.loop_contracts_f32((op for op in graph.live_ops() if op.loop in loops),

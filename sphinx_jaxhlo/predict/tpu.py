@@ -363,6 +363,8 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
     from sphinx_jaxhlo.core.sizes import format_bytes as fb
 
     table = big.operand if big is not None else None
+    # the table's own computation, whose values no other-buffer check counts (built once, read by several)
+    region = build_region(big, max(1, int(0.9 * big.operand.size))) if graph is not None and big is not None else None
     laid = nbytes
     narrow = False
     if table is not None and len(table.shape) == 2:
@@ -379,8 +381,8 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
         return "HBM", (f"{size}: a table {table.shape[-1] if table else ''} wide fills its tiles mostly with "
                        f"padding; such tables of more than {fb(ON_CHIP_MAX_BYTES)} in tiles were in HBM "
                        "(8 of 8 measured)")
-    if laid <= ON_CHIP_MAX_BYTES and graph is not None and big is not None and table is not None and (
-            larger := _larger_beside(graph, build_region(big, max(1, int(0.9 * table.size))), laid)):
+    if laid <= ON_CHIP_MAX_BYTES and graph is not None and region is not None and (
+            larger := _larger_beside(graph, region, laid)):
         return "", (f"{size}: the program also computes a larger value the TPU may write beside it ({larger[0]}, "
                     f"{fb(larger[1])}), and where the largest buffer it writes lives, which decides its HBM, the "
                     "table's size does not tell: the on-chip places the rules gave such tables were right 14 of 22 "
@@ -393,14 +395,13 @@ def where_stored(nbytes: int, graph: Graph | None = None, big: Reduction | None 
         return "HBM", (f"{size}: the stored tables larger than {fb(HBM_MIN_BYTES)} measured were in HBM, every "
                        "probe's and all family tables from 117 MB up but one (the largest on-chip: 104 MiB, a matrix "
                        "product's)")
-    if graph is None or big is None or table is None:
+    if graph is None or region is None or table is None:
         return "", (f"{size}: between {fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} the place depends on "
                     "the program's other buffers; compile it to see where this one lives")
     if table.copy_of is not None:
         return "", (f"{size}: a copy XLA makes of an operand (no op of the program computes it); between "
                     f"{fb(ON_CHIP_MAX_BYTES)} and {fb(HBM_MIN_BYTES)} such copies were kept on-chip and in HBM "
                     "(a convolution's input: 37.7 MB on-chip, 67.1 MB in HBM); compile it")
-    region = build_region(big, max(1, int(0.9 * table.size)))
     if rule == "jaxhlo-predict-tpu-complex" or any(v.dtype.startswith("complex") for op in region.ops
                                                     for v in (*op.ins, *op.outs)):
         if laid > COMPLEX_HBM_ABOVE:
